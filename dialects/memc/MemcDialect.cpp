@@ -1,0 +1,22 @@
+//===- MemcDialect.cpp - the memc dialect ---------------------------------===//
+#include "dialects/memc/MemcDialect.h"
+
+using namespace mlir;
+using namespace memc;
+
+#include "dialects/memc/MemcDialect.cpp.inc"
+
+void MemcDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/memc/MemcOps.cpp.inc"
+      >();
+}
+
+Operation *MemcDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
+                                            Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return builder.create<ConstantOp>(loc, elements);
+}

@@ -1,0 +1,28 @@
+//===- MemcDialect.h - the memc dialect and its ops -------------*- C++ -*-===//
+#ifndef MEMC_DIALECTS_MEMC_MEMCDIALECT_H
+#define MEMC_DIALECTS_MEMC_MEMCDIALECT_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/memc/MemcDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/memc/MemcOps.h.inc"
+
+namespace memc {
+
+/// Argument attributes that tie a function argument to a tensor in the model's weight store.
+constexpr llvm::StringLiteral kParamNameAttr = "memc.param";
+constexpr llvm::StringLiteral kParamKindAttr = "memc.param_kind";
+/// The model file a function's parameters are read from (on the module).
+constexpr llvm::StringLiteral kWeightsFileAttr = "memc.weights";
+
+} // namespace memc
+
+#endif // MEMC_DIALECTS_MEMC_MEMCDIALECT_H

@@ -1,0 +1,371 @@
+//===- MemcOps.cpp - memc op type inference, verifiers and folders --------===//
+#include "dialects/memc/MemcDialect.h"
+#include "dialects/memc/ShapeInference.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+using namespace memc;
+
+namespace {
+
+LogicalResult inferenceError(std::optional<Location> location, const Twine &message) {
+  if (location)
+    return emitError(*location, message);
+  return failure();
+}
+
+ArrayRef<int64_t> shapeOf(Value value) { return cast<ShapedType>(value.getType()).getShape(); }
+
+Type elementTypeOf(Value value) { return cast<ShapedType>(value.getType()).getElementType(); }
+
+LogicalResult inferBroadcast(std::optional<Location> location, ValueRange operands,
+                             Type elementType, SmallVectorImpl<Type> &inferred) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value operand : operands)
+    shapes.push_back(shapeOf(operand));
+  Shape result;
+  std::string error;
+  if (failed(broadcastShapes(shapes, result, error)))
+    return inferenceError(location, error);
+  inferred.push_back(RankedTensorType::get(result, elementType));
+  return success();
+}
+
+bool isAxisInRange(int64_t axis, int64_t rank) { return axis >= 0 && axis < rank; }
+
+} // namespace
+
+#define GET_OP_CLASSES
+#include "dialects/memc/MemcOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Constants and elementwise ops
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << getApproximate() << "\"";
+  return success();
+}
+
+LogicalResult TriluOp::verify() {
+  if (getType().getRank() < 2)
+    return emitOpError("needs a tensor of rank >= 2");
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return nullptr;
+}
+
+LogicalResult DropoutOp::verify() {
+  double ratio = getRatio().convertToDouble();
+  if (ratio < 0.0 || ratio >= 1.0)
+    return emitOpError("ratio must be in [0, 1), got ") << ratio;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting ops
+//===----------------------------------------------------------------------===//
+
+#define MEMC_INFER_ARITH(OP)                                                                  \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> location,        \
+                                     Adaptor adaptor, SmallVectorImpl<Type> &inferred) {     \
+    return inferBroadcast(location, adaptor.getOperands(), elementTypeOf(adaptor.getLhs()),  \
+                          inferred);                                                          \
+  }
+MEMC_INFER_ARITH(AddOp)
+MEMC_INFER_ARITH(SubOp)
+MEMC_INFER_ARITH(MulOp)
+MEMC_INFER_ARITH(DivOp)
+MEMC_INFER_ARITH(PowOp)
+#undef MEMC_INFER_ARITH
+
+#define MEMC_INFER_COMPARE(OP)                                                                \
+  LogicalResult OP::inferReturnTypes(MLIRContext *context, std::optional<Location> location, \
+                                     Adaptor adaptor, SmallVectorImpl<Type> &inferred) {     \
+    return inferBroadcast(location, adaptor.getOperands(), IntegerType::get(context, 1),     \
+                          inferred);                                                          \
+  }
+MEMC_INFER_COMPARE(EqualOp)
+MEMC_INFER_COMPARE(LessOp)
+MEMC_INFER_COMPARE(GreaterOp)
+#undef MEMC_INFER_COMPARE
+
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                        Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  return inferBroadcast(location, adaptor.getOperands(), elementTypeOf(adaptor.getOnTrue()),
+                        inferred);
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and normalization
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  Shape result;
+  std::string error;
+  if (failed(matmulShape(shapeOf(adaptor.getLhs()), shapeOf(adaptor.getRhs()), result, error)))
+    return inferenceError(location, error);
+  inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getLhs())));
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  if (!isAxisInRange(getAxis(), getType().getRank()))
+    return emitOpError("axis ") << getAxis() << " out of range";
+  return success();
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  if (!isAxisInRange(getAxis(), getType().getRank()))
+    return emitOpError("axis ") << getAxis() << " out of range";
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> input = shapeOf(adaptor.getInput());
+  int64_t axis = adaptor.getAxis();
+  if (!isAxisInRange(axis, input.size()))
+    return inferenceError(location, "layer_norm axis out of range");
+  ArrayRef<int64_t> normalized = input.drop_front(axis);
+  for (Value param : {adaptor.getScale(), adaptor.getBias()}) {
+    if (param && shapeOf(param) != normalized)
+      return inferenceError(location, "layer_norm scale/bias shape " +
+                                          formatShape(shapeOf(param)) +
+                                          " differs from the normalized shape " +
+                                          formatShape(normalized));
+  }
+  inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> input = shapeOf(adaptor.getInput());
+  if (input.size() < 2)
+    return inferenceError(location, "batch_norm input must have rank >= 2");
+  for (Value param : {adaptor.getScale(), adaptor.getBias(), adaptor.getMean(), adaptor.getVar()})
+    if (shapeOf(param) != ArrayRef<int64_t>{input[1]})
+      return inferenceError(location, "batch_norm per-channel operand has shape " +
+                                          formatShape(shapeOf(param)) + ", expected [" +
+                                          std::to_string(input[1]) + "]");
+  inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+#define MEMC_INFER_REDUCE(OP)                                                                 \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> location,        \
+                                     Adaptor adaptor, SmallVectorImpl<Type> &inferred) {     \
+    Shape result;                                                                             \
+    std::string error;                                                                        \
+    if (failed(reduceShape(shapeOf(adaptor.getInput()), adaptor.getAxes(),                   \
+                           adaptor.getKeepdims(), result, error)))                            \
+      return inferenceError(location, error);                                                 \
+    inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));    \
+    return success();                                                                         \
+  }
+MEMC_INFER_REDUCE(ReduceSumOp)
+MEMC_INFER_REDUCE(ReduceMeanOp)
+MEMC_INFER_REDUCE(ReduceMaxOp)
+#undef MEMC_INFER_REDUCE
+
+//===----------------------------------------------------------------------===//
+// Layout and indexing
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> input = shapeOf(adaptor.getInput());
+  ArrayRef<int64_t> perm = adaptor.getPerm();
+  SmallVector<bool> seen(input.size(), false);
+  Shape result;
+  for (int64_t dim : perm) {
+    if (perm.size() != input.size() || !isAxisInRange(dim, input.size()) || seen[dim])
+      return inferenceError(location, "transpose perm is not a permutation of the " +
+                                          std::to_string(input.size()) + " dimensions");
+    seen[dim] = true;
+    result.push_back(input[dim]);
+  }
+  if (perm.size() != input.size())
+    return inferenceError(location, "transpose perm length differs from the rank");
+  inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  for (auto [index, dim] : llvm::enumerate(getPerm()))
+    if (static_cast<int64_t>(index) != dim)
+      return nullptr;
+  return getInput();
+}
+
+LogicalResult ReshapeOp::verify() {
+  if (getInput().getType().getNumElements() != getType().getNumElements())
+    return emitOpError("cannot reshape ")
+           << getInput().getType() << " to " << getType() << ": element counts differ";
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // reshape(reshape(x)) is one reshape of x: only the final shape matters.
+  if (auto producer = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(producer.getInput());
+    return getResult();
+  }
+  return nullptr;
+}
+
+LogicalResult BroadcastToOp::verify() {
+  Shape broadcast;
+  std::string error;
+  ArrayRef<int64_t> target = getType().getShape();
+  if (failed(broadcastShapes({getInput().getType().getShape(), target}, broadcast, error)) ||
+      ArrayRef<int64_t>(broadcast) != target)
+    return emitOpError("cannot broadcast ") << getInput().getType() << " to " << getType();
+  return success();
+}
+
+OpFoldResult BroadcastToOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return nullptr;
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return inferenceError(location, "concat needs at least one input");
+  Shape result(shapeOf(inputs.front()));
+  int64_t axis = adaptor.getAxis();
+  if (!isAxisInRange(axis, result.size()))
+    return inferenceError(location, "concat axis out of range");
+  for (Value input : inputs.drop_front()) {
+    ArrayRef<int64_t> shape = shapeOf(input);
+    for (size_t dim = 0; dim < result.size(); ++dim)
+      if (shape.size() != result.size() ||
+          (static_cast<int64_t>(dim) != axis && shape[dim] != result[dim]))
+        return inferenceError(location, "concat inputs " + formatShape(shapeOf(inputs.front())) +
+                                            " and " + formatShape(shape) +
+                                            " differ outside axis " + std::to_string(axis));
+    result[axis] += shape[axis];
+  }
+  inferred.push_back(RankedTensorType::get(result, elementTypeOf(inputs.front())));
+  return success();
+}
+
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                        Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> input = shapeOf(adaptor.getInput());
+  int64_t axis = adaptor.getAxis();
+  if (!isAxisInRange(axis, input.size()))
+    return inferenceError(location, "split axis out of range");
+  int64_t total = 0;
+  for (int64_t size : adaptor.getSizes()) {
+    if (size < 0)
+      return inferenceError(location, "split sizes must be non-negative");
+    total += size;
+    Shape piece(input);
+    piece[axis] = size;
+    inferred.push_back(RankedTensorType::get(piece, elementTypeOf(adaptor.getInput())));
+  }
+  if (total != input[axis])
+    return inferenceError(location, "split sizes add up to " + std::to_string(total) +
+                                        ", not the dimension's " + std::to_string(input[axis]));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                        Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> input = shapeOf(adaptor.getInput());
+  ArrayRef<int64_t> starts = adaptor.getStarts(), limits = adaptor.getLimits(),
+                    steps = adaptor.getSteps();
+  if (starts.size() != input.size() || limits.size() != input.size() ||
+      steps.size() != input.size())
+    return inferenceError(location, "slice needs one start, limit and step per dimension");
+  Shape result;
+  for (size_t dim = 0; dim < input.size(); ++dim) {
+    // Starts index an element (or -1 for an empty reversed slice); limits are one past it.
+    if (steps[dim] == 0 || starts[dim] < -1 || starts[dim] > input[dim] || limits[dim] < -1 ||
+        limits[dim] > input[dim])
+      return inferenceError(location, "slice bounds out of range in dimension " +
+                                          std::to_string(dim));
+    result.push_back(sliceLength(starts[dim], limits[dim], steps[dim]));
+  }
+  inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> data = shapeOf(adaptor.getData());
+  int64_t axis = adaptor.getAxis();
+  if (!isAxisInRange(axis, data.size()))
+    return inferenceError(location, "gather axis out of range");
+  Shape result(data.take_front(axis));
+  llvm::append_range(result, shapeOf(adaptor.getIndices()));
+  llvm::append_range(result, data.drop_front(axis + 1));
+  inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getData())));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                       Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> input = shapeOf(adaptor.getInput());
+  ArrayRef<int64_t> weight = shapeOf(adaptor.getWeight());
+  int64_t group = adaptor.getGroup();
+  if (weight.size() != input.size() || group <= 0 || input.size() < 3 ||
+      input[1] != weight[1] * group || weight[0] % group != 0)
+    return inferenceError(location, "conv weight " + formatShape(weight) +
+                                        " does not fit input " + formatShape(input) +
+                                        " with group " + std::to_string(group));
+  if (Value bias = adaptor.getBias(); bias && shapeOf(bias) != ArrayRef<int64_t>{weight[0]})
+    return inferenceError(location, "conv bias must have shape [" + std::to_string(weight[0]) +
+                                        "]");
+  Shape result;
+  std::string error;
+  if (failed(windowShape(input, weight[0], weight.drop_front(2), adaptor.getStrides(),
+                         adaptor.getPads(), adaptor.getDilations(), /*ceilMode=*/false, result,
+                         error)))
+    return inferenceError(location, error);
+  inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));
+  return success();
+}
+
+#define MEMC_INFER_POOL(OP)                                                                   \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> location,        \
+                                     Adaptor adaptor, SmallVectorImpl<Type> &inferred) {     \
+    ArrayRef<int64_t> input = shapeOf(adaptor.getInput());                                   \
+    Shape result;                                                                             \
+    std::string error;                                                                        \
+    if (failed(windowShape(input, input.size() > 1 ? input[1] : 0, adaptor.getKernelShape(), \
+                           adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),  \
+                           adaptor.getCeilMode(), result, error)))                            \
+      return inferenceError(location, error);                                                 \
+    inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));    \
+    return success();                                                                         \
+  }
+MEMC_INFER_POOL(MaxPoolOp)
+MEMC_INFER_POOL(AvgPoolOp)
+#undef MEMC_INFER_POOL

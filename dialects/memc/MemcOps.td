@@ -1,0 +1,496 @@
+//===- MemcOps.td - memc op definitions --------------------*- tablegen -*-===//
+//
+// Ops are grouped by shape rule. Each op infers its result type where the rule is mechanical
+// (elementwise, broadcasting, reductions, layout ops) so the importer and the passes never compute
+// shapes by hand; the ops whose result shape is a choice (reshape, broadcast_to, cast) state it
+// and verify it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMC_OPS_TD
+#define MEMC_OPS_TD
+
+include "MemcDialect.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def Memc_ConstantOp : Memc_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "A small constant tensor";
+  let description = [{
+    Holds literal data that is part of the program rather than of the model's state: scalars,
+    masks computed from shapes, folded shape arithmetic. Model weights are never constants; they
+    are function arguments. Splat attributes keep large uniform constants cheap.
+
+    ```mlir
+    %0 = memc.constant dense<0.5> : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Memc_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops: the result has the operand's type.
+//===----------------------------------------------------------------------===//
+
+class Memc_UnaryOp<string mnemonic, Type operandType, string doc, list<Trait> traits = []>
+    : Memc_Op<mnemonic, !listconcat(traits,
+        [Pure, Elementwise, SameOperandsAndResultType, InferTypeOpInterface])> {
+  let summary = doc;
+  let description = "Elementwise " # doc # [{.
+
+    ```mlir
+    %y = memc.}] # mnemonic # [{ %x : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins operandType:$input);
+  let results = (outs operandType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Memc_NegOp : Memc_UnaryOp<"neg", Memc_NumericTensor, "negation">;
+def Memc_ExpOp : Memc_UnaryOp<"exp", Memc_FloatTensor, "natural exponential">;
+def Memc_LogOp : Memc_UnaryOp<"log", Memc_FloatTensor, "natural logarithm">;
+def Memc_SqrtOp : Memc_UnaryOp<"sqrt", Memc_FloatTensor, "square root">;
+def Memc_ReciprocalOp : Memc_UnaryOp<"reciprocal", Memc_FloatTensor, "reciprocal 1/x">;
+def Memc_ErfOp : Memc_UnaryOp<"erf", Memc_FloatTensor, "Gauss error function">;
+def Memc_TanhOp : Memc_UnaryOp<"tanh", Memc_FloatTensor, "hyperbolic tangent">;
+def Memc_SigmoidOp : Memc_UnaryOp<"sigmoid", Memc_FloatTensor, "logistic sigmoid 1/(1+exp(-x))">;
+def Memc_ReluOp : Memc_UnaryOp<"relu", Memc_NumericTensor, "rectified linear unit max(x, 0)">;
+def Memc_NotOp : Memc_UnaryOp<"not", Memc_BoolTensor, "logical negation">;
+
+def Memc_GeluOp : Memc_Op<"gelu",
+    [Pure, Elementwise, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `x * Phi(x)`, exactly (`approximate = "none"`, with erf) or with PyTorch's tanh approximation
+    (`approximate = "tanh"`), matching torch.nn.functional.gelu.
+
+    ```mlir
+    %y = memc.gelu %x {approximate = "tanh"} : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Memc_ClipOp : Memc_Op<"clip",
+    [Pure, Elementwise, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Clamp to [min, max]";
+  let description = [{
+    Elementwise `min(max(x, min), max)`; an absent bound does not clamp on that side.
+
+    ```mlir
+    %y = memc.clip %x {min = 0.0 : f64, max = 6.0 : f64} : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Memc_NumericTensor:$input, OptionalAttr<F64Attr>:$min,
+                       OptionalAttr<F64Attr>:$max);
+  let results = (outs Memc_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Memc_TriluOp : Memc_Op<"trilu",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Upper or lower triangle of the last two dimensions";
+  let description = [{
+    Keeps elements on and above (`upper = true`) or on and below (`upper = false`) the `k`-th
+    diagonal of the innermost matrices, zeroing the rest.
+
+    ```mlir
+    %y = memc.trilu %x {k = 0 : i64, upper = false} : tensor<16x16xf32>
+    ```
+  }];
+  let arguments = (ins Memc_Tensor:$input, I64Attr:$k, BoolAttr:$upper);
+  let results = (outs Memc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Memc_CastOp : Memc_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape]> {
+  let summary = "Element type conversion";
+  let description = [{
+    Converts each element to the result's element type: floats round to nearest even, floats to
+    integers truncate toward zero, anything to i1 is `x != 0`.
+
+    ```mlir
+    %y = memc.cast %x : tensor<4xi64> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Memc_Tensor:$input);
+  let results = (outs Memc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Memc_DropoutOp : Memc_Op<"dropout",
+    [SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Dropout with a fixed seed";
+  let description = [{
+    Zeroes each element with probability `ratio` and scales the rest by `1 / (1 - ratio)`. The
+    mask is a pure function of `seed` and the element index, so forward and backward (and
+    recomputation) draw the same mask. ONNX models exported in eval mode carry no dropout; the
+    training builder inserts it where the model asks for it.
+
+    ```mlir
+    %y = memc.dropout %x {ratio = 1.000000e-01 : f64, seed = 0 : i64} : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input, F64Attr:$ratio, I64Attr:$seed);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting binary ops (numpy / ONNX multidirectional broadcasting).
+//===----------------------------------------------------------------------===//
+
+class Memc_BroadcastOp<string mnemonic, list<Trait> traits = []>
+    : Memc_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])> {
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+class Memc_BinaryArithOp<string mnemonic, string doc, list<Trait> traits = []>
+    : Memc_BroadcastOp<mnemonic,
+        !listconcat(traits, [AllElementTypesMatch<["lhs", "rhs", "result"]>])> {
+  let summary = doc # " with broadcasting";
+  let description = "Elementwise " # doc # [{ of two tensors broadcast against each other by
+    ONNX's multidirectional (numpy) rule.
+
+    ```mlir
+    %z = memc.}] # mnemonic # [{ %x, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins Memc_NumericTensor:$lhs, Memc_NumericTensor:$rhs);
+  let results = (outs Memc_NumericTensor:$result);
+}
+
+def Memc_AddOp : Memc_BinaryArithOp<"add", "addition", [Commutative]>;
+def Memc_SubOp : Memc_BinaryArithOp<"sub", "subtraction">;
+def Memc_MulOp : Memc_BinaryArithOp<"mul", "multiplication", [Commutative]>;
+def Memc_DivOp : Memc_BinaryArithOp<"div", "division">;
+def Memc_PowOp : Memc_BinaryArithOp<"pow", "power lhs^rhs">;
+
+class Memc_CompareOp<string mnemonic, string doc>
+    : Memc_BroadcastOp<mnemonic, [AllElementTypesMatch<["lhs", "rhs"]>]> {
+  let summary = doc # " comparison with broadcasting";
+  let description = "Elementwise `" # doc # [{` comparison producing i1, with broadcasting.
+
+    ```mlir
+    %m = memc.}] # mnemonic # [{ %x, %y : (tensor<4x16xi64>, tensor<1xi64>) -> tensor<4x16xi1>
+    ```
+  }];
+  let arguments = (ins Memc_Tensor:$lhs, Memc_Tensor:$rhs);
+  let results = (outs Memc_BoolTensor:$result);
+}
+
+def Memc_EqualOp : Memc_CompareOp<"equal", "lhs == rhs">;
+def Memc_LessOp : Memc_CompareOp<"less", "lhs < rhs">;
+def Memc_GreaterOp : Memc_CompareOp<"greater", "lhs > rhs">;
+
+def Memc_WhereOp : Memc_BroadcastOp<"where",
+    [AllElementTypesMatch<["on_true", "on_false", "result"]>]> {
+  let summary = "Select by a boolean mask, with broadcasting";
+  let description = [{
+    `condition ? on_true : on_false` elementwise, the three operands broadcast together; this is
+    how PyTorch exports masked_fill (causal masks).
+
+    ```mlir
+    %y = memc.where %mask, %scores, %ninf
+        : (tensor<1x1x16x16xi1>, tensor<2x4x16x16xf32>, tensor<f32>) -> tensor<2x4x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Memc_BoolTensor:$condition, Memc_Tensor:$on_true, Memc_Tensor:$on_false);
+  let results = (outs Memc_Tensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and normalization.
+//===----------------------------------------------------------------------===//
+
+def Memc_MatMulOp : Memc_Op<"matmul",
+    [Pure, InferTypeOpAdaptor, AllElementTypesMatch<["lhs", "rhs", "result"]>]> {
+  let summary = "Batched matrix product with numpy semantics";
+  let description = [{
+    `numpy.matmul`: 1-D operands are promoted to matrices and the promoted dimension dropped
+    from the result; leading (batch) dimensions broadcast. ONNX Gemm imports as matmul, a
+    transpose where Gemm asks for one, and an add for the bias.
+
+    ```mlir
+    %y = memc.matmul %x, %w : (tensor<2x16x32xf32>, tensor<32x96xf32>) -> tensor<2x16x96xf32>
+    ```
+  }];
+  let arguments = (ins Memc_NumericTensor:$lhs, Memc_NumericTensor:$rhs);
+  let results = (outs Memc_NumericTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+class Memc_SoftmaxLikeOp<string mnemonic, string doc>
+    : Memc_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = doc # " along one axis";
+  let description = doc # [{ along `axis` (non-negative), computed stably (max-subtracted).
+
+    ```mlir
+    %p = memc.}] # mnemonic # [{ %x {axis = 1 : i64} : tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Memc_SoftmaxOp : Memc_SoftmaxLikeOp<"softmax", "Softmax">;
+def Memc_LogSoftmaxOp : Memc_SoftmaxLikeOp<"log_softmax", "Log-softmax">;
+
+def Memc_LayerNormOp : Memc_Op<"layer_norm",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Layer normalization over the trailing dimensions";
+  let description = [{
+    Normalizes over dimensions `axis..rank-1` to zero mean and unit variance (biased variance,
+    `epsilon` added), then scales and optionally shifts; `scale` and `bias` have the normalized
+    dimensions' shape.
+
+    ```mlir
+    %y = memc.layer_norm %x, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f64}
+        : (tensor<2x16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<2x16x32xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input, Memc_FloatTensor:$scale,
+                       Optional<Memc_FloatTensor>:$bias, I64Attr:$axis, F64Attr:$epsilon);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Memc_BatchNormOp : Memc_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Batch normalization over the channel axis (axis 1)";
+  let description = [{
+    With `training = false`, normalizes with the running statistics `mean` and `var`; with
+    `training = true`, with the batch's statistics (biased variance), as PyTorch's train mode.
+    The running-statistics update (`momentum`, unbiased variance) is built by the training pass.
+
+    ```mlir
+    %y = memc.batch_norm %x, %scale, %bias, %mean, %var
+        {epsilon = 1.0e-05 : f64, momentum = 0.9 : f64, training = false}
+        : (tensor<2x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+        -> tensor<2x8x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input, Memc_FloatTensor:$scale, Memc_FloatTensor:$bias,
+                       Memc_FloatTensor:$mean, Memc_FloatTensor:$var, F64Attr:$epsilon,
+                       F64Attr:$momentum, BoolAttr:$training);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions.
+//===----------------------------------------------------------------------===//
+
+class Memc_ReduceOp<string mnemonic, string doc>
+    : Memc_Op<mnemonic, [Pure, InferTypeOpAdaptor,
+                         AllElementTypesMatch<["input", "result"]>]> {
+  let summary = doc # " over a set of axes";
+  let description = doc # [{ over `axes` (sorted, non-negative, unique), keeping them as size-1
+    dimensions when `keepdims` is set.
+
+    ```mlir
+    %m = memc.}] # mnemonic # [{ %x {axes = array<i64: 2>, keepdims = true}
+        : (tensor<2x16x32xf32>) -> tensor<2x16x1xf32>
+    ```
+  }];
+  let arguments = (ins Memc_NumericTensor:$input, DenseI64ArrayAttr:$axes, BoolAttr:$keepdims);
+  let results = (outs Memc_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Memc_ReduceSumOp : Memc_ReduceOp<"reduce_sum", "Sum">;
+def Memc_ReduceMeanOp : Memc_ReduceOp<"reduce_mean", "Mean">;
+def Memc_ReduceMaxOp : Memc_ReduceOp<"reduce_max", "Maximum">;
+
+//===----------------------------------------------------------------------===//
+// Layout and indexing.
+//===----------------------------------------------------------------------===//
+
+def Memc_TransposeOp : Memc_Op<"transpose",
+    [Pure, InferTypeOpAdaptor, AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "Permute dimensions";
+  let description = [{
+    Result dimension `i` is input dimension `perm[i]`.
+
+    ```mlir
+    %y = memc.transpose %x {perm = array<i64: 0, 2, 1, 3>}
+        : (tensor<2x16x4x8xf32>) -> tensor<2x4x16x8xf32>
+    ```
+  }];
+  let arguments = (ins Memc_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Memc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Memc_ReshapeOp : Memc_Op<"reshape",
+    [Pure, AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "Reinterpret the shape, keeping the row-major element order";
+  let description = [{
+    The result type states the new static shape; the element count must not change. ONNX
+    Reshape, Flatten, Squeeze and Unsqueeze all import as this op.
+
+    ```mlir
+    %y = memc.reshape %x : tensor<2x16x32xf32> -> tensor<32x32xf32>
+    ```
+  }];
+  let arguments = (ins Memc_Tensor:$input);
+  let results = (outs Memc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Memc_BroadcastToOp : Memc_Op<"broadcast_to",
+    [Pure, AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "Broadcast to a larger shape";
+  let description = [{
+    Materializes numpy broadcasting of `input` to the result shape (ONNX Expand); the result
+    shape must be exactly the broadcast of the input's shape and itself.
+
+    ```mlir
+    %y = memc.broadcast_to %x : tensor<1x16xf32> -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins Memc_Tensor:$input);
+  let results = (outs Memc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Memc_ConcatOp : Memc_Op<"concat",
+    [Pure, InferTypeOpAdaptor, SameOperandsElementType]> {
+  let summary = "Join tensors along one axis";
+  let description = [{
+    All inputs agree on every dimension but `axis`.
+
+    ```mlir
+    %y = memc.concat %a, %b {axis = 1 : i64}
+        : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Memc_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Memc_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+}
+
+def Memc_SplitOp : Memc_Op<"split", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Cut a tensor into consecutive pieces along one axis";
+  let description = [{
+    Piece `i` has `sizes[i]` elements along `axis`; the sizes add up to that dimension.
+
+    ```mlir
+    %q, %k, %v = memc.split %qkv {axis = 2 : i64, sizes = array<i64: 32, 32, 32>}
+        : (tensor<2x16x96xf32>) -> (tensor<2x16x32xf32>, tensor<2x16x32xf32>, tensor<2x16x32xf32>)
+    ```
+  }];
+  let arguments = (ins Memc_Tensor:$input, I64Attr:$axis, DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<Memc_Tensor>:$results);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Memc_SliceOp : Memc_Op<"slice",
+    [Pure, InferTypeOpAdaptor, AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "Strided slice with one (start, limit, step) per dimension";
+  let description = [{
+    For every dimension `d`, takes indices `starts[d], starts[d] + steps[d], ...` up to but not
+    including `limits[d]` (steps may be negative; starts and limits are already clamped). The
+    importer normalizes ONNX Slice's optional axes and negative/out-of-range indices into this
+    full-rank form.
+
+    ```mlir
+    %y = memc.slice %x {starts = array<i64: 0, 0>, limits = array<i64: 2, 8>,
+                        steps = array<i64: 1, 2>} : (tensor<2x16xf32>) -> tensor<2x4xf32>
+    ```
+  }];
+  let arguments = (ins Memc_Tensor:$input, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$limits, DenseI64ArrayAttr:$steps);
+  let results = (outs Memc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Memc_GatherOp : Memc_Op<"gather",
+    [Pure, InferTypeOpAdaptor, AllElementTypesMatch<["data", "result"]>]> {
+  let summary = "Take slices of `data` along `axis` at the given indices";
+  let description = [{
+    ONNX Gather: the result's shape is `data.shape[:axis] + indices.shape +
+    data.shape[axis+1:]`. Negative indices count from the end. Embedding lookups are gathers on
+    axis 0.
+
+    ```mlir
+    %e = memc.gather %wte, %ids {axis = 0 : i64}
+        : (tensor<64x32xf32>, tensor<2x16xi64>) -> tensor<2x16x32xf32>
+    ```
+  }];
+  let arguments = (ins Memc_Tensor:$data, Memc_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Memc_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling (NCHW, any number of spatial dimensions).
+//===----------------------------------------------------------------------===//
+
+def Memc_ConvOp : Memc_Op<"conv",
+    [Pure, InferTypeOpAdaptor, AllElementTypesMatch<["input", "weight", "result"]>]> {
+  let summary = "Grouped N-d convolution (cross-correlation), NC[D]HW layout";
+  let description = [{
+    `weight` is `[out_channels, in_channels / group, k...]`; `pads` lists the padding at the
+    beginning of every spatial dimension, then at the end (ONNX order).
+
+    ```mlir
+    %y = memc.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>,
+                               dilations = array<i64: 1, 1>, group = 1 : i64}
+        : (tensor<2x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input, Memc_FloatTensor:$weight,
+                       Optional<Memc_FloatTensor>:$bias, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations, I64Attr:$group);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+class Memc_PoolOp<string mnemonic, string doc, dag extraArgs>
+    : Memc_Op<mnemonic, [Pure, InferTypeOpAdaptor, AllElementTypesMatch<["input", "result"]>]> {
+  let summary = doc # " pooling over the spatial dimensions";
+  let description = doc # [{ over windows of `kernel_shape`, with `strides`, `pads` (begins then
+    ends) and `dilations`; `ceil_mode` rounds the output size up.
+
+    ```mlir
+    %y = memc.}] # mnemonic # [{ %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>,
+        pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false, ...}
+        : (tensor<2x8x16x16xf32>) -> tensor<2x8x8x8xf32>
+    ```
+  }];
+  let arguments = !con((ins Memc_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                            DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                            DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode), extraArgs);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Memc_MaxPoolOp : Memc_PoolOp<"max_pool", "Maximum", (ins)>;
+def Memc_AvgPoolOp : Memc_PoolOp<"avg_pool", "Average",
+    (ins BoolAttr:$count_include_pad)>;
+
+#endif // MEMC_OPS_TD
