@@ -116,16 +116,17 @@ bool writeExternalDataFile(const std::string &path, const std::vector<ExternalTe
     error = "cannot size '" + path + "': " + std::strerror(errno);
 
   std::vector<float> chunk;
-  for (const ExternalTensor &tensor : tensors) {
-    if (!ok || !needsWrite(tensor, mode))
+  for (size_t i = 0; ok && i < tensors.size(); ++i) {
+    const ExternalTensor &tensor = tensors[i];
+    if (!needsWrite(tensor, mode))
       continue;
     if (tensor.init.kind == WeightInit::Kind::Bytes) {
       ok = writeAll(fd, tensor.init.bytes.data(), tensor.init.bytes.size(), tensor.offset, error);
-      continue;
+    } else {
+      if (chunk.empty())
+        chunk.resize(kChunkBytes / sizeof(float));
+      ok = writeGenerated(fd, tensor, chunk, error);
     }
-    if (chunk.empty())
-      chunk.resize(kChunkBytes / sizeof(float));
-    ok = writeGenerated(fd, tensor, chunk, error);
   }
   if (::close(fd) != 0 && ok) {
     error = "cannot close '" + path + "': " + std::strerror(errno);

@@ -79,6 +79,17 @@ std::string transpose(OnnxGraphBuilder &b, const std::string &x, const std::vect
   return b.op("Transpose", {x}, {attrInts("perm", perm)});
 }
 
+std::string splitHeads(OnnxGraphBuilder &b, const std::string &x, const Shape &bthd,
+                       bool keyTransposed) {
+  std::vector<int64_t> perm = keyTransposed ? std::vector<int64_t>{0, 2, 3, 1}
+                                            : std::vector<int64_t>{0, 2, 1, 3};
+  return transpose(b, reshape(b, x, bthd), perm);
+}
+
+std::string mergeHeads(OnnxGraphBuilder &b, const std::string &x, const Shape &btd) {
+  return reshape(b, transpose(b, x, {0, 2, 1, 3}), btd);
+}
+
 WeightInit causalMaskBool(int64_t seq) {
   std::vector<uint8_t> mask(size_t(seq * seq));
   for (int64_t i = 0; i < seq; ++i)

@@ -52,6 +52,15 @@ std::string reshape(OnnxGraphBuilder &b, const std::string &x, const Shape &shap
 /// Tensor.permute/transpose.
 std::string transpose(OnnxGraphBuilder &b, const std::string &x, const std::vector<int64_t> &perm);
 
+/// The attention heads of a [B, T, H*D] projection: view [B, T, H, D], then transpose to [B, H, T, D]
+/// or, for a key about to be multiplied by the query, straight to [B, H, D, T] (torch's peephole pass
+/// fuses the two transposes of `k.transpose(1, 2)` and `k.transpose(-2, -1)` into one).
+std::string splitHeads(OnnxGraphBuilder &b, const std::string &x, const Shape &bthd,
+                       bool keyTransposed = false);
+
+/// Heads back together: [B, H, T, D] transposed to [B, T, H, D], viewed as [B, T, H*D].
+std::string mergeHeads(OnnxGraphBuilder &b, const std::string &x, const Shape &btd);
+
 /// Boolean lower-triangular [1, 1, T, T] causal mask contents: true where key j <= query i.
 WeightInit causalMaskBool(int64_t seq);
 

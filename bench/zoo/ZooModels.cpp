@@ -19,11 +19,15 @@ TransformerConfig withOverrides(TransformerConfig config, const ZooOptions &opti
 ZooModel transformer(const char *name, const char *summary, const TransformerConfig &config,
                      void (*build)(OnnxGraphBuilder &, const TransformerConfig &,
                                    const ZooOptions &)) {
-  // RoPE models have no position table, so any --seq works.
+  // A learned position table bounds --seq. RoPE models have none, but their additive causal mask
+  // buffer holds T*T floats (1 GiB at 16384), built in memory and written to the data file.
+  const int64_t maxRopeSeq = 16384;
   return {name,
           summary,
           config.layers,
-          config.maxPositions,
+          "layers",
+          /*minSeq=*/1,
+          config.maxPositions > 0 ? config.maxPositions : maxRopeSeq,
           /*defaultSeq=*/0,
           /*hasVocab=*/true,
           [config, build](OnnxGraphBuilder &b, const ZooOptions &options) {
@@ -74,6 +78,9 @@ ZooModel resnet50() {
   return {"resnet50",
           "torchvision ResNet-50, input [B,3,S,S] with S = --seq (default 224), 1000 classes",
           /*depth=*/6,
+          "blocks per stage",
+          // Five stride-2 reductions: below 32 pixels the later stages convolve mostly padding.
+          /*minSeq=*/32,
           /*maxSeq=*/0,
           /*defaultSeq=*/224,
           /*hasVocab=*/false,

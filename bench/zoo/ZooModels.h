@@ -17,7 +17,7 @@ namespace memc::zoo {
 
 /// What the command line decides about a model.
 struct ZooOptions {
-  int64_t batch = 1;
+  int64_t batch = 0;
   int64_t seq = 0;    ///< Tokens per sequence; for resnet50 the image side.
   int64_t layers = 0; ///< Overrides the depth when > 0 (transformer blocks; ResNet blocks per stage).
   int64_t vocab = 0;  ///< Overrides the vocabulary when > 0 (transformers only).
@@ -51,10 +51,12 @@ void buildResNet(OnnxGraphBuilder &b, const ResNetConfig &config, const ZooOptio
 struct ZooModel {
   const char *name;
   const char *summary;
-  int64_t depth;        ///< The largest --layers (the published depth).
-  int64_t maxSeq;       ///< The largest --seq (position table size); 0 when unbounded.
-  int64_t defaultSeq;   ///< Used when --seq is absent; 0 when --seq is required.
-  bool hasVocab;        ///< Whether --vocab applies.
+  int64_t depth;         ///< The largest --layers (the published depth).
+  const char *depthUnit; ///< What --layers counts, for messages.
+  int64_t minSeq;        ///< The smallest --seq.
+  int64_t maxSeq;        ///< The largest --seq; 0 when unbounded.
+  int64_t defaultSeq;    ///< Used when --seq is absent; 0 when --seq is required.
+  bool hasVocab;         ///< Whether --vocab applies.
   /// Emits the graph, with options.layers and options.vocab applied over the published sizes.
   std::function<void(OnnxGraphBuilder &, const ZooOptions &)> build;
 };

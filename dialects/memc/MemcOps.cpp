@@ -313,6 +313,16 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   return success();
 }
 
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  if (getInput().getType() != getType())
+    return nullptr;
+  // Same shape and forward steps: the slice takes every element, in order.
+  for (int64_t step : getSteps())
+    if (step != 1)
+      return nullptr;
+  return getInput();
+}
+
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                          Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
   ArrayRef<int64_t> data = shapeOf(adaptor.getData());

@@ -426,6 +426,7 @@ def Memc_SliceOp : Memc_Op<"slice",
                        DenseI64ArrayAttr:$limits, DenseI64ArrayAttr:$steps);
   let results = (outs Memc_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Memc_GatherOp : Memc_Op<"gather",

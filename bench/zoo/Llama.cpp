@@ -1,0 +1,145 @@
+//===- Llama.cpp - LLaMA as Hugging Face LlamaForCausalLM writes it --------===//
+//
+// input_ids [B, T] int64 -> logits [B, T, vocab] float32. Pre-norm decoder with RMSNorm, rotary
+// position embeddings, multi-head attention (as many key/value heads as query heads), a SwiGLU MLP and
+// an untied lm_head; no linear layer has a bias. The RoPE tables are the buffers
+// model.rotary_emb.cos_cached / sin_cached ([T, head_dim], the frequencies repeated as
+// cat(freqs, freqs) the way rotate_half expects), and the causal mask is the additive buffer
+// model.causal_mask ([1, 1, T, T]: 0 where allowed, the lowest float where not, as Hugging Face builds
+// it so that fully masked rows stay finite).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TorchExportPatterns.h"
+#include "ZooModels.h"
+
+#include <cmath>
+#include <limits>
+
+namespace memc::zoo {
+namespace {
+
+using Module = OnnxGraphBuilder::Module;
+
+struct Dims {
+  int64_t batch, seq, dModel, heads, headDim;
+};
+
+struct RopeTables {
+  std::string cos, sin;
+};
+
+/// LlamaRMSNorm: weight * (x * rsqrt(mean(x^2, -1) + eps)); rsqrt exports as Reciprocal(Sqrt).
+std::string rmsNorm(OnnxGraphBuilder &b, const std::string &module, const std::string &x,
+                    int64_t dim, float eps) {
+  Module scope(b, module);
+  std::string weight = b.parameter("weight", {dim}, WeightInit::ones());
+  std::string meanSquare = b.op("ReduceMean", {b.op("Pow", {x, b.constantFloat(2.0f)})},
+                                {attrInts("axes", {-1}), attrInt("keepdims", 1)});
+  std::string invRms =
+      b.op("Reciprocal", {b.op("Sqrt", {b.op("Add", {meanSquare, b.constantFloat(eps)})})});
+  return b.op("Mul", {weight, b.op("Mul", {x, invRms})});
+}
+
+RopeTables ropeTables(OnnxGraphBuilder &b, int64_t seq, int64_t headDim, float theta) {
+  Module scope(b, "rotary_emb");
+  const int64_t half = headDim / 2;
+  std::vector<float> cosValues(size_t(seq * headDim)), sinValues(size_t(seq * headDim));
+  for (int64_t t = 0; t < seq; ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      double angle = double(t) / std::pow(double(theta), double(2 * i) / double(headDim));
+      for (int64_t copy : {i, i + half}) {
+        cosValues[size_t(t * headDim + copy)] = float(std::cos(angle));
+        sinValues[size_t(t * headDim + copy)] = float(std::sin(angle));
+      }
+    }
+  return {b.buffer("cos_cached", onnx::TensorProto::FLOAT, {seq, headDim},
+                   WeightInit::values(cosValues)),
+          b.buffer("sin_cached", onnx::TensorProto::FLOAT, {seq, headDim},
+                   WeightInit::values(sinValues))};
+}
+
+WeightInit additiveCausalMask(int64_t seq) {
+  std::vector<float> mask(size_t(seq * seq), 0.0f);
+  for (int64_t i = 0; i < seq; ++i)
+    for (int64_t j = i + 1; j < seq; ++j)
+      mask[size_t(i * seq + j)] = std::numeric_limits<float>::lowest();
+  return WeightInit::values(mask);
+}
+
+/// apply_rotary_pos_emb for one of q/k ([B, H, T, D]): x * cos + rotate_half(x) * sin, with
+/// rotate_half(x) = cat(-x[..., D/2:], x[..., :D/2]). The [T, D] tables broadcast from the right.
+std::string applyRope(OnnxGraphBuilder &b, const std::string &x, const RopeTables &rope,
+                      int64_t headDim) {
+  auto slice = [&](int64_t start, int64_t end) {
+    return b.op("Slice", {x, b.constantInt64s({start}), b.constantInt64s({end}),
+                          b.constantInt64s({3}), b.constantInt64s({1})});
+  };
+  std::string firstHalf = slice(0, headDim / 2);
+  // `x[..., D/2:]` has no end; torch writes INT64_MAX for it.
+  std::string secondHalf = slice(headDim / 2, std::numeric_limits<int64_t>::max());
+  std::string rotated =
+      b.op("Concat", {b.op("Neg", {secondHalf}), firstHalf}, {attrInt("axis", -1)});
+  return b.op("Add",
+              {b.op("Mul", {x, rope.cos}), b.op("Mul", {rotated, rope.sin})});
+}
+
+std::string attention(OnnxGraphBuilder &b, const std::string &x, const Dims &dims,
+                      const RopeTables &rope, const std::string &mask) {
+  Module scope(b, "self_attn");
+  const int64_t d = dims.dModel;
+  const Shape bthd = {dims.batch, dims.seq, dims.heads, dims.headDim};
+  std::string q = splitHeads(b, linear(b, "q_proj", x, d, d, false), bthd);
+  std::string k = splitHeads(b, linear(b, "k_proj", x, d, d, false), bthd);
+  std::string v = splitHeads(b, linear(b, "v_proj", x, d, d, false), bthd);
+  q = applyRope(b, q, rope, dims.headDim);
+  k = applyRope(b, k, rope, dims.headDim);
+
+  std::string scores = b.op("MatMul", {q, transpose(b, k, {0, 1, 3, 2})});
+  scores = b.op("Div", {scores, b.constantFloat(float(std::sqrt(double(dims.headDim))))});
+  scores = b.op("Add", {scores, mask});
+  std::string probs = b.op("Softmax", {scores}, {attrInt("axis", -1)});
+  std::string y = mergeHeads(b, b.op("MatMul", {probs, v}), {dims.batch, dims.seq, d});
+  return linear(b, "o_proj", y, d, d, false);
+}
+
+/// down_proj(silu(gate_proj(x)) * up_proj(x)); F.silu exports as x * Sigmoid(x).
+std::string mlp(OnnxGraphBuilder &b, const std::string &x, int64_t dModel, int64_t ffn) {
+  Module scope(b, "mlp");
+  std::string gate = linear(b, "gate_proj", x, dModel, ffn, false);
+  {
+    Module act(b, "act_fn");
+    gate = b.op("Mul", {gate, b.op("Sigmoid", {gate})});
+  }
+  std::string up = linear(b, "up_proj", x, dModel, ffn, false);
+  return linear(b, "down_proj", b.op("Mul", {gate, up}), ffn, dModel, false);
+}
+
+} // namespace
+
+void buildLlama(OnnxGraphBuilder &b, const TransformerConfig &config, const ZooOptions &options) {
+  const Dims dims{options.batch, options.seq, config.dModel, config.heads,
+                  config.dModel / config.heads};
+  std::string ids = b.input("input_ids", onnx::TensorProto::INT64, {dims.batch, dims.seq});
+
+  std::string hidden;
+  {
+    Module model(b, "model");
+    hidden = embedding(b, "embed_tokens", ids, config.vocab, dims.dModel);
+    RopeTables rope = ropeTables(b, dims.seq, dims.headDim, config.ropeTheta);
+    std::string mask = b.buffer("causal_mask", onnx::TensorProto::FLOAT,
+                                {1, 1, dims.seq, dims.seq}, additiveCausalMask(dims.seq));
+    for (int64_t index = 0; index < config.layers; ++index) {
+      Module layer(b, "layers." + std::to_string(index));
+      std::string normed = rmsNorm(b, "input_layernorm", hidden, dims.dModel, config.normEps);
+      hidden = b.op("Add", {hidden, attention(b, normed, dims, rope, mask)});
+      normed = rmsNorm(b, "post_attention_layernorm", hidden, dims.dModel, config.normEps);
+      hidden = b.op("Add", {hidden, mlp(b, normed, dims.dModel, config.ffn)});
+    }
+    hidden = rmsNorm(b, "norm", hidden, dims.dModel, config.normEps);
+  }
+  std::string logits = linear(b, "lm_head", hidden, dims.dModel, config.vocab, false);
+  b.output(logits, "logits", onnx::TensorProto::FLOAT, {dims.batch, dims.seq, config.vocab});
+}
+
+} // namespace memc::zoo

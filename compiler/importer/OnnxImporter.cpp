@@ -1,0 +1,539 @@
+//===- OnnxImporter.cpp - ONNX model -> memc IR ---------------------------===//
+//
+// The graph walk: load and validate the model, reject unsupported ops all at once, lay out
+// @forward's arguments (graph inputs, then parameters and buffers), import each node through
+// the builder table (OnnxOpBuilders.cpp) or fold it on the host, and return the graph outputs.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/importer/OnnxImporter.h"
+#include "compiler/importer/NodeImporter.h"
+#include "compiler/importer/WeightStore.h"
+#include "dialects/memc/ShapeInference.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace mlir;
+
+namespace memc {
+namespace {
+
+constexpr int64_t kMinOpset = 11, kMaxOpset = 18;
+/// Integer initializers up to this size are shape-like data (reshape targets, axes) and are
+/// imported as constants; larger ones (and all float ones) are buffers or parameters.
+constexpr int64_t kMaxConstantInitializerElements = 64;
+
+bool isDefaultDomain(const std::string &domain) { return domain.empty() || domain == "ai.onnx"; }
+
+bool isFloatingType(int32_t dataType) {
+  return dataType == onnx::TensorProto::FLOAT || dataType == onnx::TensorProto::FLOAT16 ||
+         dataType == onnx::TensorProto::BFLOAT16 || dataType == onnx::TensorProto::DOUBLE;
+}
+
+/// Names used only as BatchNormalization running statistics: buffers, whatever their type.
+llvm::StringSet<> runningStatistics(const onnx::GraphProto &graph) {
+  llvm::StringSet<> statistics, otherUses;
+  for (const onnx::NodeProto &node : graph.node())
+    for (int i = 0; i < node.input_size(); ++i) {
+      bool isStatistic = node.op_type() == "BatchNormalization" && (i == 3 || i == 4);
+      (isStatistic ? statistics : otherUses).insert(node.input(i));
+    }
+  for (const auto &name : otherUses)
+    statistics.erase(name.getKey());
+  return statistics;
+}
+
+class OnnxImporter : public ImportScope {
+public:
+  OnnxImporter(MLIRContext &context, std::string modelPath, const ImportOptions &options)
+      : context(context), modelPath(std::move(modelPath)), options(options), builder(&context) {}
+
+  OwningOpRef<ModuleOp> run();
+
+  // ImportScope.
+  ImportedTensor *lookup(const std::string &name) override;
+  bool isUsed(const std::string &name) const override { return useCounts.count(name) != 0; }
+  FailureOr<Value> materialize(ImportedTensor &tensor, std::optional<Type> elementType,
+                               Location loc) override;
+  FailureOr<HostTensor> readConstant(const std::string &name, Location loc) override;
+  void define(const std::string &name, ImportedTensor tensor) override {
+    tensors[name] = std::move(tensor);
+  }
+
+private:
+  LogicalResult loadModel();
+  LogicalResult checkOpset();
+  LogicalResult checkNodesSupported();
+  void countUses();
+  LogicalResult createFunction();
+  LogicalResult collectInputs(SmallVectorImpl<Type> &types,
+                              SmallVectorImpl<DictionaryAttr> &attrs,
+                              SmallVectorImpl<std::string> &names);
+  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &input);
+  LogicalResult collectParameters(SmallVectorImpl<Type> &types,
+                                  SmallVectorImpl<DictionaryAttr> &attrs,
+                                  SmallVectorImpl<std::string> &names);
+  LogicalResult importNodes();
+  LogicalResult importNode(const onnx::NodeProto &node, Location loc);
+  LogicalResult foldOnHost(const onnx::NodeProto &node, Location loc);
+  LogicalResult createReturn();
+  Location modelLocation() { return FileLineColLoc::get(&context, modelPath, 0, 0); }
+  Location nodeLocation(const onnx::NodeProto &node, int index);
+
+  MLIRContext &context;
+  std::string modelPath;
+  const ImportOptions &options;
+  onnx::ModelProto model;
+  WeightStore weights;
+  int64_t opset = 0;
+  OpBuilder builder;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp function;
+  llvm::StringMap<ImportedTensor> tensors;
+  llvm::StringMap<unsigned> useCounts;
+  /// Parameters recreated from another initializer by an Identity node (exporter dedup).
+  llvm::StringSet<> identityParameters;
+};
+
+OwningOpRef<ModuleOp> OnnxImporter::run() {
+  if (failed(loadModel()) || failed(checkOpset()) || failed(checkNodesSupported()))
+    return nullptr;
+  countUses();
+  module = ModuleOp::create(modelLocation());
+  module->getOperation()->setAttr(kWeightsFileAttr, builder.getStringAttr(modelPath));
+  if (failed(createFunction()) || failed(importNodes()) || failed(createReturn()))
+    return nullptr;
+  return std::move(module);
+}
+
+LogicalResult OnnxImporter::loadModel() {
+  int fd = ::open(modelPath.c_str(), O_RDONLY);
+  if (fd < 0)
+    return emitError(modelLocation()) << "cannot open the model: " << std::strerror(errno);
+  bool parsed;
+  {
+    google::protobuf::io::FileInputStream stream(fd);
+    google::protobuf::io::CodedInputStream coded(&stream);
+    coded.SetTotalBytesLimit(INT32_MAX);
+    parsed = model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+    stream.Close();
+  }
+  if (!parsed)
+    return emitError(modelLocation())
+           << "not a valid ONNX model: the protobuf does not parse (the file is truncated, "
+              "corrupted or not ONNX)";
+  if (!model.has_graph() || model.ir_version() <= 0 || model.opset_import_size() == 0)
+    return emitError(modelLocation())
+           << "not an ONNX model: it has no graph, IR version or opset import";
+  if (model.graph().output_size() == 0)
+    return emitError(modelLocation()) << "the ONNX graph has no outputs";
+  std::string error;
+  if (!weights.index(model, modelPath, error))
+    return emitError(modelLocation()) << error;
+  // The weight store reads data from the files when asked; the parsed copies are not needed.
+  for (onnx::TensorProto &initializer : *model.mutable_graph()->mutable_initializer())
+    initializer.clear_raw_data();
+  return success();
+}
+
+LogicalResult OnnxImporter::checkOpset() {
+  for (const onnx::OperatorSetIdProto &import : model.opset_import())
+    if (isDefaultDomain(import.domain()))
+      opset = import.version();
+  if (opset >= kMinOpset && opset <= kMaxOpset)
+    return success();
+  return emitError(modelLocation())
+         << "the model uses ONNX opset " << opset << "; memc imports opsets " << kMinOpset
+         << " to " << kMaxOpset << " (export with torch.onnx.export(..., opset_version=17))";
+}
+
+LogicalResult OnnxImporter::checkNodesSupported() {
+  // Op type -> names of the nodes using it, in first-seen order, for one complete report.
+  llvm::MapVector<std::string, std::vector<std::string>, std::map<std::string, unsigned>>
+      unsupported;
+  const llvm::StringMap<OnnxOpBuilder> &builders = onnxOpBuilders();
+  for (int i = 0; i < model.graph().node_size(); ++i) {
+    const onnx::NodeProto &node = model.graph().node(i);
+    std::string name = node.name().empty() ? "#" + std::to_string(i) : node.name();
+    if (!isDefaultDomain(node.domain()))
+      unsupported[node.domain() + "::" + node.op_type() + " (unknown domain '" +
+                  node.domain() + "')"]
+          .push_back(name);
+    else if (!builders.count(node.op_type()))
+      unsupported[node.op_type()].push_back(name);
+  }
+  if (unsupported.empty())
+    return success();
+  InFlightDiagnostic diag = emitError(modelLocation());
+  diag << unsupported.size() << " unsupported op type(s) at opset " << opset << ":";
+  for (auto &[opType, nodes] : unsupported) {
+    diag << "\n  " << opType << ": " << nodes.size() << " node(s): ";
+    for (size_t i = 0; i < nodes.size() && i < 8; ++i)
+      diag << (i ? ", " : "") << "'" << nodes[i] << "'";
+    if (nodes.size() > 8)
+      diag << ", ...";
+  }
+  return diag;
+}
+
+void OnnxImporter::countUses() {
+  for (const onnx::NodeProto &node : model.graph().node())
+    for (const std::string &input : node.input())
+      if (!input.empty())
+        ++useCounts[input];
+  for (const onnx::ValueInfoProto &output : model.graph().output())
+    ++useCounts[output.name()];
+}
+
+LogicalResult OnnxImporter::createFunction() {
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  SmallVector<std::string> argNames;
+  if (failed(collectInputs(argTypes, argAttrs, argNames)) ||
+      failed(collectParameters(argTypes, argAttrs, argNames)))
+    return failure();
+  builder.setInsertionPointToEnd(module->getBody());
+  function = builder.create<func::FuncOp>(modelLocation(), options.functionName,
+                                          builder.getFunctionType(argTypes, {}));
+  function.setAllArgAttrs(argAttrs);
+  Block *entry = function.addEntryBlock();
+  for (auto [name, argument] : llvm::zip(argNames, entry->getArguments()))
+    tensors[name] = ImportedTensor{argument, std::nullopt};
+  builder.setInsertionPointToStart(entry);
+  return success();
+}
+
+FailureOr<RankedTensorType> OnnxImporter::inputType(const onnx::ValueInfoProto &input) {
+  const std::string &name = input.name();
+  if (!input.type().has_tensor_type())
+    return emitError(modelLocation()) << "graph input '" << name << "' is not a tensor";
+  const onnx::TypeProto::Tensor &tensorType = input.type().tensor_type();
+  Type elementType = elementTypeFor(&context, tensorType.elem_type());
+  if (!elementType)
+    return emitError(modelLocation()) << "graph input '" << name << "' has element type "
+                                      << onnxDataTypeName(tensorType.elem_type())
+                                      << ", which memc does not support";
+  if (!tensorType.has_shape())
+    return emitError(modelLocation()) << "graph input '" << name
+                                      << "' has no shape; give one with --input-shape " << name
+                                      << "=DIMS";
+  SmallVector<int64_t> shape;
+  std::string written; // the ONNX shape, symbolic names included, for messages
+  bool symbolic = false;
+  for (const onnx::TensorShapeProto::Dimension &dim : tensorType.shape().dim()) {
+    written += written.empty() ? "" : ",";
+    if (dim.has_dim_value() && dim.dim_value() >= 0) {
+      shape.push_back(dim.dim_value());
+      written += std::to_string(dim.dim_value());
+    } else {
+      symbolic = true;
+      shape.push_back(ShapedType::kDynamic);
+      written += dim.has_dim_param() && !dim.dim_param().empty() ? dim.dim_param() : "?";
+    }
+  }
+  auto bound = options.inputShapes.find(name);
+  if (bound == options.inputShapes.end()) {
+    if (symbolic)
+      return emitError(modelLocation())
+             << "graph input '" << name << "' has symbolic shape [" << written
+             << "]; bind it with --input-shape " << name << "=DIMS (e.g. 4x128)";
+    return RankedTensorType::get(shape, elementType);
+  }
+  const std::vector<int64_t> &dims = bound->second;
+  bool agrees = dims.size() == shape.size();
+  for (size_t i = 0; agrees && i < dims.size(); ++i)
+    agrees = dims[i] > 0 && (shape[i] == ShapedType::kDynamic || shape[i] == dims[i]);
+  if (!agrees)
+    return emitError(modelLocation())
+           << "--input-shape " << name << "=" << llvm::join(llvm::map_range(dims, [](int64_t d) {
+                return std::to_string(d);
+              }), "x")
+           << " does not fit the model's shape [" << written << "]";
+  return RankedTensorType::get(dims, elementType);
+}
+
+LogicalResult OnnxImporter::collectInputs(SmallVectorImpl<Type> &types,
+                                          SmallVectorImpl<DictionaryAttr> &attrs,
+                                          SmallVectorImpl<std::string> &names) {
+  llvm::StringSet<> inputNames;
+  bool failedAny = false;
+  for (const onnx::ValueInfoProto &input : model.graph().input()) {
+    // Before IR version 4, initializers were listed as inputs too.
+    if (weights.find(input.name()))
+      continue;
+    if (!inputNames.insert(input.name()).second)
+      return emitError(modelLocation()) << "graph input '" << input.name() << "' is declared twice";
+    FailureOr<RankedTensorType> type = inputType(input);
+    if (failed(type)) {
+      failedAny = true; // report every input's problem, not only the first
+      continue;
+    }
+    types.push_back(*type);
+    attrs.push_back(builder.getDictionaryAttr(
+        builder.getNamedAttr("memc.input", builder.getStringAttr(input.name()))));
+    names.push_back(input.name());
+  }
+  for (const auto &[name, dims] : options.inputShapes)
+    if (!inputNames.contains(name)) {
+      std::string known;
+      for (const auto &entry : inputNames)
+        known += (known.empty() ? "" : ", ") + entry.getKey().str();
+      emitError(modelLocation()) << "--input-shape names '" << name
+                                 << "', which is not a graph input (inputs: " << known << ")";
+      failedAny = true;
+    }
+  return failure(failedAny);
+}
+
+LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
+                                              SmallVectorImpl<DictionaryAttr> &attrs,
+                                              SmallVectorImpl<std::string> &names) {
+  llvm::StringSet<> statistics = runningStatistics(model.graph());
+  auto addParameter = [&](const StoredTensor &stored, const std::string &name) -> LogicalResult {
+    Type elementType = elementTypeFor(&context, stored.dataType);
+    if (!elementType)
+      return emitError(modelLocation())
+             << "initializer '" << stored.name << "' has element type "
+             << onnxDataTypeName(stored.dataType) << ", which memc does not support";
+    // Only floating tensors can train; masks, ids and running statistics are buffers. Float
+    // buffers ONNX cannot tell apart (RoPE tables, float masks) keep their names for --freeze.
+    bool trainable = isFloatingType(stored.dataType) && !statistics.contains(name);
+    SmallVector<NamedAttribute> attributes = {
+        builder.getNamedAttr(kParamNameAttr, builder.getStringAttr(name)),
+        builder.getNamedAttr(kParamKindAttr,
+                             builder.getStringAttr(trainable ? "parameter" : "buffer"))};
+    if (name != stored.name)
+      attributes.push_back(
+          builder.getNamedAttr("memc.param_source", builder.getStringAttr(stored.name)));
+    types.push_back(RankedTensorType::get(stored.shape, elementType));
+    attrs.push_back(builder.getDictionaryAttr(attributes));
+    names.push_back(name);
+    return success();
+  };
+
+  for (const StoredTensor &stored : weights.tensors()) {
+    if (!isUsed(stored.name))
+      continue; // dead initializers are not part of the model
+    bool shapeLike = !isFloatingType(stored.dataType) &&
+                     numElements(stored.shape) <= kMaxConstantInitializerElements;
+    if (shapeLike) {
+      FailureOr<HostTensor> constant = readConstant(stored.name, modelLocation());
+      if (failed(constant))
+        return failure();
+      tensors[stored.name] = ImportedTensor{nullptr, std::move(*constant)};
+      continue;
+    }
+    if (failed(addParameter(stored, stored.name)))
+      return failure();
+  }
+
+  // torch.onnx.export stores initializers with equal values once and recreates the other names
+  // with Identity nodes. Each recreated name is a parameter of its own, initialized from the
+  // stored one, so every layer keeps training on its own.
+  llvm::StringMap<const StoredTensor *> sourceOf;
+  for (const onnx::NodeProto &node : model.graph().node()) {
+    if (node.op_type() != "Identity" || !isDefaultDomain(node.domain()) ||
+        node.input_size() != 1 || node.output_size() != 1 || node.output(0).empty())
+      continue;
+    const StoredTensor *source = weights.find(node.input(0));
+    if (!source)
+      source = sourceOf.lookup(node.input(0));
+    if (!source || tensors.count(source->name) || weights.find(node.output(0)))
+      continue; // folded constants stay constants
+    sourceOf[node.output(0)] = source;
+    identityParameters.insert(node.output(0));
+    if (failed(addParameter(*source, node.output(0))))
+      return failure();
+  }
+  return success();
+}
+
+Location OnnxImporter::nodeLocation(const onnx::NodeProto &node, int index) {
+  std::string name = !node.name().empty()       ? node.name()
+                     : node.output_size() > 0 ? node.op_type() + ":" + node.output(0)
+                                              : node.op_type() + "#" + std::to_string(index);
+  return NameLoc::get(builder.getStringAttr(name));
+}
+
+LogicalResult OnnxImporter::importNodes() {
+  const onnx::GraphProto &graph = model.graph();
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    Location loc = nodeLocation(node, i);
+    for (const std::string &input : node.input())
+      if (!input.empty() && !tensors.count(input))
+        return emitError(loc) << node.op_type() << ": input '" << input
+                              << "' is not defined by an earlier node, a graph input or an "
+                                 "initializer (the graph must be topologically sorted)";
+    if (node.op_type() == "Identity" && node.output_size() == 1 &&
+        identityParameters.contains(node.output(0)))
+      continue;
+    if (failed(importNode(node, loc)))
+      return failure();
+    for (const std::string &output : node.output())
+      if (!output.empty() && isUsed(output) && !tensors.count(output))
+        return emitError(loc) << node.op_type() << ": output '" << output
+                              << "' is used but this op does not produce it in memc";
+  }
+  return success();
+}
+
+LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node, Location loc) {
+  bool allConstant = node.input_size() > 0;
+  for (const std::string &input : node.input())
+    allConstant &= input.empty() || tensors[input].constant.has_value();
+  if (allConstant && isHostEvaluable(node.op_type()))
+    return foldOnHost(node, loc);
+  NodeImporter importer(node, opset, builder, *this, loc);
+  return onnxOpBuilders().lookup(node.op_type())(importer);
+}
+
+LogicalResult OnnxImporter::foldOnHost(const onnx::NodeProto &node, Location loc) {
+  NodeImporter importer(node, opset, builder, *this, loc);
+  HostAttributes attributes;
+  for (const onnx::AttributeProto &attr : node.attribute()) {
+    const std::string &name = attr.name();
+    if (attr.type() == onnx::AttributeProto::INT) {
+      if (name == "axis")
+        attributes.axis = attr.i();
+      else if (name == "to")
+        attributes.to = attr.i();
+      else if (name == "keepdims")
+        attributes.keepdims = attr.i();
+    } else if (attr.type() == onnx::AttributeProto::INTS) {
+      std::vector<int64_t> values(attr.ints().begin(), attr.ints().end());
+      if (name == "axes")
+        attributes.axes = values;
+      else if (name == "perm")
+        attributes.perm = values;
+    } else if (attr.type() == onnx::AttributeProto::TENSOR && name == "value") {
+      std::string error;
+      FailureOr<HostTensor> value = decodeTensorProto(attr.t(), error);
+      if (failed(value))
+        return importer.error(error);
+      attributes.value = std::move(*value);
+    }
+  }
+  std::vector<const HostTensor *> inputs;
+  for (const std::string &input : node.input())
+    inputs.push_back(input.empty() ? nullptr : &*tensors[input].constant);
+  std::vector<HostTensor> outputs;
+  std::string error;
+  if (!evaluateOnHost(node.op_type(), inputs, attributes, outputs, error))
+    return importer.error(error);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    importer.setOutputConstant(i, std::move(outputs[i]));
+  return success();
+}
+
+LogicalResult OnnxImporter::createReturn() {
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (const onnx::ValueInfoProto &output : model.graph().output()) {
+    ImportedTensor *tensor = lookup(output.name());
+    if (!tensor)
+      return emitError(modelLocation())
+             << "graph output '" << output.name() << "' is not produced by any node";
+    FailureOr<Value> value = materialize(*tensor, std::nullopt, modelLocation());
+    if (failed(value))
+      return failure();
+    results.push_back(*value);
+    resultAttrs.push_back(builder.getDictionaryAttr(
+        builder.getNamedAttr("memc.output", builder.getStringAttr(output.name()))));
+  }
+  builder.create<func::ReturnOp>(modelLocation(), results);
+  function.setType(builder.getFunctionType(function.getArgumentTypes(), ValueRange(results).getTypes()));
+  function.setAllResultAttrs(resultAttrs);
+  return success();
+}
+
+ImportedTensor *OnnxImporter::lookup(const std::string &name) {
+  auto it = tensors.find(name);
+  return it == tensors.end() ? nullptr : &it->second;
+}
+
+/// A dense attribute holding a host tensor's values in `elementType`.
+DenseElementsAttr toElementsAttr(const HostTensor &tensor, RankedTensorType type) {
+  Type elementType = type.getElementType();
+  int64_t count = tensor.splat ? 1 : tensor.numElements();
+  auto attributeAt = [&](int64_t i) -> Attribute {
+    if (auto floatType = dyn_cast<FloatType>(elementType)) {
+      double value = tensor.isFloating() ? tensor.floatAt(i) : double(tensor.intAt(i));
+      bool lost;
+      APFloat converted(value);
+      converted.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      return FloatAttr::get(floatType, converted);
+    }
+    int64_t value = tensor.isFloating() ? int64_t(tensor.floatAt(i)) : tensor.intAt(i);
+    if (elementType.isInteger(1))
+      value = value != 0;
+    return IntegerAttr::get(elementType, APInt(elementType.getIntOrFloatBitWidth(), value,
+                                               /*isSigned=*/true));
+  };
+  if (tensor.splat)
+    return DenseElementsAttr::get(type, attributeAt(0));
+  SmallVector<Attribute> values;
+  values.reserve(count);
+  for (int64_t i = 0; i < count; ++i)
+    values.push_back(attributeAt(i));
+  return DenseElementsAttr::get(type, values);
+}
+
+FailureOr<Value> OnnxImporter::materialize(ImportedTensor &tensor,
+                                           std::optional<Type> elementType, Location loc) {
+  if (tensor.value && (!elementType || getElementTypeOrSelf(tensor.value) == *elementType))
+    return tensor.value;
+  if (!tensor.constant)
+    return emitError(loc) << "internal: a value of type " << tensor.value.getType()
+                          << " was asked for as " << *elementType;
+  const HostTensor &constant = *tensor.constant;
+  Type natural = elementTypeFor(&context, constant.dataType);
+  // memc has no f64: double scalars that exporters write for constants become f32.
+  if (!natural && constant.dataType == onnx::TensorProto::DOUBLE)
+    natural = builder.getF32Type();
+  Type type = elementType ? *elementType : natural;
+  if (!type)
+    return emitError(loc) << "a constant of type " << onnxDataTypeName(constant.dataType)
+                          << " is used as data, and memc has no such element type";
+  auto tensorType = RankedTensorType::get(constant.shape, type);
+  Value value = builder.create<ConstantOp>(loc, toElementsAttr(constant, tensorType));
+  if (type == natural)
+    tensor.value = value;
+  return value;
+}
+
+FailureOr<HostTensor> OnnxImporter::readConstant(const std::string &name, Location loc) {
+  const StoredTensor *stored = weights.find(name);
+  if (!stored)
+    return failure();
+  std::vector<char> bytes;
+  std::string error;
+  if (numElements(stored->shape) > kMaxHostElements || !weights.read(*stored, bytes, error))
+    return emitError(loc) << "cannot read initializer '" << name << "': " << error;
+  FailureOr<HostTensor> decoded = decodeRawTensor(stored->dataType, stored->shape, bytes, error);
+  if (failed(decoded))
+    return emitError(loc) << "initializer '" << name << "': " << error;
+  return decoded;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, const std::string &modelPath,
+                                      const ImportOptions &options) {
+  context.loadDialect<MemcDialect, func::FuncDialect>();
+  return OnnxImporter(context, modelPath, options).run();
+}
+
+} // namespace memc

@@ -1,0 +1,36 @@
+//===- OnnxImporter.h - ONNX model -> memc IR -------------------*- C++ -*-===//
+//
+// Imports an ONNX ModelProto as `func.func @forward` in the memc dialect: graph inputs, then one
+// argument per parameter and buffer (weights stay in their files, see WeightStore), statically
+// shaped ops in canonical form, shape subgraphs folded away. Errors are emitted through the
+// MLIRContext's diagnostic engine; all problems of one kind (e.g. every unsupported op) are
+// reported together.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_COMPILER_IMPORTER_ONNXIMPORTER_H
+#define MEMC_COMPILER_IMPORTER_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace memc {
+
+struct ImportOptions {
+  /// Static shapes for graph inputs whose ONNX shapes have symbolic dimensions
+  /// (`--input-shape NAME=4x128`).
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  std::string functionName = "forward";
+};
+
+/// Reads the model at `modelPath` and imports it. Returns null after emitting errors.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(mlir::MLIRContext &context,
+                                                  const std::string &modelPath,
+                                                  const ImportOptions &options);
+
+} // namespace memc
+
+#endif // MEMC_COMPILER_IMPORTER_ONNXIMPORTER_H

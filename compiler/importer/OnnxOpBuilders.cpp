@@ -1,0 +1,896 @@
+//===- OnnxOpBuilders.cpp - one builder per ONNX op type ------------------===//
+//
+// The importer's table (onnx-mlir style): ONNX op type -> a function that reads the node's
+// inputs and attributes through NodeImporter and emits memc ops in canonical form. Operands
+// that ONNX computes at run time but memc needs static (shapes, axes, bounds) must be host
+// constants by now: the importer folds shape subgraphs before they reach these builders.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/importer/NodeImporter.h"
+#include "dialects/memc/ShapeInference.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace mlir;
+
+namespace memc {
+namespace {
+
+FailureOr<int64_t> normalizeAxis(NodeImporter &n, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return n.error("axis " + std::to_string(axis) + " out of range for rank " +
+                   std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Sorted, unique, non-negative axes.
+FailureOr<SmallVector<int64_t>> normalizeAxes(NodeImporter &n, ArrayRef<int64_t> axes,
+                                              int64_t rank) {
+  SmallVector<int64_t> result;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> normalized = normalizeAxis(n, axis, rank);
+    if (failed(normalized))
+      return failure();
+    result.push_back(*normalized);
+  }
+  llvm::sort(result);
+  if (std::adjacent_find(result.begin(), result.end()) != result.end())
+    return n.error("axes repeat a dimension");
+  return result;
+}
+
+/// Axes given as the `axes` attribute (older opsets) or as input `index` (newer ones).
+FailureOr<std::optional<std::vector<int64_t>>> axesOperand(NodeImporter &n, size_t index) {
+  if (n.attribute("axes")) {
+    FailureOr<std::vector<int64_t>> axes = n.intsAttr("axes", std::nullopt);
+    if (failed(axes))
+      return failure();
+    return std::optional<std::vector<int64_t>>(*axes);
+  }
+  if (!n.hasInput(index))
+    return std::optional<std::vector<int64_t>>();
+  FailureOr<HostTensor> axes = n.requireConstant(index, "axes");
+  if (failed(axes))
+    return failure();
+  return std::optional<std::vector<int64_t>>(axes->toInts());
+}
+
+LogicalResult defineResult(NodeImporter &n, FailureOr<Value> result) {
+  if (failed(result))
+    return failure();
+  n.setOutput(0, *result);
+  return success();
+}
+
+LogicalResult expectInputs(NodeImporter &n, size_t minimum, size_t maximum) {
+  size_t count = n.numInputs();
+  if (count < minimum || count > maximum || !n.hasInput(0))
+    return n.error("expects " + std::to_string(minimum) +
+                   (maximum == minimum ? "" : " to " + std::to_string(maximum)) +
+                   " inputs, got " + std::to_string(count));
+  return success();
+}
+
+Value scalarConstant(NodeImporter &n, Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute element = isa<FloatType>(elementType)
+                          ? Attribute(FloatAttr::get(elementType, value))
+                          : Attribute(IntegerAttr::get(elementType, int64_t(value)));
+  return n.builder.create<ConstantOp>(n.location(), DenseElementsAttr::get(type, element));
+}
+
+RankedTensorType withShape(Value value, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, getElementTypeOrSelf(value));
+}
+
+FailureOr<Value> reshapeTo(NodeImporter &n, Value value, ArrayRef<int64_t> shape) {
+  if (cast<RankedTensorType>(value.getType()).getShape() == shape)
+    return value;
+  return n.createTyped<ReshapeOp>(withShape(value, shape), value);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+template <typename OpT, size_t Arity>
+LogicalResult importElementwise(NodeImporter &n) {
+  if (failed(expectInputs(n, Arity, Arity)))
+    return failure();
+  FailureOr<SmallVector<Value>> operands = n.elementwiseInputs();
+  if (failed(operands))
+    return failure();
+  return defineResult(n, n.create1<OpT>(*operands));
+}
+
+LogicalResult importPow(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 2)))
+    return failure();
+  FailureOr<SmallVector<Value>> operands = n.elementwiseInputs();
+  if (failed(operands))
+    return failure();
+  Value base = (*operands)[0], exponent = (*operands)[1];
+  // ONNX lets the exponent's type differ from the base's; memc computes in the base's type.
+  if (getElementTypeOrSelf(exponent) != getElementTypeOrSelf(base)) {
+    auto exponentType = cast<RankedTensorType>(exponent.getType());
+    FailureOr<Value> converted =
+        n.createTyped<CastOp>(exponentType.clone(getElementTypeOrSelf(base)), exponent);
+    if (failed(converted))
+      return failure();
+    exponent = *converted;
+  }
+  return defineResult(n, n.create1<PowOp>({base, exponent}));
+}
+
+LogicalResult importGelu(NodeImporter &n) {
+  FailureOr<std::string> approximate = n.stringAttr("approximate", "none");
+  FailureOr<Value> input = n.input(0);
+  if (failed(approximate) || failed(input))
+    return failure();
+  return defineResult(
+      n, n.create1<GeluOp>(*input, n.named("approximate", n.builder.getStringAttr(*approximate))));
+}
+
+LogicalResult importClip(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  if (failed(input))
+    return failure();
+  SmallVector<NamedAttribute> bounds;
+  for (auto [index, name] : {std::pair<size_t, StringRef>(1, "min"), {2, "max"}}) {
+    std::optional<double> bound;
+    if (n.hasInput(index)) {
+      FailureOr<HostTensor> value = n.requireConstant(index, "Clip bound");
+      if (failed(value))
+        return failure();
+      if (value->numElements() != 1)
+        return n.error("Clip bounds must be scalars");
+      bound = value->isFloating() ? value->floatAt(0) : double(value->intAt(0));
+    } else if (n.attribute(name)) { // opset 6 form
+      FailureOr<double> value = n.floatAttr(name, std::nullopt);
+      if (failed(value))
+        return failure();
+      bound = *value;
+    }
+    if (bound)
+      bounds.push_back(n.named(name, n.builder.getF64FloatAttr(*bound)));
+  }
+  return defineResult(n, n.create1<ClipOp>(*input, bounds));
+}
+
+LogicalResult importCast(NodeImporter &n) {
+  FailureOr<int64_t> to = n.intAttr("to", std::nullopt);
+  FailureOr<Value> input = n.input(0);
+  if (failed(to) || failed(input))
+    return failure();
+  Type elementType = elementTypeFor(n.builder.getContext(), *to);
+  if (!elementType)
+    return n.error("casts to " + onnxDataTypeName(*to) + ", which memc does not support");
+  auto type = cast<RankedTensorType>(input->getType());
+  if (type.getElementType() == elementType)
+    return defineResult(n, *input);
+  return defineResult(n, n.createTyped<CastOp>(type.clone(elementType), *input));
+}
+
+LogicalResult importTrilu(NodeImporter &n) {
+  FailureOr<int64_t> upper = n.intAttr("upper", 1);
+  FailureOr<Value> input = n.input(0);
+  if (failed(upper) || failed(input))
+    return failure();
+  int64_t k = 0;
+  if (n.hasInput(1)) {
+    FailureOr<HostTensor> value = n.requireConstant(1, "Trilu's k");
+    if (failed(value))
+      return failure();
+    if (value->numElements() != 1)
+      return n.error("k must be a scalar");
+    k = value->intAt(0);
+  }
+  return defineResult(n, n.create1<TriluOp>(*input, {n.named("k", n.builder.getI64IntegerAttr(k)),
+                                                      n.named("upper", n.builder.getBoolAttr(*upper != 0))}));
+}
+
+LogicalResult importDropout(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  FailureOr<int64_t> seed = n.intAttr("seed", 0);
+  if (failed(input) || failed(seed))
+    return failure();
+  bool training = false;
+  double ratio = 0.5;
+  if (n.hasInput(1)) {
+    FailureOr<HostTensor> value = n.requireConstant(1, "Dropout ratio");
+    if (failed(value))
+      return failure();
+    ratio = value->numElements() == 1 ? value->floatAt(0) : -1;
+  } else if (n.attribute("ratio")) {
+    FailureOr<double> value = n.floatAttr("ratio", std::nullopt);
+    if (failed(value))
+      return failure();
+    ratio = *value;
+  }
+  if (n.hasInput(2)) {
+    FailureOr<HostTensor> value = n.requireConstant(2, "Dropout training_mode");
+    if (failed(value))
+      return failure();
+    training = value->numElements() == 1 && value->intAt(0) != 0;
+  }
+  if (failed(n.requireOutputsUnused(1, "memc keeps dropout masks internal")))
+    return failure();
+  if (!training || ratio == 0.0)
+    return defineResult(n, *input); // inference: the identity
+  return defineResult(
+      n, n.create1<DropoutOp>(*input, {n.named("ratio", n.builder.getF64FloatAttr(ratio)),
+                                       n.named("seed", n.builder.getI64IntegerAttr(*seed))}));
+}
+
+LogicalResult importIdentity(NodeImporter &n) {
+  if (failed(expectInputs(n, 1, 1)))
+    return failure();
+  return defineResult(n, n.input(0));
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and normalization
+//===----------------------------------------------------------------------===//
+
+LogicalResult importMatMul(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 2)))
+    return failure();
+  FailureOr<Value> lhs = n.input(0), rhs = n.input(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  return defineResult(n, n.create1<MatMulOp>({*lhs, *rhs}));
+}
+
+FailureOr<Value> transpose2d(NodeImporter &n, Value value) {
+  return n.create1<TransposeOp>(value,
+                                n.named("perm", n.builder.getDenseI64ArrayAttr({1, 0})));
+}
+
+/// Gemm is `alpha * op(A) @ op(B) + beta * C`: a matmul, transposes where asked, scalings
+/// only when they are not 1, and a broadcasting add.
+LogicalResult importGemm(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 3)))
+    return failure();
+  FailureOr<int64_t> transA = n.intAttr("transA", 0), transB = n.intAttr("transB", 0);
+  FailureOr<double> alpha = n.floatAttr("alpha", 1.0), beta = n.floatAttr("beta", 1.0);
+  FailureOr<Value> a = n.input(0), b = n.input(1);
+  if (failed(transA) || failed(transB) || failed(alpha) || failed(beta) || failed(a) ||
+      failed(b))
+    return failure();
+  for (Value operand : {*a, *b})
+    if (cast<RankedTensorType>(operand.getType()).getRank() != 2)
+      return n.error("Gemm operands must be matrices");
+  if (*transA && failed(a = transpose2d(n, *a)))
+    return failure();
+  if (*transB && failed(b = transpose2d(n, *b)))
+    return failure();
+  FailureOr<Value> product = n.create1<MatMulOp>({*a, *b});
+  if (failed(product))
+    return failure();
+  Type elementType = getElementTypeOrSelf(*product);
+  if (*alpha != 1.0 &&
+      failed(product = n.create1<MulOp>({*product, scalarConstant(n, elementType, *alpha)})))
+    return failure();
+  if (!n.hasInput(2) || *beta == 0.0)
+    return defineResult(n, product);
+  FailureOr<Value> c = n.input(2, elementType);
+  if (failed(c))
+    return failure();
+  if (*beta != 1.0 && failed(c = n.create1<MulOp>({*c, scalarConstant(n, elementType, *beta)})))
+    return failure();
+  return defineResult(n, n.create1<AddOp>({*product, *c}));
+}
+
+template <typename OpT>
+LogicalResult importSoftmax(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  if (failed(input))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(input->getType()).getRank();
+  // Before opset 13 softmax flattened the input at `axis` (default 1); the same as one-axis
+  // softmax only when `axis` is the last dimension.
+  FailureOr<int64_t> axis = n.intAttr("axis", n.opset >= 13 ? -1 : 1);
+  if (failed(axis) || failed(axis = normalizeAxis(n, *axis, rank)))
+    return failure();
+  if (n.opset < 13 && *axis != rank - 1)
+    return n.error("before opset 13, softmax over several trailing axes is not supported");
+  return defineResult(n, n.create1<OpT>(*input, n.named("axis", n.builder.getI64IntegerAttr(*axis))));
+}
+
+LogicalResult importLayerNormalization(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 3)) ||
+      failed(n.requireOutputsUnused(1, "memc's layer_norm does not expose Mean/InvStdDev")))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  if (failed(input))
+    return failure();
+  Type elementType = getElementTypeOrSelf(*input);
+  FailureOr<Value> scale = n.input(1, elementType);
+  FailureOr<int64_t> axis = n.intAttr("axis", -1);
+  FailureOr<double> epsilon = n.floatAttr("epsilon", 1e-5);
+  if (failed(scale) || failed(axis) || failed(epsilon))
+    return failure();
+  if (failed(axis = normalizeAxis(n, *axis, cast<RankedTensorType>(input->getType()).getRank())))
+    return failure();
+  SmallVector<Value> operands = {*input, *scale};
+  if (n.hasInput(2)) {
+    FailureOr<Value> bias = n.input(2, elementType);
+    if (failed(bias))
+      return failure();
+    operands.push_back(*bias);
+  }
+  return defineResult(
+      n, n.create1<LayerNormOp>(operands, {n.named("axis", n.builder.getI64IntegerAttr(*axis)),
+                                           n.named("epsilon", n.builder.getF64FloatAttr(*epsilon))}));
+}
+
+LogicalResult importBatchNormalization(NodeImporter &n) {
+  if (failed(expectInputs(n, 5, 5)) ||
+      failed(n.requireOutputsUnused(
+          1, "memc builds running-statistics updates itself; export the model in eval mode")))
+    return failure();
+  FailureOr<double> epsilon = n.floatAttr("epsilon", 1e-5), momentum = n.floatAttr("momentum", 0.9);
+  FailureOr<int64_t> training = n.intAttr("training_mode", 0);
+  if (failed(epsilon) || failed(momentum) || failed(training))
+    return failure();
+  SmallVector<Value> operands;
+  for (size_t i = 0; i < 5; ++i) {
+    FailureOr<Value> operand = n.input(i);
+    if (failed(operand))
+      return failure();
+    operands.push_back(*operand);
+  }
+  return defineResult(
+      n, n.create1<BatchNormOp>(operands,
+                                {n.named("epsilon", n.builder.getF64FloatAttr(*epsilon)),
+                                 n.named("momentum", n.builder.getF64FloatAttr(*momentum)),
+                                 n.named("training", n.builder.getBoolAttr(*training != 0))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+template <typename OpT>
+LogicalResult importReduce(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  FailureOr<int64_t> keepdims = n.intAttr("keepdims", 1);
+  FailureOr<int64_t> noopWithEmptyAxes = n.intAttr("noop_with_empty_axes", 0);
+  FailureOr<std::optional<std::vector<int64_t>>> axes = axesOperand(n, 1);
+  if (failed(input) || failed(keepdims) || failed(noopWithEmptyAxes) || failed(axes))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(input->getType()).getRank();
+  std::vector<int64_t> given = axes->value_or(std::vector<int64_t>{});
+  if (given.empty()) {
+    if (*noopWithEmptyAxes)
+      return defineResult(n, *input);
+    given.resize(rank);
+    std::iota(given.begin(), given.end(), 0);
+  }
+  FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(n, given, rank);
+  if (failed(normalized))
+    return failure();
+  return defineResult(
+      n, n.create1<OpT>(*input, {n.named("axes", n.builder.getDenseI64ArrayAttr(*normalized)),
+                                 n.named("keepdims", n.builder.getBoolAttr(*keepdims != 0))}));
+}
+
+LogicalResult importGlobalAveragePool(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  if (failed(input))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(input->getType()).getRank();
+  if (rank < 3)
+    return n.error("expects an NC[D]HW input");
+  SmallVector<int64_t> spatial;
+  for (int64_t dim = 2; dim < rank; ++dim)
+    spatial.push_back(dim);
+  return defineResult(
+      n, n.create1<ReduceMeanOp>(*input, {n.named("axes", n.builder.getDenseI64ArrayAttr(spatial)),
+                                          n.named("keepdims", n.builder.getBoolAttr(true))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Layout
+//===----------------------------------------------------------------------===//
+
+LogicalResult importTranspose(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  if (failed(input))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(input->getType()).getRank();
+  std::vector<int64_t> reversed(rank);
+  std::iota(reversed.rbegin(), reversed.rend(), 0);
+  FailureOr<std::vector<int64_t>> perm = n.intsAttr("perm", reversed);
+  if (failed(perm))
+    return failure();
+  return defineResult(n, n.create1<TransposeOp>(*input, n.named("perm", n.builder.getDenseI64ArrayAttr(*perm))));
+}
+
+LogicalResult importReshape(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 2)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<HostTensor> shapeTensor = n.requireConstant(1, "the target shape");
+  FailureOr<int64_t> allowZero = n.intAttr("allowzero", 0);
+  if (failed(input) || failed(shapeTensor) || failed(allowZero))
+    return failure();
+  ArrayRef<int64_t> inputShape = cast<RankedTensorType>(input->getType()).getShape();
+  std::vector<int64_t> target = shapeTensor->toInts();
+  std::optional<size_t> inferred;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == 0 && !*allowZero) {
+      if (i >= inputShape.size())
+        return n.error("shape entry 0 copies a dimension the input does not have");
+      target[i] = inputShape[i];
+    }
+    if (target[i] == -1 && !inferred) {
+      inferred = i;
+      continue;
+    }
+    if (target[i] < 0)
+      return n.error("invalid target shape " + formatShape(shapeTensor->toInts()));
+    if (target[i] > 0 && known > std::numeric_limits<int64_t>::max() / target[i])
+      return n.error("target shape overflows");
+    known *= target[i];
+  }
+  int64_t total = numElements(inputShape);
+  if (inferred) {
+    if (known == 0 || total % known != 0)
+      return n.error("cannot reshape " + formatShape(inputShape) + " to " +
+                     formatShape(shapeTensor->toInts()));
+    target[*inferred] = total / known;
+  }
+  if (numElements(target) != total)
+    return n.error("cannot reshape " + formatShape(inputShape) + " (" + std::to_string(total) +
+                   " elements) to " + formatShape(target));
+  return defineResult(n, reshapeTo(n, *input, target));
+}
+
+LogicalResult importFlatten(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  FailureOr<int64_t> axis = n.intAttr("axis", 1);
+  if (failed(input) || failed(axis))
+    return failure();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input->getType()).getShape();
+  int64_t rank = shape.size();
+  if (*axis < -rank || *axis > rank)
+    return n.error("axis out of range");
+  int64_t split = *axis < 0 ? *axis + rank : *axis;
+  return defineResult(n, reshapeTo(n, *input, {numElements(shape.take_front(split)),
+                                               numElements(shape.drop_front(split))}));
+}
+
+LogicalResult importSqueeze(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  FailureOr<std::optional<std::vector<int64_t>>> axes = axesOperand(n, 1);
+  if (failed(input) || failed(axes))
+    return failure();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input->getType()).getShape();
+  SmallVector<int64_t> squeezed;
+  if (*axes) {
+    FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(n, **axes, shape.size());
+    if (failed(normalized))
+      return failure();
+    squeezed = *normalized;
+  } else {
+    for (size_t dim = 0; dim < shape.size(); ++dim)
+      if (shape[dim] == 1)
+        squeezed.push_back(dim);
+  }
+  SmallVector<int64_t> result;
+  for (size_t dim = 0; dim < shape.size(); ++dim) {
+    bool drop = llvm::is_contained(squeezed, static_cast<int64_t>(dim));
+    if (drop && shape[dim] != 1)
+      return n.error("cannot squeeze dimension " + std::to_string(dim) + " of size " +
+                     std::to_string(shape[dim]));
+    if (!drop)
+      result.push_back(shape[dim]);
+  }
+  return defineResult(n, reshapeTo(n, *input, result));
+}
+
+LogicalResult importUnsqueeze(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  FailureOr<std::optional<std::vector<int64_t>>> axes = axesOperand(n, 1);
+  if (failed(input) || failed(axes))
+    return failure();
+  if (!*axes)
+    return n.error("missing axes");
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input->getType()).getShape();
+  int64_t rank = shape.size() + (*axes)->size();
+  FailureOr<SmallVector<int64_t>> inserted = normalizeAxes(n, **axes, rank);
+  if (failed(inserted))
+    return failure();
+  SmallVector<int64_t> result;
+  const int64_t *next = shape.begin();
+  for (int64_t dim = 0; dim < rank; ++dim)
+    result.push_back(llvm::is_contained(*inserted, dim) ? 1 : *next++);
+  return defineResult(n, reshapeTo(n, *input, result));
+}
+
+LogicalResult importConcat(NodeImporter &n) {
+  FailureOr<SmallVector<Value>> inputs = n.elementwiseInputs();
+  FailureOr<int64_t> axis = n.intAttr("axis", std::nullopt);
+  if (failed(inputs) || failed(axis))
+    return failure();
+  if (inputs->empty())
+    return n.error("needs at least one input");
+  int64_t rank = cast<RankedTensorType>(inputs->front().getType()).getRank();
+  if (failed(axis = normalizeAxis(n, *axis, rank)))
+    return failure();
+  return defineResult(n, n.create1<ConcatOp>(*inputs, n.named("axis", n.builder.getI64IntegerAttr(*axis))));
+}
+
+LogicalResult importSplit(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  FailureOr<int64_t> axis = n.intAttr("axis", 0);
+  if (failed(input) || failed(axis))
+    return failure();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input->getType()).getShape();
+  if (failed(axis = normalizeAxis(n, *axis, shape.size())))
+    return failure();
+  int64_t dim = shape[*axis], pieces = n.numOutputs();
+  std::vector<int64_t> sizes;
+  if (n.hasInput(1)) {
+    FailureOr<HostTensor> split = n.requireConstant(1, "split sizes");
+    if (failed(split))
+      return failure();
+    sizes = split->toInts();
+  } else if (n.attribute("split")) {
+    FailureOr<std::vector<int64_t>> split = n.intsAttr("split", std::nullopt);
+    if (failed(split))
+      return failure();
+    sizes = *split;
+  } else {
+    // Equal pieces; since opset 18 (num_outputs) the last one may be smaller.
+    FailureOr<int64_t> count = n.intAttr("num_outputs", pieces);
+    if (failed(count))
+      return failure();
+    if (*count <= 0 || *count != pieces || (n.opset < 18 && dim % *count != 0))
+      return n.error("cannot split a dimension of " + std::to_string(dim) + " into " +
+                     std::to_string(*count) + " equal pieces");
+    int64_t chunk = (dim + *count - 1) / *count;
+    for (int64_t i = 0; i < *count; ++i)
+      sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+  }
+  if (static_cast<int64_t>(sizes.size()) != pieces)
+    return n.error(std::to_string(sizes.size()) + " split sizes for " +
+                   std::to_string(pieces) + " outputs");
+  FailureOr<Operation *> op =
+      n.create<SplitOp>(*input, {n.named("axis", n.builder.getI64IntegerAttr(*axis)),
+                                 n.named("sizes", n.builder.getDenseI64ArrayAttr(sizes))});
+  if (failed(op))
+    return failure();
+  for (auto [index, result] : llvm::enumerate((*op)->getResults()))
+    n.setOutput(index, result);
+  return success();
+}
+
+LogicalResult importSlice(NodeImporter &n) {
+  if (failed(expectInputs(n, 3, 5)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<HostTensor> startsIn = n.requireConstant(1, "starts");
+  FailureOr<HostTensor> endsIn = n.requireConstant(2, "ends");
+  if (failed(input) || failed(startsIn) || failed(endsIn))
+    return failure();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input->getType()).getShape();
+  int64_t rank = shape.size();
+  std::vector<int64_t> starts = startsIn->toInts(), ends = endsIn->toInts();
+  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (n.hasInput(3)) {
+    FailureOr<HostTensor> value = n.requireConstant(3, "axes");
+    if (failed(value))
+      return failure();
+    axes = value->toInts();
+  }
+  if (n.hasInput(4)) {
+    FailureOr<HostTensor> value = n.requireConstant(4, "steps");
+    if (failed(value))
+      return failure();
+    steps = value->toInts();
+  }
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return n.error("starts, ends, axes and steps differ in length");
+  SmallVector<int64_t> outStarts(rank, 0), outLimits(shape), outSteps(rank, 1);
+  SmallVector<bool> seen(rank, false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    FailureOr<int64_t> axis = normalizeAxis(n, axes[i], rank);
+    if (failed(axis))
+      return failure();
+    if (seen[*axis] || steps[i] == 0)
+      return n.error("repeated axis or zero step");
+    seen[*axis] = true;
+    // ONNX's clamping: negative indices count from the end, then clamp into the dimension
+    // ([0, dim] forward, [-1, dim - 1] backward, where -1 means "before the first").
+    int64_t dim = shape[*axis], start = starts[i], end = ends[i];
+    if (start < 0)
+      start = start < -dim ? -1 : start + dim;
+    if (end < 0)
+      end = end < -dim ? -1 : end + dim;
+    if (steps[i] > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+    } else {
+      start = std::clamp<int64_t>(start, -1, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+    }
+    outStarts[*axis] = start;
+    outLimits[*axis] = end;
+    outSteps[*axis] = steps[i];
+  }
+  return defineResult(
+      n, n.create1<SliceOp>(*input, {n.named("starts", n.builder.getDenseI64ArrayAttr(outStarts)),
+                                     n.named("limits", n.builder.getDenseI64ArrayAttr(outLimits)),
+                                     n.named("steps", n.builder.getDenseI64ArrayAttr(outSteps))}));
+}
+
+LogicalResult importGather(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 2)))
+    return failure();
+  FailureOr<Value> data = n.input(0), indices = n.input(1);
+  FailureOr<int64_t> axis = n.intAttr("axis", 0);
+  if (failed(data) || failed(indices) || failed(axis))
+    return failure();
+  if (failed(axis = normalizeAxis(n, *axis, cast<RankedTensorType>(data->getType()).getRank())))
+    return failure();
+  return defineResult(n, n.create1<GatherOp>({*data, *indices}, n.named("axis", n.builder.getI64IntegerAttr(*axis))));
+}
+
+LogicalResult importExpand(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 2)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<HostTensor> shape = n.requireConstant(1, "the target shape");
+  if (failed(input) || failed(shape))
+    return failure();
+  std::vector<int64_t> target = shape->toInts();
+  Shape result;
+  std::string error;
+  if (failed(broadcastShapes({cast<RankedTensorType>(input->getType()).getShape(), target},
+                             result, error)))
+    return n.error(error);
+  auto type = withShape(*input, result);
+  if (type == input->getType())
+    return defineResult(n, *input);
+  return defineResult(n, n.createTyped<BroadcastToOp>(type, *input));
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// Resolves auto_pad and the defaults of a windowed op's attributes.
+struct WindowAttributes {
+  std::vector<int64_t> kernel, strides, pads, dilations;
+};
+
+FailureOr<WindowAttributes> windowAttributes(NodeImporter &n, ArrayRef<int64_t> inputShape,
+                                             std::optional<std::vector<int64_t>> kernel) {
+  size_t spatial = inputShape.size() < 2 ? 0 : inputShape.size() - 2;
+  if (spatial == 0)
+    return n.error("expects an NC[D]HW input");
+  FailureOr<std::vector<int64_t>> kernelShape = n.intsAttr("kernel_shape", kernel);
+  FailureOr<std::vector<int64_t>> strides = n.intsAttr("strides", std::vector<int64_t>(spatial, 1));
+  FailureOr<std::vector<int64_t>> dilations =
+      n.intsAttr("dilations", std::vector<int64_t>(spatial, 1));
+  FailureOr<std::vector<int64_t>> pads = n.intsAttr("pads", std::vector<int64_t>(2 * spatial, 0));
+  FailureOr<std::string> autoPad = n.stringAttr("auto_pad", "NOTSET");
+  if (failed(kernelShape) || failed(strides) || failed(dilations) || failed(pads) ||
+      failed(autoPad))
+    return failure();
+  if (kernelShape->size() != spatial || strides->size() != spatial ||
+      dilations->size() != spatial || pads->size() != 2 * spatial)
+    return n.error("kernel_shape, strides, dilations and pads do not match " +
+                   std::to_string(spatial) + " spatial dimensions");
+  if (*autoPad == "VALID") {
+    pads->assign(2 * spatial, 0);
+  } else if (*autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER") {
+    for (size_t i = 0; i < spatial; ++i) {
+      int64_t in = inputShape[i + 2], stride = (*strides)[i];
+      if (stride <= 0)
+        return n.error("strides must be positive");
+      int64_t out = (in + stride - 1) / stride;
+      int64_t total = std::max<int64_t>(
+          0, (out - 1) * stride + ((*kernelShape)[i] - 1) * (*dilations)[i] + 1 - in);
+      int64_t small = total / 2, large = total - small;
+      (*pads)[i] = *autoPad == "SAME_UPPER" ? small : large;
+      (*pads)[i + spatial] = *autoPad == "SAME_UPPER" ? large : small;
+    }
+  } else if (*autoPad != "NOTSET") {
+    return n.error("unknown auto_pad '" + *autoPad + "'");
+  }
+  return WindowAttributes{*kernelShape, *strides, *pads, *dilations};
+}
+
+LogicalResult importConv(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 3)))
+    return failure();
+  FailureOr<Value> input = n.input(0), weight = n.input(1);
+  FailureOr<int64_t> group = n.intAttr("group", 1);
+  if (failed(input) || failed(weight) || failed(group))
+    return failure();
+  ArrayRef<int64_t> weightShape = cast<RankedTensorType>(weight->getType()).getShape();
+  std::vector<int64_t> kernel(weightShape.begin() + std::min<size_t>(2, weightShape.size()),
+                              weightShape.end());
+  FailureOr<WindowAttributes> window =
+      windowAttributes(n, cast<RankedTensorType>(input->getType()).getShape(), kernel);
+  if (failed(window))
+    return failure();
+  if (window->kernel != kernel)
+    return n.error("kernel_shape differs from the weight's spatial shape");
+  SmallVector<Value> operands = {*input, *weight};
+  if (n.hasInput(2)) {
+    FailureOr<Value> bias = n.input(2);
+    if (failed(bias))
+      return failure();
+    operands.push_back(*bias);
+  }
+  return defineResult(
+      n, n.create1<ConvOp>(operands,
+                           {n.named("strides", n.builder.getDenseI64ArrayAttr(window->strides)),
+                            n.named("pads", n.builder.getDenseI64ArrayAttr(window->pads)),
+                            n.named("dilations", n.builder.getDenseI64ArrayAttr(window->dilations)),
+                            n.named("group", n.builder.getI64IntegerAttr(*group))}));
+}
+
+template <typename OpT>
+LogicalResult importPool(NodeImporter &n) {
+  if (failed(n.requireOutputsUnused(1, "memc's max_pool does not return indices")))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<int64_t> ceilMode = n.intAttr("ceil_mode", 0);
+  if (failed(input) || failed(ceilMode))
+    return failure();
+  FailureOr<WindowAttributes> window =
+      windowAttributes(n, cast<RankedTensorType>(input->getType()).getShape(), std::nullopt);
+  if (failed(window))
+    return failure();
+  SmallVector<NamedAttribute> attributes = {
+      n.named("kernel_shape", n.builder.getDenseI64ArrayAttr(window->kernel)),
+      n.named("strides", n.builder.getDenseI64ArrayAttr(window->strides)),
+      n.named("pads", n.builder.getDenseI64ArrayAttr(window->pads)),
+      n.named("dilations", n.builder.getDenseI64ArrayAttr(window->dilations)),
+      n.named("ceil_mode", n.builder.getBoolAttr(*ceilMode != 0))};
+  if constexpr (std::is_same_v<OpT, AvgPoolOp>) {
+    FailureOr<int64_t> countIncludePad = n.intAttr("count_include_pad", 0);
+    if (failed(countIncludePad))
+      return failure();
+    attributes.push_back(
+        n.named("count_include_pad", n.builder.getBoolAttr(*countIncludePad != 0)));
+  }
+  return defineResult(n, n.create1<OpT>(*input, attributes));
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and shape ops, which only exist on the host
+//===----------------------------------------------------------------------===//
+
+LogicalResult importConstant(NodeImporter &n) {
+  if (n.node.attribute_size() != 1)
+    return n.error("expects exactly one value attribute");
+  const onnx::AttributeProto &attr = n.node.attribute(0);
+  std::string error;
+  if (attr.name() == "value" && attr.type() == onnx::AttributeProto::TENSOR) {
+    FailureOr<HostTensor> value = decodeTensorProto(attr.t(), error);
+    if (failed(value))
+      return n.error(error);
+    n.setOutputConstant(0, std::move(*value));
+  } else if (attr.name() == "value_float" && attr.type() == onnx::AttributeProto::FLOAT) {
+    n.setOutputConstant(0, HostTensor::ofFloats(onnx::TensorProto::FLOAT, {}, {attr.f()}));
+  } else if (attr.name() == "value_floats" && attr.type() == onnx::AttributeProto::FLOATS) {
+    n.setOutputConstant(0, HostTensor::ofFloats(onnx::TensorProto::FLOAT, {attr.floats_size()},
+                                                {attr.floats().begin(), attr.floats().end()}));
+  } else if (attr.name() == "value_int" && attr.type() == onnx::AttributeProto::INT) {
+    n.setOutputConstant(0, HostTensor::ofInts(onnx::TensorProto::INT64, {}, {attr.i()}));
+  } else if (attr.name() == "value_ints" && attr.type() == onnx::AttributeProto::INTS) {
+    n.setOutputConstant(0, HostTensor::ofInts(onnx::TensorProto::INT64, {attr.ints_size()},
+                                              {attr.ints().begin(), attr.ints().end()}));
+  } else {
+    return n.error("unsupported value attribute '" + attr.name() + "'");
+  }
+  return success();
+}
+
+/// Shape has no memc op: with static shapes its result is always known.
+LogicalResult importShape(NodeImporter &n) {
+  FailureOr<RankedTensorType> type = n.inputType(0);
+  FailureOr<int64_t> start = n.intAttr("start", 0);
+  if (failed(type) || failed(start))
+    return failure();
+  int64_t rank = type->getRank();
+  FailureOr<int64_t> end = n.intAttr("end", rank);
+  if (failed(end))
+    return failure();
+  auto clampIndex = [&](int64_t index) {
+    return std::clamp<int64_t>(index < 0 ? index + rank : index, 0, rank);
+  };
+  int64_t first = clampIndex(*start), last = std::max(first, clampIndex(*end));
+  std::vector<int64_t> dims(type->getShape().begin() + first, type->getShape().begin() + last);
+  n.setOutputConstant(0, HostTensor::ofInts(onnx::TensorProto::INT64,
+                                            {static_cast<int64_t>(dims.size())}, dims));
+  return success();
+}
+
+/// Range and ConstantOfShape reach a builder only when an input is not a host constant.
+LogicalResult importHostOnly(NodeImporter &n) {
+  return n.error("its inputs must be constants (memc shapes are static), but some are computed "
+                 "at run time");
+}
+
+} // namespace
+
+const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
+  static const llvm::StringMap<OnnxOpBuilder> table = [] {
+    llvm::StringMap<OnnxOpBuilder> t;
+    // Elementwise.
+    t["Neg"] = importElementwise<NegOp, 1>;
+    t["Exp"] = importElementwise<ExpOp, 1>;
+    t["Log"] = importElementwise<LogOp, 1>;
+    t["Sqrt"] = importElementwise<SqrtOp, 1>;
+    t["Reciprocal"] = importElementwise<ReciprocalOp, 1>;
+    t["Erf"] = importElementwise<ErfOp, 1>;
+    t["Tanh"] = importElementwise<TanhOp, 1>;
+    t["Sigmoid"] = importElementwise<SigmoidOp, 1>;
+    t["Relu"] = importElementwise<ReluOp, 1>;
+    t["Not"] = importElementwise<NotOp, 1>;
+    t["Add"] = importElementwise<AddOp, 2>;
+    t["Sub"] = importElementwise<SubOp, 2>;
+    t["Mul"] = importElementwise<MulOp, 2>;
+    t["Div"] = importElementwise<DivOp, 2>;
+    t["Equal"] = importElementwise<EqualOp, 2>;
+    t["Less"] = importElementwise<LessOp, 2>;
+    t["Greater"] = importElementwise<GreaterOp, 2>;
+    t["Where"] = importElementwise<WhereOp, 3>;
+    t["Pow"] = importPow;
+    t["Gelu"] = importGelu;
+    t["Clip"] = importClip;
+    t["Cast"] = importCast;
+    t["Trilu"] = importTrilu;
+    t["Dropout"] = importDropout;
+    t["Identity"] = importIdentity;
+    // Linear algebra and normalization.
+    t["MatMul"] = importMatMul;
+    t["Gemm"] = importGemm;
+    t["Softmax"] = importSoftmax<SoftmaxOp>;
+    t["LogSoftmax"] = importSoftmax<LogSoftmaxOp>;
+    t["LayerNormalization"] = importLayerNormalization;
+    t["BatchNormalization"] = importBatchNormalization;
+    // Reductions.
+    t["ReduceSum"] = importReduce<ReduceSumOp>;
+    t["ReduceMean"] = importReduce<ReduceMeanOp>;
+    t["ReduceMax"] = importReduce<ReduceMaxOp>;
+    t["GlobalAveragePool"] = importGlobalAveragePool;
+    // Layout and indexing.
+    t["Transpose"] = importTranspose;
+    t["Reshape"] = importReshape;
+    t["Flatten"] = importFlatten;
+    t["Squeeze"] = importSqueeze;
+    t["Unsqueeze"] = importUnsqueeze;
+    t["Concat"] = importConcat;
+    t["Split"] = importSplit;
+    t["Slice"] = importSlice;
+    t["Gather"] = importGather;
+    t["Expand"] = importExpand;
+    // Convolution and pooling.
+    t["Conv"] = importConv;
+    t["MaxPool"] = importPool<MaxPoolOp>;
+    t["AveragePool"] = importPool<AvgPoolOp>;
+    // Host-only.
+    t["Constant"] = importConstant;
+    t["Shape"] = importShape;
+    t["Range"] = importHostOnly;
+    t["ConstantOfShape"] = importHostOnly;
+    return t;
+  }();
+  return table;
+}
+
+} // namespace memc

@@ -1,0 +1,61 @@
+//===- WeightStore.h - where a model's initializers live --------*- C++ -*-===//
+//
+// Weights never enter the IR. The importer indexes every initializer of the ONNX model by name:
+// its data type, shape and the byte range that holds its little-endian data, in the .onnx file
+// itself (raw_data, located by scanning the protobuf wire format) or in an external-data file.
+// Data is read only when asked for, so importing a multi-GB model touches none of it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_COMPILER_IMPORTER_WEIGHTSTORE_H
+#define MEMC_COMPILER_IMPORTER_WEIGHTSTORE_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace onnx {
+class ModelProto;
+class TensorProto;
+} // namespace onnx
+
+namespace memc {
+
+/// One initializer: metadata plus where its bytes are.
+struct StoredTensor {
+  std::string name;
+  int32_t dataType = 0;            // onnx::TensorProto_DataType
+  std::vector<int64_t> shape;
+  std::string file;                // absolute or relative path of the file holding the bytes
+  uint64_t offset = 0;             // byte offset in `file`
+  uint64_t length = 0;             // byte length (= numElements * elementSize)
+  /// Data stored in typed fields (float_data, int64_data, ...) rather than raw bytes, converted
+  /// to little-endian raw bytes; then `file` is empty. Only small tensors are stored this way.
+  std::vector<char> inlineBytes;
+};
+
+/// Size in bytes of one element of an ONNX data type, 0 if memc cannot store it.
+uint64_t onnxElementSize(int32_t dataType);
+
+class WeightStore {
+public:
+  /// Indexes the initializers of `model`, which was parsed from `modelPath`. Validates every
+  /// initializer: known data type, non-negative dims, a byte length matching the shape, and
+  /// external-data files that exist and are long enough (offset + length <= file size).
+  /// Returns false with a message naming the initializer in `error`.
+  bool index(const onnx::ModelProto &model, const std::string &modelPath, std::string &error);
+
+  const StoredTensor *find(const std::string &name) const;
+  const std::vector<StoredTensor> &tensors() const { return ordered; }
+
+  /// Reads the tensor's bytes into `out` (resized to its length).
+  bool read(const StoredTensor &tensor, std::vector<char> &out, std::string &error) const;
+
+private:
+  std::vector<StoredTensor> ordered;
+  std::map<std::string, size_t> byName;
+};
+
+} // namespace memc
+
+#endif // MEMC_COMPILER_IMPORTER_WEIGHTSTORE_H

@@ -1,0 +1,142 @@
+// RUN: memc-opt %s --split-input-file --verify-diagnostics
+
+func.func @broadcast_mismatch(%a: tensor<4x16xf32>, %b: tensor<8xf32>) {
+  // expected-error @+2 {{shapes [4,16] [8] do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = memc.add %a, %b : (tensor<4x16xf32>, tensor<8xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @wrong_result_shape(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) {
+  // expected-error @+1 {{inferred type(s) 'tensor<4x8xf32>' are incompatible}}
+  %0 = memc.matmul %a, %b : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x9xf32>
+  return
+}
+
+// -----
+
+func.func @contraction_mismatch(%a: tensor<4x16xf32>, %b: tensor<8x3xf32>) {
+  // expected-error @+2 {{matmul contraction dimensions differ: [4,16] x [8,3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = memc.matmul %a, %b : (tensor<4x16xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @dynamic_shape(%a: tensor<?x16xf32>) {
+  // expected-error @+1 {{must be statically shaped tensor}}
+  %0 = memc.relu %a : tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f64_not_supported(%a: tensor<4xf64>) {
+  // expected-error @+1 {{must be statically shaped tensor of}}
+  %0 = memc.exp %a : tensor<4xf64>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<4x16xf32>) {
+  // expected-error @+1 {{element counts differ}}
+  %0 = memc.reshape %a : tensor<4x16xf32> -> tensor<5x16xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_to_smaller(%a: tensor<4x16xf32>) {
+  // expected-error @+1 {{cannot broadcast}}
+  %0 = memc.broadcast_to %a : tensor<4x16xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @bad_perm(%a: tensor<4x16xf32>) {
+  // expected-error @+2 {{transpose perm is not a permutation}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = memc.transpose %a {perm = array<i64: 0, 0>} : (tensor<4x16xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @split_sizes(%a: tensor<4x16xf32>) {
+  // expected-error @+2 {{split sizes add up to 12, not the dimension's 16}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = memc.split %a {axis = 1 : i64, sizes = array<i64: 4, 8>} : (tensor<4x16xf32>) -> (tensor<4x4xf32>, tensor<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @slice_bounds(%a: tensor<4x16xf32>) {
+  // expected-error @+2 {{slice bounds out of range in dimension 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = memc.slice %a {starts = array<i64: 0, 0>, limits = array<i64: 4, 17>, steps = array<i64: 1, 1>} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_scale(%a: tensor<4x16xf32>, %g: tensor<8xf32>) {
+  // expected-error @+2 {{layer_norm scale/bias shape [8] differs from the normalized shape [16]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = memc.layer_norm %a, %g {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<4x16xf32>, tensor<8xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<2x3x8x8xf32>, %w: tensor<8x2x3x3xf32>) {
+  // expected-error @+2 {{conv weight [8,2,3,3] does not fit input [2,3,8,8] with group 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = memc.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x3x8x8xf32>, tensor<8x2x3x3xf32>) -> tensor<2x8x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @gelu_mode(%a: tensor<4xf32>) {
+  // expected-error @+1 {{approximate must be "none" or "tanh"}}
+  %0 = memc.gelu %a {approximate = "fast"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_ratio(%a: tensor<4xf32>) {
+  // expected-error @+1 {{ratio must be in [0, 1)}}
+  %0 = memc.dropout %a {ratio = 1.0 : f64, seed = 0 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_axis(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{axis 2 out of range}}
+  %0 = memc.softmax %a {axis = 2 : i64} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @where_condition(%c: tensor<4xf32>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{must be statically shaped tensor of 1-bit signless integer values}}
+  %0 = memc.where %c, %a, %a : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @trilu_rank(%a: tensor<4xf32>) {
+  // expected-error @+1 {{needs a tensor of rank >= 2}}
+  %0 = memc.trilu %a {k = 0 : i64, upper = true} : tensor<4xf32>
+  return
+}

@@ -1,0 +1,18 @@
+# lit configuration for memc: IR tests through memc-opt and import tests through memc, checked
+# with FileCheck. Run from the build tree (ctest, or `ninja check-memc`).
+import os
+
+import lit.formats
+
+config.name = "memc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.memc_obj_root, "test", "lit")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.memc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(
+    ("%fixtures", os.path.join(config.memc_source_dir, "test", "fixtures")))
+config.substitutions.append(("%python", config.python_executable))

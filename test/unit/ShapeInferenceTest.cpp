@@ -1,0 +1,102 @@
+//===- ShapeInferenceTest.cpp - the memc ops' shape rules -----------------===//
+#include "dialects/memc/ShapeInference.h"
+
+#include <gtest/gtest.h>
+
+using namespace memc;
+
+namespace {
+
+Shape shapeOf(std::initializer_list<int64_t> dims) { return Shape(dims); }
+
+TEST(BroadcastShapes, AlignsTrailingDimensions) {
+  Shape result;
+  std::string error;
+  ASSERT_TRUE(succeeded(broadcastShapes({shapeOf({2, 1, 16}), shapeOf({4, 1}), shapeOf({})},
+                                        result, error)));
+  EXPECT_EQ(result, shapeOf({2, 4, 16}));
+}
+
+TEST(BroadcastShapes, RejectsMismatchWithBothShapesInTheMessage) {
+  Shape result;
+  std::string error;
+  ASSERT_TRUE(failed(broadcastShapes({shapeOf({4, 16}), shapeOf({8})}, result, error)));
+  EXPECT_EQ(error, "shapes [4,16] [8] do not broadcast");
+}
+
+TEST(MatmulShape, BroadcastsBatchDimensions) {
+  Shape result;
+  std::string error;
+  ASSERT_TRUE(succeeded(matmulShape(shapeOf({2, 1, 16, 32}), shapeOf({4, 32, 8}), result, error)));
+  EXPECT_EQ(result, shapeOf({2, 4, 16, 8}));
+}
+
+TEST(MatmulShape, PromotesVectors) {
+  Shape result;
+  std::string error;
+  ASSERT_TRUE(succeeded(matmulShape(shapeOf({5}), shapeOf({5}), result, error)));
+  EXPECT_EQ(result, shapeOf({}));
+  ASSERT_TRUE(succeeded(matmulShape(shapeOf({3, 5}), shapeOf({5}), result, error)));
+  EXPECT_EQ(result, shapeOf({3}));
+  ASSERT_TRUE(succeeded(matmulShape(shapeOf({5}), shapeOf({2, 5, 7}), result, error)));
+  EXPECT_EQ(result, shapeOf({2, 7}));
+}
+
+TEST(MatmulShape, RejectsContractionMismatchAndScalars) {
+  Shape result;
+  std::string error;
+  EXPECT_TRUE(failed(matmulShape(shapeOf({4, 16}), shapeOf({8, 3}), result, error)));
+  EXPECT_EQ(error, "matmul contraction dimensions differ: [4,16] x [8,3]");
+  EXPECT_TRUE(failed(matmulShape(shapeOf({}), shapeOf({3}), result, error)));
+}
+
+TEST(ReduceShape, KeepsOrDropsAxes) {
+  Shape result;
+  std::string error;
+  ASSERT_TRUE(succeeded(reduceShape(shapeOf({2, 3, 4}), {0, 2}, true, result, error)));
+  EXPECT_EQ(result, shapeOf({1, 3, 1}));
+  ASSERT_TRUE(succeeded(reduceShape(shapeOf({2, 3, 4}), {0, 2}, false, result, error)));
+  EXPECT_EQ(result, shapeOf({3}));
+}
+
+TEST(ReduceShape, RejectsUnsortedRepeatedOrOutOfRangeAxes) {
+  Shape result;
+  std::string error;
+  EXPECT_TRUE(failed(reduceShape(shapeOf({2, 3}), {1, 0}, true, result, error)));
+  EXPECT_TRUE(failed(reduceShape(shapeOf({2, 3}), {1, 1}, true, result, error)));
+  EXPECT_TRUE(failed(reduceShape(shapeOf({2, 3}), {2}, true, result, error)));
+  EXPECT_TRUE(failed(reduceShape(shapeOf({2, 3}), {-1}, true, result, error)));
+}
+
+TEST(WindowOutputSize, MatchesPyTorchFloorAndCeilModes) {
+  // torch.nn.MaxPool2d(3, stride=2, padding=1) on 16 -> 8; ceil_mode on 8 with k3 s2 -> 4.
+  EXPECT_EQ(windowOutputSize(16, 3, 2, 1, 1, 1, false), 8);
+  EXPECT_EQ(windowOutputSize(8, 3, 2, 0, 0, 1, true), 4);
+  EXPECT_EQ(windowOutputSize(8, 3, 2, 0, 0, 1, false), 3);
+  // Dilation 2 makes a 3-tap kernel span 5 inputs.
+  EXPECT_EQ(windowOutputSize(7, 3, 1, 0, 0, 2, false), 3);
+  // PyTorch drops a ceil-mode window that would start in the padding: 5, k2 s2 p1 -> 3, not 4.
+  EXPECT_EQ(windowOutputSize(5, 2, 2, 1, 1, 1, true), 3);
+}
+
+TEST(WindowShape, ChecksAttributeLengths) {
+  Shape result;
+  std::string error;
+  EXPECT_TRUE(failed(windowShape(shapeOf({2, 3, 8, 8}), 4, {3, 3}, {1}, {0, 0, 0, 0}, {1, 1},
+                                 false, result, error)));
+  ASSERT_TRUE(succeeded(windowShape(shapeOf({2, 3, 8, 8}), 4, {3, 3}, {1, 1}, {0, 0, 0, 0},
+                                    {1, 1}, false, result, error)));
+  EXPECT_EQ(result, shapeOf({2, 4, 6, 6}));
+  EXPECT_TRUE(failed(windowShape(shapeOf({2, 3, 2, 2}), 4, {3, 3}, {1, 1}, {0, 0, 0, 0}, {1, 1},
+                                 false, result, error)));
+}
+
+TEST(SliceLength, CountsForwardAndBackwardSteps) {
+  EXPECT_EQ(sliceLength(0, 16, 1), 16);
+  EXPECT_EQ(sliceLength(1, 16, 4), 4);   // 1, 5, 9, 13
+  EXPECT_EQ(sliceLength(15, -1, -4), 4); // 15, 11, 7, 3
+  EXPECT_EQ(sliceLength(3, 3, 1), 0);
+  EXPECT_EQ(sliceLength(2, 5, -1), 0);
+}
+
+} // namespace

@@ -1,0 +1,176 @@
+//===- memc.cpp - the memc compiler driver --------------------------------===//
+//
+// memc MODEL.onnx [--input-shape NAME=DIMS]... [--emit=mlir|mlir-import] [-o FILE]
+//
+// Imports an ONNX model, brings it to canonical form and prints the memc IR, with a one-line
+// summary on stderr. Every error is a message and exit code 1.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/importer/OnnxImporter.h"
+#include "compiler/pipeline/Pipeline.h"
+#include "dialects/memc/MemcDialect.h"
+#include "dialects/memc/ShapeInference.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory memcCategory("memc options");
+cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required,
+                               cl::cat(memcCategory));
+cl::opt<std::string> outputPath("o", cl::desc("Output file (default: stdout)"),
+                                cl::value_desc("file"), cl::init("-"), cl::cat(memcCategory));
+enum class Emit { Mlir, MlirImport };
+cl::opt<Emit> emit("emit", cl::desc("What to produce"), cl::init(Emit::Mlir),
+                   cl::values(clEnumValN(Emit::Mlir, "mlir", "memc IR in canonical form"),
+                              clEnumValN(Emit::MlirImport, "mlir-import",
+                                         "memc IR exactly as imported")),
+                   cl::cat(memcCategory));
+cl::list<std::string> inputShapes("input-shape",
+                                  cl::desc("Static shape for a graph input with symbolic dims"),
+                                  cl::value_desc("NAME=DIMS, e.g. input_ids=4x128"),
+                                  cl::cat(memcCategory));
+
+/// Parses `NAME=4x128` into `shapes`; returns false with a message on malformed text.
+bool parseInputShape(llvm::StringRef text, memc::ImportOptions &options, std::string &error) {
+  auto [name, dims] = text.rsplit('=');
+  if (name.empty() || dims.empty() || !text.contains('=')) {
+    error = "--input-shape expects NAME=DIMS (e.g. input_ids=4x128), got '" + text.str() + "'";
+    return false;
+  }
+  std::vector<int64_t> shape;
+  llvm::SmallVector<llvm::StringRef> parts;
+  dims.split(parts, 'x');
+  for (llvm::StringRef part : parts) {
+    int64_t dim;
+    if (part.getAsInteger(10, dim) || dim <= 0) {
+      error = "--input-shape " + text.str() + ": '" + part.str() +
+              "' is not a positive dimension";
+      return false;
+    }
+    shape.push_back(dim);
+  }
+  options.inputShapes[name.str()] = shape;
+  return true;
+}
+
+void printDiagnostic(Diagnostic &diag) {
+  llvm::raw_ostream &os = llvm::errs();
+  os << "memc: "
+     << (diag.getSeverity() == DiagnosticSeverity::Error     ? "error"
+         : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning"
+                                                             : "note")
+     << ": ";
+  if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
+    os << "node '" << name.getName().getValue() << "': ";
+  else if (auto file = dyn_cast<FileLineColLoc>(diag.getLocation()))
+    os << file.getFilename().getValue() << ": ";
+  os << diag.str() << "\n";
+  for (Diagnostic &note : diag.getNotes())
+    printDiagnostic(note);
+}
+
+std::string describeValue(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << tensor.getElementType() << memc::formatShape(tensor.getShape());
+  return text;
+}
+
+/// One line a user reads after import: what came in, what it holds, how long it took.
+void printSummary(ModuleOp module, double seconds) {
+  int64_t ops = 0, parameters = 0, parameterElements = 0, parameterBytes = 0, buffers = 0;
+  std::string inputs, outputs;
+  module.walk([&](func::FuncOp function) {
+    for (BlockArgument argument : function.getArguments()) {
+      auto type = cast<RankedTensorType>(argument.getType());
+      auto kind = function.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                        memc::kParamKindAttr);
+      if (!kind) {
+        auto name = function.getArgAttrOfType<StringAttr>(argument.getArgNumber(), "memc.input");
+        inputs += (inputs.empty() ? "" : ", ") + (name ? name.str() : "?") + " " +
+                  describeValue(type);
+      } else if (kind.getValue() == "parameter") {
+        ++parameters;
+        parameterElements += type.getNumElements();
+        parameterBytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
+      } else {
+        ++buffers;
+      }
+    }
+    for (unsigned i = 0; i < function.getNumResults(); ++i) {
+      auto name = function.getResultAttrOfType<StringAttr>(i, "memc.output");
+      outputs += (outputs.empty() ? "" : ", ") + (name ? name.str() : "?") + " " +
+                 describeValue(function.getResultTypes()[i]);
+    }
+    function.walk([&](Operation *op) { ops += isa<memc::MemcDialect>(op->getDialect()); });
+  });
+  llvm::errs() << llvm::format("memc: %s: %lld memc ops, %lld parameters (%.2fM values, %.1f MiB), "
+                               "%lld buffers; inputs: %s; outputs: %s; imported in %.2f s\n",
+                               modelPath.c_str(), (long long)ops, (long long)parameters,
+                               parameterElements / 1e6, parameterBytes / 1048576.0,
+                               (long long)buffers, inputs.c_str(), outputs.c_str(), seconds);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(memcCategory);
+  cl::ParseCommandLineOptions(argc, argv, "memc: compile ONNX models into memory-optimized "
+                                          "training executables\n");
+  auto start = std::chrono::steady_clock::now();
+
+  memc::ImportOptions options;
+  for (const std::string &text : inputShapes) {
+    std::string error;
+    if (!parseInputShape(text, options, error)) {
+      llvm::errs() << "memc: error: " << error << "\n";
+      return 1;
+    }
+  }
+
+  MLIRContext context;
+  context.printOpOnDiagnostic(false);
+  ScopedDiagnosticHandler diagnostics(&context, [](Diagnostic &diag) {
+    printDiagnostic(diag);
+    return success();
+  });
+
+  OwningOpRef<ModuleOp> module = memc::importOnnxModel(context, modelPath, options);
+  if (!module)
+    return 1;
+  if (emit == Emit::Mlir) {
+    PassManager pm(&context);
+    memc::buildCanonicalizationPipeline(pm);
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(outputPath, &error);
+  if (!output) {
+    llvm::errs() << "memc: error: " << error << "\n";
+    return 1;
+  }
+  module->print(output->os());
+  output->keep();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  printSummary(*module, seconds);
+  return 0;
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything memc needs to build and test, from Debian 12 packages. Idempotent: when
+# every package is already installed it changes nothing and needs no network.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ python3
+  llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
+  libprotobuf-dev protobuf-compiler libonnx-dev
+  googletest libgtest-dev
+  python3-onnx python3-numpy
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
