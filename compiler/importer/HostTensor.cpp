@@ -121,7 +121,7 @@ int64_t wrapInteger(int64_t value, int32_t type) {
 double roundToBinaryFormat(double value, int precision, int minExponent, int maxExponent) {
   if (!std::isfinite(value) || value == 0)
     return value;
-  int exponent;
+  int exponent = 0;
   std::frexp(value, &exponent); // |value| = m * 2^exponent with 0.5 <= m < 1
   int unitExponent = std::max(exponent - 1, minExponent) - (precision - 1);
   double rounded =
@@ -248,7 +248,7 @@ bool normalizeAxes(const std::string &op, const std::vector<int64_t> &axes, int6
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   normalized.clear();
   for (int64_t axis : axes) {
-    int64_t index;
+    int64_t index = 0;
     if (!normalizeAxis(op, axis, rank, index, error))
       return false;
     if (seen[index])
@@ -537,7 +537,7 @@ bool evaluateArithmetic(Arithmetic op, const Operands &in, HostTensor &result,
   return evaluateBroadcast(
       name, in, type, result, error,
       [&](const std::vector<int64_t> &at, HostTensor &out, std::string &message) {
-        int64_t value;
+        int64_t value = 0;
         if (!integerArithmetic(op, a.intAt(at[0]), b.intAt(at[1]), type, value, message))
           return false;
         out.ints.push_back(value);
@@ -677,7 +677,7 @@ bool evaluateGather(const Operands &in, const HostAttributes &attributes, HostTe
   if (!isIndexType(indices.dataType))
     return fail(error, "Gather indices must be INT32 or INT64, not " +
                            typeName(indices.dataType));
-  int64_t rank = static_cast<int64_t>(data.shape.size()), axis;
+  int64_t rank = static_cast<int64_t>(data.shape.size()), axis = 0;
   if (!normalizeAxis("Gather", attributes.axis.value_or(0), rank, axis, error))
     return false;
   int64_t axisSize = data.shape[axis];
@@ -843,7 +843,7 @@ bool evaluateConcat(const Operands &in, const HostAttributes &attributes, HostTe
                     std::string &error) {
   if (!attributes.axis)
     return fail(error, "Concat needs an axis attribute");
-  int64_t axis;
+  int64_t axis = 0;
   std::vector<int64_t> shape;
   if (!normalizeAxis("Concat", *attributes.axis, static_cast<int64_t>(in[0]->shape.size()),
                      axis, error) ||
@@ -899,7 +899,8 @@ bool evaluateSqueeze(const Operands &in, const HostAttributes &attributes, HostT
   std::vector<bool> removed(rank);
   for (size_t d = 0; d < rank; ++d)
     removed[d] = data.shape[d] == 1;
-  if (axes) {
+  // Empty axes squeeze every unit dimension, as absent ones do (onnxruntime reads them so).
+  if (axes && !axes->empty()) {
     std::vector<int64_t> normalized;
     if (!normalizeAxes("Squeeze", *axes, static_cast<int64_t>(rank), normalized, error))
       return false;
@@ -975,7 +976,7 @@ bool multiplyInto(HostTensor &result, int64_t slot, const HostTensor &data, int6
     product = roundFloating(product * data.floatAt(index), data.dataType);
     return true;
   }
-  int64_t product;
+  int64_t product = 0;
   if (!integerArithmetic(Arithmetic::Mul, result.ints[slot], data.intAt(index), data.dataType,
                          product, error))
     return false;

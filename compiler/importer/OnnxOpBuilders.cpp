@@ -96,12 +96,28 @@ FailureOr<Value> reshapeTo(NodeImporter &n, Value value, ArrayRef<int64_t> shape
 // Elementwise
 //===----------------------------------------------------------------------===//
 
+/// ONNX requires the data operands of elementwise ops to share one type (Where's condition
+/// aside); say which types differ rather than failing verification.
+LogicalResult requireSameElementType(NodeImporter &n, ArrayRef<Value> operands) {
+  size_t first = n.node.op_type() == "Where" ? 1 : 0;
+  for (size_t i = first + 1; i < operands.size(); ++i) {
+    Type expected = getElementTypeOrSelf(operands[first]), actual = getElementTypeOrSelf(operands[i]);
+    if (expected != actual) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "operand types differ: " << expected << " and " << actual;
+      return n.error(text);
+    }
+  }
+  return success();
+}
+
 template <typename OpT, size_t Arity>
 LogicalResult importElementwise(NodeImporter &n) {
   if (failed(expectInputs(n, Arity, Arity)))
     return failure();
   FailureOr<SmallVector<Value>> operands = n.elementwiseInputs();
-  if (failed(operands))
+  if (failed(operands) || failed(requireSameElementType(n, *operands)))
     return failure();
   return defineResult(n, n.create1<OpT>(*operands));
 }

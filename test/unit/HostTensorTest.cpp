@@ -958,12 +958,12 @@ void mutateTensor(HostTensor &tensor, std::mt19937_64 &random) {
       tensor.ints.pop_back();
     break;
   default:
-    std::swap(tensor.dataType, pick(random, kOddTypes) == kFloat ? tensor.dataType
-                                                                  : tensor.dataType);
+    // Values moved to the floating storage, with or without the type to match.
     for (int64_t value : tensor.ints)
       tensor.floats.push_back(static_cast<double>(value));
     tensor.ints.clear();
-    tensor.dataType = kFloat;
+    if (random() % 2)
+      tensor.dataType = kFloat;
     break;
   }
 }

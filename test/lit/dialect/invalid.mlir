@@ -10,7 +10,8 @@ func.func @broadcast_mismatch(%a: tensor<4x16xf32>, %b: tensor<8xf32>) {
 // -----
 
 func.func @wrong_result_shape(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) {
-  // expected-error @+1 {{inferred type(s) 'tensor<4x8xf32>' are incompatible}}
+  // expected-error @+2 {{inferred type(s) 'tensor<4x8xf32>' are incompatible}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = memc.matmul %a, %b : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x9xf32>
   return
 }

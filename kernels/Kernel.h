@@ -1,0 +1,63 @@
+//===- Kernel.h - the kernel interface shared by every backend --*- C++ -*-===//
+//
+// A kernel implements one memc op (same name as the op's mnemonic: "add", "matmul",
+// "layer_norm", ...) on one device. It has two entry points:
+//  - check: validates dtypes, shapes and attributes of one call before anything runs. Plans are
+//    untrusted input; the runtime checks every step of a plan when it loads it.
+//  - run: computes, assuming check passed.
+// Backends register their kernels in a KernelTable by name; the runtime resolves each plan step
+// to a kernel at load time, so an unknown kernel is a load error, not a run-time crash.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_KERNELS_KERNEL_H
+#define MEMC_KERNELS_KERNEL_H
+
+#include "kernels/Tensor.h"
+
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace memc::kernels {
+
+/// An op attribute: integer, float, integer list or string (memc's attribute kinds).
+using AttributeValue = std::variant<int64_t, double, std::vector<int64_t>, std::string>;
+
+class Attributes {
+public:
+  void set(const std::string &name, AttributeValue value) { values[name] = std::move(value); }
+  bool has(const std::string &name) const { return values.count(name) != 0; }
+  /// Typed lookups; return false (and leave `out` alone) if absent or of another kind.
+  bool getInt(const std::string &name, int64_t &out) const;
+  bool getFloat(const std::string &name, double &out) const;
+  bool getInts(const std::string &name, std::vector<int64_t> &out) const;
+  bool getString(const std::string &name, std::string &out) const;
+  /// Lookups with a default for optional attributes.
+  int64_t intOr(const std::string &name, int64_t fallback) const;
+  double floatOr(const std::string &name, double fallback) const;
+  const std::map<std::string, AttributeValue> &all() const { return values; }
+
+private:
+  std::map<std::string, AttributeValue> values;
+};
+
+/// One kernel invocation.
+struct KernelCall {
+  std::vector<TensorView> inputs;
+  std::vector<TensorView> outputs;
+  const Attributes *attributes = nullptr;
+};
+
+struct Kernel {
+  /// Returns false with a message if the call is not one this kernel can compute.
+  bool (*check)(const KernelCall &call, std::string &error);
+  void (*run)(const KernelCall &call);
+};
+
+/// Kernels of one backend, by op name.
+using KernelTable = std::map<std::string, Kernel>;
+
+} // namespace memc::kernels
+
+#endif // MEMC_KERNELS_KERNEL_H

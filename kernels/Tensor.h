@@ -1,0 +1,40 @@
+//===- Tensor.h - what a kernel computes on --------------------*- C++ -*-===//
+//
+// Kernels see dense, row-major tensors: a pointer into device memory (the arena, a persistent
+// region or a constant), an element type and a static shape. No strides: memc's planner gives
+// every value its own contiguous buffer, and layout changes are explicit transposes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_KERNELS_TENSOR_H
+#define MEMC_KERNELS_TENSOR_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memc::kernels {
+
+/// Element types. Values are stable: the plan format stores them.
+enum class DType : uint8_t { F32 = 0, F16 = 1, BF16 = 2, I64 = 3, I32 = 4, Bool = 5 };
+
+size_t dtypeSize(DType dtype);
+const char *dtypeName(DType dtype);
+bool isFloating(DType dtype);
+
+struct TensorView {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  int64_t numElements() const;
+  size_t sizeBytes() const { return static_cast<size_t>(numElements()) * dtypeSize(dtype); }
+  template <typename T> T *as() const { return static_cast<T *>(data); }
+};
+
+std::string formatShape(const std::vector<int64_t> &shape);
+
+} // namespace memc::kernels
+
+#endif // MEMC_KERNELS_TENSOR_H
