@@ -376,6 +376,8 @@ TEST(HostSqueeze, WithAndWithoutAxes) {
   expectInts(eval("Squeeze", {&data, &last}), kInt64, {1, 3}, {4, 5, 6});
   expectInts(eval("Squeeze", {&data}), kInt64, {3}, {4, 5, 6});
   expectInts(eval("Squeeze", {&data}, axesAttr({0, 2})), kInt64, {3}, {4, 5, 6});
+  HostTensor noAxes = ints({0}, {});
+  expectInts(eval("Squeeze", {&data, &noAxes}), kInt64, {3}, {4, 5, 6});
 }
 
 TEST(HostSqueeze, Errors) {
