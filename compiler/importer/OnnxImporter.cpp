@@ -476,7 +476,7 @@ DenseElementsAttr toElementsAttr(const HostTensor &tensor, RankedTensorType type
       converted.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
       return FloatAttr::get(floatType, converted);
     }
-    int64_t value = tensor.isFloating() ? int64_t(tensor.floatAt(i)) : tensor.intAt(i);
+    int64_t value = tensor.intAt(i); // saturates floats, unlike a plain conversion
     if (elementType.isInteger(1))
       value = value != 0;
     return IntegerAttr::get(elementType, APInt(elementType.getIntOrFloatBitWidth(), value,

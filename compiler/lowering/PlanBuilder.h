@@ -1,0 +1,39 @@
+//===- PlanBuilder.h - memc IR -> execution plan ----------------*- C++ -*-===//
+//
+// Lowers a function in canonical memc IR to the runtime's plan: a memory-aware linear schedule
+// of kernel calls, one buffer per value, arena offsets from the memory planner, parameters in
+// the persistent region and constants carried in the plan. Reshapes cost nothing: a reshape's
+// result is the same bytes as its operand under another shape.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_COMPILER_LOWERING_PLANBUILDER_H
+#define MEMC_COMPILER_LOWERING_PLANBUILDER_H
+
+#include "runtime/plan/Plan.pb.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+
+namespace memc {
+
+struct PlanSummary {
+  uint64_t arenaBytes = 0;
+  uint64_t arenaLowerBoundBytes = 0;
+  uint64_t persistentBytes = 0;
+  uint64_t constantBytes = 0;
+  size_t steps = 0;
+  size_t inPlaceSteps = 0;
+  /// Peak live bytes of the schedule memc chose and of the function's original order.
+  uint64_t schedulePeakBytes = 0;
+  uint64_t originalOrderPeakBytes = 0;
+  std::string strategy;
+};
+
+/// Builds the plan for `function`. Emits an error and fails on ops that have no kernel.
+mlir::FailureOr<plan::Plan> buildPlan(mlir::func::FuncOp function, const std::string &modelName,
+                                      PlanSummary *summary = nullptr);
+
+} // namespace memc
+
+#endif // MEMC_COMPILER_LOWERING_PLANBUILDER_H
