@@ -4,7 +4,9 @@
 // "layer_norm", ...) on one device. It has two entry points:
 //  - check: validates dtypes, shapes and attributes of one call before anything runs. Plans are
 //    untrusted input; the runtime checks every step of a plan when it loads it.
-//  - run: computes, assuming check passed.
+//  - run: computes, assuming check passed. It returns false with a message only for errors that
+//    depend on tensor *values* and so cannot be checked at load time (a gather index out of
+//    range); it never reads or writes out of bounds, whatever the values.
 // Backends register their kernels in a KernelTable by name; the runtime resolves each plan step
 // to a kernel at load time, so an unknown kernel is a load error, not a run-time crash.
 //
@@ -52,7 +54,8 @@ struct KernelCall {
 struct Kernel {
   /// Returns false with a message if the call is not one this kernel can compute.
   bool (*check)(const KernelCall &call, std::string &error);
-  void (*run)(const KernelCall &call);
+  /// Returns false with a message on a data-dependent error; the outputs are then unspecified.
+  bool (*run)(const KernelCall &call, std::string &error);
 };
 
 /// Kernels of one backend, by op name.

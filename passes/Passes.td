@@ -27,4 +27,41 @@ def FuseGelu : Pass<"memc-fuse-gelu", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::memc::MemcDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Training
+//===----------------------------------------------------------------------===//
+
+def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
+  let summary = "Build @train_step (forward, loss, gradients) from @forward";
+  let description = [{
+    Adds `@train_step`: a copy of `@forward` with batch normalization in training mode, the loss
+    against a new labels argument, and the reverse sweep, returning the loss and the gradient of
+    every trainable parameter. Gradient rules come from each op's DifferentiableOpInterface.
+    A thin wrapper around memc::buildTrainStep (compiler/training).
+
+    ```mlir
+    func.func @forward(%x: tensor<4x16xf32> {memc.input = "x"},
+                       %w: tensor<16x10xf32> {memc.param = "w", memc.param_kind = "parameter"})
+        -> (tensor<4x10xf32> {memc.output = "logits"})
+    // gains
+    func.func @train_step(%x, %labels: tensor<4xi64> {memc.input = "labels"}, %w)
+        -> (tensor<f32> {memc.output = "loss"}, tensor<16x10xf32> {memc.gradient_of = "w"})
+    ```
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross_entropy\"",
+           "Loss: cross_entropy or mse">,
+    Option<"lossInput", "loss-input", "std::string", /*default=*/"\"\"",
+           "Graph output the loss is computed from (default: the only output)">,
+    Option<"labels", "labels", "std::string", /*default=*/"\"labels\"",
+           "Name of the labels argument">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
+           "cross_entropy: label value that contributes nothing">,
+    ListOption<"freeze", "freeze", "std::string", "Globs of parameters that do not train">,
+    ListOption<"trainable", "trainable", "std::string",
+               "Globs of the only parameters that train">
+  ];
+  let dependentDialects = ["::memc::MemcDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // MEMC_PASSES_TD

@@ -61,6 +61,7 @@ public:
       : context(context), modelPath(std::move(modelPath)), options(options), builder(&context) {}
 
   OwningOpRef<ModuleOp> run();
+  WeightStore &weightStore() { return weights; }
 
   // ImportScope.
   ImportedTensor *lookup(const std::string &name) override;
@@ -531,9 +532,13 @@ FailureOr<HostTensor> OnnxImporter::readConstant(const std::string &name, Locati
 } // namespace
 
 OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, const std::string &modelPath,
-                                      const ImportOptions &options) {
+                                      const ImportOptions &options, WeightStore *weights) {
   context.loadDialect<MemcDialect, func::FuncDialect>();
-  return OnnxImporter(context, modelPath, options).run();
+  OnnxImporter importer(context, modelPath, options);
+  OwningOpRef<ModuleOp> module = importer.run();
+  if (module && weights)
+    *weights = std::move(importer.weightStore());
+  return module;
 }
 
 } // namespace memc

@@ -19,6 +19,8 @@
 
 namespace memc {
 
+class WeightStore;
+
 struct ImportOptions {
   /// Static shapes for graph inputs whose ONNX shapes have symbolic dimensions
   /// (`--input-shape NAME=4x128`).
@@ -26,10 +28,13 @@ struct ImportOptions {
   std::string functionName = "forward";
 };
 
-/// Reads the model at `modelPath` and imports it. Returns null after emitting errors.
+/// Reads the model at `modelPath` and imports it. Returns null after emitting errors. When
+/// `weights` is given, it receives the index of the model's initializers, from which the
+/// parameters' data can be read later.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(mlir::MLIRContext &context,
                                                   const std::string &modelPath,
-                                                  const ImportOptions &options);
+                                                  const ImportOptions &options,
+                                                  WeightStore *weights = nullptr);
 
 } // namespace memc
 

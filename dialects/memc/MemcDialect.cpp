@@ -5,6 +5,7 @@ using namespace mlir;
 using namespace memc;
 
 #include "dialects/memc/MemcDialect.cpp.inc"
+#include "dialects/memc/GradientInterface.cpp.inc"
 
 void MemcDialect::initialize() {
   addOperations<

@@ -12,6 +12,8 @@
 
 #include "dialects/memc/MemcDialect.h.inc"
 
+#include "dialects/memc/GradientInterface.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/memc/MemcOps.h.inc"
 

@@ -208,6 +208,17 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  // transpose(transpose(x, inner), outer) is one transpose of x: result dim i is x's
+  // inner[outer[i]].
+  if (auto producer = getInput().getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> inner = producer.getPerm();
+    SmallVector<int64_t> composed;
+    for (int64_t dim : getPerm())
+      composed.push_back(inner[dim]);
+    getInputMutable().assign(producer.getInput());
+    setPerm(composed);
+    return getResult();
+  }
   for (auto [index, dim] : llvm::enumerate(getPerm()))
     if (static_cast<int64_t>(index) != dim)
       return nullptr;

@@ -11,9 +11,13 @@
 #define MEMC_OPS_TD
 
 include "MemcDialect.td"
+include "GradientInterface.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// Ops with a reverse-mode gradient rule (GradientRules.cpp).
+defvar Memc_Differentiable = DeclareOpInterfaceMethods<Memc_DifferentiableOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // Constants
@@ -56,19 +60,19 @@ class Memc_UnaryOp<string mnemonic, Type operandType, string doc, list<Trait> tr
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Memc_NegOp : Memc_UnaryOp<"neg", Memc_NumericTensor, "negation">;
-def Memc_ExpOp : Memc_UnaryOp<"exp", Memc_FloatTensor, "natural exponential">;
-def Memc_LogOp : Memc_UnaryOp<"log", Memc_FloatTensor, "natural logarithm">;
-def Memc_SqrtOp : Memc_UnaryOp<"sqrt", Memc_FloatTensor, "square root">;
-def Memc_ReciprocalOp : Memc_UnaryOp<"reciprocal", Memc_FloatTensor, "reciprocal 1/x">;
-def Memc_ErfOp : Memc_UnaryOp<"erf", Memc_FloatTensor, "Gauss error function">;
-def Memc_TanhOp : Memc_UnaryOp<"tanh", Memc_FloatTensor, "hyperbolic tangent">;
-def Memc_SigmoidOp : Memc_UnaryOp<"sigmoid", Memc_FloatTensor, "logistic sigmoid 1/(1+exp(-x))">;
-def Memc_ReluOp : Memc_UnaryOp<"relu", Memc_NumericTensor, "rectified linear unit max(x, 0)">;
+def Memc_NegOp : Memc_UnaryOp<"neg", Memc_NumericTensor, "negation", [Memc_Differentiable]>;
+def Memc_ExpOp : Memc_UnaryOp<"exp", Memc_FloatTensor, "natural exponential", [Memc_Differentiable]>;
+def Memc_LogOp : Memc_UnaryOp<"log", Memc_FloatTensor, "natural logarithm", [Memc_Differentiable]>;
+def Memc_SqrtOp : Memc_UnaryOp<"sqrt", Memc_FloatTensor, "square root", [Memc_Differentiable]>;
+def Memc_ReciprocalOp : Memc_UnaryOp<"reciprocal", Memc_FloatTensor, "reciprocal 1/x", [Memc_Differentiable]>;
+def Memc_ErfOp : Memc_UnaryOp<"erf", Memc_FloatTensor, "Gauss error function", [Memc_Differentiable]>;
+def Memc_TanhOp : Memc_UnaryOp<"tanh", Memc_FloatTensor, "hyperbolic tangent", [Memc_Differentiable]>;
+def Memc_SigmoidOp : Memc_UnaryOp<"sigmoid", Memc_FloatTensor, "logistic sigmoid 1/(1+exp(-x))", [Memc_Differentiable]>;
+def Memc_ReluOp : Memc_UnaryOp<"relu", Memc_NumericTensor, "rectified linear unit max(x, 0)", [Memc_Differentiable]>;
 def Memc_NotOp : Memc_UnaryOp<"not", Memc_BoolTensor, "logical negation">;
 
 def Memc_GeluOp : Memc_Op<"gelu",
-    [Pure, Elementwise, SameOperandsAndResultType, InferTypeOpInterface]> {
+    [Memc_Differentiable, Pure, Elementwise, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `x * Phi(x)`, exactly (`approximate = "none"`, with erf) or with PyTorch's tanh approximation
@@ -86,7 +90,7 @@ def Memc_GeluOp : Memc_Op<"gelu",
 }
 
 def Memc_ClipOp : Memc_Op<"clip",
-    [Pure, Elementwise, SameOperandsAndResultType, InferTypeOpInterface]> {
+    [Memc_Differentiable, Pure, Elementwise, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "Clamp to [min, max]";
   let description = [{
     Elementwise `min(max(x, min), max)`; an absent bound does not clamp on that side.
@@ -102,7 +106,7 @@ def Memc_ClipOp : Memc_Op<"clip",
 }
 
 def Memc_TriluOp : Memc_Op<"trilu",
-    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+    [Memc_Differentiable, Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "Upper or lower triangle of the last two dimensions";
   let description = [{
     Keeps elements on and above (`upper = true`) or on and below (`upper = false`) the `k`-th
@@ -118,7 +122,7 @@ def Memc_TriluOp : Memc_Op<"trilu",
   let hasVerifier = 1;
 }
 
-def Memc_CastOp : Memc_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape]> {
+def Memc_CastOp : Memc_Op<"cast", [Memc_Differentiable, Pure, Elementwise, SameOperandsAndResultShape]> {
   let summary = "Element type conversion";
   let description = [{
     Converts each element to the result's element type: floats round to nearest even, floats to
@@ -135,7 +139,7 @@ def Memc_CastOp : Memc_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape
 }
 
 def Memc_DropoutOp : Memc_Op<"dropout",
-    [SameOperandsAndResultType, InferTypeOpInterface]> {
+    [Memc_Differentiable, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "Dropout with a fixed seed";
   let description = [{
     Zeroes each element with probability `ratio` and scales the rest by `1 / (1 - ratio)`. The
@@ -177,11 +181,11 @@ class Memc_BinaryArithOp<string mnemonic, string doc, list<Trait> traits = []>
   let results = (outs Memc_NumericTensor:$result);
 }
 
-def Memc_AddOp : Memc_BinaryArithOp<"add", "addition", [Commutative]>;
-def Memc_SubOp : Memc_BinaryArithOp<"sub", "subtraction">;
-def Memc_MulOp : Memc_BinaryArithOp<"mul", "multiplication", [Commutative]>;
-def Memc_DivOp : Memc_BinaryArithOp<"div", "division">;
-def Memc_PowOp : Memc_BinaryArithOp<"pow", "power lhs^rhs">;
+def Memc_AddOp : Memc_BinaryArithOp<"add", "addition", [Commutative, Memc_Differentiable]>;
+def Memc_SubOp : Memc_BinaryArithOp<"sub", "subtraction", [Memc_Differentiable]>;
+def Memc_MulOp : Memc_BinaryArithOp<"mul", "multiplication", [Commutative, Memc_Differentiable]>;
+def Memc_DivOp : Memc_BinaryArithOp<"div", "division", [Memc_Differentiable]>;
+def Memc_PowOp : Memc_BinaryArithOp<"pow", "power lhs^rhs", [Memc_Differentiable]>;
 
 class Memc_CompareOp<string mnemonic, string doc>
     : Memc_BroadcastOp<mnemonic, [AllElementTypesMatch<["lhs", "rhs"]>]> {
@@ -201,7 +205,7 @@ def Memc_LessOp : Memc_CompareOp<"less", "lhs < rhs">;
 def Memc_GreaterOp : Memc_CompareOp<"greater", "lhs > rhs">;
 
 def Memc_WhereOp : Memc_BroadcastOp<"where",
-    [AllElementTypesMatch<["on_true", "on_false", "result"]>]> {
+    [Memc_Differentiable, AllElementTypesMatch<["on_true", "on_false", "result"]>]> {
   let summary = "Select by a boolean mask, with broadcasting";
   let description = [{
     `condition ? on_true : on_false` elementwise, the three operands broadcast together; this is
@@ -221,7 +225,7 @@ def Memc_WhereOp : Memc_BroadcastOp<"where",
 //===----------------------------------------------------------------------===//
 
 def Memc_MatMulOp : Memc_Op<"matmul",
-    [Pure, InferTypeOpAdaptor, AllElementTypesMatch<["lhs", "rhs", "result"]>]> {
+    [Memc_Differentiable, Pure, InferTypeOpAdaptor, AllElementTypesMatch<["lhs", "rhs", "result"]>]> {
   let summary = "Batched matrix product with numpy semantics";
   let description = [{
     `numpy.matmul`: 1-D operands are promoted to matrices and the promoted dimension dropped
@@ -238,7 +242,8 @@ def Memc_MatMulOp : Memc_Op<"matmul",
 }
 
 class Memc_SoftmaxLikeOp<string mnemonic, string doc>
-    : Memc_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+    : Memc_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface,
+                         Memc_Differentiable]> {
   let summary = doc # " along one axis";
   let description = doc # [{ along `axis` (non-negative), computed stably (max-subtracted).
 
@@ -256,7 +261,7 @@ def Memc_SoftmaxOp : Memc_SoftmaxLikeOp<"softmax", "Softmax">;
 def Memc_LogSoftmaxOp : Memc_SoftmaxLikeOp<"log_softmax", "Log-softmax">;
 
 def Memc_LayerNormOp : Memc_Op<"layer_norm",
-    [Pure, InferTypeOpAdaptor]> {
+    [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "Layer normalization over the trailing dimensions";
   let description = [{
     Normalizes over dimensions `axis..rank-1` to zero mean and unit variance (biased variance,
@@ -274,7 +279,7 @@ def Memc_LayerNormOp : Memc_Op<"layer_norm",
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def Memc_BatchNormOp : Memc_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
+def Memc_BatchNormOp : Memc_Op<"batch_norm", [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "Batch normalization over the channel axis (axis 1)";
   let description = [{
     With `training = false`, normalizes with the running statistics `mean` and `var`; with
@@ -300,7 +305,7 @@ def Memc_BatchNormOp : Memc_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
 //===----------------------------------------------------------------------===//
 
 class Memc_ReduceOp<string mnemonic, string doc>
-    : Memc_Op<mnemonic, [Pure, InferTypeOpAdaptor,
+    : Memc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Memc_Differentiable,
                          AllElementTypesMatch<["input", "result"]>]> {
   let summary = doc # " over a set of axes";
   let description = doc # [{ over `axes` (sorted, non-negative, unique), keeping them as size-1
@@ -325,7 +330,7 @@ def Memc_ReduceMaxOp : Memc_ReduceOp<"reduce_max", "Maximum">;
 //===----------------------------------------------------------------------===//
 
 def Memc_TransposeOp : Memc_Op<"transpose",
-    [Pure, InferTypeOpAdaptor, AllElementTypesMatch<["input", "result"]>]> {
+    [Memc_Differentiable, Pure, InferTypeOpAdaptor, AllElementTypesMatch<["input", "result"]>]> {
   let summary = "Permute dimensions";
   let description = [{
     Result dimension `i` is input dimension `perm[i]`.
@@ -342,7 +347,7 @@ def Memc_TransposeOp : Memc_Op<"transpose",
 }
 
 def Memc_ReshapeOp : Memc_Op<"reshape",
-    [Pure, AllElementTypesMatch<["input", "result"]>]> {
+    [Memc_Differentiable, Pure, AllElementTypesMatch<["input", "result"]>]> {
   let summary = "Reinterpret the shape, keeping the row-major element order";
   let description = [{
     The result type states the new static shape; the element count must not change. ONNX
@@ -360,7 +365,7 @@ def Memc_ReshapeOp : Memc_Op<"reshape",
 }
 
 def Memc_BroadcastToOp : Memc_Op<"broadcast_to",
-    [Pure, AllElementTypesMatch<["input", "result"]>]> {
+    [Memc_Differentiable, Pure, AllElementTypesMatch<["input", "result"]>]> {
   let summary = "Broadcast to a larger shape";
   let description = [{
     Materializes numpy broadcasting of `input` to the result shape (ONNX Expand); the result
@@ -378,7 +383,7 @@ def Memc_BroadcastToOp : Memc_Op<"broadcast_to",
 }
 
 def Memc_ConcatOp : Memc_Op<"concat",
-    [Pure, InferTypeOpAdaptor, SameOperandsElementType]> {
+    [Memc_Differentiable, Pure, InferTypeOpAdaptor, SameOperandsElementType]> {
   let summary = "Join tensors along one axis";
   let description = [{
     All inputs agree on every dimension but `axis`.
@@ -393,7 +398,7 @@ def Memc_ConcatOp : Memc_Op<"concat",
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
-def Memc_SplitOp : Memc_Op<"split", [Pure, InferTypeOpAdaptor]> {
+def Memc_SplitOp : Memc_Op<"split", [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "Cut a tensor into consecutive pieces along one axis";
   let description = [{
     Piece `i` has `sizes[i]` elements along `axis`; the sizes add up to that dimension.
@@ -409,7 +414,7 @@ def Memc_SplitOp : Memc_Op<"split", [Pure, InferTypeOpAdaptor]> {
 }
 
 def Memc_SliceOp : Memc_Op<"slice",
-    [Pure, InferTypeOpAdaptor, AllElementTypesMatch<["input", "result"]>]> {
+    [Memc_Differentiable, Pure, InferTypeOpAdaptor, AllElementTypesMatch<["input", "result"]>]> {
   let summary = "Strided slice with one (start, limit, step) per dimension";
   let description = [{
     For every dimension `d`, takes indices `starts[d], starts[d] + steps[d], ...` up to but not
@@ -430,7 +435,7 @@ def Memc_SliceOp : Memc_Op<"slice",
 }
 
 def Memc_GatherOp : Memc_Op<"gather",
-    [Pure, InferTypeOpAdaptor, AllElementTypesMatch<["data", "result"]>]> {
+    [Memc_Differentiable, Pure, InferTypeOpAdaptor, AllElementTypesMatch<["data", "result"]>]> {
   let summary = "Take slices of `data` along `axis` at the given indices";
   let description = [{
     ONNX Gather: the result's shape is `data.shape[:axis] + indices.shape +
@@ -452,7 +457,7 @@ def Memc_GatherOp : Memc_Op<"gather",
 //===----------------------------------------------------------------------===//
 
 def Memc_ConvOp : Memc_Op<"conv",
-    [Pure, InferTypeOpAdaptor, AllElementTypesMatch<["input", "weight", "result"]>]> {
+    [Memc_Differentiable, Pure, InferTypeOpAdaptor, AllElementTypesMatch<["input", "weight", "result"]>]> {
   let summary = "Grouped N-d convolution (cross-correlation), NC[D]HW layout";
   let description = [{
     `weight` is `[out_channels, in_channels / group, k...]`; `pads` lists the padding at the
@@ -472,7 +477,8 @@ def Memc_ConvOp : Memc_Op<"conv",
 }
 
 class Memc_PoolOp<string mnemonic, string doc, dag extraArgs>
-    : Memc_Op<mnemonic, [Pure, InferTypeOpAdaptor, AllElementTypesMatch<["input", "result"]>]> {
+    : Memc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Memc_Differentiable,
+                         AllElementTypesMatch<["input", "result"]>]> {
   let summary = doc # " pooling over the spatial dimensions";
   let description = doc # [{ over windows of `kernel_shape`, with `strides`, `pads` (begins then
     ends) and `dilations`; `ceil_mode` rounds the output size up.
@@ -493,5 +499,7 @@ class Memc_PoolOp<string mnemonic, string doc, dag extraArgs>
 def Memc_MaxPoolOp : Memc_PoolOp<"max_pool", "Maximum", (ins)>;
 def Memc_AvgPoolOp : Memc_PoolOp<"avg_pool", "Average",
     (ins BoolAttr:$count_include_pad)>;
+
+include "MemcTrainingOps.td"
 
 #endif // MEMC_OPS_TD

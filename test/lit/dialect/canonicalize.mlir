@@ -47,3 +47,18 @@ func.func @full_slice(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
   %1 = memc.slice %x {starts = array<i64: 0, 7>, limits = array<i64: 4, -1>, steps = array<i64: 1, -1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Transposes compose; composing to the identity removes both.
+// CHECK-LABEL: func @transpose_chain
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK-NEXT: %[[T:.*]] = memc.transpose %[[X]] {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+// CHECK-NEXT: return %[[X]], %[[T]]
+func.func @transpose_chain(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<4x2x3xf32>) {
+  %0 = memc.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+  %1 = memc.transpose %0 {perm = array<i64: 1, 0, 2>} : (tensor<3x2x4xf32>) -> tensor<2x3x4xf32>
+  %2 = memc.transpose %x {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %3 = memc.transpose %2 {perm = array<i64: 1, 0, 2>} : (tensor<2x4x3xf32>) -> tensor<4x2x3xf32>
+  return %1, %3 : tensor<2x3x4xf32>, tensor<4x2x3xf32>
+}

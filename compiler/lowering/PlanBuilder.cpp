@@ -1,0 +1,394 @@
+//===- PlanBuilder.cpp - memc IR -> execution plan ------------------------===//
+//
+// 1. Storage: every SSA value gets a plan buffer. Graph inputs and op results live in the arena,
+//    parameters in the persistent region, constants in the plan's constant data. A reshape's
+//    result aliases its operand: same bytes, another shape, no step.
+// 2. Schedule: ops become steps in a memory-aware topological order (compiler/planner).
+// 3. Live ranges: an arena allocation lives from the step that writes it to its last reader
+//    (aliases included); graph inputs from the start, graph outputs to the end.
+// 4. Offsets: the arena planner packs the allocations, taking in-place reuse for elementwise ops
+//    whose operand dies where their result is born.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/lowering/PlanBuilder.h"
+#include "compiler/planner/ArenaPlanner.h"
+#include "compiler/planner/MemoryScheduler.h"
+#include "dialects/memc/MemcDialect.h"
+#include "runtime/plan/PlanFormat.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Endian.h"
+
+using namespace mlir;
+
+namespace memc {
+namespace {
+
+FailureOr<plan::DType> planDType(Type type, Location loc) {
+  Type element = getElementTypeOrSelf(type);
+  if (element.isF32())
+    return plan::F32;
+  if (element.isF16())
+    return plan::F16;
+  if (element.isBF16())
+    return plan::BF16;
+  if (element.isInteger(64))
+    return plan::I64;
+  if (element.isInteger(32))
+    return plan::I32;
+  if (element.isInteger(1))
+    return plan::BOOL;
+  return emitError(loc) << "no plan element type for " << element;
+}
+
+uint64_t storageBytes(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  uint64_t bits = tensor.getElementType().getIntOrFloatBitWidth();
+  return tensor.getNumElements() * (bits == 1 ? 1 : bits / 8);
+}
+
+uint64_t alignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+/// Elementwise ops whose kernels may write their result over a same-typed operand.
+bool supportsInPlace(Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>() && !isa<CastOp, DropoutOp>(op);
+}
+
+/// Little-endian bytes of a constant, as kernels read them (i1 as one byte per element).
+std::string constantBytes(DenseElementsAttr attr) {
+  std::string bytes;
+  Type element = attr.getElementType();
+  int64_t count = attr.getNumElements();
+  auto append = [&](uint64_t bits, unsigned width) {
+    for (unsigned i = 0; i < width; ++i)
+      bytes.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  };
+  if (auto floatType = dyn_cast<FloatType>(element)) {
+    unsigned width = floatType.getWidth() / 8;
+    if (attr.isSplat()) {
+      uint64_t bits = attr.getSplatValue<APFloat>().bitcastToAPInt().getZExtValue();
+      for (int64_t i = 0; i < count; ++i)
+        append(bits, width);
+    } else {
+      for (const APFloat &value : attr.getValues<APFloat>())
+        append(value.bitcastToAPInt().getZExtValue(), width);
+    }
+    return bytes;
+  }
+  unsigned bitWidth = element.getIntOrFloatBitWidth();
+  unsigned width = bitWidth == 1 ? 1 : bitWidth / 8;
+  if (attr.isSplat()) {
+    uint64_t bits = attr.getSplatValue<APInt>().getZExtValue();
+    for (int64_t i = 0; i < count; ++i)
+      append(bits, width);
+  } else {
+    for (const APInt &value : attr.getValues<APInt>())
+      append(value.getZExtValue(), width);
+  }
+  return bytes;
+}
+
+void addAttribute(plan::Step &step, StringRef name, Attribute value) {
+  plan::Attribute *out = step.add_attributes();
+  out->set_name(name.str());
+  if (auto boolean = dyn_cast<BoolAttr>(value))
+    out->set_i(boolean.getValue());
+  else if (auto integer = dyn_cast<IntegerAttr>(value))
+    out->set_i(integer.getInt());
+  else if (auto real = dyn_cast<FloatAttr>(value))
+    out->set_f(real.getValueAsDouble());
+  else if (auto ints = dyn_cast<DenseI64ArrayAttr>(value))
+    for (int64_t v : ints.asArrayRef())
+      out->mutable_ints()->add_values(v);
+  else if (auto text = dyn_cast<StringAttr>(value))
+    out->set_s(text.str());
+}
+
+std::string locationName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string name = locationName(inner); !name.empty())
+        return name;
+  return "";
+}
+
+class PlanBuilder {
+public:
+  PlanBuilder(func::FuncOp function, plan::Plan &plan) : function(function), plan(plan) {}
+  LogicalResult build(PlanSummary &summary);
+
+private:
+  LogicalResult assignStorage();
+  uint32_t addBuffer(Value value, plan::Region region, const std::string &name);
+  void scheduleSteps(PlanSummary &summary);
+  LogicalResult emitSteps();
+  void placeArena(PlanSummary &summary);
+  void bindInterface();
+
+  func::FuncOp function;
+  plan::Plan &plan;
+  /// Plan buffer of each value; reshape results get buffers of their own that alias their
+  /// operand's allocation.
+  llvm::DenseMap<Value, uint32_t> bufferOf;
+  /// For every arena buffer, the buffer that owns its bytes (itself unless an alias).
+  std::vector<uint32_t> allocationOf;
+  std::vector<Operation *> stepOps;
+  uint64_t constantBytesUsed = 0;
+};
+
+uint32_t PlanBuilder::addBuffer(Value value, plan::Region region, const std::string &name) {
+  uint32_t index = plan.buffers_size();
+  plan::Buffer *buffer = plan.add_buffers();
+  auto type = cast<RankedTensorType>(value.getType());
+  buffer->set_dtype(*planDType(type, value.getLoc()));
+  for (int64_t dim : type.getShape())
+    buffer->add_shape(dim);
+  buffer->set_region(region);
+  buffer->set_size_bytes(storageBytes(type));
+  buffer->set_name(name);
+  bufferOf[value] = index;
+  allocationOf.push_back(index);
+  return index;
+}
+
+LogicalResult PlanBuilder::assignStorage() {
+  uint64_t persistent = 0;
+  for (BlockArgument argument : function.getArguments()) {
+    if (failed(planDType(argument.getType(), argument.getLoc())))
+      return failure();
+    unsigned index = argument.getArgNumber();
+    if (auto name = function.getArgAttrOfType<StringAttr>(index, kParamNameAttr)) {
+      uint32_t buffer = addBuffer(argument, plan::PERSISTENT, name.str());
+      plan.mutable_buffers(buffer)->set_offset(persistent);
+      persistent = alignUp(persistent + storageBytes(argument.getType()), kPlanAlignment);
+    } else {
+      auto name = function.getArgAttrOfType<StringAttr>(index, "memc.input");
+      addBuffer(argument, plan::ARENA, name ? name.str() : "input" + std::to_string(index));
+    }
+  }
+  plan.set_persistent_bytes(persistent);
+
+  for (Operation &op : function.getBody().front().without_terminator()) {
+    for (Value result : op.getResults())
+      if (failed(planDType(result.getType(), op.getLoc())))
+        return failure();
+    std::string name = locationName(op.getLoc());
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      auto attr = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!attr)
+        return constant.emitError("only dense constants can be planned");
+      uint32_t buffer = addBuffer(constant, plan::CONSTANT, name);
+      std::string bytes = constantBytes(attr);
+      std::string *data = plan.mutable_constant_data();
+      data->resize(alignUp(data->size(), 64), '\0');
+      plan.mutable_buffers(buffer)->set_offset(data->size());
+      data->append(bytes);
+      constantBytesUsed += bytes.size();
+      continue;
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      Value input = reshape.getInput();
+      const plan::Buffer &source = plan.buffers(bufferOf[input]);
+      uint32_t buffer = addBuffer(reshape, source.region(), name);
+      plan.mutable_buffers(buffer)->set_offset(source.offset());
+      allocationOf[buffer] = allocationOf[bufferOf[input]];
+      continue;
+    }
+    for (Value result : op.getResults())
+      addBuffer(result, plan::ARENA, name);
+    stepOps.push_back(&op);
+  }
+  return success();
+}
+
+/// The value that owns `value`'s bytes: through reshapes to the first non-reshape producer.
+Value allocationRoot(Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getInput();
+  return value;
+}
+
+void PlanBuilder::scheduleSteps(PlanSummary &summary) {
+  // The scheduler sees steps and the arena allocations they read and write.
+  planner::ScheduleGraph graph;
+  llvm::DenseMap<Value, int64_t> valueIds;
+  auto idOf = [&](Value value) {
+    auto [it, inserted] = valueIds.try_emplace(value, static_cast<int64_t>(valueIds.size()));
+    return it->second;
+  };
+  llvm::DenseSet<Value> returned;
+  for (Value value : function.getBody().front().getTerminator()->getOperands())
+    returned.insert(allocationRoot(value));
+  for (Operation *op : stepOps) {
+    planner::ScheduleNode node;
+    for (Value operand : op->getOperands()) {
+      Value root = allocationRoot(operand);
+      if (plan.buffers(bufferOf[root]).region() == plan::ARENA)
+        node.inputs.push_back(idOf(root));
+      else if (Operation *producer = root.getDefiningOp(); producer && !isa<ConstantOp>(producer))
+        node.inputs.push_back(idOf(root));
+    }
+    for (Value result : op->getResults())
+      node.outputs.push_back({idOf(result), storageBytes(result.getType()), returned.contains(result)});
+    graph.nodes.push_back(std::move(node));
+  }
+  planner::Schedule schedule = planner::scheduleForMemory(graph);
+  summary.schedulePeakBytes = schedule.peakBytes;
+  summary.originalOrderPeakBytes = schedule.originalPeakBytes;
+  std::vector<Operation *> ordered;
+  for (int index : schedule.order)
+    ordered.push_back(stepOps[index]);
+  stepOps = std::move(ordered);
+}
+
+LogicalResult PlanBuilder::emitSteps() {
+  for (Operation *op : stepOps) {
+    plan::Step *step = plan.add_steps();
+    step->set_kernel(op->getName().stripDialect().str());
+    step->set_location(locationName(op->getLoc()));
+    for (Value operand : op->getOperands())
+      step->add_inputs(bufferOf[operand]);
+    for (Value result : op->getResults())
+      step->add_outputs(bufferOf[result]);
+    for (NamedAttribute attr : op->getAttrDictionary())
+      addAttribute(*step, attr.getName(), attr.getValue());
+  }
+  return success();
+}
+
+void PlanBuilder::placeArena(PlanSummary &summary) {
+  // One allocation per arena buffer that owns its bytes; aliases extend their owner's range.
+  int64_t lastStep = std::max<int64_t>(0, static_cast<int64_t>(stepOps.size()) - 1);
+  std::vector<int64_t> first(plan.buffers_size(), -1), last(plan.buffers_size(), -1);
+  auto touch = [&](uint32_t buffer, int64_t step) {
+    uint32_t owner = allocationOf[buffer];
+    first[owner] = first[owner] < 0 ? step : std::min(first[owner], step);
+    last[owner] = std::max(last[owner], step);
+  };
+  for (BlockArgument argument : function.getArguments())
+    if (plan.buffers(bufferOf[argument]).region() == plan::ARENA)
+      touch(bufferOf[argument], 0);
+  for (auto [index, step] : llvm::enumerate(plan.steps())) {
+    for (uint32_t buffer : step.inputs())
+      if (plan.buffers(buffer).region() == plan::ARENA)
+        touch(buffer, index);
+    for (uint32_t buffer : step.outputs())
+      touch(buffer, index);
+  }
+  for (Value value : function.getBody().front().getTerminator()->getOperands())
+    if (plan.buffers(bufferOf[value]).region() == plan::ARENA)
+      touch(bufferOf[value], lastStep);
+
+  std::vector<planner::BufferRequest> requests;
+  std::vector<uint32_t> requestBuffer;
+  llvm::DenseMap<uint32_t, size_t> requestOf;
+  for (int i = 0; i < plan.buffers_size(); ++i) {
+    if (plan.buffers(i).region() != plan::ARENA || allocationOf[i] != static_cast<uint32_t>(i))
+      continue;
+    if (first[i] < 0) // never touched: an unused graph input still needs a place to land
+      first[i] = last[i] = 0;
+    requestOf[i] = requests.size();
+    requests.push_back({plan.buffers(i).size_bytes(), first[i], last[i]});
+    requestBuffer.push_back(i);
+  }
+  // In place: an elementwise step may write its result over an operand that dies there.
+  std::vector<planner::InPlaceHint> hints;
+  for (auto [index, op] : llvm::enumerate(stepOps)) {
+    if (!supportsInPlace(op) || op->getNumResults() != 1)
+      continue;
+    uint32_t result = bufferOf[op->getResult(0)];
+    for (Value operand : op->getOperands()) {
+      uint32_t buffer = bufferOf[operand];
+      uint32_t owner = allocationOf[buffer];
+      if (plan.buffers(buffer).region() != plan::ARENA || owner != buffer ||
+          operand.getType() != op->getResult(0).getType() ||
+          last[owner] != static_cast<int64_t>(index))
+        continue;
+      hints.push_back({requestOf[owner], requestOf[result]});
+      break;
+    }
+  }
+  planner::Assignment assignment = planner::planArena(requests, kPlanAlignment, hints);
+  for (size_t r = 0; r < requests.size(); ++r)
+    plan.mutable_buffers(requestBuffer[r])->set_offset(assignment.offsets[r]);
+  for (int i = 0; i < plan.buffers_size(); ++i)
+    if (plan.buffers(i).region() == plan::ARENA && allocationOf[i] != static_cast<uint32_t>(i))
+      plan.mutable_buffers(i)->set_offset(plan.buffers(allocationOf[i]).offset());
+  // Mark the steps whose result landed on an operand's bytes.
+  for (auto [index, op] : llvm::enumerate(stepOps)) {
+    plan::Step *step = plan.mutable_steps(index);
+    for (uint32_t output : step->outputs())
+      for (uint32_t input : step->inputs())
+        if (plan.buffers(input).region() == plan::ARENA && input != output &&
+            plan.buffers(input).offset() == plan.buffers(output).offset() &&
+            plan.buffers(allocationOf[input]).size_bytes() > 0)
+          step->set_in_place(true);
+    summary.inPlaceSteps += step->in_place();
+  }
+  plan.set_arena_bytes(assignment.arenaBytes);
+  plan.set_arena_lower_bound_bytes(assignment.lowerBoundBytes);
+  summary.strategy = assignment.strategy;
+}
+
+void PlanBuilder::bindInterface() {
+  for (BlockArgument argument : function.getArguments()) {
+    unsigned index = argument.getArgNumber();
+    plan::Binding *binding;
+    if (auto name = function.getArgAttrOfType<StringAttr>(index, kParamNameAttr)) {
+      binding = plan.add_parameters();
+      binding->set_name(name.str());
+      auto source = function.getArgAttrOfType<StringAttr>(index, "memc.param_source");
+      binding->set_source(source ? source.str() : name.str());
+      auto kind = function.getArgAttrOfType<StringAttr>(index, kParamKindAttr);
+      binding->set_kind(kind ? kind.str() : "parameter");
+    } else {
+      binding = plan.add_inputs();
+      binding->set_name(plan.buffers(bufferOf[argument]).name());
+    }
+    binding->set_buffer(bufferOf[argument]);
+  }
+  for (auto [index, value] :
+       llvm::enumerate(function.getBody().front().getTerminator()->getOperands())) {
+    plan::Binding *binding = plan.add_outputs();
+    auto name = function.getResultAttrOfType<StringAttr>(index, "memc.output");
+    binding->set_name(name ? name.str() : "output" + std::to_string(index));
+    binding->set_buffer(bufferOf[value]);
+  }
+}
+
+LogicalResult PlanBuilder::build(PlanSummary &summary) {
+  plan.set_format_version(kPlanFormatVersion);
+  plan.set_alignment(kPlanAlignment);
+  if (failed(assignStorage()))
+    return failure();
+  scheduleSteps(summary);
+  if (failed(emitSteps()))
+    return failure();
+  placeArena(summary);
+  bindInterface();
+  summary.arenaBytes = plan.arena_bytes();
+  summary.arenaLowerBoundBytes = plan.arena_lower_bound_bytes();
+  summary.persistentBytes = plan.persistent_bytes();
+  summary.constantBytes = constantBytesUsed;
+  summary.steps = plan.steps_size();
+  return success();
+}
+
+} // namespace
+
+FailureOr<plan::Plan> buildPlan(func::FuncOp function, const std::string &modelName,
+                                PlanSummary *summary) {
+  plan::Plan plan;
+  plan.set_model(modelName);
+  PlanSummary local;
+  if (failed(PlanBuilder(function, plan).build(summary ? *summary : local)))
+    return failure();
+  return plan;
+}
+
+} // namespace memc

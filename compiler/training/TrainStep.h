@@ -1,0 +1,39 @@
+//===- TrainStep.h - build the training step from @forward ------*- C++ -*-===//
+#ifndef MEMC_COMPILER_TRAINING_TRAINSTEP_H
+#define MEMC_COMPILER_TRAINING_TRAINSTEP_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace memc {
+
+enum class LossKind { CrossEntropy, MeanSquaredError };
+
+struct TrainStepOptions {
+  LossKind loss = LossKind::CrossEntropy;
+  /// The graph output the loss is computed from; empty means the only output.
+  std::string lossInput;
+  /// Name of the labels argument the step takes.
+  std::string labelsName = "labels";
+  int64_t ignoreIndex = -100;
+  /// Globs over parameter names: frozen parameters get no gradient; when `trainable` is not
+  /// empty, only parameters it matches train.
+  std::vector<std::string> freeze;
+  std::vector<std::string> trainable;
+};
+
+/// Adds `@train_step` to `module`, built from `@forward`: the forward computation (batch
+/// normalization in training mode), the loss, and the reverse sweep. Its arguments are
+/// @forward's with the labels after the graph inputs; its results are the loss
+/// (`memc.output = "loss"`) and the gradient of every trainable parameter
+/// (`memc.gradient_of = NAME`). Emits errors (and warnings for parameters the loss does not
+/// depend on) through the context.
+mlir::FailureOr<mlir::func::FuncOp> buildTrainStep(mlir::ModuleOp module,
+                                                   const TrainStepOptions &options);
+
+} // namespace memc
+
+#endif // MEMC_COMPILER_TRAINING_TRAINSTEP_H

@@ -1,0 +1,498 @@
+//===- GradientRules.cpp - one reverse-mode rule per differentiable op ----===//
+//
+// Each rule builds the vector-Jacobian product of its op: operand gradients from result
+// gradients, in memc ops, at the builder's insertion point. Rules use the forward op's results
+// where that saves keeping its inputs (exp, tanh, sigmoid, softmax), and fused backward ops
+// where a decomposition would keep more values alive (normalizations, convolution, pooling).
+// Every rule is tested against PyTorch (test/gradients).
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/memc/MemcDialect.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace memc;
+
+namespace {
+
+RankedTensorType tensorType(Value value) { return cast<RankedTensorType>(value.getType()); }
+
+/// A scalar constant of `value`'s element type, broadcast by the op that uses it.
+Value scalar(OpBuilder &b, Location loc, Value like, double number) {
+  Type element = tensorType(like).getElementType();
+  auto type = RankedTensorType::get({}, element);
+  return b.create<ConstantOp>(loc, DenseElementsAttr::get(type, b.getFloatAttr(element, number)));
+}
+
+Value zerosLike(OpBuilder &b, Location loc, Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  Attribute zero = isa<FloatType>(tensor.getElementType())
+                       ? Attribute(b.getFloatAttr(tensor.getElementType(), 0.0))
+                       : Attribute(b.getIntegerAttr(tensor.getElementType(), 0));
+  return b.create<ConstantOp>(loc, DenseElementsAttr::get(tensor, zero));
+}
+
+Value reshapeTo(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) {
+  if (tensorType(value).getShape() == shape)
+    return value;
+  return b.create<ReshapeOp>(loc, tensorType(value).clone(shape), value);
+}
+
+/// Sums a gradient of a broadcast result back to the shape of the operand that was broadcast.
+Value unbroadcast(OpBuilder &b, Location loc, Value grad, Type operandType) {
+  auto target = cast<RankedTensorType>(operandType);
+  ArrayRef<int64_t> from = tensorType(grad).getShape(), to = target.getShape();
+  if (from == to)
+    return grad;
+  size_t lead = from.size() - to.size();
+  SmallVector<int64_t> axes;
+  for (size_t dim = 0; dim < from.size(); ++dim)
+    if (dim < lead || (to[dim - lead] == 1 && from[dim] != 1))
+      axes.push_back(dim);
+  Value summed = grad;
+  if (!axes.empty())
+    summed = b.create<ReduceSumOp>(loc, grad, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true));
+  return reshapeTo(b, loc, summed, to);
+}
+
+/// The shape a reduction's result has with keepdims, so it broadcasts against the input.
+SmallVector<int64_t> keptShape(ArrayRef<int64_t> input, ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> shape(input);
+  for (int64_t axis : axes)
+    shape[axis] = 1;
+  return shape;
+}
+
+/// Permutation swapping the last two dimensions.
+SmallVector<int64_t> swapLastTwo(int64_t rank) {
+  SmallVector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return perm;
+}
+
+Value transposeLastTwo(OpBuilder &b, Location loc, Value value) {
+  return b.create<TransposeOp>(loc, value,
+                               b.getDenseI64ArrayAttr(swapLastTwo(tensorType(value).getRank())));
+}
+
+/// All axes but the channel axis 1, for per-channel reductions.
+SmallVector<int64_t> allButChannel(int64_t rank) {
+  SmallVector<int64_t> axes = {0};
+  for (int64_t dim = 2; dim < rank; ++dim)
+    axes.push_back(dim);
+  return axes;
+}
+
+/// [C] -> [1, C, 1, ...] to broadcast per-channel values against an NC... tensor.
+Value perChannel(OpBuilder &b, Location loc, Value value, int64_t rank) {
+  SmallVector<int64_t> shape(rank, 1);
+  shape[1] = tensorType(value).getDimSize(0);
+  return reshapeTo(b, loc, value, shape);
+}
+
+LogicalResult unary(SmallVectorImpl<Value> &grads, Value grad) {
+  grads.push_back(grad);
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary
+//===----------------------------------------------------------------------===//
+
+LogicalResult NegOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  return unary(dx, b.create<NegOp>(getLoc(), dy[0]));
+}
+
+LogicalResult ExpOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  return unary(dx, b.create<MulOp>(getLoc(), dy[0], getResult()));
+}
+
+LogicalResult LogOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  return unary(dx, b.create<DivOp>(getLoc(), dy[0], getInput()));
+}
+
+LogicalResult SqrtOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  Value twiceRoot = b.create<MulOp>(loc, getResult(), scalar(b, loc, getResult(), 2.0));
+  return unary(dx, b.create<DivOp>(loc, dy[0], twiceRoot));
+}
+
+LogicalResult ReciprocalOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                           SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  Value square = b.create<MulOp>(loc, getResult(), getResult());
+  return unary(dx, b.create<NegOp>(loc, b.create<MulOp>(loc, dy[0], square)));
+}
+
+LogicalResult ErfOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  // d erf(x) = 2/sqrt(pi) * exp(-x^2)
+  Location loc = getLoc();
+  Value x = getInput();
+  Value gaussian = b.create<ExpOp>(loc, b.create<NegOp>(loc, b.create<MulOp>(loc, x, x)));
+  Value scaled = b.create<MulOp>(loc, gaussian, scalar(b, loc, x, 2.0 / std::sqrt(M_PI)));
+  return unary(dx, b.create<MulOp>(loc, dy[0], scaled));
+}
+
+LogicalResult TanhOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  Value y = getResult();
+  Value slope = b.create<SubOp>(loc, scalar(b, loc, y, 1.0), b.create<MulOp>(loc, y, y));
+  return unary(dx, b.create<MulOp>(loc, dy[0], slope));
+}
+
+LogicalResult SigmoidOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                        SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  Value y = getResult();
+  Value slope = b.create<MulOp>(loc, y, b.create<SubOp>(loc, scalar(b, loc, y, 1.0), y));
+  return unary(dx, b.create<MulOp>(loc, dy[0], slope));
+}
+
+LogicalResult ReluOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  Value positive = b.create<GreaterOp>(loc, getInput(), scalar(b, loc, getInput(), 0.0));
+  return unary(dx, b.create<WhereOp>(loc, positive, dy[0], scalar(b, loc, dy[0], 0.0)));
+}
+
+LogicalResult GeluOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  return unary(dx, b.create<GeluGradOp>(getLoc(), dy[0], getInput(), getApproximateAttr()));
+}
+
+LogicalResult ClipOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  // As torch.clamp: the gradient passes where min <= x <= max.
+  Location loc = getLoc();
+  Value grad = dy[0], zero = scalar(b, loc, grad, 0.0);
+  if (std::optional<APFloat> max = getMax())
+    grad = b.create<WhereOp>(
+        loc, b.create<GreaterOp>(loc, getInput(), scalar(b, loc, grad, max->convertToDouble())),
+        zero, grad);
+  if (std::optional<APFloat> min = getMin())
+    grad = b.create<WhereOp>(
+        loc, b.create<LessOp>(loc, getInput(), scalar(b, loc, grad, min->convertToDouble())),
+        zero, grad);
+  return unary(dx, grad);
+}
+
+LogicalResult TriluOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  return unary(dx, b.create<TriluOp>(getLoc(), dy[0], getKAttr(), getUpperAttr()));
+}
+
+LogicalResult CastOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  if (!isa<FloatType>(getInput().getType().getElementType()) ||
+      !isa<FloatType>(getType().getElementType()))
+    return unary(dx, nullptr);
+  return unary(dx, b.create<CastOp>(getLoc(), getInput().getType(), dy[0]));
+}
+
+LogicalResult DropoutOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                        SmallVectorImpl<Value> &dx) {
+  // Dropout is linear in its input with a mask fixed by the seed: the same op again.
+  return unary(dx, b.create<DropoutOp>(getLoc(), dy[0], getRatioAttr(), getSeedAttr()));
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting binary ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult AddOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  dx.push_back(unbroadcast(b, loc, dy[0], getLhs().getType()));
+  dx.push_back(unbroadcast(b, loc, dy[0], getRhs().getType()));
+  return success();
+}
+
+LogicalResult SubOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  dx.push_back(unbroadcast(b, loc, dy[0], getLhs().getType()));
+  dx.push_back(unbroadcast(b, loc, b.create<NegOp>(loc, dy[0]), getRhs().getType()));
+  return success();
+}
+
+LogicalResult MulOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  dx.push_back(unbroadcast(b, loc, b.create<MulOp>(loc, dy[0], getRhs()), getLhs().getType()));
+  dx.push_back(unbroadcast(b, loc, b.create<MulOp>(loc, dy[0], getLhs()), getRhs().getType()));
+  return success();
+}
+
+LogicalResult DivOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  // d(a/b)/da = 1/b; d(a/b)/db = -(a/b)/b.
+  Location loc = getLoc();
+  Value perDivisor = b.create<DivOp>(loc, dy[0], getRhs());
+  dx.push_back(unbroadcast(b, loc, perDivisor, getLhs().getType()));
+  Value rhsGrad = b.create<NegOp>(loc, b.create<MulOp>(loc, perDivisor, getResult()));
+  dx.push_back(unbroadcast(b, loc, rhsGrad, getRhs().getType()));
+  return success();
+}
+
+LogicalResult PowOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  // d(a^p)/da = p * a^(p-1); d(a^p)/dp = a^p * log(a), only when p is not a constant.
+  Location loc = getLoc();
+  Value a = getLhs(), p = getRhs();
+  Value lowered = b.create<PowOp>(loc, a, b.create<SubOp>(loc, p, scalar(b, loc, p, 1.0)));
+  Value lhsGrad = b.create<MulOp>(loc, dy[0], b.create<MulOp>(loc, p, lowered));
+  dx.push_back(unbroadcast(b, loc, lhsGrad, a.getType()));
+  if (p.getDefiningOp<ConstantOp>()) {
+    dx.push_back(nullptr);
+    return success();
+  }
+  Value rhsGrad =
+      b.create<MulOp>(loc, dy[0], b.create<MulOp>(loc, getResult(), b.create<LogOp>(loc, a)));
+  dx.push_back(unbroadcast(b, loc, rhsGrad, p.getType()));
+  return success();
+}
+
+LogicalResult WhereOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  Value zero = scalar(b, loc, dy[0], 0.0);
+  dx.push_back(nullptr);
+  dx.push_back(unbroadcast(b, loc, b.create<WhereOp>(loc, getCondition(), dy[0], zero),
+                           getOnTrue().getType()));
+  dx.push_back(unbroadcast(b, loc, b.create<WhereOp>(loc, getCondition(), zero, dy[0]),
+                           getOnFalse().getType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and normalization
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatMulOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  // Promote 1-D operands to matrices as numpy does, so one rule covers every case:
+  // dA = dY @ B^T and dB = A^T @ dY, summed over broadcast batch dimensions.
+  Location loc = getLoc();
+  Value a = getLhs(), bm = getRhs(), grad = dy[0];
+  SmallVector<int64_t> aShape(tensorType(a).getShape()), bShape(tensorType(bm).getShape());
+  SmallVector<int64_t> gradShape(tensorType(grad).getShape());
+  if (aShape.size() == 1) {
+    aShape.insert(aShape.begin(), 1);
+    gradShape.insert(gradShape.end() - (bShape.size() == 1 ? 0 : 1), 1);
+  }
+  if (bShape.size() == 1) {
+    bShape.push_back(1);
+    gradShape.push_back(1);
+  }
+  Value a2 = reshapeTo(b, loc, a, aShape), b2 = reshapeTo(b, loc, bm, bShape);
+  Value g2 = reshapeTo(b, loc, grad, gradShape);
+  Value da = b.create<MatMulOp>(loc, g2, transposeLastTwo(b, loc, b2));
+  Value db = b.create<MatMulOp>(loc, transposeLastTwo(b, loc, a2), g2);
+  da = unbroadcast(b, loc, da, tensorType(a2));
+  db = unbroadcast(b, loc, db, tensorType(b2));
+  dx.push_back(reshapeTo(b, loc, da, tensorType(a).getShape()));
+  dx.push_back(reshapeTo(b, loc, db, tensorType(bm).getShape()));
+  return success();
+}
+
+LogicalResult SoftmaxOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                        SmallVectorImpl<Value> &dx) {
+  return unary(dx, b.create<SoftmaxGradOp>(getLoc(), dy[0], getResult(), getAxisAttr()));
+}
+
+LogicalResult LogSoftmaxOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                           SmallVectorImpl<Value> &dx) {
+  return unary(dx, b.create<LogSoftmaxGradOp>(getLoc(), dy[0], getResult(), getAxisAttr()));
+}
+
+LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                          SmallVectorImpl<Value> &dx) {
+  Type scaleType = getScale().getType();
+  auto grads = b.create<LayerNormGradOp>(getLoc(), TypeRange{getInput().getType(), scaleType, scaleType},
+                                         dy[0], getInput(), getScale(), getAxisAttr(),
+                                         getEpsilonAttr());
+  dx.push_back(grads.getInputGrad());
+  dx.push_back(grads.getScaleGrad());
+  if (getBias())
+    dx.push_back(grads.getBiasGrad());
+  return success();
+}
+
+LogicalResult BatchNormOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                          SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  Type scaleType = getScale().getType();
+  if (getTraining()) {
+    auto grads = b.create<BatchNormGradOp>(loc, TypeRange{getInput().getType(), scaleType, scaleType},
+                                           dy[0], getInput(), getScale(), getEpsilonAttr());
+    dx.append({grads.getInputGrad(), grads.getScaleGrad(), grads.getBiasGrad(), nullptr, nullptr});
+    return success();
+  }
+  // Eval mode is an affine map per channel: y = (x - mean) * scale / sqrt(var + eps) + bias.
+  int64_t rank = getInput().getType().getRank();
+  Value inverseStd = b.create<ReciprocalOp>(
+      loc, b.create<SqrtOp>(loc, b.create<AddOp>(loc, getVar(),
+                                                 scalar(b, loc, getVar(), getEpsilon().convertToDouble()))));
+  Value factor = perChannel(b, loc, b.create<MulOp>(loc, getScale(), inverseStd), rank);
+  dx.push_back(b.create<MulOp>(loc, dy[0], factor));
+  Value normalized = b.create<MulOp>(
+      loc, b.create<SubOp>(loc, getInput(), perChannel(b, loc, getMean(), rank)),
+      perChannel(b, loc, inverseStd, rank));
+  auto axes = b.getDenseI64ArrayAttr(allButChannel(rank));
+  dx.push_back(b.create<ReduceSumOp>(loc, b.create<MulOp>(loc, dy[0], normalized), axes,
+                                     b.getBoolAttr(false)));
+  dx.push_back(b.create<ReduceSumOp>(loc, dy[0], axes, b.getBoolAttr(false)));
+  dx.append({nullptr, nullptr});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The result gradient broadcast back over the reduced axes.
+Value spreadOverAxes(OpBuilder &b, Location loc, Value grad, Value input,
+                     ArrayRef<int64_t> axes) {
+  ArrayRef<int64_t> shape = tensorType(input).getShape();
+  Value kept = reshapeTo(b, loc, grad, keptShape(shape, axes));
+  if (tensorType(kept).getShape() == shape)
+    return kept;
+  return b.create<BroadcastToOp>(loc, tensorType(input).clone(tensorType(grad).getElementType()),
+                                 kept);
+}
+} // namespace
+
+LogicalResult ReduceSumOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                          SmallVectorImpl<Value> &dx) {
+  return unary(dx, spreadOverAxes(b, getLoc(), dy[0], getInput(), getAxes()));
+}
+
+LogicalResult ReduceMeanOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                           SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  int64_t count = 1;
+  for (int64_t axis : getAxes())
+    count *= getInput().getType().getDimSize(axis);
+  Value spread = spreadOverAxes(b, loc, dy[0], getInput(), getAxes());
+  return unary(dx, b.create<MulOp>(loc, spread, scalar(b, loc, spread, 1.0 / count)));
+}
+
+LogicalResult ReduceMaxOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                          SmallVectorImpl<Value> &dx) {
+  // As torch.amax: the gradient is shared evenly among the elements equal to the maximum.
+  Location loc = getLoc();
+  ArrayRef<int64_t> shape = getInput().getType().getShape();
+  Value maximum = reshapeTo(b, loc, getResult(), keptShape(shape, getAxes()));
+  Value isMax = b.create<CastOp>(loc, getInput().getType(),
+                                 b.create<EqualOp>(loc, getInput(), maximum));
+  Value ties = b.create<ReduceSumOp>(loc, isMax, getAxesAttr(), b.getBoolAttr(true));
+  Value share = b.create<DivOp>(loc, reshapeTo(b, loc, dy[0], keptShape(shape, getAxes())), ties);
+  return unary(dx, b.create<MulOp>(loc, isMax, share));
+}
+
+//===----------------------------------------------------------------------===//
+// Layout and indexing
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                          SmallVectorImpl<Value> &dx) {
+  ArrayRef<int64_t> perm = getPerm();
+  SmallVector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inverse[perm[i]] = i;
+  return unary(dx, b.create<TransposeOp>(getLoc(), dy[0], b.getDenseI64ArrayAttr(inverse)));
+}
+
+LogicalResult ReshapeOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                        SmallVectorImpl<Value> &dx) {
+  return unary(dx, reshapeTo(b, getLoc(), dy[0], getInput().getType().getShape()));
+}
+
+LogicalResult BroadcastToOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                            SmallVectorImpl<Value> &dx) {
+  return unary(dx, unbroadcast(b, getLoc(), dy[0], getInput().getType()));
+}
+
+LogicalResult ConcatOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                       SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  int64_t axis = getAxis(), offset = 0;
+  ArrayRef<int64_t> shape = getType().getShape();
+  for (Value input : getInputs()) {
+    SmallVector<int64_t> starts(shape.size(), 0), limits(shape), steps(shape.size(), 1);
+    int64_t size = tensorType(input).getDimSize(axis);
+    starts[axis] = offset;
+    limits[axis] = offset + size;
+    offset += size;
+    dx.push_back(b.create<SliceOp>(loc, dy[0], b.getDenseI64ArrayAttr(starts),
+                                   b.getDenseI64ArrayAttr(limits), b.getDenseI64ArrayAttr(steps)));
+  }
+  return success();
+}
+
+LogicalResult SplitOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  SmallVector<Value> pieces;
+  for (auto [grad, result] : llvm::zip(dy, getResults()))
+    pieces.push_back(grad ? grad : zerosLike(b, loc, result.getType()));
+  return unary(dx, b.create<ConcatOp>(loc, pieces, getAxisAttr()));
+}
+
+LogicalResult SliceOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  return unary(dx, b.create<SliceGradOp>(getLoc(), getInput().getType(), dy[0], getStartsAttr(),
+                                         getLimitsAttr(), getStepsAttr()));
+}
+
+LogicalResult GatherOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  if (!isa<FloatType>(getData().getType().getElementType())) {
+    dx.append({nullptr, nullptr});
+    return success();
+  }
+  dx.push_back(b.create<GatherGradOp>(getLoc(), getData().getType(), dy[0], getIndices(),
+                                      getAxisAttr()));
+  dx.push_back(nullptr);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  dx.push_back(b.create<ConvGradInputOp>(loc, getInput().getType(), dy[0], getWeight(),
+                                         getStridesAttr(), getPadsAttr(), getDilationsAttr(),
+                                         getGroupAttr()));
+  dx.push_back(b.create<ConvGradWeightOp>(loc, getWeight().getType(), dy[0], getInput(),
+                                          getStridesAttr(), getPadsAttr(), getDilationsAttr(),
+                                          getGroupAttr()));
+  if (getBias()) {
+    int64_t rank = getType().getRank();
+    dx.push_back(b.create<ReduceSumOp>(loc, dy[0], b.getDenseI64ArrayAttr(allButChannel(rank)),
+                                       b.getBoolAttr(false)));
+  }
+  return success();
+}
+
+LogicalResult MaxPoolOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                        SmallVectorImpl<Value> &dx) {
+  return unary(dx, b.create<MaxPoolGradOp>(getLoc(), getInput().getType(), dy[0], getInput(),
+                                           getKernelShapeAttr(), getStridesAttr(), getPadsAttr(),
+                                           getDilationsAttr(), getCeilModeAttr()));
+}
+
+LogicalResult AvgPoolOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                        SmallVectorImpl<Value> &dx) {
+  return unary(dx, b.create<AvgPoolGradOp>(getLoc(), getInput().getType(), dy[0],
+                                           getKernelShapeAttr(), getStridesAttr(), getPadsAttr(),
+                                           getDilationsAttr(), getCeilModeAttr(),
+                                           getCountIncludePadAttr()));
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                             SmallVectorImpl<Value> &dx) {
+  dx.push_back(b.create<CrossEntropyGradOp>(getLoc(), getLogits().getType(), dy[0], getLogits(),
+                                            getLabels(), getIgnoreIndexAttr()));
+  dx.push_back(nullptr);
+  return success();
+}

@@ -1,0 +1,263 @@
+//===- MemcTrainingOps.td - backward and loss ops ----------*- tablegen -*-===//
+//
+// Ops that only training graphs contain: fused backward computations whose decomposition into
+// forward ops would keep more values alive (softmax, normalizations, convolutions, pooling,
+// scatters), and the losses. Included by MemcOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMC_TRAINING_OPS_TD
+#define MEMC_TRAINING_OPS_TD
+
+//===----------------------------------------------------------------------===//
+// Activation and normalization backward
+//===----------------------------------------------------------------------===//
+
+def Memc_GeluGradOp : Memc_Op<"gelu_grad",
+    [Pure, Elementwise, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Gradient of gelu with respect to its input";
+  let description = [{
+    `grad * gelu'(input)` for the exact or tanh form, as PyTorch's GeluBackward.
+
+    ```mlir
+    %dx = memc.gelu_grad %dy, %x {approximate = "none"} : tensor<4x32xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, Memc_FloatTensor:$input,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
+}
+
+class Memc_SoftmaxGradLikeOp<string mnemonic, string rule>
+    : Memc_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Softmax-family backward from the forward output";
+  let description = "Computes `" # rule # [{` along `axis`, from the forward op's output
+    `output` (softmax probabilities or log-probabilities), so the forward input need not be
+    kept.
+
+    ```mlir
+    %dx = memc.}] # mnemonic # [{ %dy, %y {axis = 3 : i64} : tensor<2x4x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, Memc_FloatTensor:$output, I64Attr:$axis);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $output attr-dict `:` type($result)";
+}
+
+def Memc_SoftmaxGradOp : Memc_SoftmaxGradLikeOp<"softmax_grad", "y * (dy - sum(dy * y))">;
+def Memc_LogSoftmaxGradOp
+    : Memc_SoftmaxGradLikeOp<"log_softmax_grad", "dy - exp(y) * sum(dy)">;
+
+def Memc_LayerNormGradOp : Memc_Op<"layer_norm_grad",
+    [Pure, AllTypesMatch<["input", "grad", "input_grad"]>,
+     AllTypesMatch<["scale", "scale_grad", "bias_grad"]>]> {
+  let summary = "Layer normalization backward";
+  let description = [{
+    Gradients of `layer_norm(input, scale, bias)` with respect to the input, the scale and the
+    bias, recomputing mean and inverse standard deviation from `input`.
+
+    ```mlir
+    %dx, %dg, %db = memc.layer_norm_grad %dy, %x, %g {axis = 2 : i64, epsilon = 1.0e-05 : f64}
+        : (tensor<2x16x32xf32>, tensor<2x16x32xf32>, tensor<32xf32>)
+        -> (tensor<2x16x32xf32>, tensor<32xf32>, tensor<32xf32>)
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, Memc_FloatTensor:$input,
+                       Memc_FloatTensor:$scale, I64Attr:$axis, F64Attr:$epsilon);
+  let results = (outs Memc_FloatTensor:$input_grad, Memc_FloatTensor:$scale_grad,
+                      Memc_FloatTensor:$bias_grad);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Memc_BatchNormGradOp : Memc_Op<"batch_norm_grad",
+    [Pure, AllTypesMatch<["input", "grad", "input_grad"]>,
+     AllTypesMatch<["scale", "scale_grad", "bias_grad"]>]> {
+  let summary = "Batch normalization backward in training mode";
+  let description = [{
+    Gradients of training-mode `batch_norm` (batch statistics, biased variance) with respect to
+    the input, the scale and the bias, recomputing the statistics from `input`.
+
+    ```mlir
+    %dx, %dg, %db = memc.batch_norm_grad %dy, %x, %g {epsilon = 1.0e-05 : f64}
+        : (tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>, tensor<8xf32>)
+        -> (tensor<2x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>)
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, Memc_FloatTensor:$input,
+                       Memc_FloatTensor:$scale, F64Attr:$epsilon);
+  let results = (outs Memc_FloatTensor:$input_grad, Memc_FloatTensor:$scale_grad,
+                      Memc_FloatTensor:$bias_grad);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Indexing backward: scatters into zeros of the forward input's shape
+//===----------------------------------------------------------------------===//
+
+def Memc_GatherGradOp : Memc_Op<"gather_grad",
+    [Pure, AllElementTypesMatch<["grad", "result"]>]> {
+  let summary = "Gather backward: scatter-add into zeros";
+  let description = [{
+    The result (the shape of the gathered-from tensor) is zero except that each slice of `grad`
+    is added at its index along `axis`; repeated indices accumulate (embedding gradients).
+
+    ```mlir
+    %dw = memc.gather_grad %dy, %ids {axis = 0 : i64}
+        : (tensor<2x16x32xf32>, tensor<2x16xi64>) -> tensor<64x32xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, Memc_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Memc_SliceGradOp : Memc_Op<"slice_grad",
+    [Pure, AllElementTypesMatch<["grad", "result"]>]> {
+  let summary = "Slice backward: place the slice's gradient into zeros";
+  let description = [{
+    The result has the sliced tensor's shape; the elements the slice took receive `grad`, the
+    rest are zero.
+
+    ```mlir
+    %dx = memc.slice_grad %dy {starts = array<i64: 0, 4>, limits = array<i64: 2, 8>,
+                               steps = array<i64: 1, 1>} : (tensor<2x4xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Memc_Tensor:$grad, DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$limits,
+                       DenseI64ArrayAttr:$steps);
+  let results = (outs Memc_Tensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling backward
+//===----------------------------------------------------------------------===//
+
+def Memc_ConvGradInputOp : Memc_Op<"conv_grad_input",
+    [Pure, AllElementTypesMatch<["grad", "weight", "result"]>]> {
+  let summary = "Convolution backward with respect to the input";
+  let description = [{
+    The transposed convolution of `grad` with `weight` under the forward op's attributes; the
+    result type is the forward input's.
+
+    ```mlir
+    %dx = memc.conv_grad_input %dy, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>,
+                                        dilations = array<i64: 1, 1>, group = 1 : i64}
+        : (tensor<2x8x16x16xf32>, tensor<8x3x3x3xf32>) -> tensor<2x3x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, Memc_FloatTensor:$weight,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, I64Attr:$group);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Memc_ConvGradWeightOp : Memc_Op<"conv_grad_weight",
+    [Pure, AllElementTypesMatch<["grad", "input", "result"]>]> {
+  let summary = "Convolution backward with respect to the weight";
+  let description = [{
+    Correlates the forward input with `grad`; the result type is the weight's.
+
+    ```mlir
+    %dw = memc.conv_grad_weight %dy, %x {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>,
+                                         dilations = array<i64: 1, 1>, group = 1 : i64}
+        : (tensor<2x8x16x16xf32>, tensor<2x3x16x16xf32>) -> tensor<8x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, Memc_FloatTensor:$input,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, I64Attr:$group);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Memc_MaxPoolGradOp : Memc_Op<"max_pool_grad",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Max pooling backward";
+  let description = [{
+    Routes each window's gradient to the window's maximum in `input` (the first one on ties, as
+    PyTorch), recomputing the argmax rather than storing indices.
+
+    ```mlir
+    %dx = memc.max_pool_grad %dy, %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>,
+        pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false}
+        : (tensor<2x8x4x4xf32>, tensor<2x8x8x8xf32>) -> tensor<2x8x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, Memc_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Memc_AvgPoolGradOp : Memc_Op<"avg_pool_grad",
+    [Pure, AllElementTypesMatch<["grad", "result"]>]> {
+  let summary = "Average pooling backward";
+  let description = [{
+    Spreads each window's gradient evenly over the window's elements (with the forward op's
+    divisor rule); the result type is the forward input's.
+
+    ```mlir
+    %dx = memc.avg_pool_grad %dy {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>,
+        pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false,
+        count_include_pad = false} : (tensor<2x8x4x4xf32>) -> tensor<2x8x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode,
+                       BoolAttr:$count_include_pad);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Memc_CrossEntropyOp : Memc_Op<"cross_entropy", [Pure, Memc_Differentiable]> {
+  let summary = "Mean cross-entropy of logits against integer labels";
+  let description = [{
+    torch.nn.functional.cross_entropy with the class axis last: `logits` is `[..., C]`, `labels`
+    is `[...]`; the loss is the mean over positions whose label is not `ignore_index` of
+    `-log_softmax(logits)[label]`, computed stably in one pass (fused log-softmax and NLL). Zero
+    when every label is ignored.
+
+    ```mlir
+    %loss = memc.cross_entropy %logits, %labels {ignore_index = -100 : i64}
+        : (tensor<2x16x64xf32>, tensor<2x16xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$logits, Memc_IndexTensor:$labels, I64Attr:$ignore_index);
+  let results = (outs StaticShapeTensorOf<[F32]>:$loss);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Memc_CrossEntropyGradOp : Memc_Op<"cross_entropy_grad",
+    [Pure, AllTypesMatch<["logits", "result"]>]> {
+  let summary = "Gradient of cross_entropy with respect to the logits";
+  let description = [{
+    `grad * (softmax(logits) - onehot(label)) / count` at positions whose label is not ignored,
+    zero elsewhere, where `count` is the number of such positions and `grad` the scalar gradient
+    of the loss.
+
+    ```mlir
+    %dlogits = memc.cross_entropy_grad %dloss, %logits, %labels {ignore_index = -100 : i64}
+        : (tensor<f32>, tensor<2x16x64xf32>, tensor<2x16xi64>) -> tensor<2x16x64xf32>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$grad, Memc_FloatTensor:$logits,
+                       Memc_IndexTensor:$labels, I64Attr:$ignore_index);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+#endif // MEMC_TRAINING_OPS_TD

@@ -1,0 +1,284 @@
+//===- ShapeRules.cpp - static shape rules of the memc ops ----------------===//
+#include "kernels/ShapeRules.h"
+
+#include "kernels/Tensor.h"
+
+#include <algorithm>
+
+namespace memc::kernels {
+
+namespace {
+
+bool isAxisInRange(int64_t axis, size_t rank) {
+  return axis >= 0 && axis < static_cast<int64_t>(rank);
+}
+
+} // namespace
+
+bool checkedNumElements(const Shape &shape, int64_t &count) {
+  count = 1;
+  bool empty = false;
+  for (int64_t dim : shape) {
+    if (dim < 0)
+      return false;
+    empty |= dim == 0;
+  }
+  if (empty) {
+    // Still bound each dimension so that arithmetic on a [0, huge] shape stays safe.
+    count = 0;
+    return std::all_of(shape.begin(), shape.end(),
+                       [](int64_t dim) { return dim <= kMaxElements; });
+  }
+  for (int64_t dim : shape) {
+    if (dim > kMaxElements / count)
+      return false;
+    count *= dim;
+  }
+  return true;
+}
+
+bool broadcastShapes(const std::vector<Shape> &shapes, Shape &result, std::string &error) {
+  size_t rank = 0;
+  for (const Shape &shape : shapes)
+    rank = std::max(rank, shape.size());
+  result.assign(rank, 1);
+  for (const Shape &shape : shapes) {
+    size_t offset = rank - shape.size();
+    for (size_t i = 0; i < shape.size(); ++i) {
+      int64_t &out = result[offset + i];
+      if (shape[i] == out || shape[i] == 1)
+        continue;
+      if (out != 1) {
+        error = "shapes";
+        for (const Shape &s : shapes)
+          error += " " + formatShape(s);
+        error += " do not broadcast";
+        return false;
+      }
+      out = shape[i];
+    }
+  }
+  return true;
+}
+
+bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string &error) {
+  if (lhs.empty() || rhs.empty()) {
+    error = "matmul operands must have rank >= 1";
+    return false;
+  }
+  Shape a = lhs, b = rhs;
+  bool promotedLhs = a.size() == 1, promotedRhs = b.size() == 1;
+  if (promotedLhs)
+    a.insert(a.begin(), 1);
+  if (promotedRhs)
+    b.push_back(1);
+  if (a.back() != b[b.size() - 2]) {
+    error = "matmul contraction dimensions differ: " + formatShape(lhs) + " x " +
+            formatShape(rhs);
+    return false;
+  }
+  Shape batchA(a.begin(), a.end() - 2), batchB(b.begin(), b.end() - 2);
+  if (!broadcastShapes({batchA, batchB}, result, error)) {
+    error = "matmul batch dimensions do not broadcast: " + formatShape(lhs) + " x " +
+            formatShape(rhs);
+    return false;
+  }
+  if (!promotedLhs)
+    result.push_back(a[a.size() - 2]);
+  if (!promotedRhs)
+    result.push_back(b.back());
+  return true;
+}
+
+bool reduceShape(const Shape &input, const std::vector<int64_t> &axes, bool keepdims,
+                 Shape &result, std::string &error) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (!isAxisInRange(axes[i], input.size()) || (i > 0 && axes[i] <= axes[i - 1])) {
+      error = "reduction axes " + formatShape(axes) + " must be sorted, unique and in [0, " +
+              std::to_string(input.size()) + ")";
+      return false;
+    }
+  }
+  result.clear();
+  for (int64_t dim = 0; dim < static_cast<int64_t>(input.size()); ++dim) {
+    if (!std::binary_search(axes.begin(), axes.end(), dim))
+      result.push_back(input[dim]);
+    else if (keepdims)
+      result.push_back(1);
+  }
+  return true;
+}
+
+int64_t windowOutputSize(int64_t input, int64_t kernel, int64_t stride, int64_t padBegin,
+                         int64_t padEnd, int64_t dilation, bool ceilMode) {
+  int64_t span = input + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  if (span < 0)
+    return 0;
+  int64_t size = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceilMode && (size - 1) * stride >= input + padBegin)
+    --size;
+  return size;
+}
+
+bool windowShape(const Shape &input, int64_t channels, const std::vector<int64_t> &kernel,
+                 const std::vector<int64_t> &strides, const std::vector<int64_t> &pads,
+                 const std::vector<int64_t> &dilations, bool ceilMode, Shape &result,
+                 std::string &error) {
+  if (input.size() < 3) {
+    error = "expected an NC[D]HW input of rank >= 3, got " + formatShape(input);
+    return false;
+  }
+  size_t spatial = input.size() - 2;
+  if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
+      pads.size() != 2 * spatial) {
+    error = "window attributes do not match " + std::to_string(spatial) + " spatial dimensions";
+    return false;
+  }
+  result = {input[0], channels};
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t values[] = {kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial]};
+    if (kernel[i] <= 0 || strides[i] <= 0 || dilations[i] <= 0 || pads[i] < 0 ||
+        pads[i + spatial] < 0 ||
+        std::any_of(std::begin(values), std::end(values),
+                    [](int64_t v) { return v > kMaxWindowAttribute; })) {
+      error = "kernel sizes, strides and dilations must be positive, pads non-negative (all at "
+              "most 2^30)";
+      return false;
+    }
+    int64_t size = windowOutputSize(input[i + 2], kernel[i], strides[i], pads[i],
+                                    pads[i + spatial], dilations[i], ceilMode);
+    if (size <= 0) {
+      error = "window larger than the padded input " + formatShape(input);
+      return false;
+    }
+    result.push_back(size);
+  }
+  return true;
+}
+
+int64_t sliceLength(int64_t start, int64_t limit, int64_t step) {
+  if (step > 0)
+    return limit > start ? (limit - start + step - 1) / step : 0;
+  return start > limit ? (start - limit - step - 1) / -step : 0;
+}
+
+bool sliceShape(const Shape &input, const std::vector<int64_t> &starts,
+                const std::vector<int64_t> &limits, const std::vector<int64_t> &steps,
+                Shape &result, std::string &error) {
+  if (starts.size() != input.size() || limits.size() != input.size() ||
+      steps.size() != input.size()) {
+    error = "slice needs one start, limit and step per dimension of " + formatShape(input);
+    return false;
+  }
+  result.clear();
+  for (size_t dim = 0; dim < input.size(); ++dim) {
+    int64_t start = starts[dim], limit = limits[dim], step = steps[dim], size = input[dim];
+    if (step == 0 || step < -kMaxElements || step > kMaxElements || start < -1 ||
+        start > size || limit < -1 || limit > size) {
+      error = "slice bounds out of range in dimension " + std::to_string(dim) + " (start " +
+              std::to_string(start) + ", limit " + std::to_string(limit) + ", step " +
+              std::to_string(step) + ", size " + std::to_string(size) + ")";
+      return false;
+    }
+    int64_t length = sliceLength(start, limit, step);
+    // A non-empty slice reads start first and stays between start and limit after it.
+    if (length > 0 && (start < 0 || start >= size)) {
+      error = "slice start " + std::to_string(start) + " outside dimension " +
+              std::to_string(dim) + " of size " + std::to_string(size);
+      return false;
+    }
+    result.push_back(length);
+  }
+  return true;
+}
+
+bool gatherShape(const Shape &data, const Shape &indices, int64_t axis, Shape &result,
+                 std::string &error) {
+  if (!isAxisInRange(axis, data.size())) {
+    error = "gather axis " + std::to_string(axis) + " out of range for " + formatShape(data);
+    return false;
+  }
+  result.assign(data.begin(), data.begin() + axis);
+  result.insert(result.end(), indices.begin(), indices.end());
+  result.insert(result.end(), data.begin() + axis + 1, data.end());
+  return true;
+}
+
+bool transposeShape(const Shape &input, const std::vector<int64_t> &perm, Shape &result,
+                    std::string &error) {
+  std::vector<bool> seen(input.size(), false);
+  result.clear();
+  for (int64_t dim : perm) {
+    if (perm.size() != input.size() || !isAxisInRange(dim, input.size()) || seen[dim]) {
+      error = "transpose perm " + formatShape(perm) + " is not a permutation of the " +
+              std::to_string(input.size()) + " dimensions";
+      return false;
+    }
+    seen[dim] = true;
+    result.push_back(input[dim]);
+  }
+  if (perm.size() != input.size()) {
+    error = "transpose perm " + formatShape(perm) + " has a length other than the rank " +
+            std::to_string(input.size());
+    return false;
+  }
+  return true;
+}
+
+bool concatShape(const std::vector<Shape> &inputs, int64_t axis, Shape &result,
+                 std::string &error) {
+  if (inputs.empty()) {
+    error = "concat needs at least one input";
+    return false;
+  }
+  result = inputs.front();
+  if (!isAxisInRange(axis, result.size())) {
+    error = "concat axis " + std::to_string(axis) + " out of range for " + formatShape(result);
+    return false;
+  }
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    const Shape &shape = inputs[i];
+    for (size_t dim = 0; dim < result.size(); ++dim) {
+      if (shape.size() != result.size() ||
+          (static_cast<int64_t>(dim) != axis && shape[dim] != result[dim])) {
+        error = "concat inputs " + formatShape(inputs.front()) + " and " + formatShape(shape) +
+                " differ outside axis " + std::to_string(axis);
+        return false;
+      }
+    }
+    if (shape[axis] > kMaxElements - result[axis]) {
+      error = "concat result too large";
+      return false;
+    }
+    result[axis] += shape[axis];
+  }
+  return true;
+}
+
+bool splitShapes(const Shape &input, int64_t axis, const std::vector<int64_t> &sizes,
+                 std::vector<Shape> &results, std::string &error) {
+  if (!isAxisInRange(axis, input.size())) {
+    error = "split axis " + std::to_string(axis) + " out of range for " + formatShape(input);
+    return false;
+  }
+  int64_t total = 0;
+  results.clear();
+  for (int64_t size : sizes) {
+    if (size < 0 || size > input[axis] - total) {
+      error = "split sizes " + formatShape(sizes) + " must be non-negative and add up to " +
+              std::to_string(input[axis]);
+      return false;
+    }
+    total += size;
+    results.push_back(input);
+    results.back()[axis] = size;
+  }
+  if (total != input[axis]) {
+    error = "split sizes " + formatShape(sizes) + " add up to " + std::to_string(total) +
+            ", not the dimension's " + std::to_string(input[axis]);
+    return false;
+  }
+  return true;
+}
+
+} // namespace memc::kernels

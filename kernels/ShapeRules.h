@@ -1,0 +1,80 @@
+//===- ShapeRules.h - static shape rules of the memc ops --------*- C++ -*-===//
+//
+// The kernels' copy of the memc ops' shape rules, over plain vectors so that kernels need no
+// compiler code (dialects/memc/ShapeInference.h is the compiler's; the two must agree, and the
+// kernel tests pin this side). Unlike the compiler's, these also guard the arithmetic: plans are
+// untrusted, so every rule rejects negative dimensions and sizes that would overflow.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_KERNELS_SHAPERULES_H
+#define MEMC_KERNELS_SHAPERULES_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memc::kernels {
+
+using Shape = std::vector<int64_t>;
+
+/// Largest element count (and byte size) any tensor or scratch buffer may have: 2^48, far above
+/// any real tensor and far enough from 2^63 that products of a few such numbers stay exact.
+constexpr int64_t kMaxElements = int64_t{1} << 48;
+
+/// Largest value a window attribute (kernel size, stride, pad, dilation) may take.
+constexpr int64_t kMaxWindowAttribute = int64_t{1} << 30;
+
+/// Element count of `shape`; false if a dimension is negative or the count exceeds kMaxElements.
+bool checkedNumElements(const Shape &shape, int64_t &count);
+
+/// ONNX multidirectional (numpy) broadcasting of any number of shapes.
+bool broadcastShapes(const std::vector<Shape> &shapes, Shape &result, std::string &error);
+
+/// numpy.matmul: 1-D promotion and batch broadcasting.
+bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string &error);
+
+/// Removes (or sets to 1 with keepdims) the sorted, unique, in-range `axes`. Empty `axes`
+/// reduce nothing.
+bool reduceShape(const Shape &input, const std::vector<int64_t> &axes, bool keepdims,
+                 Shape &result, std::string &error);
+
+/// Output size of one strided window dimension (convolution and pooling), as PyTorch computes
+/// it: with `ceilMode`, a last window that would start inside the end padding is dropped.
+int64_t windowOutputSize(int64_t input, int64_t kernel, int64_t stride, int64_t padBegin,
+                         int64_t padEnd, int64_t dilation, bool ceilMode);
+
+/// NC[D]HW windowed op: checks attribute lengths and ranges and computes
+/// [N, channels, spatial...].
+bool windowShape(const Shape &input, int64_t channels, const std::vector<int64_t> &kernel,
+                 const std::vector<int64_t> &strides, const std::vector<int64_t> &pads,
+                 const std::vector<int64_t> &dilations, bool ceilMode, Shape &result,
+                 std::string &error);
+
+/// Number of elements a (start, limit, step) slice of one dimension takes.
+int64_t sliceLength(int64_t start, int64_t limit, int64_t step);
+
+/// memc.slice: one start, limit and step per dimension; starts and limits in [-1, dim], steps
+/// non-zero, and every index a non-empty slice takes inside [0, dim).
+bool sliceShape(const Shape &input, const std::vector<int64_t> &starts,
+                const std::vector<int64_t> &limits, const std::vector<int64_t> &steps,
+                Shape &result, std::string &error);
+
+/// ONNX Gather: data.shape[:axis] + indices.shape + data.shape[axis+1:].
+bool gatherShape(const Shape &data, const Shape &indices, int64_t axis, Shape &result,
+                 std::string &error);
+
+/// Result dimension i is input dimension perm[i].
+bool transposeShape(const Shape &input, const std::vector<int64_t> &perm, Shape &result,
+                    std::string &error);
+
+/// Inputs agree on every dimension but `axis`, whose sizes add up.
+bool concatShape(const std::vector<Shape> &inputs, int64_t axis, Shape &result,
+                 std::string &error);
+
+/// Piece i has sizes[i] elements along `axis`; the sizes add up to that dimension.
+bool splitShapes(const Shape &input, int64_t axis, const std::vector<int64_t> &sizes,
+                 std::vector<Shape> &results, std::string &error);
+
+} // namespace memc::kernels
+
+#endif // MEMC_KERNELS_SHAPERULES_H

@@ -1,0 +1,217 @@
+//===- Binary.cpp - broadcasting elementwise kernels ----------------------===//
+//
+// add sub mul div pow, equal less greater, where: numpy broadcasting through StridedLayout.
+// f16/bf16 compute in f32 and round once. Integer add/sub/mul/pow wrap; integer div truncates
+// toward zero (C, ONNX), and the cases C leaves undefined are defined here rather than trapping:
+// x / 0 = 0 and INT_MIN / -1 = INT_MIN. Output element i depends only on input elements that
+// map to it, so an output sharing an equally shaped input's buffer is safe (in-place steps).
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/cpu/StridedLayout.h"
+#include "kernels/cpu/CallChecks.h"
+#include "kernels/cpu/ElementTypes.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/ThreadPool.h"
+
+#include <cmath>
+
+namespace memc::kernels {
+
+namespace {
+
+template <typename C> using Unsigned = std::make_unsigned_t<C>;
+
+struct Add {
+  template <typename C> C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>)
+      return static_cast<C>(static_cast<Unsigned<C>>(a) + static_cast<Unsigned<C>>(b));
+    else
+      return a + b;
+  }
+};
+struct Sub {
+  template <typename C> C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>)
+      return static_cast<C>(static_cast<Unsigned<C>>(a) - static_cast<Unsigned<C>>(b));
+    else
+      return a - b;
+  }
+};
+struct Mul {
+  template <typename C> C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>)
+      return static_cast<C>(static_cast<Unsigned<C>>(a) * static_cast<Unsigned<C>>(b));
+    else
+      return a * b;
+  }
+};
+struct Div {
+  template <typename C> C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0)
+        return 0;
+      if (b == -1)
+        return static_cast<C>(Unsigned<C>(0) - static_cast<Unsigned<C>>(a));
+      return a / b;
+    } else {
+      return a / b;
+    }
+  }
+};
+struct Pow {
+  template <typename C> C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) {
+      // Negative exponents: 1/a^n truncated, i.e. 0 unless |a| == 1 (and 0 for a == 0).
+      if (b < 0)
+        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+      Unsigned<C> base = static_cast<Unsigned<C>>(a), result = 1;
+      for (C e = b; e != 0; e >>= 1) {
+        if (e & 1)
+          result *= base;
+        base *= base;
+      }
+      return static_cast<C>(result);
+    } else {
+      return std::pow(a, b);
+    }
+  }
+};
+struct Equal {
+  template <typename C> bool operator()(C a, C b) const { return a == b; }
+};
+struct Less {
+  template <typename C> bool operator()(C a, C b) const { return a < b; }
+};
+struct Greater {
+  template <typename C> bool operator()(C a, C b) const { return a > b; }
+};
+
+/// out[i] = op(a[...], b[...]) over the broadcast layout, with the common stride patterns
+/// (both contiguous, one operand a scalar run) as separate loops the compiler can vectorize.
+template <typename T, typename Out, typename Op>
+void broadcastBinary(const TensorView &lhs, const TensorView &rhs, const TensorView &output,
+                     int64_t grain, Op op) {
+  StridedLayout<2> layout = broadcastLayout<2>(output.shape, {&lhs.shape, &rhs.shape});
+  const T *a = lhs.as<T>();
+  const T *b = rhs.as<T>();
+  Out *y = output.as<Out>();
+  int64_t strideA = layout.innerStride(0), strideB = layout.innerStride(1);
+  auto compute = [&](T x, T z) { return Element<Out>::store(op(Element<T>::load(x), Element<T>::load(z))); };
+  parallelFor(0, layout.numElements(), grain, [&](int64_t begin, int64_t end) {
+    layout.forEachRun(begin, end, [&](int64_t out, const std::array<int64_t, 2> &offsets,
+                                      int64_t count) {
+      const T *pa = a + offsets[0];
+      const T *pb = b + offsets[1];
+      Out *py = y + out;
+      if (strideA == 1 && strideB == 1) {
+        for (int64_t i = 0; i < count; ++i)
+          py[i] = compute(pa[i], pb[i]);
+      } else if (strideA == 1 && strideB == 0) {
+        T scalar = *pb;
+        for (int64_t i = 0; i < count; ++i)
+          py[i] = compute(pa[i], scalar);
+      } else if (strideA == 0 && strideB == 1) {
+        T scalar = *pa;
+        for (int64_t i = 0; i < count; ++i)
+          py[i] = compute(scalar, pb[i]);
+      } else {
+        for (int64_t i = 0; i < count; ++i)
+          py[i] = compute(pa[i * strideA], pb[i * strideB]);
+      }
+    });
+  });
+}
+
+/// Operands broadcast to the output's shape exactly.
+bool checkBroadcastShapes(const KernelCall &call, std::string &error) {
+  std::vector<Shape> shapes;
+  for (const TensorView &input : call.inputs)
+    shapes.push_back(input.shape);
+  Shape expected;
+  return broadcastShapes(shapes, expected, error) &&
+         checkShape(call.outputs[0], expected, "output", error);
+}
+
+bool checkArithmetic(const KernelCall &call, std::string &error) {
+  return checkCall(call, 2, 2, 1, error) &&
+         checkDType(call.inputs[0], kNumericTypes, "lhs", error) &&
+         checkSameDType(call.inputs[1], call.inputs[0], "rhs", "lhs", error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "output", "lhs", error) &&
+         checkBroadcastShapes(call, error);
+}
+
+template <typename Op> bool runArithmetic(const KernelCall &call, std::string &) {
+  visitNumeric(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    int64_t grain = std::is_same_v<Op, Pow> ? kExpensiveGrain : kElementwiseGrain;
+    broadcastBinary<T, T>(call.inputs[0], call.inputs[1], call.outputs[0], grain, Op());
+  });
+  return true;
+}
+
+bool checkComparison(const KernelCall &call, std::string &error) {
+  return checkCall(call, 2, 2, 1, error) &&
+         checkSameDType(call.inputs[1], call.inputs[0], "rhs", "lhs", error) &&
+         checkDType(call.outputs[0], kBoolType, "output", error) &&
+         checkBroadcastShapes(call, error);
+}
+
+template <typename Op> bool runComparison(const KernelCall &call, std::string &) {
+  visitAny(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    broadcastBinary<T, BoolByte>(call.inputs[0], call.inputs[1], call.outputs[0],
+                                 kElementwiseGrain, Op());
+  });
+  return true;
+}
+
+bool checkWhere(const KernelCall &call, std::string &error) {
+  return checkCall(call, 3, 3, 1, error) &&
+         checkDType(call.inputs[0], kBoolType, "condition", error) &&
+         checkSameDType(call.inputs[2], call.inputs[1], "on_false", "on_true", error) &&
+         checkSameDType(call.outputs[0], call.inputs[1], "output", "on_true", error) &&
+         checkBroadcastShapes(call, error);
+}
+
+bool runWhere(const KernelCall &call, std::string &) {
+  const TensorView &output = call.outputs[0];
+  StridedLayout<3> layout = broadcastLayout<3>(
+      output.shape, {&call.inputs[0].shape, &call.inputs[1].shape, &call.inputs[2].shape});
+  const BoolByte *condition = call.inputs[0].as<BoolByte>();
+  // Selection moves values unchanged, so any element type is its bits (bool bytes included:
+  // a selected bool keeps its byte).
+  visitBits(output.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *onTrue = call.inputs[1].as<T>();
+    const T *onFalse = call.inputs[2].as<T>();
+    T *y = output.as<T>();
+    int64_t sc = layout.innerStride(0), st = layout.innerStride(1), sf = layout.innerStride(2);
+    parallelFor(0, layout.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      layout.forEachRun(begin, end, [&](int64_t out, const std::array<int64_t, 3> &offsets,
+                                        int64_t count) {
+        const BoolByte *c = condition + offsets[0];
+        const T *t = onTrue + offsets[1];
+        const T *f = onFalse + offsets[2];
+        for (int64_t i = 0; i < count; ++i)
+          y[out + i] = c[i * sc] ? t[i * st] : f[i * sf];
+      });
+    });
+  });
+  return true;
+}
+
+} // namespace
+
+void addBinaryKernels(KernelTable &table) {
+  table["add"] = Kernel{&checkArithmetic, &runArithmetic<Add>};
+  table["sub"] = Kernel{&checkArithmetic, &runArithmetic<Sub>};
+  table["mul"] = Kernel{&checkArithmetic, &runArithmetic<Mul>};
+  table["div"] = Kernel{&checkArithmetic, &runArithmetic<Div>};
+  table["pow"] = Kernel{&checkArithmetic, &runArithmetic<Pow>};
+  table["equal"] = Kernel{&checkComparison, &runComparison<Equal>};
+  table["less"] = Kernel{&checkComparison, &runComparison<Less>};
+  table["greater"] = Kernel{&checkComparison, &runComparison<Greater>};
+  table["where"] = Kernel{&checkWhere, &runWhere};
+}
+
+} // namespace memc::kernels

@@ -1,0 +1,165 @@
+//===- CallChecks.cpp - building blocks of the kernels' check() -----------===//
+#include "kernels/cpu/CallChecks.h"
+
+#include <algorithm>
+
+namespace memc::kernels {
+
+namespace {
+
+bool isKnownDType(DType dtype) {
+  return std::find(kAnyType.begin(), kAnyType.end(), dtype) != kAnyType.end();
+}
+
+bool checkTensor(const TensorView &tensor, const std::string &role, std::string &error) {
+  if (!isKnownDType(tensor.dtype)) {
+    error = role + " has an unknown element type " +
+            std::to_string(static_cast<int>(tensor.dtype));
+    return false;
+  }
+  int64_t count;
+  if (!checkedNumElements(tensor.shape, count) ||
+      count > kMaxElements / static_cast<int64_t>(dtypeSize(tensor.dtype))) {
+    error = role + " has an invalid shape " + formatShape(tensor.shape);
+    return false;
+  }
+  return true;
+}
+
+const char *kindName(const AttributeValue &value) {
+  switch (value.index()) {
+  case 0:
+    return "an integer";
+  case 1:
+    return "a float";
+  case 2:
+    return "an integer list";
+  default:
+    return "a string";
+  }
+}
+
+/// The message for a missing attribute or one of the wrong kind.
+bool attributeError(const Attributes &attributes, const std::string &name, const char *expected,
+                    std::string &error) {
+  auto it = attributes.all().find(name);
+  if (it == attributes.all().end())
+    error = "missing attribute '" + name + "' (" + expected + ")";
+  else
+    error = "attribute '" + name + "' must be " + expected + ", got " + kindName(it->second);
+  return false;
+}
+
+} // namespace
+
+const Attributes &attributesOf(const KernelCall &call) {
+  static const Attributes empty;
+  return call.attributes ? *call.attributes : empty;
+}
+
+std::string describe(const TensorView &tensor) {
+  return std::string(dtypeName(tensor.dtype)) + formatShape(tensor.shape);
+}
+
+bool checkCall(const KernelCall &call, size_t minInputs, size_t maxInputs, size_t outputs,
+               std::string &error) {
+  if (call.inputs.size() < minInputs || call.inputs.size() > maxInputs) {
+    error = "expected " + std::to_string(minInputs) +
+            (maxInputs != minInputs ? " to " + std::to_string(maxInputs) : "") +
+            " inputs, got " + std::to_string(call.inputs.size());
+    return false;
+  }
+  if (call.outputs.size() != outputs) {
+    error = "expected " + std::to_string(outputs) + " outputs, got " +
+            std::to_string(call.outputs.size());
+    return false;
+  }
+  for (size_t i = 0; i < call.inputs.size(); ++i)
+    if (!checkTensor(call.inputs[i], "input " + std::to_string(i), error))
+      return false;
+  for (size_t i = 0; i < call.outputs.size(); ++i)
+    if (!checkTensor(call.outputs[i], "output " + std::to_string(i), error))
+      return false;
+  return true;
+}
+
+bool checkDType(const TensorView &tensor, DTypeSet allowed, const std::string &role,
+                std::string &error) {
+  if (std::find(allowed.begin(), allowed.end(), tensor.dtype) != allowed.end())
+    return true;
+  error = role + " has element type " + dtypeName(tensor.dtype) + ", expected one of";
+  for (DType dtype : allowed)
+    error += std::string(" ") + dtypeName(dtype);
+  return false;
+}
+
+bool checkSameDType(const TensorView &tensor, const TensorView &reference,
+                    const std::string &role, const std::string &referenceRole,
+                    std::string &error) {
+  if (tensor.dtype == reference.dtype)
+    return true;
+  error = role + " has element type " + dtypeName(tensor.dtype) + " but " + referenceRole +
+          " has " + dtypeName(reference.dtype);
+  return false;
+}
+
+bool checkShape(const TensorView &tensor, const Shape &expected, const std::string &role,
+                std::string &error) {
+  if (tensor.shape == expected)
+    return true;
+  error = role + " has shape " + formatShape(tensor.shape) + ", expected " +
+          formatShape(expected);
+  return false;
+}
+
+bool checkRankAtLeast(const TensorView &tensor, int64_t rank, const std::string &role,
+                      std::string &error) {
+  if (tensor.rank() >= rank)
+    return true;
+  error = role + " must have rank >= " + std::to_string(rank) + ", got " +
+          formatShape(tensor.shape);
+  return false;
+}
+
+bool requireInt(const Attributes &attributes, const std::string &name, int64_t &value,
+                std::string &error) {
+  return attributes.getInt(name, value) || attributeError(attributes, name, "an integer", error);
+}
+
+bool requireBool(const Attributes &attributes, const std::string &name, bool &value,
+                 std::string &error) {
+  int64_t raw;
+  if (!attributes.getInt(name, raw))
+    return attributeError(attributes, name, "a boolean integer 0 or 1", error);
+  if (raw != 0 && raw != 1) {
+    error = "attribute '" + name + "' must be 0 or 1, got " + std::to_string(raw);
+    return false;
+  }
+  value = raw == 1;
+  return true;
+}
+
+bool requireFloat(const Attributes &attributes, const std::string &name, double &value,
+                  std::string &error) {
+  return attributes.getFloat(name, value) || attributeError(attributes, name, "a float", error);
+}
+
+bool requireInts(const Attributes &attributes, const std::string &name,
+                 std::vector<int64_t> &values, std::string &error) {
+  return attributes.getInts(name, values) ||
+         attributeError(attributes, name, "an integer list", error);
+}
+
+bool optionalFloat(const Attributes &attributes, const std::string &name, bool &present,
+                   double &value, std::string &error) {
+  present = attributes.has(name);
+  return !present || requireFloat(attributes, name, value, error);
+}
+
+bool optionalString(const Attributes &attributes, const std::string &name, std::string &value,
+                    std::string &error) {
+  return !attributes.has(name) || attributes.getString(name, value) ||
+         attributeError(attributes, name, "a string", error);
+}
+
+} // namespace memc::kernels

@@ -1,0 +1,34 @@
+//===- Gemm.h - f32 matrix products through OpenBLAS -------------*- C++ -*-===//
+//
+// All CPU parallelism comes from the kernels' ThreadPool: OpenBLAS is set to one thread and
+// large products are split into row (or column) blocks over the pool. This keeps a product
+// inside a parallel loop (batched matmul, grouped conv) from oversubscribing the cores, and
+// MEMC_NUM_THREADS from being two settings.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_KERNELS_CPU_GEMM_H
+#define MEMC_KERNELS_CPU_GEMM_H
+
+#include <cstdint>
+#include <limits>
+
+namespace memc::kernels {
+
+/// Largest M, N, K (and leading dimension) one OpenBLAS call takes: its blasint is 32-bit.
+constexpr int64_t kMaxGemmDimension = std::numeric_limits<int32_t>::max();
+
+/// C[M,N] = A[M,K] * B[K,N], row-major with leading dimensions lda, ldb, ldc, on the calling
+/// thread only. Any of M, N, K may be 0 (K == 0 zeroes C).
+void gemmSerial(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                int64_t ldb, float *c, int64_t ldc);
+
+/// The same, split over the thread pool when the product is large enough.
+void gemmParallel(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float *c, int64_t ldc);
+
+/// Multiply-adds below which a product is not worth splitting over threads.
+constexpr int64_t kGemmParallelWork = int64_t{1} << 20;
+
+} // namespace memc::kernels
+
+#endif // MEMC_KERNELS_CPU_GEMM_H

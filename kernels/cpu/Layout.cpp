@@ -1,0 +1,341 @@
+//===- Layout.cpp - kernels that move elements without computing ----------===//
+//
+// transpose reshape broadcast_to concat split slice gather, and copy (the runtime's memcpy
+// between buffers). Elements are moved as unsigned integers of their size, so these kernels
+// take every element type and never change a bit pattern (NaN payloads, bool bytes).
+// transpose, slice and broadcast_to are one strided walk (StridedLayout) with different
+// strides; runs that are contiguous on both sides become memcpy.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/cpu/CallChecks.h"
+#include "kernels/cpu/ElementTypes.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/StridedLayout.h"
+#include "kernels/cpu/ThreadPool.h"
+
+#include <cstring>
+
+namespace memc::kernels {
+
+namespace {
+
+/// memcpy over threads (large copies are bandwidth bound; several cores move more bytes).
+void parallelCopy(void *destination, const void *source, size_t bytes) {
+  if (destination == source || bytes == 0)
+    return;
+  auto *to = static_cast<char *>(destination);
+  const auto *from = static_cast<const char *>(source);
+  parallelFor(0, static_cast<int64_t>(bytes), kElementwiseGrain * 8,
+              [&](int64_t begin, int64_t end) { std::memcpy(to + begin, from + begin, end - begin); });
+}
+
+/// output[i] = input[base + walk offset], over threads.
+void stridedCopy(const TensorView &input, const TensorView &output, int64_t base,
+                 const StridedLayout<1> &layout) {
+  visitBits(input.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *x = input.as<T>() + base;
+    T *y = output.as<T>();
+    int64_t stride = layout.innerStride(0);
+    parallelFor(0, layout.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      layout.forEachRun(begin, end, [&](int64_t out, const std::array<int64_t, 1> &offsets,
+                                        int64_t count) {
+        const T *from = x + offsets[0];
+        if (stride == 1)
+          std::memcpy(y + out, from, count * sizeof(T));
+        else if (stride == 0)
+          std::fill(y + out, y + out + count, *from);
+        else
+          for (int64_t i = 0; i < count; ++i)
+            y[out + i] = from[i * stride];
+      });
+    });
+  });
+}
+
+bool checkOneToOne(const KernelCall &call, std::string &error) {
+  return checkCall(call, 1, 1, 1, error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error);
+}
+
+//===----------------------------------------------------------------------===//
+// transpose
+//===----------------------------------------------------------------------===//
+
+bool checkTranspose(const KernelCall &call, std::string &error) {
+  std::vector<int64_t> perm;
+  Shape expected;
+  return checkOneToOne(call, error) && requireInts(attributesOf(call), "perm", perm, error) &&
+         transposeShape(call.inputs[0].shape, perm, expected, error) &&
+         checkShape(call.outputs[0], expected, "output", error);
+}
+
+bool runTranspose(const KernelCall &call, std::string &) {
+  std::vector<int64_t> perm;
+  attributesOf(call).getInts("perm", perm);
+  Shape inputStrides = contiguousStrides(call.inputs[0].shape), strides;
+  for (int64_t dim : perm)
+    strides.push_back(inputStrides[dim]);
+  stridedCopy(call.inputs[0], call.outputs[0], 0,
+              StridedLayout<1>(call.outputs[0].shape, {strides}));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// reshape, copy
+//===----------------------------------------------------------------------===//
+
+bool checkReshape(const KernelCall &call, std::string &error) {
+  if (!checkOneToOne(call, error))
+    return false;
+  if (call.outputs[0].numElements() != call.inputs[0].numElements()) {
+    error = "cannot reshape " + describe(call.inputs[0]) + " to " + describe(call.outputs[0]) +
+            ": element counts differ";
+    return false;
+  }
+  return true;
+}
+
+bool checkCopy(const KernelCall &call, std::string &error) {
+  if (!checkCall(call, 1, 1, 1, error))
+    return false;
+  if (call.outputs[0].sizeBytes() != call.inputs[0].sizeBytes()) {
+    error = "copy from " + describe(call.inputs[0]) + " to " + describe(call.outputs[0]) +
+            ": byte sizes differ";
+    return false;
+  }
+  return true;
+}
+
+bool runCopy(const KernelCall &call, std::string &) {
+  parallelCopy(call.outputs[0].data, call.inputs[0].data, call.inputs[0].sizeBytes());
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// broadcast_to
+//===----------------------------------------------------------------------===//
+
+bool checkBroadcastTo(const KernelCall &call, std::string &error) {
+  Shape expected;
+  if (!checkOneToOne(call, error))
+    return false;
+  if (!broadcastShapes({call.inputs[0].shape, call.outputs[0].shape}, expected, error) ||
+      expected != call.outputs[0].shape) {
+    error = "cannot broadcast " + describe(call.inputs[0]) + " to " + describe(call.outputs[0]);
+    return false;
+  }
+  return true;
+}
+
+bool runBroadcastTo(const KernelCall &call, std::string &) {
+  const Shape &output = call.outputs[0].shape;
+  stridedCopy(call.inputs[0], call.outputs[0], 0,
+              StridedLayout<1>(output, {broadcastStrides(output, call.inputs[0].shape)}));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// slice
+//===----------------------------------------------------------------------===//
+
+bool checkSlice(const KernelCall &call, std::string &error) {
+  std::vector<int64_t> starts, limits, steps;
+  Shape expected;
+  const Attributes &attributes = attributesOf(call);
+  return checkOneToOne(call, error) && requireInts(attributes, "starts", starts, error) &&
+         requireInts(attributes, "limits", limits, error) &&
+         requireInts(attributes, "steps", steps, error) &&
+         sliceShape(call.inputs[0].shape, starts, limits, steps, expected, error) &&
+         checkShape(call.outputs[0], expected, "output", error);
+}
+
+bool runSlice(const KernelCall &call, std::string &) {
+  std::vector<int64_t> starts, steps;
+  attributesOf(call).getInts("starts", starts);
+  attributesOf(call).getInts("steps", steps);
+  if (call.outputs[0].numElements() == 0)
+    return true;
+  Shape inputStrides = contiguousStrides(call.inputs[0].shape), strides;
+  int64_t base = 0;
+  for (size_t d = 0; d < starts.size(); ++d) {
+    base += starts[d] * inputStrides[d];
+    strides.push_back(steps[d] * inputStrides[d]);
+  }
+  stridedCopy(call.inputs[0], call.outputs[0], base,
+              StridedLayout<1>(call.outputs[0].shape, {strides}));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// concat, split
+//===----------------------------------------------------------------------===//
+
+/// Size of the blocks concat and split move: everything from `axis` inwards, per unit of the
+/// axis.
+int64_t innerSize(const Shape &shape, int64_t axis) {
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  return inner;
+}
+
+int64_t outerSize(const Shape &shape, int64_t axis) {
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  return outer;
+}
+
+/// Moves, for each outer index, piece p's block between the joined tensor and the piece:
+/// the shared core of concat (gather the pieces) and split (scatter the joined tensor).
+void movePieces(const TensorView &joined, const std::vector<TensorView> &pieces, int64_t axis,
+                bool intoJoined) {
+  size_t element = dtypeSize(joined.dtype);
+  int64_t outer = outerSize(joined.shape, axis), inner = innerSize(joined.shape, axis);
+  int64_t joinedRow = joined.shape[axis] * inner;
+  std::vector<int64_t> pieceOffsets;
+  int64_t offset = 0;
+  for (const TensorView &piece : pieces) {
+    pieceOffsets.push_back(offset);
+    offset += piece.shape[axis] * inner;
+  }
+  int64_t count = static_cast<int64_t>(pieces.size());
+  int64_t grain = std::max<int64_t>(1, kElementwiseGrain / (joinedRow / count + 1));
+  parallelFor(0, outer * count, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      int64_t o = task / count, p = task % count;
+      int64_t pieceRow = pieces[p].shape[axis] * inner;
+      char *joinedBlock = static_cast<char *>(joined.data) + (o * joinedRow + pieceOffsets[p]) * element;
+      char *pieceBlock = static_cast<char *>(pieces[p].data) + o * pieceRow * element;
+      if (pieceRow == 0)
+        continue;
+      if (intoJoined)
+        std::memcpy(joinedBlock, pieceBlock, pieceRow * element);
+      else
+        std::memcpy(pieceBlock, joinedBlock, pieceRow * element);
+    }
+  });
+}
+
+bool checkConcat(const KernelCall &call, std::string &error) {
+  int64_t axis;
+  Shape expected;
+  std::vector<Shape> shapes;
+  if (!checkCall(call, 1, SIZE_MAX, 1, error) ||
+      !requireInt(attributesOf(call), "axis", axis, error))
+    return false;
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    if (!checkSameDType(call.inputs[i], call.outputs[0], "input " + std::to_string(i), "output",
+                        error))
+      return false;
+    shapes.push_back(call.inputs[i].shape);
+  }
+  return concatShape(shapes, axis, expected, error) &&
+         checkShape(call.outputs[0], expected, "output", error);
+}
+
+bool runConcat(const KernelCall &call, std::string &) {
+  movePieces(call.outputs[0], call.inputs, attributesOf(call).intOr("axis", 0), true);
+  return true;
+}
+
+bool checkSplit(const KernelCall &call, std::string &error) {
+  int64_t axis;
+  std::vector<int64_t> sizes;
+  std::vector<Shape> expected;
+  if (!checkCall(call, 1, 1, call.outputs.size(), error) ||
+      !requireInt(attributesOf(call), "axis", axis, error) ||
+      !requireInts(attributesOf(call), "sizes", sizes, error) ||
+      !splitShapes(call.inputs[0].shape, axis, sizes, expected, error))
+    return false;
+  if (expected.size() != call.outputs.size()) {
+    error = "split into " + std::to_string(sizes.size()) + " pieces needs as many outputs, got " +
+            std::to_string(call.outputs.size());
+    return false;
+  }
+  for (size_t i = 0; i < expected.size(); ++i) {
+    std::string role = "output " + std::to_string(i);
+    if (!checkSameDType(call.outputs[i], call.inputs[0], role, "input", error) ||
+        !checkShape(call.outputs[i], expected[i], role, error))
+      return false;
+  }
+  return true;
+}
+
+bool runSplit(const KernelCall &call, std::string &) {
+  if (!call.outputs.empty())
+    movePieces(call.inputs[0], call.outputs, attributesOf(call).intOr("axis", 0), false);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// gather
+//===----------------------------------------------------------------------===//
+
+bool checkGather(const KernelCall &call, std::string &error) {
+  int64_t axis;
+  Shape expected;
+  return checkCall(call, 2, 2, 1, error) &&
+         checkDType(call.inputs[1], kIndexTypes, "indices", error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "output", "data", error) &&
+         requireInt(attributesOf(call), "axis", axis, error) &&
+         gatherShape(call.inputs[0].shape, call.inputs[1].shape, axis, expected, error) &&
+         checkShape(call.outputs[0], expected, "output", error);
+}
+
+bool runGather(const KernelCall &call, std::string &error) {
+  const TensorView &data = call.inputs[0], &indices = call.inputs[1], &output = call.outputs[0];
+  int64_t axis = attributesOf(call).intOr("axis", 0);
+  int64_t dim = data.shape[axis];
+  int64_t count = indices.numElements();
+  // Indices are data: validate them all before writing anything.
+  std::vector<int64_t> rows(static_cast<size_t>(count));
+  bool valid = visitIndex(indices.dtype, [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    const I *values = indices.as<I>();
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t index = values[i];
+      if (index < -dim || index >= dim) {
+        error = "gather index " + std::to_string(index) + " (at position " + std::to_string(i) +
+                ") out of range for dimension " + std::to_string(axis) + " of size " +
+                std::to_string(dim);
+        return false;
+      }
+      rows[i] = index < 0 ? index + dim : index;
+    }
+    return true;
+  });
+  if (!valid)
+    return false;
+  size_t element = dtypeSize(data.dtype);
+  int64_t outer = outerSize(data.shape, axis), inner = innerSize(data.shape, axis);
+  size_t block = static_cast<size_t>(inner) * element;
+  if (block == 0)
+    return true;
+  parallelFor(0, outer * count, std::max<int64_t>(1, kElementwiseGrain / inner),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t task = begin; task < end; ++task) {
+                  int64_t o = task / count, i = task % count;
+                  const char *from =
+                      static_cast<const char *>(data.data) + ((o * dim + rows[i]) * block);
+                  std::memcpy(static_cast<char *>(output.data) + task * block, from, block);
+                }
+              });
+  return true;
+}
+
+} // namespace
+
+void addLayoutKernels(KernelTable &table) {
+  table["transpose"] = Kernel{&checkTranspose, &runTranspose};
+  table["reshape"] = Kernel{&checkReshape, &runCopy};
+  table["copy"] = Kernel{&checkCopy, &runCopy};
+  table["broadcast_to"] = Kernel{&checkBroadcastTo, &runBroadcastTo};
+  table["slice"] = Kernel{&checkSlice, &runSlice};
+  table["concat"] = Kernel{&checkConcat, &runConcat};
+  table["split"] = Kernel{&checkSplit, &runSplit};
+  table["gather"] = Kernel{&checkGather, &runGather};
+}
+
+} // namespace memc::kernels

@@ -1,0 +1,250 @@
+//===- Reduction.cpp - reduce_sum, reduce_mean, reduce_max ----------------===//
+//
+// The input's dimensions are merged into alternating groups of kept and reduced ones (size-1
+// dimensions dropped), so any axes set becomes one of two loops:
+//  - the innermost group is reduced: each output is a walk over contiguous runs;
+//  - the innermost group is kept (width W): blocks of up to 256 outputs accumulate whole rows,
+//    so the loads stay contiguous (a bias gradient: reduce [B, S, H] over {0, 1}).
+// When there are too few output blocks to feed the threads, the reduced range is also cut into
+// fixed blocks whose partial results are combined in block order: the result does not depend
+// on the thread count.
+//
+// Floats accumulate sums in f64 and compare maxima in f32 (NaN propagates, as in PyTorch);
+// integers accumulate in i64 with wrap-around, and reduce_mean of integers divides with
+// truncation toward zero. An empty reduction gives 0 (sum), NaN (mean of floats), 0 (mean of
+// integers) or -inf/the type's lowest value (max).
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/cpu/CallChecks.h"
+#include "kernels/cpu/ElementTypes.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/ThreadPool.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace memc::kernels {
+
+namespace {
+
+template <typename T> struct SumReducer {
+  using C = ComputeOf<T>;
+  using Acc = std::conditional_t<std::is_integral_v<C>, int64_t, double>;
+  static Acc init() { return 0; }
+  static Acc add(Acc acc, C value) { return combine(acc, static_cast<Acc>(value)); }
+  static Acc combine(Acc a, Acc b) {
+    if constexpr (std::is_integral_v<C>)
+      return static_cast<Acc>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+    else
+      return a + b;
+  }
+  static T finish(Acc acc, int64_t) { return Element<T>::store(static_cast<C>(acc)); }
+};
+
+template <typename T> struct MeanReducer : SumReducer<T> {
+  using typename SumReducer<T>::Acc;
+  using typename SumReducer<T>::C;
+  static T finish(Acc acc, int64_t count) {
+    if constexpr (std::is_integral_v<C>)
+      return static_cast<T>(count == 0 ? 0 : acc / count);
+    else
+      return Element<T>::store(static_cast<float>(acc / static_cast<double>(count)));
+  }
+};
+
+template <typename T> struct MaxReducer {
+  using C = ComputeOf<T>;
+  using Acc = C;
+  static Acc init() {
+    if constexpr (std::is_integral_v<C>)
+      return std::numeric_limits<C>::lowest();
+    else
+      return -std::numeric_limits<float>::infinity();
+  }
+  static Acc add(Acc acc, C value) { return combine(acc, value); }
+  static Acc combine(Acc a, Acc b) { return (b > a || b != b) ? b : a; }
+  static T finish(Acc acc, int64_t) { return Element<T>::store(acc); }
+};
+
+/// Merged kept and reduced dimension groups of one reduction, with the input's strides.
+struct ReductionLayout {
+  Shape outerDims, outerStrides;     // kept groups, except an innermost kept one
+  Shape reducedDims, reducedStrides; // reduced groups
+  int64_t width = 1;                 // the innermost kept group's size, else 1
+  int64_t outputs = 1, count = 1;
+
+  ReductionLayout(const Shape &input, const std::vector<int64_t> &axes) {
+    std::vector<int64_t> strides(input.size(), 1);
+    for (size_t d = input.size(); d-- > 1;)
+      strides[d - 1] = strides[d] * input[d];
+    Shape keptDims, keptStrides;
+    int lastKind = -1; // 0 kept, 1 reduced
+    for (size_t d = 0; d < input.size(); ++d) {
+      if (input[d] == 1)
+        continue;
+      int kind = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d)) ? 1 : 0;
+      Shape &dims = kind ? reducedDims : keptDims;
+      Shape &groupStrides = kind ? reducedStrides : keptStrides;
+      if (kind == lastKind) {
+        dims.back() *= input[d];
+        groupStrides.back() = strides[d];
+      } else {
+        dims.push_back(input[d]);
+        groupStrides.push_back(strides[d]);
+      }
+      lastKind = kind;
+    }
+    for (int64_t dim : keptDims)
+      outputs *= dim;
+    for (int64_t dim : reducedDims)
+      count *= dim;
+    if (lastKind == 0) {
+      width = keptDims.back();
+      keptDims.pop_back();
+      keptStrides.pop_back();
+    }
+    outerDims = std::move(keptDims);
+    outerStrides = std::move(keptStrides);
+    if (reducedDims.empty()) {
+      reducedDims.push_back(1);
+      reducedStrides.push_back(0);
+    }
+  }
+};
+
+int64_t offsetOf(const Shape &dims, const Shape &strides, int64_t linear) {
+  int64_t offset = 0;
+  for (size_t d = dims.size(); d-- > 0;) {
+    offset += (linear % dims[d]) * strides[d];
+    linear /= dims[d];
+  }
+  return offset;
+}
+
+/// Calls fn(offset, count, stride) for maximal runs of the linear range [begin, end) of a
+/// strided index space along its last dimension.
+template <typename Fn>
+void walkRuns(const Shape &dims, const Shape &strides, int64_t begin, int64_t end, Fn &&fn) {
+  int64_t inner = dims.back(), stride = strides.back();
+  for (int64_t position = begin; position < end;) {
+    int64_t within = position % inner;
+    int64_t count = std::min(inner - within, end - position);
+    int64_t base = offsetOf(dims, strides, position);
+    fn(base, count, stride);
+    position += count;
+  }
+}
+
+constexpr int64_t kWidthBlock = 256;
+constexpr int64_t kReduceBlock = int64_t{1} << 16;
+
+template <typename T, typename Reducer>
+void reduce(const ReductionLayout &layout, const T *x, T *y) {
+  using Acc = typename Reducer::Acc;
+  int64_t width = layout.width;
+  int64_t blockWidth = std::min(width, kWidthBlock);
+  int64_t widthBlocks = (width + blockWidth - 1) / blockWidth;
+  int64_t tasks = (layout.outputs / width) * widthBlocks;
+
+  // Task t covers outputs [first(t), first(t) + size(t)).
+  auto first = [&](int64_t task) {
+    return (task / widthBlocks) * width + (task % widthBlocks) * blockWidth;
+  };
+  auto size = [&](int64_t task) {
+    return std::min(blockWidth, width - (task % widthBlocks) * blockWidth);
+  };
+  // Accumulates reduced positions [rb, re) of one task's outputs into acc[0, size(task)).
+  auto accumulate = [&](int64_t task, int64_t rb, int64_t re, Acc *acc) {
+    int64_t outputs = size(task);
+    const T *base = x + offsetOf(layout.outerDims, layout.outerStrides, task / widthBlocks) +
+                    (task % widthBlocks) * blockWidth;
+    std::fill(acc, acc + outputs, Reducer::init());
+    walkRuns(layout.reducedDims, layout.reducedStrides, rb, re,
+             [&](int64_t offset, int64_t count, int64_t stride) {
+               const T *p = base + offset;
+               if (outputs == 1) {
+                 Acc a = acc[0];
+                 for (int64_t i = 0; i < count; ++i)
+                   a = Reducer::add(a, Element<T>::load(p[i * stride]));
+                 acc[0] = a;
+                 return;
+               }
+               for (int64_t i = 0; i < count; ++i)
+                 for (int64_t w = 0; w < outputs; ++w)
+                   acc[w] = Reducer::add(acc[w], Element<T>::load(p[i * stride + w]));
+             });
+  };
+  auto store = [&](int64_t task, const Acc *acc) {
+    for (int64_t w = 0, outputs = size(task); w < outputs; ++w)
+      y[first(task) + w] = Reducer::finish(acc[w], layout.count);
+  };
+
+  int64_t reduceBlocks = 1;
+  if (tasks < 2 * ThreadPool::global().numThreads() && layout.count >= 2 * kReduceBlock)
+    reduceBlocks = (layout.count + kReduceBlock - 1) / kReduceBlock;
+  if (reduceBlocks == 1) {
+    int64_t grain = std::max<int64_t>(1, kElementwiseGrain / (layout.count * blockWidth + 1));
+    parallelFor(0, tasks, grain, [&](int64_t begin, int64_t end) {
+      std::vector<Acc> acc(blockWidth);
+      for (int64_t task = begin; task < end; ++task) {
+        accumulate(task, 0, layout.count, acc.data());
+        store(task, acc.data());
+      }
+    });
+    return;
+  }
+  std::vector<Acc> partials(tasks * reduceBlocks * blockWidth);
+  parallelFor(0, tasks * reduceBlocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t unit = begin; unit < end; ++unit) {
+      int64_t task = unit / reduceBlocks, block = unit % reduceBlocks;
+      int64_t rb = block * kReduceBlock, re = std::min(layout.count, rb + kReduceBlock);
+      accumulate(task, rb, re, &partials[unit * blockWidth]);
+    }
+  });
+  for (int64_t task = 0; task < tasks; ++task) {
+    Acc *total = &partials[task * reduceBlocks * blockWidth];
+    for (int64_t block = 1; block < reduceBlocks; ++block)
+      for (int64_t w = 0; w < blockWidth; ++w)
+        total[w] = Reducer::combine(total[w], total[block * blockWidth + w]);
+    store(task, total);
+  }
+}
+
+bool checkReduce(const KernelCall &call, std::string &error) {
+  std::vector<int64_t> axes;
+  bool keepdims;
+  Shape expected;
+  const Attributes &attributes = attributesOf(call);
+  return checkCall(call, 1, 1, 1, error) &&
+         checkDType(call.inputs[0], kNumericTypes, "input", error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) &&
+         requireInts(attributes, "axes", axes, error) &&
+         requireBool(attributes, "keepdims", keepdims, error) &&
+         reduceShape(call.inputs[0].shape, axes, keepdims, expected, error) &&
+         checkShape(call.outputs[0], expected, "output", error);
+}
+
+template <template <typename> class Reducer>
+bool runReduce(const KernelCall &call, std::string &) {
+  std::vector<int64_t> axes;
+  attributesOf(call).getInts("axes", axes);
+  ReductionLayout layout(call.inputs[0].shape, axes);
+  if (layout.outputs == 0)
+    return true;
+  visitNumeric(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    reduce<T, Reducer<T>>(layout, call.inputs[0].as<T>(), call.outputs[0].as<T>());
+  });
+  return true;
+}
+
+} // namespace
+
+void addReductionKernels(KernelTable &table) {
+  table["reduce_sum"] = Kernel{&checkReduce, &runReduce<SumReducer>};
+  table["reduce_mean"] = Kernel{&checkReduce, &runReduce<MeanReducer>};
+  table["reduce_max"] = Kernel{&checkReduce, &runReduce<MaxReducer>};
+}
+
+} // namespace memc::kernels

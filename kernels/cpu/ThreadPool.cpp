@@ -1,0 +1,112 @@
+//===- ThreadPool.cpp - the CPU kernels' worker threads -------------------===//
+#include "kernels/cpu/ThreadPool.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace memc::kernels {
+
+namespace {
+
+// Set on pool workers and on a caller while it runs its loop, so nested loops run inline.
+thread_local bool insideParallelLoop = false;
+
+} // namespace
+
+int defaultThreadCount() {
+  if (const char *text = std::getenv("MEMC_NUM_THREADS")) {
+    char *end = nullptr;
+    long value = std::strtol(text, &end, 10);
+    if (end != text && *end == '\0' && value >= 1 && value <= 1024)
+      return static_cast<int>(value);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+ThreadPool::ThreadPool(int numThreads) {
+  for (int i = 1; i < numThreads; ++i)
+    workers.emplace_back([this] { workerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  wake.notify_all();
+  for (std::thread &worker : workers)
+    worker.join();
+}
+
+ThreadPool &ThreadPool::global() {
+  static ThreadPool pool(defaultThreadCount());
+  return pool;
+}
+
+void ThreadPool::runChunks() {
+  for (int64_t chunk = nextChunk.fetch_add(1); chunk < numChunks;
+       chunk = nextChunk.fetch_add(1)) {
+    int64_t begin = loopBegin + chunk * chunkSize;
+    (*body)(begin, std::min(loopEnd, begin + chunkSize));
+  }
+}
+
+void ThreadPool::workerLoop() {
+  insideParallelLoop = true;
+  uint64_t seen = 0;
+  std::unique_lock<std::mutex> lock(mutex);
+  while (true) {
+    wake.wait(lock, [&] { return stopping || generation != seen; });
+    if (stopping)
+      return;
+    seen = generation;
+    lock.unlock();
+    runChunks();
+    lock.lock();
+    if (--runningWorkers == 0)
+      finished.notify_one();
+  }
+}
+
+void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain,
+                             const RangeFunction &fn) {
+  if (end <= begin)
+    return;
+  int64_t total = end - begin;
+  grain = std::max<int64_t>(grain, 1);
+  // A few chunks per thread even out uneven progress without much dispatch cost.
+  int64_t chunks = std::min<int64_t>((total + grain - 1) / grain, 4 * int64_t(numThreads()));
+  if (chunks <= 1 || workers.empty() || insideParallelLoop) {
+    fn(begin, end);
+    return;
+  }
+  std::unique_lock<std::mutex> owner(busy, std::try_to_lock);
+  if (!owner.owns_lock()) {
+    fn(begin, end);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    body = &fn;
+    loopBegin = begin;
+    loopEnd = end;
+    chunkSize = (total + chunks - 1) / chunks;
+    numChunks = (total + chunkSize - 1) / chunkSize;
+    nextChunk.store(0);
+    runningWorkers = static_cast<int>(workers.size());
+    ++generation;
+  }
+  wake.notify_all();
+  insideParallelLoop = true;
+  runChunks();
+  insideParallelLoop = false;
+  std::unique_lock<std::mutex> lock(mutex);
+  finished.wait(lock, [&] { return runningWorkers == 0; });
+  body = nullptr;
+}
+
+void parallelFor(int64_t begin, int64_t end, int64_t grain, const RangeFunction &body) {
+  ThreadPool::global().parallelFor(begin, end, grain, body);
+}
+
+} // namespace memc::kernels

@@ -1,0 +1,68 @@
+//===- ThreadPool.h - the CPU kernels' worker threads -----------*- C++ -*-===//
+//
+// One process-wide pool of workers that kernels split loops over. A parallelFor blocks until its
+// range is done and its caller works too, so a pool of N threads runs N-1 workers. Calls from
+// inside a parallelFor body, or while another thread's parallelFor holds the pool, run inline:
+// nesting and concurrent callers are safe, just not parallel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_KERNELS_CPU_THREADPOOL_H
+#define MEMC_KERNELS_CPU_THREADPOOL_H
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace memc::kernels {
+
+/// Body of a parallel loop: processes [begin, end).
+using RangeFunction = std::function<void(int64_t begin, int64_t end)>;
+
+class ThreadPool {
+public:
+  /// A pool that runs loops on `numThreads` threads, the caller included.
+  explicit ThreadPool(int numThreads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  int numThreads() const { return static_cast<int>(workers.size()) + 1; }
+
+  /// Runs `body` over [begin, end) in chunks of at least `grain` indices (except the last).
+  void parallelFor(int64_t begin, int64_t end, int64_t grain, const RangeFunction &body);
+
+  /// The pool kernels use: MEMC_NUM_THREADS threads, or the hardware's concurrency.
+  static ThreadPool &global();
+
+private:
+  void workerLoop();
+  void runChunks();
+
+  std::vector<std::thread> workers;
+  std::mutex busy; // held by the one caller whose loop the workers run
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::condition_variable finished;
+  uint64_t generation = 0;
+  int runningWorkers = 0;
+  bool stopping = false;
+
+  // The loop being run; written under `mutex` before `generation` moves.
+  const RangeFunction *body = nullptr;
+  int64_t loopBegin = 0, loopEnd = 0, chunkSize = 1, numChunks = 0;
+  std::atomic<int64_t> nextChunk{0};
+};
+
+/// The thread count MEMC_NUM_THREADS asks for (1..1024), else the hardware's concurrency.
+int defaultThreadCount();
+
+/// ThreadPool::global().parallelFor.
+void parallelFor(int64_t begin, int64_t end, int64_t grain, const RangeFunction &body);
+
+} // namespace memc::kernels
+
+#endif // MEMC_KERNELS_CPU_THREADPOOL_H

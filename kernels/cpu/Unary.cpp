@@ -1,0 +1,385 @@
+//===- Unary.cpp - elementwise kernels of one operand ---------------------===//
+//
+// neg exp log sqrt reciprocal erf tanh sigmoid relu not gelu clip trilu cast dropout. f16/bf16
+// compute in f32; integer arithmetic wraps (two's complement), as PyTorch's does. Every kernel
+// reads element i before writing element i and nothing else, so the output may be the input's
+// buffer (in-place steps).
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/cpu/CallChecks.h"
+#include "kernels/cpu/ElementTypes.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/ThreadPool.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace memc::kernels {
+
+namespace {
+
+/// y[i] = op(x[i]) in the compute type, over threads.
+template <typename T, typename Op>
+void mapElements(const TensorView &input, const TensorView &output, int64_t grain, Op op) {
+  const T *x = input.as<T>();
+  T *y = output.as<T>();
+  parallelFor(0, input.numElements(), grain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = Element<T>::store(op(Element<T>::load(x[i])));
+  });
+}
+
+bool checkSameTypeAndShape(const KernelCall &call, TypeClass typeClass, std::string &error) {
+  if (!checkCall(call, 1, 1, 1, error) ||
+      !checkDType(call.inputs[0], typesOf(typeClass), "input", error) ||
+      !checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) ||
+      !checkShape(call.outputs[0], call.inputs[0].shape, "output", error))
+    return false;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Attribute-free elementwise functions
+//===----------------------------------------------------------------------===//
+
+template <typename C> C wrapNegate(C x) {
+  if constexpr (std::is_integral_v<C>)
+    return static_cast<C>(std::make_unsigned_t<C>(0) - static_cast<std::make_unsigned_t<C>>(x));
+  else
+    return -x;
+}
+
+struct Neg {
+  static constexpr TypeClass types = TypeClass::Numeric;
+  static constexpr int64_t grain = kElementwiseGrain;
+  template <typename C> C operator()(C x) const { return wrapNegate(x); }
+};
+struct Exp {
+  static constexpr TypeClass types = TypeClass::Float;
+  static constexpr int64_t grain = kExpensiveGrain;
+  float operator()(float x) const { return std::exp(x); }
+};
+struct Log {
+  static constexpr TypeClass types = TypeClass::Float;
+  static constexpr int64_t grain = kExpensiveGrain;
+  float operator()(float x) const { return std::log(x); }
+};
+struct Sqrt {
+  static constexpr TypeClass types = TypeClass::Float;
+  static constexpr int64_t grain = kElementwiseGrain;
+  float operator()(float x) const { return std::sqrt(x); }
+};
+struct Reciprocal {
+  static constexpr TypeClass types = TypeClass::Float;
+  static constexpr int64_t grain = kElementwiseGrain;
+  float operator()(float x) const { return 1.0f / x; }
+};
+struct Erf {
+  static constexpr TypeClass types = TypeClass::Float;
+  static constexpr int64_t grain = kExpensiveGrain;
+  float operator()(float x) const { return std::erf(x); }
+};
+struct Tanh {
+  static constexpr TypeClass types = TypeClass::Float;
+  static constexpr int64_t grain = kExpensiveGrain;
+  float operator()(float x) const { return std::tanh(x); }
+};
+struct Sigmoid {
+  static constexpr TypeClass types = TypeClass::Float;
+  static constexpr int64_t grain = kExpensiveGrain;
+  float operator()(float x) const { return 1.0f / (1.0f + std::exp(-x)); }
+};
+struct Relu {
+  static constexpr TypeClass types = TypeClass::Numeric;
+  static constexpr int64_t grain = kElementwiseGrain;
+  // Written so that NaN passes through, as torch.relu does.
+  template <typename C> C operator()(C x) const { return x < C(0) ? C(0) : x; }
+};
+struct Not {
+  static constexpr TypeClass types = TypeClass::Bool;
+  static constexpr int64_t grain = kElementwiseGrain;
+  bool operator()(bool x) const { return !x; }
+};
+
+template <typename Op> bool checkUnary(const KernelCall &call, std::string &error) {
+  return checkSameTypeAndShape(call, Op::types, error);
+}
+
+template <typename Op> bool runUnary(const KernelCall &call, std::string &) {
+  visitClass<Op::types>(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    mapElements<T>(call.inputs[0], call.outputs[0], Op::grain, Op());
+  });
+  return true;
+}
+
+template <typename Op> Kernel unaryKernel() { return Kernel{&checkUnary<Op>, &runUnary<Op>}; }
+
+//===----------------------------------------------------------------------===//
+// gelu
+//===----------------------------------------------------------------------===//
+
+bool checkGelu(const KernelCall &call, std::string &error) {
+  std::string approximate = "none";
+  if (!checkSameTypeAndShape(call, TypeClass::Float, error) ||
+      !optionalString(attributesOf(call), "approximate", approximate, error))
+    return false;
+  if (approximate != "none" && approximate != "tanh") {
+    error = "attribute 'approximate' must be \"none\" or \"tanh\", got \"" + approximate + "\"";
+    return false;
+  }
+  return true;
+}
+
+bool runGelu(const KernelCall &call, std::string &) {
+  std::string approximate = "none";
+  attributesOf(call).getString("approximate", approximate);
+  visitFloat(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (approximate == "tanh") {
+      // PyTorch's constants: sqrt(2/pi) and 0.044715.
+      const float beta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
+      mapElements<T>(call.inputs[0], call.outputs[0], kExpensiveGrain, [=](float x) {
+        float inner = beta * (x + 0.044715f * x * x * x);
+        return 0.5f * x * (1.0f + std::tanh(inner));
+      });
+    } else {
+      const float alpha = static_cast<float>(M_SQRT1_2);
+      mapElements<T>(call.inputs[0], call.outputs[0], kExpensiveGrain,
+                     [=](float x) { return x * 0.5f * (1.0f + std::erf(x * alpha)); });
+    }
+  });
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// clip
+//===----------------------------------------------------------------------===//
+
+bool checkClip(const KernelCall &call, std::string &error) {
+  bool hasMin, hasMax;
+  double min, max;
+  const Attributes &attributes = attributesOf(call);
+  if (!checkSameTypeAndShape(call, TypeClass::Numeric, error) ||
+      !optionalFloat(attributes, "min", hasMin, min, error) ||
+      !optionalFloat(attributes, "max", hasMax, max, error))
+    return false;
+  if ((hasMin && std::isnan(min)) || (hasMax && std::isnan(max))) {
+    error = "clip bounds must not be NaN";
+    return false;
+  }
+  return true;
+}
+
+/// `bound` rounded into the integer type's range (`roundUp` for a lower bound, so that
+/// x >= 0.5 means x >= 1 on integers).
+template <typename C> C integerBound(double bound, bool roundUp) {
+  double rounded = roundUp ? std::ceil(bound) : std::floor(bound);
+  if (rounded <= static_cast<double>(std::numeric_limits<C>::lowest()))
+    return std::numeric_limits<C>::lowest();
+  // The max converts to 2^31 or 2^63 exactly; anything below it converts without overflow.
+  if (rounded >= static_cast<double>(std::numeric_limits<C>::max()))
+    return std::numeric_limits<C>::max();
+  return static_cast<C>(rounded);
+}
+
+bool runClip(const KernelCall &call, std::string &) {
+  const Attributes &attributes = attributesOf(call);
+  double minBound = -std::numeric_limits<double>::infinity();
+  double maxBound = std::numeric_limits<double>::infinity();
+  attributes.getFloat("min", minBound);
+  attributes.getFloat("max", maxBound);
+  visitNumeric(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeOf<T>;
+    C lo, hi;
+    if constexpr (std::is_integral_v<C>) {
+      lo = integerBound<C>(minBound, true);
+      hi = integerBound<C>(maxBound, false);
+    } else {
+      lo = static_cast<float>(minBound);
+      hi = static_cast<float>(maxBound);
+    }
+    // min(max(x, lo), hi) with NaN passing through; hi wins when lo > hi, as in ONNX.
+    mapElements<T>(call.inputs[0], call.outputs[0], kElementwiseGrain, [=](C x) {
+      if (x < lo)
+        x = lo;
+      if (x > hi)
+        x = hi;
+      return x;
+    });
+  });
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// trilu
+//===----------------------------------------------------------------------===//
+
+bool checkTrilu(const KernelCall &call, std::string &error) {
+  int64_t k;
+  bool upper;
+  const Attributes &attributes = attributesOf(call);
+  return checkSameTypeAndShape(call, TypeClass::Any, error) &&
+         checkRankAtLeast(call.inputs[0], 2, "input", error) &&
+         requireInt(attributes, "k", k, error) && requireBool(attributes, "upper", upper, error);
+}
+
+bool runTrilu(const KernelCall &call, std::string &) {
+  const TensorView &input = call.inputs[0], &output = call.outputs[0];
+  int64_t k = 0;
+  attributesOf(call).getInt("k", k);
+  bool upper = attributesOf(call).intOr("upper", 0) == 1;
+  int64_t rows = input.shape[input.rank() - 2], cols = input.shape[input.rank() - 1];
+  int64_t totalRows = rows == 0 ? 0 : input.numElements() / cols;
+  if (cols == 0)
+    return true;
+  visitBits(input.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *x = input.as<T>();
+    T *y = output.as<T>();
+    parallelFor(0, totalRows, std::max<int64_t>(1, kElementwiseGrain / cols),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t r = begin; r < end; ++r) {
+                    int64_t i = r % rows;
+                    for (int64_t j = 0; j < cols; ++j) {
+                      // j - i is small; k is compared, never added, so any k is safe.
+                      bool keep = upper ? j - i >= k : j - i <= k;
+                      y[r * cols + j] = keep ? x[r * cols + j] : T(0);
+                    }
+                  }
+                });
+  });
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// cast
+//===----------------------------------------------------------------------===//
+
+bool checkCast(const KernelCall &call, std::string &error) {
+  return checkCall(call, 1, 1, 1, error) &&
+         checkShape(call.outputs[0], call.inputs[0].shape, "output", error);
+}
+
+/// Float to integer: truncation toward zero, saturating at the type's range, NaN to 0 (C++
+/// leaves those cases undefined; PyTorch and ONNX leave them unspecified).
+template <typename I> I truncateToInteger(float value) {
+  if (std::isnan(value))
+    return 0;
+  if (value <= static_cast<float>(std::numeric_limits<I>::lowest()))
+    return std::numeric_limits<I>::lowest();
+  if (value >= static_cast<float>(std::numeric_limits<I>::max()))
+    return std::numeric_limits<I>::max();
+  return static_cast<I>(value);
+}
+
+template <typename From, typename To> To convertElement(From stored) {
+  using C = ComputeOf<From>;
+  using Out = ComputeOf<To>;
+  C value = Element<From>::load(stored);
+  if constexpr (std::is_same_v<Out, bool>)
+    return Element<To>::store(value != C(0));
+  else if constexpr (std::is_floating_point_v<Out>)
+    return Element<To>::store(static_cast<float>(value));
+  else if constexpr (std::is_floating_point_v<C>)
+    return truncateToInteger<Out>(value);
+  else
+    return static_cast<To>(value); // integers wrap; bool is 0 or 1
+}
+
+bool runCast(const KernelCall &call, std::string &) {
+  const TensorView &input = call.inputs[0], &output = call.outputs[0];
+  if (input.dtype == output.dtype) {
+    if (input.data != output.data)
+      std::memcpy(output.data, input.data, input.sizeBytes());
+    return true;
+  }
+  visitAny(input.dtype, [&](auto fromTag) {
+    visitAny(output.dtype, [&](auto toTag) {
+      using From = typename decltype(fromTag)::type;
+      using To = typename decltype(toTag)::type;
+      const From *x = input.as<From>();
+      To *y = output.as<To>();
+      parallelFor(0, input.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          y[i] = convertElement<From, To>(x[i]);
+      });
+    });
+  });
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// dropout
+//===----------------------------------------------------------------------===//
+
+/// splitmix64's output function: a bijective 64-bit mixer.
+uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+bool checkDropout(const KernelCall &call, std::string &error) {
+  double ratio;
+  int64_t seed;
+  const Attributes &attributes = attributesOf(call);
+  if (!checkSameTypeAndShape(call, TypeClass::Float, error) ||
+      !requireFloat(attributes, "ratio", ratio, error) ||
+      !requireInt(attributes, "seed", seed, error))
+    return false;
+  if (!(ratio >= 0.0 && ratio < 1.0)) {
+    error = "dropout ratio must be in [0, 1), got " + std::to_string(ratio);
+    return false;
+  }
+  return true;
+}
+
+bool runDropout(const KernelCall &call, std::string &) {
+  double ratio = attributesOf(call).floatOr("ratio", 0.0);
+  // Element i's uniform draw is the i-th output of a splitmix64 stream keyed by the seed: a
+  // pure function of (seed, i), so forward, backward and recomputation see the same mask and
+  // any thread split gives the same result.
+  uint64_t key = mix64(static_cast<uint64_t>(attributesOf(call).intOr("seed", 0)));
+  float scale = static_cast<float>(1.0 / (1.0 - ratio));
+  visitFloat(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *x = call.inputs[0].as<T>();
+    T *y = call.outputs[0].as<T>();
+    parallelFor(0, call.inputs[0].numElements(), kElementwiseGrain,
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t i = begin; i < end; ++i) {
+                    uint64_t bits = mix64(key + (static_cast<uint64_t>(i) + 1) *
+                                                    0x9e3779b97f4a7c15ull);
+                    double uniform = static_cast<double>(bits >> 11) * 0x1.0p-53;
+                    float value = uniform >= ratio ? Element<T>::load(x[i]) * scale : 0.0f;
+                    y[i] = Element<T>::store(value);
+                  }
+                });
+  });
+  return true;
+}
+
+} // namespace
+
+void addUnaryKernels(KernelTable &table) {
+  table["neg"] = unaryKernel<Neg>();
+  table["exp"] = unaryKernel<Exp>();
+  table["log"] = unaryKernel<Log>();
+  table["sqrt"] = unaryKernel<Sqrt>();
+  table["reciprocal"] = unaryKernel<Reciprocal>();
+  table["erf"] = unaryKernel<Erf>();
+  table["tanh"] = unaryKernel<Tanh>();
+  table["sigmoid"] = unaryKernel<Sigmoid>();
+  table["relu"] = unaryKernel<Relu>();
+  table["not"] = unaryKernel<Not>();
+  table["gelu"] = Kernel{&checkGelu, &runGelu};
+  table["clip"] = Kernel{&checkClip, &runClip};
+  table["trilu"] = Kernel{&checkTrilu, &runTrilu};
+  table["cast"] = Kernel{&checkCast, &runCast};
+  table["dropout"] = Kernel{&checkDropout, &runDropout};
+}
+
+} // namespace memc::kernels

@@ -1,0 +1,153 @@
+//===- Bundle.cpp - a compiled program as one executable file -------------===//
+#include "runtime/bundle/Bundle.h"
+
+#include "runtime/support/Bytes.h"
+
+#include <algorithm>
+#include <climits>
+#include <unistd.h>
+
+namespace memc::runtime {
+namespace {
+
+std::string encodeFooter(uint64_t planOffset, uint64_t planSize, uint64_t weightsOffset,
+                         uint64_t weightsSize) {
+  std::string footer(kBundleMagic, sizeof(kBundleMagic));
+  appendLittleEndian<uint32_t>(footer, kBundleVersion);
+  appendLittleEndian<uint64_t>(footer, planOffset);
+  appendLittleEndian<uint64_t>(footer, planSize);
+  appendLittleEndian<uint64_t>(footer, weightsOffset);
+  appendLittleEndian<uint64_t>(footer, weightsSize);
+  return footer;
+}
+
+bool hasMagic(std::string_view bytes) {
+  return bytes.size() >= kBundleFooterSize &&
+         bytes.substr(bytes.size() - kBundleFooterSize, sizeof(kBundleMagic)) ==
+             std::string_view(kBundleMagic, sizeof(kBundleMagic));
+}
+
+/// offset + size, saturating: a corrupted header must not wrap around to a small number.
+uint64_t endOf(uint64_t offset, uint64_t size) {
+  uint64_t end;
+  return checkedAdd(offset, size, end) ? end : UINT64_MAX;
+}
+
+/// Where the ELF image in `bytes` ends: the furthest byte any header table, segment or section
+/// covers. Zero if `bytes` is not a 64-bit little-endian ELF file whose tables lie inside it.
+uint64_t elfImageEnd(std::string_view bytes) {
+  constexpr size_t kHeaderSize = 64, kProgramEntrySize = 56, kSectionEntrySize = 64;
+  constexpr uint32_t kNoBits = 8; // SHT_NOBITS sections (.bss) occupy no file bytes
+  if (bytes.size() < kHeaderSize || bytes.substr(0, 4) != "\x7f" "ELF" || bytes[4] != 2 ||
+      bytes[5] != 1)
+    return 0;
+  const char *header = bytes.data();
+  uint64_t programTable = readLittleEndian<uint64_t>(header + 0x20);
+  uint64_t sectionTable = readLittleEndian<uint64_t>(header + 0x28);
+  uint64_t programEntrySize = readLittleEndian<uint16_t>(header + 0x36);
+  uint64_t programCount = readLittleEndian<uint16_t>(header + 0x38);
+  uint64_t sectionEntrySize = readLittleEndian<uint16_t>(header + 0x3a);
+  uint64_t sectionCount = readLittleEndian<uint16_t>(header + 0x3c);
+  if ((programCount && programEntrySize < kProgramEntrySize) ||
+      (sectionCount && sectionEntrySize < kSectionEntrySize) ||
+      !rangeWithin(programTable, programCount * programEntrySize, bytes.size()) ||
+      !rangeWithin(sectionTable, sectionCount * sectionEntrySize, bytes.size()))
+    return 0;
+  uint64_t end = std::max<uint64_t>({kHeaderSize, programTable + programCount * programEntrySize,
+                                     sectionTable + sectionCount * sectionEntrySize});
+  for (uint64_t i = 0; i < programCount; ++i) {
+    const char *entry = header + programTable + i * programEntrySize;
+    end = std::max(end, endOf(readLittleEndian<uint64_t>(entry + 8),
+                              readLittleEndian<uint64_t>(entry + 32)));
+  }
+  for (uint64_t i = 0; i < sectionCount; ++i) {
+    const char *entry = header + sectionTable + i * sectionEntrySize;
+    if (readLittleEndian<uint32_t>(entry + 4) != kNoBits)
+      end = std::max(end, endOf(readLittleEndian<uint64_t>(entry + 24),
+                                readLittleEndian<uint64_t>(entry + 32)));
+  }
+  return end;
+}
+
+} // namespace
+
+bool writeBundle(const std::string &runnerPath, const std::string &outPath,
+                 std::string_view planBytes, std::string_view weightsBytes, std::string &error) {
+  std::unique_ptr<MappedFile> runner = MappedFile::open(runnerPath, error);
+  if (!runner)
+    return false;
+  std::string_view runnerBytes = runner->bytes();
+  if (hasMagic(runnerBytes)) {
+    error = "'" + runnerPath + "' already carries a compiled program; use the plain memc-runner";
+    return false;
+  }
+  uint64_t planOffset = runnerBytes.size();
+  uint64_t weightsOffset = planOffset + planBytes.size();
+  std::string footer =
+      encodeFooter(planOffset, planBytes.size(), weightsOffset, weightsBytes.size());
+  return writeFileAtomically(outPath, {runnerBytes, planBytes, weightsBytes, footer}, 0755,
+                             error);
+}
+
+BundleStatus parseBundle(std::string_view bytes, std::string_view &plan,
+                         std::string_view &weights, std::string &error) {
+  if (!hasMagic(bytes)) {
+    // Bytes after the ELF image without a footer are a bundle whose end was cut off.
+    uint64_t imageEnd = elfImageEnd(bytes);
+    if (imageEnd != 0 && imageEnd < bytes.size()) {
+      error = "the executable has " + std::to_string(bytes.size() - imageEnd) +
+              " bytes appended but no bundle footer: the compiled program is truncated or "
+              "corrupted";
+      return BundleStatus::Invalid;
+    }
+    return BundleStatus::Absent;
+  }
+  const char *footer = bytes.data() + bytes.size() - kBundleFooterSize;
+  uint32_t version = readLittleEndian<uint32_t>(footer + 8);
+  uint64_t planOffset = readLittleEndian<uint64_t>(footer + 12);
+  uint64_t planSize = readLittleEndian<uint64_t>(footer + 20);
+  uint64_t weightsOffset = readLittleEndian<uint64_t>(footer + 28);
+  uint64_t weightsSize = readLittleEndian<uint64_t>(footer + 36);
+  if (version != kBundleVersion) {
+    error = "bundle version " + std::to_string(version) + " is not the version this runner reads (" +
+            std::to_string(kBundleVersion) + "); recompile the program with a matching memc";
+    return BundleStatus::Invalid;
+  }
+  uint64_t payloadEnd = bytes.size() - kBundleFooterSize;
+  if (!rangeWithin(planOffset, planSize, payloadEnd) ||
+      !rangeWithin(weightsOffset, weightsSize, payloadEnd)) {
+    error = "bundle footer points outside the file (plan at " + std::to_string(planOffset) +
+            "+" + std::to_string(planSize) + ", weights at " + std::to_string(weightsOffset) +
+            "+" + std::to_string(weightsSize) + ", " + std::to_string(payloadEnd) +
+            " bytes before the footer): the file is truncated or corrupted";
+    return BundleStatus::Invalid;
+  }
+  bool disjoint = planOffset + planSize <= weightsOffset || weightsOffset + weightsSize <= planOffset;
+  if (!disjoint) {
+    error = "bundle footer is corrupted: the plan and weights ranges overlap";
+    return BundleStatus::Invalid;
+  }
+  plan = bytes.substr(planOffset, planSize);
+  weights = bytes.substr(weightsOffset, weightsSize);
+  return BundleStatus::Found;
+}
+
+BundleStatus readBundle(const std::string &path, Bundle &bundle, std::string &error) {
+  bundle.file = MappedFile::open(path, error);
+  if (!bundle.file)
+    return BundleStatus::Invalid;
+  BundleStatus status = parseBundle(bundle.file->bytes(), bundle.plan, bundle.weights, error);
+  if (status == BundleStatus::Invalid)
+    error = path + ": " + error;
+  return status;
+}
+
+std::string currentExecutablePath() {
+  char path[PATH_MAX];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length <= 0)
+    return "/proc/self/exe";
+  return std::string(path, static_cast<size_t>(length));
+}
+
+} // namespace memc::runtime

@@ -1,0 +1,14 @@
+//===- AvailableDevices.cpp - every backend this build has ----------------===//
+#include "runtime/device/AvailableDevices.h"
+
+#include "kernels/cpu/CpuKernels.h"
+#include "runtime/device/cpu/CpuDevice.h"
+
+namespace memc::runtime {
+
+void registerAvailableDevices(DeviceRegistry &registry) {
+  registerCpuDevice(registry, kernels::cpuKernels());
+  // A CUDA backend registers "cuda" here, in builds that have it.
+}
+
+} // namespace memc::runtime

@@ -1,0 +1,86 @@
+//===- Device.h - the driver interface every backend implements --*- C++ -*-===//
+//
+// A device owns memory the host may not be able to dereference, runs kernels from its own
+// kernel table and orders work on streams, as HAL drivers do (IREE, CUDA). The executor only
+// talks to this interface, so the CPU device and a CUDA device are interchangeable:
+//
+//  - Memory: allocate/deallocate device memory with an alignment. Pointers are device
+//    addresses, passed to kernels in TensorView::data and never dereferenced by the runtime.
+//  - Streams: copies and launches are enqueued on a stream and may complete later; work on one
+//    stream runs in order; synchronize() waits for it and reports failures of enqueued work.
+//    Host memory given to a copy and the KernelCall given to launch must stay valid until the
+//    stream is synchronized. The CPU device's streams run everything immediately.
+//
+// Devices are created by name through a DeviceRegistry (DeviceRegistry.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_DEVICE_DEVICE_H
+#define MEMC_RUNTIME_DEVICE_DEVICE_H
+
+#include "kernels/Kernel.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace memc::runtime {
+
+/// An in-order queue of device work.
+class Stream {
+public:
+  virtual ~Stream() = default;
+  /// Waits until all work enqueued so far has finished; false with a message if any failed.
+  virtual bool synchronize(std::string &error) = 0;
+};
+
+class Device {
+public:
+  virtual ~Device() = default;
+
+  /// The name it is registered under ("cpu", "cuda").
+  virtual const std::string &name() const = 0;
+  /// The kernels this device runs, by op name; plans are validated against this table.
+  virtual const kernels::KernelTable &kernels() const = 0;
+
+  /// Allocates `bytes` (zero allowed) of device memory aligned to `alignment` (a power of two).
+  virtual bool allocate(uint64_t bytes, uint64_t alignment, void *&memory, std::string &error) = 0;
+  virtual void deallocate(void *memory) = 0;
+
+  virtual std::unique_ptr<Stream> createStream(std::string &error) = 0;
+  virtual bool copyToDevice(void *device, const void *host, uint64_t bytes, Stream &stream,
+                            std::string &error) = 0;
+  virtual bool copyToHost(void *host, const void *device, uint64_t bytes, Stream &stream,
+                          std::string &error) = 0;
+  virtual bool fillZero(void *device, uint64_t bytes, Stream &stream, std::string &error) = 0;
+  /// Enqueues `kernel` (an entry of kernels()) on `call`, whose tensors point to device memory.
+  virtual bool launch(const kernels::Kernel &kernel, const kernels::KernelCall &call,
+                      Stream &stream, std::string &error) = 0;
+};
+
+/// Device memory owned by a handle that returns it to its device.
+class DeviceMemory {
+public:
+  DeviceMemory() = default;
+  DeviceMemory(DeviceMemory &&other) noexcept { *this = std::move(other); }
+  DeviceMemory &operator=(DeviceMemory &&other) noexcept;
+  DeviceMemory(const DeviceMemory &) = delete;
+  DeviceMemory &operator=(const DeviceMemory &) = delete;
+  ~DeviceMemory() { release(); }
+
+  /// Allocates through `device`; `what` names the allocation in the error ("arena", ...).
+  bool allocate(Device &device, uint64_t bytes, uint64_t alignment, const std::string &what,
+                std::string &error);
+  void release();
+
+  char *data() const { return static_cast<char *>(memory); }
+  uint64_t size() const { return bytes; }
+
+private:
+  Device *owner = nullptr;
+  void *memory = nullptr;
+  uint64_t bytes = 0;
+};
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_DEVICE_DEVICE_H

@@ -1,0 +1,43 @@
+//===- CpuDevice.h - the host as a device -------------------------*- C++ -*-===//
+//
+// Device memory is host memory and streams run work as it is enqueued, so every call completes
+// before it returns. The kernel table is a parameter: the runner registers the CPU backend's
+// kernels (AvailableDevices.h), tests can run plans on kernels of their own.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_DEVICE_CPU_CPUDEVICE_H
+#define MEMC_RUNTIME_DEVICE_CPU_CPUDEVICE_H
+
+#include "runtime/device/DeviceRegistry.h"
+
+namespace memc::runtime {
+
+class CpuDevice : public Device {
+public:
+  /// `kernels` must outlive the device.
+  explicit CpuDevice(const kernels::KernelTable &kernels) : kernelTable(kernels) {}
+
+  const std::string &name() const override { return deviceName; }
+  const kernels::KernelTable &kernels() const override { return kernelTable; }
+  bool allocate(uint64_t bytes, uint64_t alignment, void *&memory, std::string &error) override;
+  void deallocate(void *memory) override;
+  std::unique_ptr<Stream> createStream(std::string &error) override;
+  bool copyToDevice(void *device, const void *host, uint64_t bytes, Stream &stream,
+                    std::string &error) override;
+  bool copyToHost(void *host, const void *device, uint64_t bytes, Stream &stream,
+                  std::string &error) override;
+  bool fillZero(void *device, uint64_t bytes, Stream &stream, std::string &error) override;
+  bool launch(const kernels::Kernel &kernel, const kernels::KernelCall &call, Stream &stream,
+              std::string &error) override;
+
+private:
+  const kernels::KernelTable &kernelTable;
+  const std::string deviceName = "cpu";
+};
+
+/// Registers "cpu", running `kernels` (which must outlive the registry's devices).
+void registerCpuDevice(DeviceRegistry &registry, const kernels::KernelTable &kernels);
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_DEVICE_CPU_CPUDEVICE_H

@@ -1,0 +1,34 @@
+//===- HostArray.h - a dense array in host memory ---------------*- C++ -*-===//
+//
+// What the runtime exchanges with the outside world: graph inputs and outputs read from and
+// written to .npz files, and tensors written to safetensors. Row-major, little-endian bytes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_IO_HOSTARRAY_H
+#define MEMC_RUNTIME_IO_HOSTARRAY_H
+
+#include "runtime/support/DTypes.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memc::runtime {
+
+struct HostArray {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  /// numElements(shape) * elementSize(dtype) bytes.
+  std::vector<uint8_t> bytes;
+
+  template <typename T> T *as() { return reinterpret_cast<T *>(bytes.data()); }
+  template <typename T> const T *as() const { return reinterpret_cast<const T *>(bytes.data()); }
+};
+
+/// Arrays with their names, in file order.
+using NamedArrays = std::vector<std::pair<std::string, HostArray>>;
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_IO_HOSTARRAY_H

@@ -1,0 +1,283 @@
+//===- Npy.cpp - numpy's .npy array format --------------------------------===//
+#include "runtime/io/Npy.h"
+
+#include "runtime/support/Bytes.h"
+
+#include <cstring>
+
+namespace memc::runtime {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicSize = 6;
+/// numpy aligns the data of the files it writes to this many bytes.
+constexpr size_t kHeaderAlignment = 64;
+
+struct NpyHeader {
+  std::string descr;
+  bool fortranOrder = false;
+  std::vector<int64_t> shape;
+};
+
+/// A parser for the one Python dict literal numpy writes as the header.
+class HeaderParser {
+public:
+  explicit HeaderParser(std::string_view text) : text(text) {}
+
+  bool parse(NpyHeader &header, std::string &error) {
+    bool sawDescr = false, sawOrder = false, sawShape = false;
+    skipSpace();
+    if (!consume('{'))
+      return fail("header is not a dict", error);
+    while (true) {
+      skipSpace();
+      if (consume('}'))
+        break;
+      std::string key;
+      if (!parseString(key) || (skipSpace(), !consume(':')))
+        return fail("malformed header dict", error);
+      skipSpace();
+      bool ok;
+      if (key == "descr" && !sawDescr) {
+        sawDescr = true;
+        if (at < text.size() && text[at] == '[')
+          return fail("structured dtypes are not supported", error);
+        ok = parseString(header.descr);
+      } else if (key == "fortran_order" && !sawOrder) {
+        sawOrder = true;
+        ok = parseBool(header.fortranOrder);
+      } else if (key == "shape" && !sawShape) {
+        sawShape = true;
+        ok = parseShape(header.shape);
+      } else {
+        return fail("unexpected or repeated header key '" + key + "'", error);
+      }
+      if (!ok)
+        return fail("malformed value for '" + key + "'", error);
+      skipSpace();
+      if (consume('}'))
+        break;
+      if (!consume(','))
+        return fail("malformed header dict", error);
+    }
+    skipSpace();
+    if (at != text.size())
+      return fail("text after the header dict", error);
+    if (!sawDescr || !sawOrder || !sawShape)
+      return fail("header lacks descr, fortran_order or shape", error);
+    return true;
+  }
+
+private:
+  std::string_view text;
+  size_t at = 0;
+
+  static bool fail(const std::string &what, std::string &error) {
+    error = "npy header: " + what;
+    return false;
+  }
+  void skipSpace() {
+    while (at < text.size() && (text[at] == ' ' || text[at] == '\n' || text[at] == '\t'))
+      ++at;
+  }
+  bool consume(char c) {
+    if (at < text.size() && text[at] == c) {
+      ++at;
+      return true;
+    }
+    return false;
+  }
+  bool consumeWord(std::string_view word) {
+    if (text.substr(at, word.size()) != word)
+      return false;
+    at += word.size();
+    return true;
+  }
+  bool parseString(std::string &out) {
+    if (at >= text.size() || (text[at] != '\'' && text[at] != '"'))
+      return false;
+    char quote = text[at++];
+    size_t end = text.find(quote, at);
+    if (end == std::string_view::npos)
+      return false;
+    out = std::string(text.substr(at, end - at));
+    at = end + 1;
+    return out.find('\\') == std::string::npos;
+  }
+  bool parseBool(bool &out) {
+    if (consumeWord("True"))
+      out = true;
+    else if (consumeWord("False"))
+      out = false;
+    else
+      return false;
+    return true;
+  }
+  bool parseInt(int64_t &out) {
+    size_t start = at;
+    uint64_t value = 0;
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
+      if (!checkedMul(value, 10, value) || !checkedAdd(value, text[at] - '0', value) ||
+          value > static_cast<uint64_t>(INT64_MAX))
+        return false;
+      ++at;
+    }
+    consume('L'); // Python 2 longs, in files numpy wrote long ago
+    out = static_cast<int64_t>(value);
+    return at > start;
+  }
+  bool parseShape(std::vector<int64_t> &shape) {
+    if (!consume('('))
+      return false;
+    while (true) {
+      skipSpace();
+      if (consume(')'))
+        return true;
+      int64_t dim;
+      if (!parseInt(dim))
+        return false;
+      shape.push_back(dim);
+      skipSpace();
+      // "(3)" is not a tuple in Python: a single dim needs its trailing comma.
+      if (consume(')'))
+        return shape.size() != 1;
+      if (!consume(','))
+        return false;
+    }
+  }
+};
+
+struct Descr {
+  const char *text;
+  DType dtype;
+  uint64_t fileSize;
+};
+
+/// What the reader accepts; '<f8' is narrowed to f32.
+const Descr kReadable[] = {
+    {"<f4", DType::F32, 4}, {"<f2", DType::F16, 2}, {"<i8", DType::I64, 8},
+    {"<i4", DType::I32, 4}, {"|b1", DType::Bool, 1}, {"<f8", DType::F32, 8},
+};
+
+const char *descrFor(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return "<f2";
+  case DType::I64:
+    return "<i8";
+  case DType::I32:
+    return "<i4";
+  case DType::Bool:
+    return "|b1";
+  case DType::F32:
+  case DType::BF16:
+    return "<f4";
+  }
+  return "?";
+}
+
+void narrowF64(std::string_view data, HostArray &out) {
+  float *to = out.as<float>();
+  for (size_t i = 0; i < data.size() / 8; ++i) {
+    double value;
+    std::memcpy(&value, data.data() + 8 * i, 8);
+    to[i] = static_cast<float>(value);
+  }
+}
+
+} // namespace
+
+bool parseNpy(std::string_view bytes, HostArray &out, std::string &error) {
+  if (bytes.size() < kMagicSize + 4 || bytes.substr(0, kMagicSize) != std::string_view(kMagic)) {
+    error = "not a .npy file (bad magic)";
+    return false;
+  }
+  uint8_t major = static_cast<uint8_t>(bytes[6]);
+  if (major < 1 || major > 3) {
+    error = "unsupported .npy version " + std::to_string(major) + "." +
+            std::to_string(static_cast<uint8_t>(bytes[7]));
+    return false;
+  }
+  size_t lengthSize = major == 1 ? 2 : 4;
+  if (bytes.size() < 8 + lengthSize) {
+    error = "truncated .npy header";
+    return false;
+  }
+  uint64_t headerSize = major == 1 ? readLittleEndian<uint16_t>(bytes.data() + 8)
+                                   : readLittleEndian<uint32_t>(bytes.data() + 8);
+  size_t dataStart = 8 + lengthSize;
+  if (headerSize > bytes.size() - dataStart) {
+    error = "truncated .npy header";
+    return false;
+  }
+  NpyHeader header;
+  if (!HeaderParser(bytes.substr(dataStart, headerSize)).parse(header, error))
+    return false;
+  if (header.fortranOrder) {
+    error = "fortran_order arrays are not supported (write them with np.ascontiguousarray)";
+    return false;
+  }
+  const Descr *descr = nullptr;
+  for (const Descr &candidate : kReadable)
+    if (header.descr == candidate.text)
+      descr = &candidate;
+  if (!descr) {
+    error = "unsupported array type '" + header.descr +
+            "' (supported: <f4 <f2 <i8 <i4 |b1, and <f8 read as f32)";
+    return false;
+  }
+  std::string_view data = bytes.substr(dataStart + headerSize);
+  uint64_t count, fileBytes;
+  if (!checkedNumElements(header.shape, count) || !checkedMul(count, descr->fileSize, fileBytes)) {
+    error = "shape " + shapeString(header.shape) + " is too large";
+    return false;
+  }
+  if (data.size() != fileBytes) {
+    error = "array '" + header.descr + "' " + shapeString(header.shape) + " needs " +
+            std::to_string(fileBytes) + " data bytes, the file has " + std::to_string(data.size());
+    return false;
+  }
+  out.dtype = descr->dtype;
+  out.shape = header.shape;
+  out.bytes.resize(count * elementSize(descr->dtype));
+  if (descr->fileSize != elementSize(descr->dtype))
+    narrowF64(data, out);
+  else if (!data.empty())
+    std::memcpy(out.bytes.data(), data.data(), data.size());
+  return true;
+}
+
+std::string serializeNpy(const HostArray &array) {
+  std::string dict = std::string("{'descr': '") + descrFor(array.dtype) +
+                     "', 'fortran_order': False, 'shape': (";
+  for (size_t i = 0; i < array.shape.size(); ++i)
+    dict += (i ? ", " : "") + std::to_string(array.shape[i]);
+  dict += array.shape.size() == 1 ? ",), }" : "), }";
+  size_t unpadded = kMagicSize + 2 + 2 + dict.size() + 1;
+  bool version2 = unpadded + kHeaderAlignment > 0xffff;
+  if (version2)
+    unpadded += 2;
+  dict.append((kHeaderAlignment - unpadded % kHeaderAlignment) % kHeaderAlignment, ' ');
+  dict += '\n';
+
+  std::string out(kMagic, kMagicSize);
+  out.push_back(static_cast<char>(version2 ? 2 : 1));
+  out.push_back(0);
+  if (version2)
+    appendLittleEndian<uint32_t>(out, static_cast<uint32_t>(dict.size()));
+  else
+    appendLittleEndian<uint16_t>(out, static_cast<uint16_t>(dict.size()));
+  out += dict;
+  if (array.dtype != DType::BF16) {
+    out.append(reinterpret_cast<const char *>(array.bytes.data()), array.bytes.size());
+    return out;
+  }
+  // bf16 is the upper half of an f32: widening is exact.
+  for (size_t i = 0; i + 1 < array.bytes.size(); i += 2) {
+    uint32_t bits = (uint32_t(array.bytes[i + 1]) << 24) | (uint32_t(array.bytes[i]) << 16);
+    appendLittleEndian<uint32_t>(out, bits);
+  }
+  return out;
+}
+
+} // namespace memc::runtime

@@ -1,0 +1,31 @@
+//===- Npy.h - numpy's .npy array format -------------------------*- C++ -*-===//
+//
+// A .npy file is the magic "\x93NUMPY", a version (1.0, 2.0 or 3.0), a header length (u16 for
+// 1.0, u32 after), a Python dict literal
+//   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+// padded with spaces to a newline, then the raw elements.
+//
+// Element types read: '<f4' f32, '<f2' f16, '<i8' i64, '<i4' i32, '|b1' bool, and '<f8', which is
+// narrowed to f32 on reading (numpy's default float is f64; memc has no f64 kernels). Written:
+// the five memc types, with bf16 (which numpy lacks) widened exactly to '<f4'. Refused with a
+// message: big-endian data, other types, structured dtypes and fortran_order True.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_IO_NPY_H
+#define MEMC_RUNTIME_IO_NPY_H
+
+#include "runtime/io/HostArray.h"
+
+#include <string>
+#include <string_view>
+
+namespace memc::runtime {
+
+bool parseNpy(std::string_view bytes, HostArray &out, std::string &error);
+
+/// The .npy encoding of `array` (version 1.0 unless the header needs 2.0).
+std::string serializeNpy(const HostArray &array);
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_IO_NPY_H

@@ -1,0 +1,30 @@
+//===- Npz.h - numpy's .npz archives of arrays -------------------*- C++ -*-===//
+//
+// An .npz file is a zip archive (see Zip.h) of .npy files (see Npy.h for the element types), one
+// per array, named "<array name>.npy"; np.savez stores them, np.savez_compressed deflates them.
+// Graph inputs and outputs travel in this format.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_IO_NPZ_H
+#define MEMC_RUNTIME_IO_NPZ_H
+
+#include "runtime/io/HostArray.h"
+
+#include <string>
+#include <string_view>
+
+namespace memc::runtime {
+
+/// Parses an archive into arrays named after their entries (".npy" dropped); false on a
+/// malformed archive or array, or on two entries with the same name.
+bool parseNpz(std::string_view archive, NamedArrays &out, std::string &error);
+bool readNpz(const std::string &path, NamedArrays &out, std::string &error);
+
+bool serializeNpz(const NamedArrays &arrays, bool compress, std::string &out, std::string &error);
+/// serializeNpz, then an atomic write to `path`.
+bool writeNpz(const std::string &path, const NamedArrays &arrays, bool compress,
+              std::string &error);
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_IO_NPZ_H

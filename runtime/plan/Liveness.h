@@ -1,0 +1,26 @@
+//===- Liveness.h - when arena values live, and that they never collide -*- C++ -*-===//
+//
+// The arena is reused across the schedule: the memory planner gives values whose lifetimes do
+// not intersect the same bytes. The runtime recomputes those lifetimes from the schedule and
+// checks the planner's work, because a collision would silently corrupt results.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_PLAN_LIVENESS_H
+#define MEMC_RUNTIME_PLAN_LIVENESS_H
+
+#include "runtime/plan/LoadedPlan.h"
+
+#include <string>
+
+namespace memc::runtime {
+
+/// Fills `plan.liveRanges` and `plan.timeline` from the plan's buffers, steps and bindings, and
+/// checks that every arena value is written exactly once (by one step, or as a graph input)
+/// before any step reads it, that every arena output is written, that an in-place step's input
+/// dies at that step, and that no two values live at the same step share arena bytes (except an
+/// in-place output taking over its input's bytes). Zero-byte buffers take no part.
+bool analyzeArena(LoadedPlan &plan, std::string &error);
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_PLAN_LIVENESS_H

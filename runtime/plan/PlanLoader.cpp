@@ -1,0 +1,373 @@
+//===- PlanLoader.cpp - parsing and validating untrusted plans ------------===//
+//
+// The rules, in the order they are checked:
+//  - format_version is kPlanFormatVersion; alignment is a power of two <= kMaxPlanAlignment;
+//    arena_lower_bound_bytes <= arena_bytes.
+//  - Buffers: a known dtype and region; dims >= 0; size_bytes == numElements * element size
+//    (overflow-checked); offset a multiple of the element size, and of the alignment in the arena
+//    and persistent regions; [offset, offset + size_bytes) inside arena_bytes, persistent_bytes
+//    or constant_data. Persistent buffers are disjoint or exact aliases, never partly overlapping.
+//  - Bindings: non-empty names, unique within inputs, outputs and parameters, and no input named
+//    like a parameter; valid buffer indices; an input or parameter buffer bound once; inputs in
+//    the arena or persistent region, parameters persistent with kind "parameter" or "buffer";
+//    `source` and `kind` empty on inputs and outputs.
+//  - Steps: the kernel exists in the device's table; buffer indices are valid; attributes have
+//    unique non-empty names and a value; no output is a constant or a bound input; outputs are
+//    pairwise disjoint; a step's outputs are disjoint from its inputs unless the step is in
+//    place, in which case each output is disjoint from every input or has exactly one input's
+//    bytes, and at least one has; the kernel's check accepts the dtypes, shapes and attributes.
+//  - Arena values (Liveness.h): written once, by a step or as an input, before any step reads
+//    them; outputs are written; no two values live at the same step share bytes, except an
+//    in-place output taking over its dying input's bytes.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/plan/PlanLoader.h"
+
+#include "runtime/plan/Liveness.h"
+#include "runtime/plan/Plan.pb.h"
+#include "runtime/plan/PlanFormat.h"
+#include "runtime/support/Bytes.h"
+
+#include <algorithm>
+#include <set>
+
+namespace memc::runtime {
+namespace {
+
+std::string quoted(const std::string &text) { return "'" + text + "'"; }
+
+class PlanValidator {
+public:
+  PlanValidator(const plan::Plan &proto, const kernels::KernelTable &kernels, LoadedPlan &out)
+      : proto(proto), kernelTable(kernels), out(out) {}
+
+  bool validate(std::string &message) {
+    bool ok = checkHeader() && checkBuffers() && checkPersistentAliasing() &&
+              checkBindings(proto.inputs(), "input", out.inputs) &&
+              checkBindings(proto.parameters(), "parameter", out.parameters) &&
+              checkBindings(proto.outputs(), "output", out.outputs) && checkSteps() &&
+              (analyzeArena(out, error) || fail(error));
+    if (!ok)
+      message = "plan: " + error;
+    return ok;
+  }
+
+private:
+  const plan::Plan &proto;
+  const kernels::KernelTable &kernelTable;
+  LoadedPlan &out;
+  std::string error;
+  std::set<uint32_t> inputBuffers;
+
+  bool fail(const std::string &message) {
+    error = message;
+    return false;
+  }
+
+  std::string bufferLabel(uint32_t index) const {
+    return "buffer " + std::to_string(index) +
+           (out.buffers[index].name.empty() ? "" : " (" + quoted(out.buffers[index].name) + ")");
+  }
+
+  std::string stepLabel(size_t index, const plan::Step &step) const {
+    return "step " + std::to_string(index) + " (" + quoted(step.kernel()) +
+           (step.location().empty() ? "" : " from " + quoted(step.location())) + ")";
+  }
+
+  bool checkHeader() {
+    if (proto.format_version() != plan::kPlanFormatVersion)
+      return fail("format version " + std::to_string(proto.format_version()) +
+                  " is not supported: this runtime reads format version " +
+                  std::to_string(plan::kPlanFormatVersion) +
+                  " (recompile the model with a matching memc, or this is not a memc plan)");
+    if (!isPowerOfTwo(proto.alignment()) || proto.alignment() > plan::kMaxPlanAlignment)
+      return fail("alignment " + std::to_string(proto.alignment()) +
+                  " is not a power of two up to " + std::to_string(plan::kMaxPlanAlignment));
+    if (proto.arena_lower_bound_bytes() > proto.arena_bytes())
+      return fail("arena lower bound " + std::to_string(proto.arena_lower_bound_bytes()) +
+                  " exceeds the arena size " + std::to_string(proto.arena_bytes()));
+    out.alignment = proto.alignment();
+    out.arenaBytes = proto.arena_bytes();
+    out.persistentBytes = proto.persistent_bytes();
+    out.arenaLowerBoundBytes = proto.arena_lower_bound_bytes();
+    out.model = proto.model();
+    out.constantData = proto.constant_data();
+    return true;
+  }
+
+  uint64_t regionLimit(Region region) const {
+    switch (region) {
+    case Region::Arena:
+      return out.arenaBytes;
+    case Region::Persistent:
+      return out.persistentBytes;
+    case Region::Constant:
+      return out.constantData.size();
+    }
+    return 0;
+  }
+
+  bool checkBuffer(uint32_t index, const plan::Buffer &buffer, PlanBuffer &resolved) {
+    std::string label = "buffer " + std::to_string(index) +
+                        (buffer.name().empty() ? "" : " (" + quoted(buffer.name()) + ")");
+    if (!dtypeFromValue(buffer.dtype(), resolved.dtype))
+      return fail(label + ": unknown dtype " + std::to_string(buffer.dtype()));
+    if (!plan::Region_IsValid(buffer.region()))
+      return fail(label + ": unknown region " + std::to_string(buffer.region()));
+    resolved.region = static_cast<Region>(buffer.region());
+    resolved.shape.assign(buffer.shape().begin(), buffer.shape().end());
+    resolved.offset = buffer.offset();
+    resolved.size = buffer.size_bytes();
+    resolved.name = buffer.name();
+    uint64_t expected;
+    if (!checkedSizeBytes(resolved.dtype, resolved.shape, expected))
+      return fail(label + ": shape " + shapeString(resolved.shape) +
+                  " has a negative dim or too many elements");
+    if (expected != resolved.size)
+      return fail(label + ": size_bytes is " + std::to_string(resolved.size) + " but " +
+                  dtypeString(resolved.dtype) + " " + shapeString(resolved.shape) + " takes " +
+                  std::to_string(expected));
+    uint64_t alignment =
+        resolved.region == Region::Constant ? elementSize(resolved.dtype) : out.alignment;
+    if (resolved.offset % alignment != 0 || resolved.offset % elementSize(resolved.dtype) != 0)
+      return fail(label + ": offset " + std::to_string(resolved.offset) + " in the " +
+                  regionName(resolved.region) + " region is not a multiple of " +
+                  std::to_string(std::max(alignment, elementSize(resolved.dtype))));
+    uint64_t limit = regionLimit(resolved.region);
+    if (!rangeWithin(resolved.offset, resolved.size, limit))
+      return fail(label + ": bytes [" + std::to_string(resolved.offset) + ", +" +
+                  std::to_string(resolved.size) + ") exceed the " + std::to_string(limit) +
+                  "-byte " + regionName(resolved.region) + " region");
+    return true;
+  }
+
+  bool checkBuffers() {
+    out.buffers.resize(proto.buffers_size());
+    for (int i = 0; i < proto.buffers_size(); ++i)
+      if (!checkBuffer(static_cast<uint32_t>(i), proto.buffers(i), out.buffers[i]))
+        return false;
+    return true;
+  }
+
+  /// Persistent buffers live for the whole program, so any two either share all their bytes
+  /// (one is an in-place update of the other) or none.
+  bool checkPersistentAliasing() {
+    std::vector<uint32_t> persistent;
+    for (uint32_t i = 0; i < out.buffers.size(); ++i)
+      if (out.buffers[i].region == Region::Persistent && out.buffers[i].size != 0)
+        persistent.push_back(i);
+    auto range = [&](uint32_t i) {
+      return std::make_pair(out.buffers[i].offset, out.buffers[i].size);
+    };
+    std::sort(persistent.begin(), persistent.end(),
+              [&](uint32_t a, uint32_t b) { return range(a) < range(b); });
+    for (size_t i = 1; i < persistent.size(); ++i) {
+      const PlanBuffer &previous = out.buffers[persistent[i - 1]];
+      const PlanBuffer &current = out.buffers[persistent[i]];
+      if (range(persistent[i - 1]) != range(persistent[i]) &&
+          current.offset < previous.offset + previous.size)
+        return fail(bufferLabel(persistent[i - 1]) + " and " + bufferLabel(persistent[i]) +
+                    " partly overlap in the persistent region");
+    }
+    return true;
+  }
+
+  bool checkBindings(const google::protobuf::RepeatedPtrField<plan::Binding> &bindings,
+                     const std::string &kind, std::vector<PlanBinding> &resolved) {
+    std::set<std::string> names;
+    for (const plan::Binding &binding : bindings) {
+      std::string label = kind + " " + quoted(binding.name());
+      if (binding.name().empty())
+        return fail("an " + kind + " binding has no name");
+      if (!names.insert(binding.name()).second)
+        return fail(label + " is bound twice");
+      if (binding.buffer() >= out.buffers.size())
+        return fail(label + ": buffer " + std::to_string(binding.buffer()) +
+                    " does not exist (the plan has " + std::to_string(out.buffers.size()) + ")");
+      Region region = out.buffers[binding.buffer()].region;
+      if (kind == "output") {
+        if (!binding.source().empty() || !binding.kind().empty())
+          return fail(label + ": only parameters have a source and kind");
+      } else {
+        if (kind == "input" && (region == Region::Constant || !binding.source().empty() ||
+                                !binding.kind().empty()))
+          return fail(label + ": inputs are arena or persistent buffers without source or kind");
+        if (kind == "parameter" && region != Region::Persistent)
+          return fail(label + ": parameters live in the persistent region, " +
+                      bufferLabel(binding.buffer()) + " is in the " + regionName(region) +
+                      " region");
+        if (kind == "parameter" && binding.kind() != "parameter" && binding.kind() != "buffer")
+          return fail(label + ": kind is " + quoted(binding.kind()) +
+                      ", expected 'parameter' or 'buffer'");
+        if (!inputBuffers.insert(binding.buffer()).second)
+          return fail(label + ": " + bufferLabel(binding.buffer()) +
+                      " is already bound to another input or parameter");
+        if (kind == "parameter")
+          for (const PlanBinding &input : out.inputs)
+            if (input.name == binding.name())
+              return fail(label + " has the name of an input");
+      }
+      resolved.push_back({binding.name(), binding.buffer(),
+                          binding.source().empty() ? binding.name() : binding.source()});
+    }
+    return true;
+  }
+
+  bool convertAttributes(const plan::Step &step, kernels::Attributes &attributes,
+                         const std::string &label) {
+    for (const plan::Attribute &attribute : step.attributes()) {
+      if (attribute.name().empty() || attributes.has(attribute.name()))
+        return fail(label + ": attribute " + quoted(attribute.name()) +
+                    (attribute.name().empty() ? " has no name" : " appears twice"));
+      switch (attribute.value_case()) {
+      case plan::Attribute::kI:
+        attributes.set(attribute.name(), attribute.i());
+        break;
+      case plan::Attribute::kF:
+        attributes.set(attribute.name(), attribute.f());
+        break;
+      case plan::Attribute::kInts:
+        attributes.set(attribute.name(), std::vector<int64_t>(attribute.ints().values().begin(),
+                                                              attribute.ints().values().end()));
+        break;
+      case plan::Attribute::kS:
+        attributes.set(attribute.name(), attribute.s());
+        break;
+      case plan::Attribute::VALUE_NOT_SET:
+        return fail(label + ": attribute " + quoted(attribute.name()) + " has no value");
+      }
+    }
+    return true;
+  }
+
+  bool sameBytes(uint32_t a, uint32_t b) const {
+    const PlanBuffer &x = out.buffers[a], &y = out.buffers[b];
+    return x.region == y.region && x.offset == y.offset && x.size == y.size;
+  }
+
+  bool disjoint(uint32_t a, uint32_t b) const {
+    const PlanBuffer &x = out.buffers[a], &y = out.buffers[b];
+    return x.region != y.region || x.size == 0 || y.size == 0 || x.offset + x.size <= y.offset ||
+           y.offset + y.size <= x.offset;
+  }
+
+  /// Outputs are disjoint from each other and, unless the step is in place, from the inputs.
+  bool checkAliasing(const PlanStep &step, const std::string &label) {
+    bool anyInPlace = false;
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      uint32_t output = step.outputs[i];
+      for (size_t j = 0; j < i; ++j)
+        if (!disjoint(output, step.outputs[j]))
+          return fail(label + ": outputs " + bufferLabel(step.outputs[j]) + " and " +
+                      bufferLabel(output) + " share bytes");
+      for (uint32_t input : step.inputs) {
+        if (disjoint(output, input))
+          continue;
+        if (!step.inPlace)
+          return fail(label + ": output " + bufferLabel(output) + " shares bytes with input " +
+                      bufferLabel(input) + " but the step is not in place");
+        if (!sameBytes(output, input))
+          return fail(label + ": in-place output " + bufferLabel(output) +
+                      " partly overlaps input " + bufferLabel(input) +
+                      " (it must have exactly the input's bytes)");
+        anyInPlace = true;
+      }
+    }
+    if (step.inPlace && !anyInPlace)
+      return fail(label + ": marked in place but no output has an input's bytes");
+    return true;
+  }
+
+  bool checkKernel(const PlanStep &step, const std::string &label) {
+    kernels::KernelCall call;
+    for (uint32_t input : step.inputs)
+      call.inputs.push_back({nullptr, out.buffers[input].dtype, out.buffers[input].shape});
+    for (uint32_t output : step.outputs)
+      call.outputs.push_back({nullptr, out.buffers[output].dtype, out.buffers[output].shape});
+    call.attributes = &step.attributes;
+    std::string message;
+    if (!step.kernel->check(call, message))
+      return fail(label + ": " + (message.empty() ? "the kernel rejects this call" : message));
+    return true;
+  }
+
+  bool checkStep(size_t index, const plan::Step &source, PlanStep &step) {
+    std::string label = stepLabel(index, source);
+    step.kernelName = source.kernel();
+    step.location = source.location();
+    step.inPlace = source.in_place();
+    auto found = kernelTable.find(source.kernel());
+    if (found == kernelTable.end() || !found->second.check || !found->second.run)
+      return fail(label + ": the device has no kernel " + quoted(source.kernel()));
+    step.kernel = &found->second;
+    for (auto [indices, role] : {std::make_pair(&source.inputs(), "input"),
+                                 std::make_pair(&source.outputs(), "output")}) {
+      for (uint32_t buffer : *indices)
+        if (buffer >= out.buffers.size())
+          return fail(label + ": " + role + " buffer " + std::to_string(buffer) +
+                      " does not exist (the plan has " + std::to_string(out.buffers.size()) +
+                      ")");
+    }
+    step.inputs.assign(source.inputs().begin(), source.inputs().end());
+    step.outputs.assign(source.outputs().begin(), source.outputs().end());
+    for (uint32_t output : step.outputs) {
+      if (out.buffers[output].region == Region::Constant)
+        return fail(label + ": writes the constant " + bufferLabel(output));
+      if (out.buffers[output].region == Region::Persistent && isInput(output))
+        return fail(label + ": writes the graph input " + bufferLabel(output));
+    }
+    return convertAttributes(source, step.attributes, label) && checkAliasing(step, label) &&
+           checkKernel(step, label);
+  }
+
+  bool isInput(uint32_t buffer) const {
+    for (const PlanBinding &input : out.inputs)
+      if (input.buffer == buffer)
+        return true;
+    return false;
+  }
+
+  bool checkSteps() {
+    out.steps.resize(proto.steps_size());
+    for (int i = 0; i < proto.steps_size(); ++i)
+      if (!checkStep(static_cast<size_t>(i), proto.steps(i), out.steps[i]))
+        return false;
+    return true;
+  }
+};
+
+} // namespace
+
+const char *regionName(Region region) {
+  switch (region) {
+  case Region::Arena:
+    return "arena";
+  case Region::Persistent:
+    return "persistent";
+  case Region::Constant:
+    return "constant";
+  }
+  return "?";
+}
+
+std::unique_ptr<LoadedPlan> validatePlan(const plan::Plan &plan,
+                                         const kernels::KernelTable &kernels, std::string &error) {
+  auto loaded = std::make_unique<LoadedPlan>();
+  loaded->kernels = &kernels;
+  if (!PlanValidator(plan, kernels, *loaded).validate(error))
+    return nullptr;
+  return loaded;
+}
+
+std::unique_ptr<LoadedPlan> loadPlan(std::string_view bytes, const kernels::KernelTable &kernels,
+                                     std::string &error) {
+  plan::Plan plan;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !plan.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    error = "plan: the plan is truncated or corrupted (not a valid memc plan)";
+    return nullptr;
+  }
+  return validatePlan(plan, kernels, error);
+}
+
+} // namespace memc::runtime

@@ -1,0 +1,58 @@
+// RUN: memc-opt --memc-build-train-step --canonicalize --split-input-file %s | FileCheck %s
+
+// Linear layer + cross_entropy: the bias gradient sums over the batch; the step returns the loss
+// and one gradient per parameter, named.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x16xf32> {memc.input = "x"}
+// CHECK-SAME: %[[Y:[a-z0-9]+]]: tensor<4xi64> {memc.input = "labels"}
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<16x10xf32> {memc.param = "w", memc.param_kind = "parameter"}
+// CHECK-SAME: %[[B:[a-z0-9]+]]: tensor<10xf32> {memc.param = "b", memc.param_kind = "parameter"}
+// CHECK-SAME: -> (tensor<f32> {memc.output = "loss"}, tensor<16x10xf32> {memc.gradient_of = "w"}, tensor<10xf32> {memc.gradient_of = "b"})
+// CHECK: %[[MM:.*]] = memc.matmul %[[X]], %[[W]]
+// CHECK: %[[LOGITS:.*]] = memc.add %[[MM]], %[[B]]
+// CHECK: %[[LOSS:.*]] = memc.cross_entropy %[[LOGITS]], %[[Y]] {ignore_index = -100 : i64}
+// CHECK: %[[DLOGITS:.*]] = memc.cross_entropy_grad %{{.*}}, %[[LOGITS]], %[[Y]]
+// CHECK: %[[DB:.*]] = memc.reduce_sum %[[DLOGITS]] {axes = array<i64: 0>, keepdims = true} : (tensor<4x10xf32>) -> tensor<1x10xf32>
+// CHECK: %[[DB1:.*]] = memc.reshape %[[DB]] : tensor<1x10xf32> -> tensor<10xf32>
+// CHECK: %[[XT:.*]] = memc.transpose %[[X]] {perm = array<i64: 1, 0>}
+// CHECK: %[[DW:.*]] = memc.matmul %[[XT]], %[[DLOGITS]] : (tensor<16x4xf32>, tensor<4x10xf32>) -> tensor<16x10xf32>
+// CHECK: return %[[LOSS]], %[[DW]], %[[DB1]]
+func.func @forward(%x: tensor<4x16xf32> {memc.input = "x"},
+                   %w: tensor<16x10xf32> {memc.param = "w", memc.param_kind = "parameter"},
+                   %b: tensor<10xf32> {memc.param = "b", memc.param_kind = "parameter"})
+    -> (tensor<4x10xf32> {memc.output = "logits"}) {
+  %0 = memc.matmul %x, %w : (tensor<4x16xf32>, tensor<16x10xf32>) -> tensor<4x10xf32>
+  %1 = memc.add %0, %b : (tensor<4x10xf32>, tensor<10xf32>) -> tensor<4x10xf32>
+  return %1 : tensor<4x10xf32>
+}
+
+// -----
+
+// Tied weights: one parameter used twice gets the sum of both uses' gradients.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: -> (tensor<f32> {memc.output = "loss"}, tensor<8x8xf32> {memc.gradient_of = "tied"})
+// CHECK: %[[G1:.*]] = memc.matmul
+// CHECK: %[[SUM:.*]] = memc.add %{{.*}}, %{{.*}} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+// CHECK: return %{{.*}}, %[[SUM]]
+func.func @forward(%x: tensor<2x8xf32> {memc.input = "x"},
+                   %w: tensor<8x8xf32> {memc.param = "tied", memc.param_kind = "parameter"})
+    -> (tensor<2x8xf32> {memc.output = "logits"}) {
+  %0 = memc.matmul %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %1 = memc.matmul %0, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  return %1 : tensor<2x8xf32>
+}
+
+// -----
+
+// Buffers never train. cross_entropy labels drop the class axis.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %{{.*}}: tensor<2xi64> {memc.input = "labels"}
+// CHECK-SAME: -> (tensor<f32> {memc.output = "loss"}, tensor<4xf32> {memc.gradient_of = "scale"})
+func.func @forward(%x: tensor<2x4xf32> {memc.input = "x"},
+                   %s: tensor<4xf32> {memc.param = "scale", memc.param_kind = "parameter"},
+                   %m: tensor<4xf32> {memc.param = "mask", memc.param_kind = "buffer"})
+    -> (tensor<2x4xf32> {memc.output = "y"}) {
+  %0 = memc.mul %x, %s : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %1 = memc.mul %0, %m : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return %1 : tensor<2x4xf32>
+}
