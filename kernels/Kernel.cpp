@@ -6,8 +6,7 @@ namespace memc::kernels {
 namespace {
 
 template <typename T>
-bool lookup(const std::map<std::string, AttributeValue> &values, const std::string &name,
-            T &out) {
+bool lookup(const std::map<std::string, AttributeValue> &values, const std::string &name, T &out) {
   auto it = values.find(name);
   if (it == values.end())
     return false;

@@ -26,8 +26,7 @@ bool checkedNumElements(const Shape &shape, int64_t &count) {
   if (empty) {
     // Still bound each dimension so that arithmetic on a [0, huge] shape stays safe.
     count = 0;
-    return std::all_of(shape.begin(), shape.end(),
-                       [](int64_t dim) { return dim <= kMaxElements; });
+    return std::all_of(shape.begin(), shape.end(), [](int64_t dim) { return dim <= kMaxElements; });
   }
   for (int64_t dim : shape) {
     if (dim > kMaxElements / count)
@@ -73,14 +72,13 @@ bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string 
   if (promotedRhs)
     b.push_back(1);
   if (a.back() != b[b.size() - 2]) {
-    error = "matmul contraction dimensions differ: " + formatShape(lhs) + " x " +
-            formatShape(rhs);
+    error = "matmul contraction dimensions differ: " + formatShape(lhs) + " x " + formatShape(rhs);
     return false;
   }
   Shape batchA(a.begin(), a.end() - 2), batchB(b.begin(), b.end() - 2);
   if (!broadcastShapes({batchA, batchB}, result, error)) {
-    error = "matmul batch dimensions do not broadcast: " + formatShape(lhs) + " x " +
-            formatShape(rhs);
+    error =
+        "matmul batch dimensions do not broadcast: " + formatShape(lhs) + " x " + formatShape(rhs);
     return false;
   }
   if (!promotedLhs)
@@ -90,8 +88,8 @@ bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string 
   return true;
 }
 
-bool reduceShape(const Shape &input, const std::vector<int64_t> &axes, bool keepdims,
-                 Shape &result, std::string &error) {
+bool reduceShape(const Shape &input, const std::vector<int64_t> &axes, bool keepdims, Shape &result,
+                 std::string &error) {
   for (size_t i = 0; i < axes.size(); ++i) {
     if (!isAxisInRange(axes[i], input.size()) || (i > 0 && axes[i] <= axes[i - 1])) {
       error = "reduction axes " + formatShape(axes) + " must be sorted, unique and in [0, " +
@@ -138,15 +136,15 @@ bool windowShape(const Shape &input, int64_t channels, const std::vector<int64_t
   for (size_t i = 0; i < spatial; ++i) {
     int64_t values[] = {kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial]};
     if (kernel[i] <= 0 || strides[i] <= 0 || dilations[i] <= 0 || pads[i] < 0 ||
-        pads[i + spatial] < 0 ||
-        std::any_of(std::begin(values), std::end(values),
-                    [](int64_t v) { return v > kMaxWindowAttribute; })) {
+        pads[i + spatial] < 0 || std::any_of(std::begin(values), std::end(values), [](int64_t v) {
+          return v > kMaxWindowAttribute;
+        })) {
       error = "kernel sizes, strides and dilations must be positive, pads non-negative (all at "
               "most 2^30)";
       return false;
     }
-    int64_t size = windowOutputSize(input[i + 2], kernel[i], strides[i], pads[i],
-                                    pads[i + spatial], dilations[i], ceilMode);
+    int64_t size = windowOutputSize(input[i + 2], kernel[i], strides[i], pads[i], pads[i + spatial],
+                                    dilations[i], ceilMode);
     if (size <= 0) {
       error = "window larger than the padded input " + formatShape(input);
       return false;
@@ -173,8 +171,8 @@ bool sliceShape(const Shape &input, const std::vector<int64_t> &starts,
   result.clear();
   for (size_t dim = 0; dim < input.size(); ++dim) {
     int64_t start = starts[dim], limit = limits[dim], step = steps[dim], size = input[dim];
-    if (step == 0 || step < -kMaxElements || step > kMaxElements || start < -1 ||
-        start > size || limit < -1 || limit > size) {
+    if (step == 0 || step < -kMaxElements || step > kMaxElements || start < -1 || start > size ||
+        limit < -1 || limit > size) {
       error = "slice bounds out of range in dimension " + std::to_string(dim) + " (start " +
               std::to_string(start) + ", limit " + std::to_string(limit) + ", step " +
               std::to_string(step) + ", size " + std::to_string(size) + ")";
@@ -183,8 +181,8 @@ bool sliceShape(const Shape &input, const std::vector<int64_t> &starts,
     int64_t length = sliceLength(start, limit, step);
     // A non-empty slice reads start first and stays between start and limit after it.
     if (length > 0 && (start < 0 || start >= size)) {
-      error = "slice start " + std::to_string(start) + " outside dimension " +
-              std::to_string(dim) + " of size " + std::to_string(size);
+      error = "slice start " + std::to_string(start) + " outside dimension " + std::to_string(dim) +
+              " of size " + std::to_string(size);
       return false;
     }
     result.push_back(length);

@@ -35,8 +35,8 @@ bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string 
 
 /// Removes (or sets to 1 with keepdims) the sorted, unique, in-range `axes`. Empty `axes`
 /// reduce nothing.
-bool reduceShape(const Shape &input, const std::vector<int64_t> &axes, bool keepdims,
-                 Shape &result, std::string &error);
+bool reduceShape(const Shape &input, const std::vector<int64_t> &axes, bool keepdims, Shape &result,
+                 std::string &error);
 
 /// Output size of one strided window dimension (convolution and pooling), as PyTorch computes
 /// it: with `ceilMode`, a last window that would start inside the end padding is dropped.
@@ -68,8 +68,7 @@ bool transposeShape(const Shape &input, const std::vector<int64_t> &perm, Shape 
                     std::string &error);
 
 /// Inputs agree on every dimension but `axis`, whose sizes add up.
-bool concatShape(const std::vector<Shape> &inputs, int64_t axis, Shape &result,
-                 std::string &error);
+bool concatShape(const std::vector<Shape> &inputs, int64_t axis, Shape &result, std::string &error);
 
 /// Piece i has sizes[i] elements along `axis`; the sizes add up to that dimension.
 bool splitShapes(const Shape &input, int64_t axis, const std::vector<int64_t> &sizes,

@@ -8,7 +8,7 @@ packages=(
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libprotobuf-dev protobuf-compiler libonnx-dev
   googletest libgtest-dev libopenblas-dev zlib1g-dev
-  python3-onnx python3-numpy
+  python3-onnx python3-numpy libonnx-testdata
 )
 
 missing=()

@@ -30,7 +30,7 @@ using namespace mlir;
 namespace memc {
 namespace {
 
-constexpr int64_t kMinOpset = 11, kMaxOpset = 18;
+constexpr int64_t kMinOpset = 6, kMaxOpset = 18;
 /// Integer initializers up to this size are shape-like data (reshape targets, axes) and are
 /// imported as constants; larger ones (and all float ones) are buffers or parameters.
 constexpr int64_t kMaxConstantInitializerElements = 64;
@@ -255,7 +255,7 @@ FailureOr<RankedTensorType> OnnxImporter::inputType(const onnx::ValueInfoProto &
   const std::vector<int64_t> &dims = bound->second;
   bool agrees = dims.size() == shape.size();
   for (size_t i = 0; agrees && i < dims.size(); ++i)
-    agrees = dims[i] > 0 && (shape[i] == ShapedType::kDynamic || shape[i] == dims[i]);
+    agrees = dims[i] >= 0 && (shape[i] == ShapedType::kDynamic || shape[i] == dims[i]);
   if (!agrees)
     return emitError(modelLocation())
            << "--input-shape " << name << "=" << llvm::join(llvm::map_range(dims, [](int64_t d) {
@@ -392,6 +392,12 @@ LogicalResult OnnxImporter::importNodes() {
 }
 
 LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node, Location loc) {
+  // Range and ConstantOfShape exist only on the host: read initializers they take as constants.
+  if (node.op_type() == "Range" || node.op_type() == "ConstantOfShape")
+    for (const std::string &input : node.input())
+      if (ImportedTensor *tensor = lookup(input); tensor && !tensor->constant)
+        if (FailureOr<HostTensor> value = readConstant(input, loc); succeeded(value))
+          tensor->constant = std::move(*value);
   bool allConstant = node.input_size() > 0;
   for (const std::string &input : node.input())
     allConstant &= input.empty() || tensors[input].constant.has_value();

@@ -112,33 +112,61 @@ LogicalResult requireSameElementType(NodeImporter &n, ArrayRef<Value> operands) 
   return success();
 }
 
+/// Before opset 7, binary ops broadcast only with `broadcast = 1`, aligning the second operand's
+/// dimensions at `axis` of the first (trailing dimensions when absent): reshape it so that
+/// numpy broadcasting does the same.
+LogicalResult applyLegacyBroadcast(NodeImporter &n, SmallVectorImpl<Value> &operands) {
+  if (n.opset >= 7 || operands.size() != 2 || !n.attribute("axis"))
+    return success();
+  FailureOr<int64_t> broadcast = n.intAttr("broadcast", 0), axis = n.intAttr("axis", 0);
+  if (failed(broadcast) || failed(axis))
+    return failure();
+  ArrayRef<int64_t> lhs = cast<RankedTensorType>(operands[0].getType()).getShape();
+  ArrayRef<int64_t> rhs = cast<RankedTensorType>(operands[1].getType()).getShape();
+  int64_t rank = lhs.size();
+  if (!*broadcast)
+    return success();
+  int64_t start = *axis < 0 ? *axis + rank : *axis;
+  if (start < 0 || start + static_cast<int64_t>(rhs.size()) > rank)
+    return n.error("legacy broadcast axis out of range");
+  SmallVector<int64_t> aligned(rhs);
+  aligned.append(rank - start - rhs.size(), 1);
+  FailureOr<Value> reshaped = reshapeTo(n, operands[1], aligned);
+  if (failed(reshaped))
+    return failure();
+  operands[1] = *reshaped;
+  return success();
+}
+
 template <typename OpT, size_t Arity>
 LogicalResult importElementwise(NodeImporter &n) {
   if (failed(expectInputs(n, Arity, Arity)))
     return failure();
   FailureOr<SmallVector<Value>> operands = n.elementwiseInputs();
-  if (failed(operands) || failed(requireSameElementType(n, *operands)))
+  if (failed(operands) || failed(requireSameElementType(n, *operands)) ||
+      failed(applyLegacyBroadcast(n, *operands)))
     return failure();
   return defineResult(n, n.create1<OpT>(*operands));
 }
 
 LogicalResult importPow(NodeImporter &n) {
+  // The result has the base's type; the exponent may have another, so convert it.
   if (failed(expectInputs(n, 2, 2)))
     return failure();
-  FailureOr<SmallVector<Value>> operands = n.elementwiseInputs();
-  if (failed(operands))
+  FailureOr<Value> base = n.input(0);
+  if (failed(base))
     return failure();
-  Value base = (*operands)[0], exponent = (*operands)[1];
-  // ONNX lets the exponent's type differ from the base's; memc computes in the base's type.
-  if (getElementTypeOrSelf(exponent) != getElementTypeOrSelf(base)) {
-    auto exponentType = cast<RankedTensorType>(exponent.getType());
-    FailureOr<Value> converted =
-        n.createTyped<CastOp>(exponentType.clone(getElementTypeOrSelf(base)), exponent);
-    if (failed(converted))
+  Type baseType = getElementTypeOrSelf(*base);
+  FailureOr<Value> exponent = n.input(1, n.constantInput(1) ? std::optional<Type>(baseType)
+                                                            : std::nullopt);
+  if (failed(exponent))
+    return failure();
+  if (getElementTypeOrSelf(*exponent) != baseType) {
+    auto exponentType = cast<RankedTensorType>(exponent->getType());
+    if (failed(exponent = n.createTyped<CastOp>(exponentType.clone(baseType), *exponent)))
       return failure();
-    exponent = *converted;
   }
-  return defineResult(n, n.create1<PowOp>({base, exponent}));
+  return defineResult(n, n.create1<PowOp>({*base, *exponent}));
 }
 
 LogicalResult importGelu(NodeImporter &n) {
@@ -587,31 +615,60 @@ LogicalResult importSplit(NodeImporter &n) {
   return success();
 }
 
-LogicalResult importSlice(NodeImporter &n) {
+/// Slice's bounds: inputs since opset 10, attributes before.
+struct SliceBounds {
+  std::vector<int64_t> starts, ends, axes, steps;
+};
+
+FailureOr<SliceBounds> sliceBounds(NodeImporter &n) {
+  SliceBounds bounds;
+  if (n.opset < 10) {
+    FailureOr<std::vector<int64_t>> starts = n.intsAttr("starts", std::nullopt);
+    FailureOr<std::vector<int64_t>> ends = n.intsAttr("ends", std::nullopt);
+    if (failed(starts) || failed(ends))
+      return failure();
+    std::vector<int64_t> defaultAxes(starts->size());
+    std::iota(defaultAxes.begin(), defaultAxes.end(), 0);
+    FailureOr<std::vector<int64_t>> axes = n.intsAttr("axes", defaultAxes);
+    if (failed(axes))
+      return failure();
+    return SliceBounds{*starts, *ends, *axes, std::vector<int64_t>(starts->size(), 1)};
+  }
   if (failed(expectInputs(n, 3, 5)))
     return failure();
-  FailureOr<Value> input = n.input(0);
-  FailureOr<HostTensor> startsIn = n.requireConstant(1, "starts");
-  FailureOr<HostTensor> endsIn = n.requireConstant(2, "ends");
-  if (failed(input) || failed(startsIn) || failed(endsIn))
+  FailureOr<HostTensor> starts = n.requireConstant(1, "starts");
+  FailureOr<HostTensor> ends = n.requireConstant(2, "ends");
+  if (failed(starts) || failed(ends))
     return failure();
-  ArrayRef<int64_t> shape = cast<RankedTensorType>(input->getType()).getShape();
-  int64_t rank = shape.size();
-  std::vector<int64_t> starts = startsIn->toInts(), ends = endsIn->toInts();
-  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
-  std::iota(axes.begin(), axes.end(), 0);
+  bounds.starts = starts->toInts();
+  bounds.ends = ends->toInts();
+  bounds.axes.resize(bounds.starts.size());
+  std::iota(bounds.axes.begin(), bounds.axes.end(), 0);
+  bounds.steps.assign(bounds.starts.size(), 1);
   if (n.hasInput(3)) {
-    FailureOr<HostTensor> value = n.requireConstant(3, "axes");
-    if (failed(value))
+    FailureOr<HostTensor> axes = n.requireConstant(3, "axes");
+    if (failed(axes))
       return failure();
-    axes = value->toInts();
+    bounds.axes = axes->toInts();
   }
   if (n.hasInput(4)) {
-    FailureOr<HostTensor> value = n.requireConstant(4, "steps");
-    if (failed(value))
+    FailureOr<HostTensor> steps = n.requireConstant(4, "steps");
+    if (failed(steps))
       return failure();
-    steps = value->toInts();
+    bounds.steps = steps->toInts();
   }
+  return bounds;
+}
+
+LogicalResult importSlice(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  FailureOr<SliceBounds> bounds = sliceBounds(n);
+  if (failed(input) || failed(bounds))
+    return failure();
+  std::vector<int64_t> &starts = bounds->starts, &ends = bounds->ends, &axes = bounds->axes,
+                       &steps = bounds->steps;
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input->getType()).getShape();
+  int64_t rank = shape.size();
   if (ends.size() != starts.size() || axes.size() != starts.size() ||
       steps.size() != starts.size())
     return n.error("starts, ends, axes and steps differ in length");

@@ -18,6 +18,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Endian.h"
 
 using namespace mlir;
@@ -91,7 +92,7 @@ std::string constantBytes(DenseElementsAttr attr) {
   return bytes;
 }
 
-void addAttribute(plan::Step &step, StringRef name, Attribute value) {
+LogicalResult addAttribute(plan::Step &step, StringRef name, Attribute value, Operation *op) {
   plan::Attribute *out = step.add_attributes();
   out->set_name(name.str());
   if (auto boolean = dyn_cast<BoolAttr>(value))
@@ -105,6 +106,9 @@ void addAttribute(plan::Step &step, StringRef name, Attribute value) {
       out->mutable_ints()->add_values(v);
   else if (auto text = dyn_cast<StringAttr>(value))
     out->set_s(text.str());
+  else
+    return op->emitError("attribute '") << name << "' has no plan representation: " << value;
+  return success();
 }
 
 std::string locationName(Location loc) {
@@ -117,9 +121,16 @@ std::string locationName(Location loc) {
   return "";
 }
 
+/// The value that owns `value`'s bytes: through reshapes to the first non-reshape producer.
+Value allocationRoot(Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getInput();
+  return value;
+}
+
 class PlanBuilder {
 public:
-  PlanBuilder(func::FuncOp function, plan::Plan &plan) : function(function), plan(plan) {}
+  PlanBuilder(func::FuncOp function, plan::Plan &result) : function(function), result(result) {}
   LogicalResult build(PlanSummary &summary);
 
 private:
@@ -131,7 +142,7 @@ private:
   void bindInterface();
 
   func::FuncOp function;
-  plan::Plan &plan;
+  plan::Plan &result;
   /// Plan buffer of each value; reshape results get buffers of their own that alias their
   /// operand's allocation.
   llvm::DenseMap<Value, uint32_t> bufferOf;
@@ -142,8 +153,8 @@ private:
 };
 
 uint32_t PlanBuilder::addBuffer(Value value, plan::Region region, const std::string &name) {
-  uint32_t index = plan.buffers_size();
-  plan::Buffer *buffer = plan.add_buffers();
+  uint32_t index = result.buffers_size();
+  plan::Buffer *buffer = result.add_buffers();
   auto type = cast<RankedTensorType>(value.getType());
   buffer->set_dtype(*planDType(type, value.getLoc()));
   for (int64_t dim : type.getShape())
@@ -164,14 +175,14 @@ LogicalResult PlanBuilder::assignStorage() {
     unsigned index = argument.getArgNumber();
     if (auto name = function.getArgAttrOfType<StringAttr>(index, kParamNameAttr)) {
       uint32_t buffer = addBuffer(argument, plan::PERSISTENT, name.str());
-      plan.mutable_buffers(buffer)->set_offset(persistent);
-      persistent = alignUp(persistent + storageBytes(argument.getType()), kPlanAlignment);
+      result.mutable_buffers(buffer)->set_offset(persistent);
+      persistent = alignUp(persistent + storageBytes(argument.getType()), plan::kPlanAlignment);
     } else {
-      auto name = function.getArgAttrOfType<StringAttr>(index, "memc.input");
-      addBuffer(argument, plan::ARENA, name ? name.str() : "input" + std::to_string(index));
+      auto input = function.getArgAttrOfType<StringAttr>(index, "memc.input");
+      addBuffer(argument, plan::ARENA, input ? input.str() : "input" + std::to_string(index));
     }
   }
-  plan.set_persistent_bytes(persistent);
+  result.set_persistent_bytes(persistent);
 
   for (Operation &op : function.getBody().front().without_terminator()) {
     for (Value result : op.getResults())
@@ -184,19 +195,20 @@ LogicalResult PlanBuilder::assignStorage() {
         return constant.emitError("only dense constants can be planned");
       uint32_t buffer = addBuffer(constant, plan::CONSTANT, name);
       std::string bytes = constantBytes(attr);
-      std::string *data = plan.mutable_constant_data();
+      std::string *data = result.mutable_constant_data();
       data->resize(alignUp(data->size(), 64), '\0');
-      plan.mutable_buffers(buffer)->set_offset(data->size());
+      result.mutable_buffers(buffer)->set_offset(data->size());
       data->append(bytes);
       constantBytesUsed += bytes.size();
       continue;
     }
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
       Value input = reshape.getInput();
-      const plan::Buffer &source = plan.buffers(bufferOf[input]);
+      const plan::Buffer &source = result.buffers(bufferOf[input]);
       uint32_t buffer = addBuffer(reshape, source.region(), name);
-      plan.mutable_buffers(buffer)->set_offset(source.offset());
+      result.mutable_buffers(buffer)->set_offset(source.offset());
       allocationOf[buffer] = allocationOf[bufferOf[input]];
+      result.mutable_buffers(buffer)->set_alias_of(allocationOf[buffer]);
       continue;
     }
     for (Value result : op.getResults())
@@ -206,49 +218,43 @@ LogicalResult PlanBuilder::assignStorage() {
   return success();
 }
 
-/// The value that owns `value`'s bytes: through reshapes to the first non-reshape producer.
-Value allocationRoot(Value value) {
-  while (auto reshape = value.getDefiningOp<ReshapeOp>())
-    value = reshape.getInput();
-  return value;
-}
-
 void PlanBuilder::scheduleSteps(PlanSummary &summary) {
-  // The scheduler sees steps and the arena allocations they read and write.
+  // The scheduler sees the steps and the arena allocations they read and write; parameters and
+  // constants are not its concern.
   planner::ScheduleGraph graph;
-  llvm::DenseMap<Value, int64_t> valueIds;
-  auto idOf = [&](Value value) {
-    auto [it, inserted] = valueIds.try_emplace(value, static_cast<int64_t>(valueIds.size()));
-    return it->second;
-  };
+  llvm::DenseMap<Value, int32_t> ids;
   llvm::DenseSet<Value> returned;
   for (Value value : function.getBody().front().getTerminator()->getOperands())
     returned.insert(allocationRoot(value));
+  auto idOf = [&](Value root) {
+    auto [it, inserted] = ids.try_emplace(root, 0);
+    if (inserted)
+      it->second = graph.addValue(storageBytes(root.getType()), returned.contains(root));
+    return it->second;
+  };
   for (Operation *op : stepOps) {
-    planner::ScheduleNode node;
+    std::vector<int32_t> inputs, outputs;
     for (Value operand : op->getOperands()) {
       Value root = allocationRoot(operand);
-      if (plan.buffers(bufferOf[root]).region() == plan::ARENA)
-        node.inputs.push_back(idOf(root));
-      else if (Operation *producer = root.getDefiningOp(); producer && !isa<ConstantOp>(producer))
-        node.inputs.push_back(idOf(root));
+      if (result.buffers(bufferOf[root]).region() == plan::ARENA)
+        inputs.push_back(idOf(root));
     }
     for (Value result : op->getResults())
-      node.outputs.push_back({idOf(result), storageBytes(result.getType()), returned.contains(result)});
-    graph.nodes.push_back(std::move(node));
+      outputs.push_back(idOf(result));
+    graph.addNode(std::move(inputs), std::move(outputs));
   }
   planner::Schedule schedule = planner::scheduleForMemory(graph);
   summary.schedulePeakBytes = schedule.peakBytes;
-  summary.originalOrderPeakBytes = schedule.originalPeakBytes;
+  summary.originalOrderPeakBytes = schedule.baselinePeakBytes;
   std::vector<Operation *> ordered;
-  for (int index : schedule.order)
+  for (int32_t index : schedule.order)
     ordered.push_back(stepOps[index]);
   stepOps = std::move(ordered);
 }
 
 LogicalResult PlanBuilder::emitSteps() {
   for (Operation *op : stepOps) {
-    plan::Step *step = plan.add_steps();
+    plan::Step *step = result.add_steps();
     step->set_kernel(op->getName().stripDialect().str());
     step->set_location(locationName(op->getLoc()));
     for (Value operand : op->getOperands())
@@ -256,7 +262,8 @@ LogicalResult PlanBuilder::emitSteps() {
     for (Value result : op->getResults())
       step->add_outputs(bufferOf[result]);
     for (NamedAttribute attr : op->getAttrDictionary())
-      addAttribute(*step, attr.getName(), attr.getValue());
+      if (failed(addAttribute(*step, attr.getName(), attr.getValue(), op)))
+        return failure();
   }
   return success();
 }
@@ -264,36 +271,36 @@ LogicalResult PlanBuilder::emitSteps() {
 void PlanBuilder::placeArena(PlanSummary &summary) {
   // One allocation per arena buffer that owns its bytes; aliases extend their owner's range.
   int64_t lastStep = std::max<int64_t>(0, static_cast<int64_t>(stepOps.size()) - 1);
-  std::vector<int64_t> first(plan.buffers_size(), -1), last(plan.buffers_size(), -1);
+  std::vector<int64_t> first(result.buffers_size(), -1), last(result.buffers_size(), -1);
   auto touch = [&](uint32_t buffer, int64_t step) {
     uint32_t owner = allocationOf[buffer];
     first[owner] = first[owner] < 0 ? step : std::min(first[owner], step);
     last[owner] = std::max(last[owner], step);
   };
   for (BlockArgument argument : function.getArguments())
-    if (plan.buffers(bufferOf[argument]).region() == plan::ARENA)
+    if (result.buffers(bufferOf[argument]).region() == plan::ARENA)
       touch(bufferOf[argument], 0);
-  for (auto [index, step] : llvm::enumerate(plan.steps())) {
+  for (auto [index, step] : llvm::enumerate(result.steps())) {
     for (uint32_t buffer : step.inputs())
-      if (plan.buffers(buffer).region() == plan::ARENA)
+      if (result.buffers(buffer).region() == plan::ARENA)
         touch(buffer, index);
     for (uint32_t buffer : step.outputs())
       touch(buffer, index);
   }
   for (Value value : function.getBody().front().getTerminator()->getOperands())
-    if (plan.buffers(bufferOf[value]).region() == plan::ARENA)
+    if (result.buffers(bufferOf[value]).region() == plan::ARENA)
       touch(bufferOf[value], lastStep);
 
   std::vector<planner::BufferRequest> requests;
   std::vector<uint32_t> requestBuffer;
   llvm::DenseMap<uint32_t, size_t> requestOf;
-  for (int i = 0; i < plan.buffers_size(); ++i) {
-    if (plan.buffers(i).region() != plan::ARENA || allocationOf[i] != static_cast<uint32_t>(i))
+  for (int i = 0; i < result.buffers_size(); ++i) {
+    if (result.buffers(i).region() != plan::ARENA || allocationOf[i] != static_cast<uint32_t>(i))
       continue;
     if (first[i] < 0) // never touched: an unused graph input still needs a place to land
       first[i] = last[i] = 0;
     requestOf[i] = requests.size();
-    requests.push_back({plan.buffers(i).size_bytes(), first[i], last[i]});
+    requests.push_back({result.buffers(i).size_bytes(), first[i], last[i]});
     requestBuffer.push_back(i);
   }
   // In place: an elementwise step may write its result over an operand that dies there.
@@ -301,37 +308,42 @@ void PlanBuilder::placeArena(PlanSummary &summary) {
   for (auto [index, op] : llvm::enumerate(stepOps)) {
     if (!supportsInPlace(op) || op->getNumResults() != 1)
       continue;
-    uint32_t result = bufferOf[op->getResult(0)];
+    uint32_t written = bufferOf[op->getResult(0)];
     for (Value operand : op->getOperands()) {
       uint32_t buffer = bufferOf[operand];
       uint32_t owner = allocationOf[buffer];
-      if (plan.buffers(buffer).region() != plan::ARENA || owner != buffer ||
+      if (result.buffers(buffer).region() != plan::ARENA || owner != buffer ||
           operand.getType() != op->getResult(0).getType() ||
           last[owner] != static_cast<int64_t>(index))
         continue;
-      hints.push_back({requestOf[owner], requestOf[result]});
+      hints.push_back({static_cast<int32_t>(requestOf[owner]),
+                       static_cast<int32_t>(requestOf[written])});
       break;
     }
   }
-  planner::Assignment assignment = planner::planArena(requests, kPlanAlignment, hints);
+  planner::PlanOptions options;
+  options.alignment = plan::kPlanAlignment;
+  options.inPlaceHints = std::move(hints);
+  planner::Assignment assignment = planner::planArena(requests, options);
   for (size_t r = 0; r < requests.size(); ++r)
-    plan.mutable_buffers(requestBuffer[r])->set_offset(assignment.offsets[r]);
-  for (int i = 0; i < plan.buffers_size(); ++i)
-    if (plan.buffers(i).region() == plan::ARENA && allocationOf[i] != static_cast<uint32_t>(i))
-      plan.mutable_buffers(i)->set_offset(plan.buffers(allocationOf[i]).offset());
-  // Mark the steps whose result landed on an operand's bytes.
-  for (auto [index, op] : llvm::enumerate(stepOps)) {
-    plan::Step *step = plan.mutable_steps(index);
-    for (uint32_t output : step->outputs())
-      for (uint32_t input : step->inputs())
-        if (plan.buffers(input).region() == plan::ARENA && input != output &&
-            plan.buffers(input).offset() == plan.buffers(output).offset() &&
-            plan.buffers(allocationOf[input]).size_bytes() > 0)
-          step->set_in_place(true);
-    summary.inPlaceSteps += step->in_place();
+    result.mutable_buffers(requestBuffer[r])->set_offset(assignment.offsets[r]);
+  for (int i = 0; i < result.buffers_size(); ++i)
+    if (result.buffers(i).region() == plan::ARENA && allocationOf[i] != static_cast<uint32_t>(i))
+      result.mutable_buffers(i)->set_offset(result.buffers(allocationOf[i]).offset());
+  // A step is in place when the planner gave its result the bytes of a dying operand.
+  std::vector<int64_t> producerStep(result.buffers_size(), -1);
+  for (auto [index, step] : llvm::enumerate(result.steps()))
+    for (uint32_t output : step.outputs())
+      producerStep[output] = index;
+  for (size_t r = 0; r < assignment.inPlaceSource.size(); ++r) {
+    int64_t step = producerStep[requestBuffer[r]];
+    if (assignment.inPlaceSource[r] >= 0 && step >= 0 && !result.steps(step).in_place()) {
+      result.mutable_steps(step)->set_in_place(true);
+      ++summary.inPlaceSteps;
+    }
   }
-  plan.set_arena_bytes(assignment.arenaBytes);
-  plan.set_arena_lower_bound_bytes(assignment.lowerBoundBytes);
+  result.set_arena_bytes(assignment.arenaBytes);
+  result.set_arena_lower_bound_bytes(assignment.lowerBoundBytes);
   summary.strategy = assignment.strategy;
 }
 
@@ -340,21 +352,21 @@ void PlanBuilder::bindInterface() {
     unsigned index = argument.getArgNumber();
     plan::Binding *binding;
     if (auto name = function.getArgAttrOfType<StringAttr>(index, kParamNameAttr)) {
-      binding = plan.add_parameters();
+      binding = result.add_parameters();
       binding->set_name(name.str());
       auto source = function.getArgAttrOfType<StringAttr>(index, "memc.param_source");
       binding->set_source(source ? source.str() : name.str());
       auto kind = function.getArgAttrOfType<StringAttr>(index, kParamKindAttr);
       binding->set_kind(kind ? kind.str() : "parameter");
     } else {
-      binding = plan.add_inputs();
-      binding->set_name(plan.buffers(bufferOf[argument]).name());
+      binding = result.add_inputs();
+      binding->set_name(result.buffers(bufferOf[argument]).name());
     }
     binding->set_buffer(bufferOf[argument]);
   }
   for (auto [index, value] :
        llvm::enumerate(function.getBody().front().getTerminator()->getOperands())) {
-    plan::Binding *binding = plan.add_outputs();
+    plan::Binding *binding = result.add_outputs();
     auto name = function.getResultAttrOfType<StringAttr>(index, "memc.output");
     binding->set_name(name ? name.str() : "output" + std::to_string(index));
     binding->set_buffer(bufferOf[value]);
@@ -362,8 +374,8 @@ void PlanBuilder::bindInterface() {
 }
 
 LogicalResult PlanBuilder::build(PlanSummary &summary) {
-  plan.set_format_version(kPlanFormatVersion);
-  plan.set_alignment(kPlanAlignment);
+  result.set_format_version(plan::kPlanFormatVersion);
+  result.set_alignment(plan::kPlanAlignment);
   if (failed(assignStorage()))
     return failure();
   scheduleSteps(summary);
@@ -371,11 +383,11 @@ LogicalResult PlanBuilder::build(PlanSummary &summary) {
     return failure();
   placeArena(summary);
   bindInterface();
-  summary.arenaBytes = plan.arena_bytes();
-  summary.arenaLowerBoundBytes = plan.arena_lower_bound_bytes();
-  summary.persistentBytes = plan.persistent_bytes();
+  summary.arenaBytes = result.arena_bytes();
+  summary.arenaLowerBoundBytes = result.arena_lower_bound_bytes();
+  summary.persistentBytes = result.persistent_bytes();
   summary.constantBytes = constantBytesUsed;
-  summary.steps = plan.steps_size();
+  summary.steps = result.steps_size();
   return success();
 }
 

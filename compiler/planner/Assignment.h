@@ -24,6 +24,7 @@ struct Assignment {
   /// The arena the runtime allocates: the highest end of an aligned buffer.
   uint64_t arenaBytes = 0;
   /// lowerBound() of the requests, for reports: arenaBytes / lowerBoundBytes is the overhead.
+  /// A plan that takes in-place hints can be below it.
   uint64_t lowerBoundBytes = 0;
   /// Which algorithm (and for memc's planner which ordering and fit) produced the placement.
   std::string strategy;

@@ -35,7 +35,7 @@ Assignment planHeapSimulatorBestFit(const std::vector<BufferRequest> &buffers,
   PlanningProblem problem = buildPlanningProblem(buffers, alignment);
   OverlapIndex index(problem);
   GapPlacer placer(problem, index);
-  Assignment best = toAssignment(problem, allocateInScheduleOrder(problem, GapFit::Best),
+  Assignment best = toAssignment(problem, allocateInScheduleOrder(problem),
                                  "xla-heap-simulator-best-fit");
   auto consider = [&](const std::vector<int32_t> &order, const char *name) {
     Placement placement = placer.place(order, GapFit::Best, false, best.arenaBytes - 1);

@@ -14,7 +14,7 @@ namespace memc::planner {
 /// TFLite's greedy by size (TFLite Micro's GreedyMemoryPlanner; Pisarchyk & Lee 2020): buffers
 /// by size descending, earlier first step among equals; each goes into the lowest gap between
 /// the already placed buffers it shares a step with that is large enough, else on top of them.
-/// O(sum over buffers of the placed buffers overlapping it).
+/// O(min(sum over buffers b of overlap(b) log overlap(b), n^2)).
 Assignment planGreedyBySize(const std::vector<BufferRequest> &buffers,
                             uint64_t alignment = kDefaultAlignment);
 

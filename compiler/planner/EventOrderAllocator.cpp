@@ -9,12 +9,12 @@
 namespace memc::planner {
 namespace {
 
-/// Free chunks below the current top of the heap, indexed by offset (for merging and first fit)
-/// and by size (for best fit). Adjacent free chunks are always merged.
+/// Free chunks below the current top of the heap, indexed by offset (for merging) and by size
+/// (for best fit). Adjacent free chunks are always merged.
 class FreeList {
 public:
-  uint64_t allocate(uint64_t size, GapFit fit) {
-    auto chunk = fit == GapFit::Best ? bestChunk(size) : firstChunk(size);
+  uint64_t allocate(uint64_t size) {
+    auto chunk = bestChunk(size);
     if (chunk != byOffset.end()) {
       uint64_t offset = chunk->first, chunkSize = chunk->second;
       erase(chunk);
@@ -59,10 +59,6 @@ private:
     auto it = bySize.lower_bound({size, 0});
     return it == bySize.end() ? byOffset.end() : byOffset.find(it->second);
   }
-  Chunks::iterator firstChunk(uint64_t size) {
-    return std::find_if(byOffset.begin(), byOffset.end(),
-                        [&](const auto &chunk) { return chunk.second >= size; });
-  }
   void insert(uint64_t offset, uint64_t size) {
     byOffset.emplace(offset, size);
     bySize.emplace(size, offset);
@@ -79,7 +75,7 @@ private:
 
 } // namespace
 
-Placement allocateInScheduleOrder(const PlanningProblem &problem, GapFit fit) {
+Placement allocateInScheduleOrder(const PlanningProblem &problem) {
   int32_t n = problem.numBuffers();
   std::vector<int32_t> byStart(n), byEnd(n);
   std::iota(byStart.begin(), byStart.end(), 0);
@@ -99,10 +95,19 @@ Placement allocateInScheduleOrder(const PlanningProblem &problem, GapFit fit) {
       if (uint64_t size = problem.size[byEnd[freed]])
         heap.release(placement.offsets[byEnd[freed]], size);
     if (uint64_t size = problem.size[id])
-      placement.offsets[id] = heap.allocate(size, fit);
+      placement.offsets[id] = heap.allocate(size);
   }
   placement.arenaBytes = heap.highWaterMark();
   return placement;
+}
+
+Placement allocateInReverseScheduleOrder(const PlanningProblem &problem) {
+  PlanningProblem mirrored = problem;
+  for (int32_t id = 0; id < problem.numBuffers(); ++id) {
+    mirrored.start[id] = problem.numPoints - 1 - problem.end[id];
+    mirrored.end[id] = problem.numPoints - 1 - problem.start[id];
+  }
+  return allocateInScheduleOrder(mirrored);
 }
 
 } // namespace memc::planner

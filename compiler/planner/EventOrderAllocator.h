@@ -14,10 +14,15 @@
 
 namespace memc::planner {
 
-/// Allocates in schedule order. GapFit::Best takes the smallest free chunk that fits and
-/// GapFit::First the lowest one; with none, the buffer goes on top of the heap. The arena is the
-/// heap's high-water mark.
-Placement allocateInScheduleOrder(const PlanningProblem &problem, GapFit fit);
+/// Allocates in schedule order, each buffer into the smallest free chunk that fits (the lowest
+/// of equal ones), or on top of the heap when none does. The arena is the heap's high-water
+/// mark. O(n log n).
+Placement allocateInScheduleOrder(const PlanningProblem &problem);
+
+/// The same allocator run from the last step to the first: buffers are allocated at their last
+/// step and freed before their first. Long-lived buffers that end together (gradients kept for
+/// the optimizer) are then packed first instead of filling the holes of earlier buffers.
+Placement allocateInReverseScheduleOrder(const PlanningProblem &problem);
 
 } // namespace memc::planner
 

@@ -52,13 +52,23 @@ PlanningProblem buildPlanningProblem(const std::vector<BufferRequest> &buffers,
   problem.partner.resize(problem.hintBegin[n]);
   problem.partnerIsSource.resize(problem.hintBegin[n]);
   std::vector<int32_t> fill(problem.hintBegin.begin(), problem.hintBegin.end() - 1);
+  std::vector<uint64_t> shareable(problem.numPoints, 0);
   for (const InPlaceHint &hint : hints)
     if (usable(hint)) {
       problem.partner[fill[hint.source]] = hint.target;
       problem.partnerIsSource[fill[hint.source]++] = 0;
       problem.partner[fill[hint.target]] = hint.source;
       problem.partnerIsSource[fill[hint.target]++] = 1;
+      shareable[problem.start[hint.target]] +=
+          std::min(problem.size[hint.source], problem.size[hint.target]);
     }
+
+  problem.inPlaceLowerBound = 0;
+  for (int32_t p = 0; p < problem.numPoints; ++p)
+    problem.inPlaceLowerBound =
+        std::max(problem.inPlaceLowerBound, live[p] - std::min(live[p], shareable[p]));
+  for (uint64_t size : problem.size)
+    problem.inPlaceLowerBound = std::max(problem.inPlaceLowerBound, size);
   return problem;
 }
 

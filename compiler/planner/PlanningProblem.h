@@ -20,6 +20,10 @@ struct PlanningProblem {
   std::vector<int64_t> duration;     // lastStep - firstStep + 1, in the caller's steps
   int32_t numPoints = 0;
   uint64_t lowerBound = 0;
+  /// No placement, even one taking every hint, can use less: at each step the live bytes less,
+  /// for every hint whose buffers meet there, the smaller of the two (their most shared bytes).
+  /// Equal to lowerBound without hints.
+  uint64_t inPlaceLowerBound = 0;
 
   /// In-place partners of buffer b: partner[hintBegin[b] .. hintBegin[b + 1]); partnerIsSource
   /// says whether the partner lends its bytes to b (else b lends to the partner).

@@ -7,10 +7,10 @@
 // map to it, so an output sharing an equally shaped input's buffer is safe (in-place steps).
 //
 //===----------------------------------------------------------------------===//
-#include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/ThreadPool.h"
 
 #include <cmath>
@@ -96,29 +96,31 @@ void broadcastBinary(const TensorView &lhs, const TensorView &rhs, const TensorV
   const T *b = rhs.as<T>();
   Out *y = output.as<Out>();
   int64_t strideA = layout.innerStride(0), strideB = layout.innerStride(1);
-  auto compute = [&](T x, T z) { return Element<Out>::store(op(Element<T>::load(x), Element<T>::load(z))); };
+  auto compute = [&](T x, T z) {
+    return Element<Out>::store(op(Element<T>::load(x), Element<T>::load(z)));
+  };
   parallelFor(0, layout.numElements(), grain, [&](int64_t begin, int64_t end) {
-    layout.forEachRun(begin, end, [&](int64_t out, const std::array<int64_t, 2> &offsets,
-                                      int64_t count) {
-      const T *pa = a + offsets[0];
-      const T *pb = b + offsets[1];
-      Out *py = y + out;
-      if (strideA == 1 && strideB == 1) {
-        for (int64_t i = 0; i < count; ++i)
-          py[i] = compute(pa[i], pb[i]);
-      } else if (strideA == 1 && strideB == 0) {
-        T scalar = *pb;
-        for (int64_t i = 0; i < count; ++i)
-          py[i] = compute(pa[i], scalar);
-      } else if (strideA == 0 && strideB == 1) {
-        T scalar = *pa;
-        for (int64_t i = 0; i < count; ++i)
-          py[i] = compute(scalar, pb[i]);
-      } else {
-        for (int64_t i = 0; i < count; ++i)
-          py[i] = compute(pa[i * strideA], pb[i * strideB]);
-      }
-    });
+    layout.forEachRun(begin, end,
+                      [&](int64_t out, const std::array<int64_t, 2> &offsets, int64_t count) {
+                        const T *pa = a + offsets[0];
+                        const T *pb = b + offsets[1];
+                        Out *py = y + out;
+                        if (strideA == 1 && strideB == 1) {
+                          for (int64_t i = 0; i < count; ++i)
+                            py[i] = compute(pa[i], pb[i]);
+                        } else if (strideA == 1 && strideB == 0) {
+                          T scalar = *pb;
+                          for (int64_t i = 0; i < count; ++i)
+                            py[i] = compute(pa[i], scalar);
+                        } else if (strideA == 0 && strideB == 1) {
+                          T scalar = *pa;
+                          for (int64_t i = 0; i < count; ++i)
+                            py[i] = compute(scalar, pb[i]);
+                        } else {
+                          for (int64_t i = 0; i < count; ++i)
+                            py[i] = compute(pa[i * strideA], pb[i * strideB]);
+                        }
+                      });
   });
 }
 
@@ -159,8 +161,8 @@ bool checkComparison(const KernelCall &call, std::string &error) {
 template <typename Op> bool runComparison(const KernelCall &call, std::string &) {
   visitAny(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    broadcastBinary<T, BoolByte>(call.inputs[0], call.inputs[1], call.outputs[0],
-                                 kElementwiseGrain, Op());
+    broadcastBinary<T, BoolByte>(call.inputs[0], call.inputs[1], call.outputs[0], kElementwiseGrain,
+                                 Op());
   });
   return true;
 }
@@ -187,14 +189,14 @@ bool runWhere(const KernelCall &call, std::string &) {
     T *y = output.as<T>();
     int64_t sc = layout.innerStride(0), st = layout.innerStride(1), sf = layout.innerStride(2);
     parallelFor(0, layout.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
-      layout.forEachRun(begin, end, [&](int64_t out, const std::array<int64_t, 3> &offsets,
-                                        int64_t count) {
-        const BoolByte *c = condition + offsets[0];
-        const T *t = onTrue + offsets[1];
-        const T *f = onFalse + offsets[2];
-        for (int64_t i = 0; i < count; ++i)
-          y[out + i] = c[i * sc] ? t[i * st] : f[i * sf];
-      });
+      layout.forEachRun(begin, end,
+                        [&](int64_t out, const std::array<int64_t, 3> &offsets, int64_t count) {
+                          const BoolByte *c = condition + offsets[0];
+                          const T *t = onTrue + offsets[1];
+                          const T *f = onFalse + offsets[2];
+                          for (int64_t i = 0; i < count; ++i)
+                            y[out + i] = c[i * sc] ? t[i * st] : f[i * sf];
+                        });
     });
   });
   return true;

@@ -13,8 +13,7 @@ bool isKnownDType(DType dtype) {
 
 bool checkTensor(const TensorView &tensor, const std::string &role, std::string &error) {
   if (!isKnownDType(tensor.dtype)) {
-    error = role + " has an unknown element type " +
-            std::to_string(static_cast<int>(tensor.dtype));
+    error = role + " has an unknown element type " + std::to_string(static_cast<int>(tensor.dtype));
     return false;
   }
   int64_t count;
@@ -65,8 +64,8 @@ bool checkCall(const KernelCall &call, size_t minInputs, size_t maxInputs, size_
                std::string &error) {
   if (call.inputs.size() < minInputs || call.inputs.size() > maxInputs) {
     error = "expected " + std::to_string(minInputs) +
-            (maxInputs != minInputs ? " to " + std::to_string(maxInputs) : "") +
-            " inputs, got " + std::to_string(call.inputs.size());
+            (maxInputs != minInputs ? " to " + std::to_string(maxInputs) : "") + " inputs, got " +
+            std::to_string(call.inputs.size());
     return false;
   }
   if (call.outputs.size() != outputs) {
@@ -93,9 +92,8 @@ bool checkDType(const TensorView &tensor, DTypeSet allowed, const std::string &r
   return false;
 }
 
-bool checkSameDType(const TensorView &tensor, const TensorView &reference,
-                    const std::string &role, const std::string &referenceRole,
-                    std::string &error) {
+bool checkSameDType(const TensorView &tensor, const TensorView &reference, const std::string &role,
+                    const std::string &referenceRole, std::string &error) {
   if (tensor.dtype == reference.dtype)
     return true;
   error = role + " has element type " + dtypeName(tensor.dtype) + " but " + referenceRole +
@@ -107,8 +105,7 @@ bool checkShape(const TensorView &tensor, const Shape &expected, const std::stri
                 std::string &error) {
   if (tensor.shape == expected)
     return true;
-  error = role + " has shape " + formatShape(tensor.shape) + ", expected " +
-          formatShape(expected);
+  error = role + " has shape " + formatShape(tensor.shape) + ", expected " + formatShape(expected);
   return false;
 }
 
@@ -116,8 +113,8 @@ bool checkRankAtLeast(const TensorView &tensor, int64_t rank, const std::string 
                       std::string &error) {
   if (tensor.rank() >= rank)
     return true;
-  error = role + " must have rank >= " + std::to_string(rank) + ", got " +
-          formatShape(tensor.shape);
+  error =
+      role + " must have rank >= " + std::to_string(rank) + ", got " + formatShape(tensor.shape);
   return false;
 }
 

@@ -21,7 +21,7 @@ using DTypeSet = std::initializer_list<DType>;
 inline constexpr DTypeSet kFloatTypes = {DType::F32, DType::F16, DType::BF16};
 inline constexpr DTypeSet kNumericTypes = {DType::F32, DType::F16, DType::BF16, DType::I64,
                                            DType::I32};
-inline constexpr DTypeSet kAnyType = {DType::F32, DType::F16,  DType::BF16,
+inline constexpr DTypeSet kAnyType = {DType::F32, DType::F16, DType::BF16,
                                       DType::I64, DType::I32, DType::Bool};
 inline constexpr DTypeSet kIndexTypes = {DType::I64, DType::I32};
 inline constexpr DTypeSet kBoolType = {DType::Bool};
@@ -49,9 +49,8 @@ bool checkCall(const KernelCall &call, size_t minInputs, size_t maxInputs, size_
 
 bool checkDType(const TensorView &tensor, DTypeSet allowed, const std::string &role,
                 std::string &error);
-bool checkSameDType(const TensorView &tensor, const TensorView &reference,
-                    const std::string &role, const std::string &referenceRole,
-                    std::string &error);
+bool checkSameDType(const TensorView &tensor, const TensorView &reference, const std::string &role,
+                    const std::string &referenceRole, std::string &error);
 bool checkShape(const TensorView &tensor, const Shape &expected, const std::string &role,
                 std::string &error);
 bool checkRankAtLeast(const TensorView &tensor, int64_t rank, const std::string &role,

@@ -58,9 +58,10 @@ struct ConvGeometry {
     columnRows = groupChannels * taps;
   }
 
+  /// A 1x1 window at every input position: the image is its own column matrix.
   bool isPointwise() const {
     for (size_t d = 0; d < kernel.size(); ++d)
-      if (kernel[d] != 1 || strides[d] != 1 || padsBegin[d] != 0)
+      if (kernel[d] != 1 || strides[d] != 1 || padsBegin[d] != 0 || outSpatial[d] != inSpatial[d])
         return false;
     return true;
   }
@@ -81,15 +82,14 @@ bool checkConv(const KernelCall &call, std::string &error) {
       !requireInt(attributes, "group", group, error))
     return false;
   const Shape &input = call.inputs[0].shape, &weight = call.inputs[1].shape;
-  if (weight.size() != input.size() || group <= 0 || weight[1] > input[1] / group ||
-      input[1] != weight[1] * group || weight[0] % group != 0) {
+  if (weight.size() != input.size() || group <= 0 || input[1] % group != 0 ||
+      weight[1] != input[1] / group || weight[0] % group != 0) {
     error = "conv weight " + formatShape(weight) + " does not fit input " + formatShape(input) +
             " with group " + std::to_string(group);
     return false;
   }
-  if (call.inputs.size() == 3 &&
-      (!checkDType(call.inputs[2], kFloatTypes, "bias", error) ||
-       !checkShape(call.inputs[2], {weight[0]}, "bias", error)))
+  if (call.inputs.size() == 3 && (!checkDType(call.inputs[2], kFloatTypes, "bias", error) ||
+                                  !checkShape(call.inputs[2], {weight[0]}, "bias", error)))
     return false;
   Shape expected;
   if (!windowShape(input, weight[0], Shape(weight.begin() + 2, weight.end()), strides, pads,
@@ -159,11 +159,11 @@ void buildColumns(const ConvGeometry &g, const float *image, int64_t first, int6
   }
 }
 
-void convFloat(const ConvGeometry &g, const float *x, const float *w, const float *bias,
-               float *y) {
+void convFloat(const ConvGeometry &g, const float *x, const float *w, const float *bias, float *y) {
   int64_t lastOut = g.outSpatial.back();
   int64_t outerRows = g.outSize / lastOut;
-  int64_t blockRows = std::clamp<int64_t>(kColumnScratch / (g.columnRows * lastOut), 1, outerRows);
+  int64_t blockRows = std::clamp<int64_t>(
+      kColumnScratch / std::max<int64_t>(1, g.columnRows * lastOut), 1, outerRows);
   bool pointwise = g.isPointwise();
   std::vector<float> columns;
   if (!pointwise)
@@ -186,8 +186,8 @@ void convFloat(const ConvGeometry &g, const float *x, const float *w, const floa
                       buildColumns(g, image, first, rows, begin, end,
                                    columns.data() + begin * width);
                     });
-        gemmParallel(g.groupOutChannels, width, g.columnRows, weights, g.columnRows,
-                     columns.data(), width, out + first * lastOut, g.outSize);
+        gemmParallel(g.groupOutChannels, width, g.columnRows, weights, g.columnRows, columns.data(),
+                     width, out + first * lastOut, g.outSize);
       }
     }
   }
@@ -249,8 +249,6 @@ bool runConv(const KernelCall &call, std::string &) {
 
 } // namespace
 
-void addConvolutionKernels(KernelTable &table) {
-  table["conv"] = Kernel{&checkConv, &runConv};
-}
+void addConvolutionKernels(KernelTable &table) { table["conv"] = Kernel{&checkConv, &runConv}; }
 
 } // namespace memc::kernels

@@ -47,9 +47,7 @@ template <> struct Element<BoolByte> {
 
 template <typename T> using ComputeOf = typename Element<T>::Compute;
 
-template <typename T> struct TypeTag {
-  using type = T;
-};
+template <typename T> struct TypeTag { using type = T; };
 
 template <typename Fn> decltype(auto) visitFloat(DType dtype, Fn &&fn) {
   switch (dtype) {

@@ -33,27 +33,27 @@ void gemmSerial(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, co
   }
   useSingleThreadedBlas();
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(m),
-              static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a,
-              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0f, c,
-              static_cast<blasint>(ldc));
+              static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(lda),
+              b, static_cast<blasint>(ldb), 0.0f, c, static_cast<blasint>(ldc));
 }
 
 void gemmParallel(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
                   int64_t ldb, float *c, int64_t ldc) {
-  int64_t work = m * n * std::max<int64_t>(k, 1);
-  if (work < 2 * kGemmParallelWork || ThreadPool::global().numThreads() == 1) {
+  // In f64: M, N and K are each below 2^31, their product need not fit in 64 bits.
+  double work = static_cast<double>(m) * static_cast<double>(n) * std::max<double>(k, 1);
+  if (work < 2.0 * kGemmParallelWork || ThreadPool::global().numThreads() == 1) {
     gemmSerial(m, n, k, a, lda, b, ldb, c, ldc);
     return;
   }
   // Split the longer side of C; each block re-packs the other operand, which is cheap next to
   // its share of the product.
   if (m >= n) {
-    int64_t grain = std::max<int64_t>(16, kGemmParallelWork / (n * std::max<int64_t>(k, 1)));
+    int64_t grain = std::max<int64_t>(16, kGemmParallelWork / (n * std::max<int64_t>(k, 1) + 1));
     parallelFor(0, m, grain, [&](int64_t begin, int64_t end) {
       gemmSerial(end - begin, n, k, a + begin * lda, lda, b, ldb, c + begin * ldc, ldc);
     });
   } else {
-    int64_t grain = std::max<int64_t>(16, kGemmParallelWork / (m * std::max<int64_t>(k, 1)));
+    int64_t grain = std::max<int64_t>(16, kGemmParallelWork / (m * std::max<int64_t>(k, 1) + 1));
     parallelFor(0, n, grain, [&](int64_t begin, int64_t end) {
       gemmSerial(m, end - begin, k, a, lda, b + begin, ldb, c + begin, ldc);
     });

@@ -6,6 +6,9 @@
 // transpose, slice and broadcast_to are one strided walk (StridedLayout) with different
 // strides; runs that are contiguous on both sides become memcpy.
 //
+// Scratch: std::vector (gather's validated indices), for now; the plan will account for kernel
+// workspace later.
+//
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
@@ -13,6 +16,7 @@
 #include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/ThreadPool.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace memc::kernels {
@@ -25,8 +29,9 @@ void parallelCopy(void *destination, const void *source, size_t bytes) {
     return;
   auto *to = static_cast<char *>(destination);
   const auto *from = static_cast<const char *>(source);
-  parallelFor(0, static_cast<int64_t>(bytes), kElementwiseGrain * 8,
-              [&](int64_t begin, int64_t end) { std::memcpy(to + begin, from + begin, end - begin); });
+  parallelFor(
+      0, static_cast<int64_t>(bytes), kElementwiseGrain * 8,
+      [&](int64_t begin, int64_t end) { std::memcpy(to + begin, from + begin, end - begin); });
 }
 
 /// output[i] = input[base + walk offset], over threads.
@@ -38,17 +43,17 @@ void stridedCopy(const TensorView &input, const TensorView &output, int64_t base
     T *y = output.as<T>();
     int64_t stride = layout.innerStride(0);
     parallelFor(0, layout.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
-      layout.forEachRun(begin, end, [&](int64_t out, const std::array<int64_t, 1> &offsets,
-                                        int64_t count) {
-        const T *from = x + offsets[0];
-        if (stride == 1)
-          std::memcpy(y + out, from, count * sizeof(T));
-        else if (stride == 0)
-          std::fill(y + out, y + out + count, *from);
-        else
-          for (int64_t i = 0; i < count; ++i)
-            y[out + i] = from[i * stride];
-      });
+      layout.forEachRun(begin, end,
+                        [&](int64_t out, const std::array<int64_t, 1> &offsets, int64_t count) {
+                          const T *from = x + offsets[0];
+                          if (stride == 1)
+                            std::memcpy(y + out, from, count * sizeof(T));
+                          else if (stride == 0)
+                            std::fill(y + out, y + out + count, *from);
+                          else
+                            for (int64_t i = 0; i < count; ++i)
+                              y[out + i] = from[i * stride];
+                        });
     });
   });
 }
@@ -70,14 +75,67 @@ bool checkTranspose(const KernelCall &call, std::string &error) {
          checkShape(call.outputs[0], expected, "output", error);
 }
 
+/// A transpose whose innermost output dimension is strided in the input, done in square tiles
+/// so that both the strided reads and the contiguous writes stay in cache. `dims` and
+/// `strides` are the merged output dimensions and their input strides; the input's contiguous
+/// dimension is output dimension `unit` (strides[unit] == 1).
+template <typename T>
+void tiledTranspose(const T *x, T *y, const Shape &dims, const Shape &strides, size_t unit) {
+  constexpr int64_t kTile = 32;
+  size_t last = dims.size() - 1;
+  Shape outStrides = contiguousStrides(dims);
+  Shape otherDims, otherIn, otherOut;
+  for (size_t d = 0; d < last; ++d)
+    if (d != unit) {
+      otherDims.push_back(dims[d]);
+      otherIn.push_back(strides[d]);
+      otherOut.push_back(outStrides[d]);
+    }
+  int64_t others = 1;
+  for (int64_t dim : otherDims)
+    others *= dim;
+  int64_t rows = dims[unit], cols = dims[last];
+  int64_t rowTiles = (rows + kTile - 1) / kTile, colTiles = (cols + kTile - 1) / kTile;
+  int64_t tiles = rowTiles * colTiles;
+  int64_t rowStride = outStrides[unit], colStride = strides[last];
+  parallelFor(0, others * tiles, std::max<int64_t>(1, kElementwiseGrain / (kTile * kTile)),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t task = begin; task < end; ++task) {
+                  int64_t rest = task / tiles, inBase = 0, outBase = 0;
+                  for (size_t d = otherDims.size(); d-- > 0;) {
+                    int64_t index = rest % otherDims[d];
+                    rest /= otherDims[d];
+                    inBase += index * otherIn[d];
+                    outBase += index * otherOut[d];
+                  }
+                  int64_t i0 = (task % tiles) / colTiles * kTile;
+                  int64_t j0 = (task % tiles) % colTiles * kTile;
+                  int64_t i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
+                  for (int64_t i = i0; i < i1; ++i)
+                    for (int64_t j = j0; j < j1; ++j)
+                      y[outBase + i * rowStride + j] = x[inBase + i + j * colStride];
+                }
+              });
+}
+
 bool runTranspose(const KernelCall &call, std::string &) {
   std::vector<int64_t> perm;
   attributesOf(call).getInts("perm", perm);
   Shape inputStrides = contiguousStrides(call.inputs[0].shape), strides;
   for (int64_t dim : perm)
     strides.push_back(inputStrides[dim]);
-  stridedCopy(call.inputs[0], call.outputs[0], 0,
-              StridedLayout<1>(call.outputs[0].shape, {strides}));
+  StridedLayout<1> layout(call.outputs[0].shape, {strides});
+  const Shape &dims = layout.mergedDims(), &merged = layout.mergedStrides(0);
+  auto unit = std::find(merged.begin(), merged.end() - 1, 1);
+  if (layout.numElements() == 0 || merged.back() == 1 || unit == merged.end() - 1) {
+    stridedCopy(call.inputs[0], call.outputs[0], 0, layout);
+    return true;
+  }
+  visitBits(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    tiledTranspose(call.inputs[0].as<T>(), call.outputs[0].as<T>(), dims, merged,
+                   static_cast<size_t>(unit - merged.begin()));
+  });
   return true;
 }
 
@@ -206,7 +264,8 @@ void movePieces(const TensorView &joined, const std::vector<TensorView> &pieces,
     for (int64_t task = begin; task < end; ++task) {
       int64_t o = task / count, p = task % count;
       int64_t pieceRow = pieces[p].shape[axis] * inner;
-      char *joinedBlock = static_cast<char *>(joined.data) + (o * joinedRow + pieceOffsets[p]) * element;
+      char *joinedBlock =
+          static_cast<char *>(joined.data) + (o * joinedRow + pieceOffsets[p]) * element;
       char *pieceBlock = static_cast<char *>(pieces[p].data) + o * pieceRow * element;
       if (pieceRow == 0)
         continue;

@@ -9,11 +9,11 @@
 // account for kernel workspace later.
 //
 //===----------------------------------------------------------------------===//
-#include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/Gemm.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/ThreadPool.h"
 
 #include <utility>
@@ -50,12 +50,12 @@ struct MatMulDims {
     std::vector<std::pair<int64_t, int64_t>> pairs;
     pairs.reserve(batchCount);
     StridedLayout<2> layout = broadcastLayout<2>(batch, {&lhsBatch, &rhsBatch});
-    layout.forEachRun(0, layout.numElements(), [&](int64_t, const std::array<int64_t, 2> &offsets,
-                                           int64_t count) {
-      for (int64_t i = 0; i < count; ++i)
-        pairs.emplace_back(offsets[0] + i * layout.innerStride(0),
-                           offsets[1] + i * layout.innerStride(1));
-    });
+    layout.forEachRun(0, layout.numElements(),
+                      [&](int64_t, const std::array<int64_t, 2> &offsets, int64_t count) {
+                        for (int64_t i = 0; i < count; ++i)
+                          pairs.emplace_back(offsets[0] + i * layout.innerStride(0),
+                                             offsets[1] + i * layout.innerStride(1));
+                      });
     return pairs;
   }
 };
@@ -85,8 +85,7 @@ void matmulFloat(const MatMulDims &dims, const float *a, const float *b, float *
   for (int64_t dim : dims.rhsBatch)
     rhsCount *= dim;
   // One shared right-hand matrix and no broadcast of the left: stack the batch into rows.
-  if (rhsCount == 1 && lhsCount == dims.batchCount &&
-      dims.batchCount * m <= kMaxGemmDimension) {
+  if (rhsCount == 1 && lhsCount == dims.batchCount && dims.batchCount * m <= kMaxGemmDimension) {
     gemmParallel(dims.batchCount * m, n, k, a, k, b, n, c, n);
     return;
   }
@@ -100,13 +99,14 @@ void matmulFloat(const MatMulDims &dims, const float *a, const float *b, float *
     else
       gemmSerial(m, n, k, lhs, k, rhs, n, out, n);
   };
-  int64_t work = m * n * std::max<int64_t>(k, 1);
-  if (work >= 4 * kGemmParallelWork) {
+  double work = static_cast<double>(m) * static_cast<double>(n) * std::max<double>(k, 1);
+  if (work >= 4.0 * kGemmParallelWork) {
     for (int64_t batch = 0; batch < dims.batchCount; ++batch)
       multiply(batch, true);
     return;
   }
-  parallelFor(0, dims.batchCount, std::max<int64_t>(1, kGemmParallelWork / work),
+  parallelFor(0, dims.batchCount,
+              std::max<int64_t>(1, static_cast<int64_t>(kGemmParallelWork / work)),
               [&](int64_t begin, int64_t end) {
                 for (int64_t batch = begin; batch < end; ++batch)
                   multiply(batch, false);

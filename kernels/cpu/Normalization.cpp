@@ -8,7 +8,11 @@
 // Scale, bias and statistics may have any float type, independently of the input (the ops
 // allow it); they are small and read once into f32 vectors.
 //
+// Scratch: std::vector (those vectors, softmax's exponentials of up to 2^20 elements per
+// thread), for now; the plan will account for kernel workspace later.
+//
 //===----------------------------------------------------------------------===//
+#include "kernels/cpu/Accumulate.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
@@ -42,40 +46,84 @@ bool checkSoftmax(const KernelCall &call, std::string &error) {
       !requireInt(attributesOf(call), "axis", axis, error))
     return false;
   if (axis < 0 || axis >= call.inputs[0].rank()) {
-    error = "axis " + std::to_string(axis) + " out of range for " +
-            formatShape(call.inputs[0].shape);
+    error =
+        "axis " + std::to_string(axis) + " out of range for " + formatShape(call.inputs[0].shape);
     return false;
   }
   return true;
 }
 
-/// Softmax of `length` values at x[j * stride] into y[j * stride], for `width` interleaved
-/// rows at once (x + c for c in [0, width)): strided rows vectorize across c.
+/// Rows (or blocks of rows) longer than this recompute exp in the last pass instead of keeping
+/// it in scratch.
+constexpr int64_t kSoftmaxScratch = int64_t{1} << 20;
+
+/// Softmax (or log-softmax) of one contiguous row x[0, n) into y.
 template <typename T, bool Log>
-void softmaxBlock(const T *x, T *y, int64_t length, int64_t stride, int64_t width,
-                  std::vector<float> &maxima, std::vector<double> &sums) {
+void softmaxRow(const T *x, T *y, int64_t n, std::vector<float> &scratch) {
+  auto larger = [](float a, float v) { return v > a ? v : a; };
+  float max = foldLanes<float>(x, n, -std::numeric_limits<float>::infinity(), larger, larger);
+  float *exps = nullptr; // exp(x - max), when kept
+  if constexpr (std::is_same_v<T, float> && !Log) {
+    exps = y; // x[i] is read before y[i] is written, so y may be x
+  } else if (n <= kSoftmaxScratch) {
+    scratch.resize(n);
+    exps = scratch.data();
+  }
+  double sum;
+  if (exps) {
+    for (int64_t i = 0; i < n; ++i)
+      exps[i] = std::exp(Element<T>::load(x[i]) - max);
+    sum = sumLanes(exps, n);
+  } else {
+    sum = foldLanes<double>(
+        x, n, 0.0, [max](double acc, float v) { return acc + std::exp(v - max); },
+        [](double a, double b) { return a + b; });
+  }
+  if constexpr (Log) {
+    float logSum = static_cast<float>(std::log(sum));
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = Element<T>::store((Element<T>::load(x[i]) - max) - logSum);
+  } else {
+    float scale = static_cast<float>(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = Element<T>::store((exps ? exps[i] : std::exp(Element<T>::load(x[i]) - max)) * scale);
+  }
+}
+
+/// The same for `width` interleaved rows x[j * stride + c], c in [0, width): rows along a
+/// non-innermost axis, vectorized across c.
+template <typename T, bool Log>
+void softmaxColumns(const T *x, T *y, int64_t length, int64_t stride, int64_t width,
+                    std::vector<float> &scratch, std::vector<float> &maxima,
+                    std::vector<double> &sums) {
   maxima.assign(width, -std::numeric_limits<float>::infinity());
   sums.assign(width, 0.0);
+  bool keep = length * width <= kSoftmaxScratch;
+  if (keep)
+    scratch.resize(length * width);
   for (int64_t j = 0; j < length; ++j)
-    for (int64_t c = 0; c < width; ++c)
-      maxima[c] = std::max(maxima[c], Element<T>::load(x[j * stride + c]));
-  for (int64_t j = 0; j < length; ++j)
-    for (int64_t c = 0; c < width; ++c)
-      sums[c] += std::exp(Element<T>::load(x[j * stride + c]) - maxima[c]);
-  for (int64_t c = 0; c < width; ++c) {
-    if constexpr (Log)
-      sums[c] = std::log(sums[c]);
-    else
-      sums[c] = 1.0 / sums[c];
-  }
-  for (int64_t j = 0; j < length; ++j) {
     for (int64_t c = 0; c < width; ++c) {
-      float shifted = Element<T>::load(x[j * stride + c]) - maxima[c];
-      float value = Log ? shifted - static_cast<float>(sums[c])
-                        : std::exp(shifted) * static_cast<float>(sums[c]);
-      y[j * stride + c] = Element<T>::store(value);
+      float v = Element<T>::load(x[j * stride + c]);
+      maxima[c] = v > maxima[c] ? v : maxima[c];
     }
-  }
+  for (int64_t j = 0; j < length; ++j)
+    for (int64_t c = 0; c < width; ++c) {
+      float e = std::exp(Element<T>::load(x[j * stride + c]) - maxima[c]);
+      if (keep)
+        scratch[j * width + c] = e;
+      sums[c] += e;
+    }
+  for (int64_t j = 0; j < length; ++j)
+    for (int64_t c = 0; c < width; ++c) {
+      float v = Element<T>::load(x[j * stride + c]);
+      float result;
+      if constexpr (Log)
+        result = v - maxima[c] - static_cast<float>(std::log(sums[c]));
+      else
+        result = (keep ? scratch[j * width + c] : std::exp(v - maxima[c])) *
+                 static_cast<float>(1.0 / sums[c]);
+      y[j * stride + c] = Element<T>::store(result);
+    }
 }
 
 template <bool Log> bool runSoftmax(const KernelCall &call, std::string &) {
@@ -94,13 +142,16 @@ template <bool Log> bool runSoftmax(const KernelCall &call, std::string &) {
     T *y = call.outputs[0].as<T>();
     int64_t grain = std::max<int64_t>(1, kExpensiveGrain / (length * std::min(inner, kBlock)));
     parallelFor(0, outer * blocks, grain, [&](int64_t begin, int64_t end) {
-      std::vector<float> maxima;
+      std::vector<float> scratch, maxima;
       std::vector<double> sums;
       for (int64_t task = begin; task < end; ++task) {
         int64_t o = task / blocks, c0 = (task % blocks) * kBlock;
         int64_t offset = o * length * inner + c0;
-        softmaxBlock<T, Log>(x + offset, y + offset, length, inner,
-                             std::min(kBlock, inner - c0), maxima, sums);
+        if (inner == 1)
+          softmaxRow<T, Log>(x + offset, y + offset, length, scratch);
+        else
+          softmaxColumns<T, Log>(x + offset, y + offset, length, inner,
+                                 std::min(kBlock, inner - c0), scratch, maxima, sums);
       }
     });
   });
@@ -154,34 +205,28 @@ bool runLayerNorm(const KernelCall &call, std::string &) {
   if (input.numElements() == 0)
     return true;
   std::vector<float> scale = loadAsFloat(call.inputs[1]);
-  std::vector<float> bias = call.inputs.size() > 2 ? loadAsFloat(call.inputs[2])
-                                                   : std::vector<float>(width, 0.0f);
+  std::vector<float> bias =
+      call.inputs.size() > 2 ? loadAsFloat(call.inputs[2]) : std::vector<float>(width, 0.0f);
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = input.as<T>();
     T *y = call.outputs[0].as<T>();
-    parallelFor(0, rows, std::max<int64_t>(1, kElementwiseGrain / width),
-                [&](int64_t begin, int64_t end) {
-                  for (int64_t row = begin; row < end; ++row) {
-                    const T *in = x + row * width;
-                    T *out = y + row * width;
-                    double sum = 0.0;
-                    for (int64_t j = 0; j < width; ++j)
-                      sum += Element<T>::load(in[j]);
-                    double mean = sum / width;
-                    double squares = 0.0;
-                    for (int64_t j = 0; j < width; ++j) {
-                      double d = Element<T>::load(in[j]) - mean;
-                      squares += d * d;
-                    }
-                    float rstd = static_cast<float>(1.0 / std::sqrt(squares / width + epsilon));
-                    float center = static_cast<float>(mean);
-                    for (int64_t j = 0; j < width; ++j)
-                      out[j] = Element<T>::store((Element<T>::load(in[j]) - center) * rstd *
-                                                     scale[j] +
-                                                 bias[j]);
-                  }
-                });
+    parallelFor(
+        0, rows, std::max<int64_t>(1, kElementwiseGrain / width), [&](int64_t begin, int64_t end) {
+          for (int64_t row = begin; row < end; ++row) {
+            const T *in = x + row * width;
+            T *out = y + row * width;
+            double mean = sumLanes(in, width) / width;
+            double squares = squaredDeviationLanes(in, width, mean);
+            double rstd = 1.0 / std::sqrt(squares / width + epsilon);
+            // Centered in f64: an f32 mean would cost the spread its precision when
+            // the mean is large next to it.
+            for (int64_t j = 0; j < width; ++j) {
+              float normalized = static_cast<float>((Element<T>::load(in[j]) - mean) * rstd);
+              out[j] = Element<T>::store(normalized * scale[j] + bias[j]);
+            }
+          }
+        });
   });
   return true;
 }
@@ -237,8 +282,8 @@ bool runBatchNorm(const KernelCall &call, std::string &) {
                       channelMean = sum / perChannel;
                       for (int64_t n = 0; n < batch; ++n)
                         for (int64_t s = 0; s < spatial; ++s) {
-                          double d = Element<T>::load(x[(n * channels + c) * spatial + s]) -
-                                     channelMean;
+                          double d =
+                              Element<T>::load(x[(n * channels + c) * spatial + s]) - channelMean;
                           squares += d * d;
                         }
                       channelVar = squares / perChannel;

@@ -14,7 +14,11 @@
 // truncation toward zero. An empty reduction gives 0 (sum), NaN (mean of floats), 0 (mean of
 // integers) or -inf/the type's lowest value (max).
 //
+// Scratch: std::vector (per-thread accumulators, the partial results), for now; the plan will
+// account for kernel workspace later.
+//
 //===----------------------------------------------------------------------===//
+#include "kernels/cpu/Accumulate.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
@@ -163,6 +167,11 @@ void reduce(const ReductionLayout &layout, const T *x, T *y) {
     walkRuns(layout.reducedDims, layout.reducedStrides, rb, re,
              [&](int64_t offset, int64_t count, int64_t stride) {
                const T *p = base + offset;
+               if (outputs == 1 && stride == 1) {
+                 acc[0] = Reducer::combine(acc[0], foldLanes<Acc>(p, count, Reducer::init(),
+                                                                  Reducer::add, Reducer::combine));
+                 return;
+               }
                if (outputs == 1) {
                  Acc a = acc[0];
                  for (int64_t i = 0; i < count; ++i)
@@ -225,8 +234,7 @@ bool checkReduce(const KernelCall &call, std::string &error) {
          checkShape(call.outputs[0], expected, "output", error);
 }
 
-template <template <typename> class Reducer>
-bool runReduce(const KernelCall &call, std::string &) {
+template <template <typename> class Reducer> bool runReduce(const KernelCall &call, std::string &) {
   std::vector<int64_t> axes;
   attributesOf(call).getInts("axes", axes);
   ReductionLayout layout(call.inputs[0].shape, axes);

@@ -51,6 +51,8 @@ public:
   }
 
   int64_t numElements() const { return total; }
+  const Shape &mergedDims() const { return dims; }
+  const Shape &mergedStrides(size_t k) const { return strides[k]; }
 
   /// Stride of operand k along the innermost merged dimension.
   int64_t innerStride(size_t k) const { return strides[k].back(); }
@@ -115,7 +117,8 @@ inline Shape broadcastStrides(const Shape &output, const Shape &operand) {
 }
 
 template <size_t N>
-StridedLayout<N> broadcastLayout(const Shape &output, const std::array<const Shape *, N> &operands) {
+StridedLayout<N> broadcastLayout(const Shape &output,
+                                 const std::array<const Shape *, N> &operands) {
   std::array<Shape, N> strides;
   for (size_t k = 0; k < N; ++k)
     strides[k] = broadcastStrides(output, *operands[k]);

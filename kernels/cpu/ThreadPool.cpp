@@ -44,8 +44,7 @@ ThreadPool &ThreadPool::global() {
 }
 
 void ThreadPool::runChunks() {
-  for (int64_t chunk = nextChunk.fetch_add(1); chunk < numChunks;
-       chunk = nextChunk.fetch_add(1)) {
+  for (int64_t chunk = nextChunk.fetch_add(1); chunk < numChunks; chunk = nextChunk.fetch_add(1)) {
     int64_t begin = loopBegin + chunk * chunkSize;
     (*body)(begin, std::min(loopEnd, begin + chunkSize));
   }
@@ -68,14 +67,13 @@ void ThreadPool::workerLoop() {
   }
 }
 
-void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain,
-                             const RangeFunction &fn) {
+void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain, const RangeFunction &fn) {
   if (end <= begin)
     return;
   int64_t total = end - begin;
   grain = std::max<int64_t>(grain, 1);
   // A few chunks per thread even out uneven progress without much dispatch cost.
-  int64_t chunks = std::min<int64_t>((total + grain - 1) / grain, 4 * int64_t(numThreads()));
+  int64_t chunks = std::min<int64_t>(total / grain, 4 * int64_t(numThreads()));
   if (chunks <= 1 || workers.empty() || insideParallelLoop) {
     fn(begin, end);
     return;

@@ -31,12 +31,10 @@ void mapElements(const TensorView &input, const TensorView &output, int64_t grai
 }
 
 bool checkSameTypeAndShape(const KernelCall &call, TypeClass typeClass, std::string &error) {
-  if (!checkCall(call, 1, 1, 1, error) ||
-      !checkDType(call.inputs[0], typesOf(typeClass), "input", error) ||
-      !checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) ||
-      !checkShape(call.outputs[0], call.inputs[0].shape, "output", error))
-    return false;
-  return true;
+  return checkCall(call, 1, 1, 1, error) &&
+         checkDType(call.inputs[0], typesOf(typeClass), "input", error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) &&
+         checkShape(call.outputs[0], call.inputs[0].shape, "output", error);
 }
 
 //===----------------------------------------------------------------------===//
@@ -232,9 +230,9 @@ bool runTrilu(const KernelCall &call, std::string &) {
   attributesOf(call).getInt("k", k);
   bool upper = attributesOf(call).intOr("upper", 0) == 1;
   int64_t rows = input.shape[input.rank() - 2], cols = input.shape[input.rank() - 1];
-  int64_t totalRows = rows == 0 ? 0 : input.numElements() / cols;
-  if (cols == 0)
+  if (input.numElements() == 0)
     return true;
+  int64_t totalRows = input.numElements() / cols;
   visitBits(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = input.as<T>();
@@ -348,16 +346,15 @@ bool runDropout(const KernelCall &call, std::string &) {
     using T = typename decltype(tag)::type;
     const T *x = call.inputs[0].as<T>();
     T *y = call.outputs[0].as<T>();
-    parallelFor(0, call.inputs[0].numElements(), kElementwiseGrain,
-                [&](int64_t begin, int64_t end) {
-                  for (int64_t i = begin; i < end; ++i) {
-                    uint64_t bits = mix64(key + (static_cast<uint64_t>(i) + 1) *
-                                                    0x9e3779b97f4a7c15ull);
-                    double uniform = static_cast<double>(bits >> 11) * 0x1.0p-53;
-                    float value = uniform >= ratio ? Element<T>::load(x[i]) * scale : 0.0f;
-                    y[i] = Element<T>::store(value);
-                  }
-                });
+    parallelFor(
+        0, call.inputs[0].numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            uint64_t bits = mix64(key + (static_cast<uint64_t>(i) + 1) * 0x9e3779b97f4a7c15ull);
+            double uniform = static_cast<double>(bits >> 11) * 0x1.0p-53;
+            float value = uniform >= ratio ? Element<T>::load(x[i]) * scale : 0.0f;
+            y[i] = Element<T>::store(value);
+          }
+        });
   });
   return true;
 }

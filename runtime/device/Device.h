@@ -53,6 +53,8 @@ public:
                           std::string &error) = 0;
   virtual bool fillZero(void *device, uint64_t bytes, Stream &stream, std::string &error) = 0;
   /// Enqueues `kernel` (an entry of kernels()) on `call`, whose tensors point to device memory.
+  /// A kernel's data-dependent failure (Kernel::run returning false) is reported here or, on
+  /// asynchronous devices, by the stream's synchronize.
   virtual bool launch(const kernels::Kernel &kernel, const kernels::KernelCall &call,
                       Stream &stream, std::string &error) = 0;
 };

@@ -232,13 +232,13 @@ private:
     default:
       return fail(std::string("unknown escape '\\") + c + "'");
     }
-    uint32_t code;
+    uint32_t code = 0;
     if (!parseHex4(code))
       return false;
     if (code >= 0xdc00 && code <= 0xdfff)
       return fail("unpaired low surrogate");
     if (code >= 0xd800 && code <= 0xdbff) {
-      uint32_t low;
+      uint32_t low = 0;
       if (!consumeWord("\\u") || !parseHex4(low) || low < 0xdc00 || low > 0xdfff)
         return fail("unpaired high surrogate");
       code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);

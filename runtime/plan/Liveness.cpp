@@ -58,11 +58,13 @@ private:
         ranges[input.buffer] = {-1, -1};
     for (size_t t = 0; t < plan.steps.size(); ++t) {
       int64_t step = static_cast<int64_t>(t);
-      for (uint32_t input : plan.steps[t].inputs) {
+      for (uint32_t read : plan.steps[t].inputs) {
+        uint32_t input = plan.buffers[read].owner;
         if (!inArena(input))
           continue;
         if (ranges[input].first == kNeverWritten)
-          return fail(stepLabel(t) + " reads arena " + bufferLabel(input) +
+          return fail(stepLabel(t) + " reads arena " + bufferLabel(read) +
+                      (read == input ? "" : ", a view of " + bufferLabel(input) + ",") +
                       " before anything writes it");
         ranges[input].last = step;
       }
@@ -78,13 +80,17 @@ private:
     }
     int64_t end = static_cast<int64_t>(plan.steps.size());
     for (const PlanBinding &output : plan.outputs) {
-      if (!inArena(output.buffer))
+      uint32_t owner = plan.buffers[output.buffer].owner;
+      if (!inArena(owner))
         continue;
-      if (ranges[output.buffer].first == kNeverWritten)
+      if (ranges[owner].first == kNeverWritten)
         return fail("output '" + output.name + "': arena " + bufferLabel(output.buffer) +
                     " is never written");
-      ranges[output.buffer].last = end;
+      ranges[owner].last = end;
     }
+    // Views live as long as the bytes they view.
+    for (size_t b = 0; b < plan.buffers.size(); ++b)
+      ranges[b] = ranges[plan.buffers[b].owner];
     return true;
   }
 
@@ -106,7 +112,8 @@ private:
       for (uint32_t output : step.outputs) {
         if (!inArena(output))
           continue;
-        for (uint32_t input : step.inputs) {
+        for (uint32_t read : step.inputs) {
+          uint32_t input = plan.buffers[read].owner;
           if (!sameBytes(output, input) || handedOver[input])
             continue;
           int64_t last = plan.liveRanges[input].last;
@@ -124,7 +131,7 @@ private:
     }
     for (uint32_t b = 0; b < plan.buffers.size(); ++b) {
       const LiveRange &range = plan.liveRanges[b];
-      if (!inArena(b) || range.first == kNeverWritten)
+      if (!inArena(b) || plan.buffers[b].view || range.first == kNeverWritten)
         continue;
       if (!takenOver[b])
         plan.timeline.allocated[range.first + 1].push_back(b);

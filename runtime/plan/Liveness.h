@@ -18,7 +18,9 @@ namespace memc::runtime {
 /// checks that every arena value is written exactly once (by one step, or as a graph input)
 /// before any step reads it, that every arena output is written, that an in-place step's input
 /// dies at that step, and that no two values live at the same step share arena bytes (except an
-/// in-place output taking over its input's bytes). Zero-byte buffers take no part.
+/// in-place output taking over its input's bytes). A view (Buffer.alias_of) stands for the buffer
+/// owning its bytes: reading it reads the owner, binding it as an output keeps the owner alive.
+/// Zero-byte buffers take no part.
 bool analyzeArena(LoadedPlan &plan, std::string &error);
 
 } // namespace memc::runtime

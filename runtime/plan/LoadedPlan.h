@@ -28,6 +28,10 @@ struct PlanBuffer {
   uint64_t offset = 0;
   uint64_t size = 0;
   std::string name;
+  /// The buffer that owns these bytes: this one, or for a view (Buffer.alias_of) the end of its
+  /// chain of views. Liveness is the owner's; views share it.
+  uint32_t owner = 0;
+  bool view = false;
 };
 
 struct PlanStep {
@@ -76,7 +80,8 @@ struct LoadedPlan {
   std::vector<PlanBinding> outputs;
   std::vector<PlanBinding> parameters;
   std::string constantData;
-  /// One per buffer; meaningful for arena buffers a step or binding uses.
+  /// One per buffer; meaningful for arena buffers a step or binding uses (a view has its
+  /// owner's).
   std::vector<LiveRange> liveRanges;
   ArenaTimeline timeline;
   /// The kernel table the steps were resolved against.

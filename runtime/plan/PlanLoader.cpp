@@ -1,21 +1,26 @@
 //===- PlanLoader.cpp - parsing and validating untrusted plans ------------===//
 //
 // The rules, in the order they are checked:
-//  - format_version is kPlanFormatVersion; alignment is a power of two <= kMaxPlanAlignment;
-//    arena_lower_bound_bytes <= arena_bytes.
+//  - format_version is kPlanFormatVersion; alignment is a power of two <= kMaxPlanAlignment.
+//    (arena_lower_bound_bytes is the planner's claim, reported beside the executor's own
+//    measurement, never trusted, so not checked.)
 //  - Buffers: a known dtype and region; dims >= 0; size_bytes == numElements * element size
 //    (overflow-checked); offset a multiple of the element size, and of the alignment in the arena
 //    and persistent regions; [offset, offset + size_bytes) inside arena_bytes, persistent_bytes
 //    or constant_data. Persistent buffers are disjoint or exact aliases, never partly overlapping.
+//  - Views (alias_of): the viewed buffer exists, the chain of views has no cycle, and its owner
+//    (the chain's end) has the view's region, offset and size_bytes.
 //  - Bindings: non-empty names, unique within inputs, outputs and parameters, and no input named
 //    like a parameter; valid buffer indices; an input or parameter buffer bound once; inputs in
-//    the arena or persistent region, parameters persistent with kind "parameter" or "buffer";
+//    the arena or persistent region and not views, parameters persistent (not views) with kind
+//    "parameter" or "buffer";
 //    `source` and `kind` empty on inputs and outputs.
 //  - Steps: the kernel exists in the device's table; buffer indices are valid; attributes have
-//    unique non-empty names and a value; no output is a constant or a bound input; outputs are
-//    pairwise disjoint; a step's outputs are disjoint from its inputs unless the step is in
-//    place, in which case each output is disjoint from every input or has exactly one input's
-//    bytes, and at least one has; the kernel's check accepts the dtypes, shapes and attributes.
+//    unique non-empty names and a value; no output is a constant, a view or a bound input;
+//    outputs are pairwise disjoint; a step's outputs are disjoint from its inputs unless the
+//    step is in place, in which case each output is disjoint from every input or has exactly one
+//    input's bytes, and at least one has; the kernel's check accepts the dtypes, shapes and
+//    attributes.
 //  - Arena values (Liveness.h): written once, by a step or as an input, before any step reads
 //    them; outputs are written; no two values live at the same step share bytes, except an
 //    in-place output taking over its dying input's bytes.
@@ -42,7 +47,7 @@ public:
       : proto(proto), kernelTable(kernels), out(out) {}
 
   bool validate(std::string &message) {
-    bool ok = checkHeader() && checkBuffers() && checkPersistentAliasing() &&
+    bool ok = checkHeader() && checkBuffers() && resolveViews() && checkPersistentAliasing() &&
               checkBindings(proto.inputs(), "input", out.inputs) &&
               checkBindings(proto.parameters(), "parameter", out.parameters) &&
               checkBindings(proto.outputs(), "output", out.outputs) && checkSteps() &&
@@ -83,9 +88,6 @@ private:
     if (!isPowerOfTwo(proto.alignment()) || proto.alignment() > plan::kMaxPlanAlignment)
       return fail("alignment " + std::to_string(proto.alignment()) +
                   " is not a power of two up to " + std::to_string(plan::kMaxPlanAlignment));
-    if (proto.arena_lower_bound_bytes() > proto.arena_bytes())
-      return fail("arena lower bound " + std::to_string(proto.arena_lower_bound_bytes()) +
-                  " exceeds the arena size " + std::to_string(proto.arena_bytes()));
     out.alignment = proto.alignment();
     out.arenaBytes = proto.arena_bytes();
     out.persistentBytes = proto.persistent_bytes();
@@ -149,6 +151,31 @@ private:
     return true;
   }
 
+  /// Points every buffer at the owner of its bytes, following alias_of chains.
+  bool resolveViews() {
+    for (uint32_t i = 0; i < out.buffers.size(); ++i) {
+      PlanBuffer &buffer = out.buffers[i];
+      buffer.owner = i;
+      buffer.view = proto.buffers(i).has_alias_of();
+      // A chain longer than the number of buffers has a cycle.
+      for (size_t length = 0; proto.buffers(buffer.owner).has_alias_of(); ++length) {
+        uint32_t next = proto.buffers(buffer.owner).alias_of();
+        if (next >= out.buffers.size())
+          return fail(bufferLabel(buffer.owner) + ": views buffer " + std::to_string(next) +
+                      ", which does not exist");
+        if (length == out.buffers.size())
+          return fail(bufferLabel(i) + ": its chain of views (alias_of) has a cycle");
+        buffer.owner = next;
+      }
+      const PlanBuffer &owner = out.buffers[buffer.owner];
+      if (owner.region != buffer.region || owner.offset != buffer.offset ||
+          owner.size != buffer.size)
+        return fail(bufferLabel(i) + " views " + bufferLabel(buffer.owner) +
+                    " but does not have its region, offset and size");
+    }
+    return true;
+  }
+
   /// Persistent buffers live for the whole program, so any two either share all their bytes
   /// (one is an in-place update of the other) or none.
   bool checkPersistentAliasing() {
@@ -199,6 +226,9 @@ private:
         if (kind == "parameter" && binding.kind() != "parameter" && binding.kind() != "buffer")
           return fail(label + ": kind is " + quoted(binding.kind()) +
                       ", expected 'parameter' or 'buffer'");
+        if (out.buffers[binding.buffer()].view)
+          return fail(label + ": " + bufferLabel(binding.buffer()) +
+                      " is a view; bind the buffer it views");
         if (!inputBuffers.insert(binding.buffer()).second)
           return fail(label + ": " + bufferLabel(binding.buffer()) +
                       " is already bound to another input or parameter");
@@ -313,6 +343,8 @@ private:
     for (uint32_t output : step.outputs) {
       if (out.buffers[output].region == Region::Constant)
         return fail(label + ": writes the constant " + bufferLabel(output));
+      if (out.buffers[output].view)
+        return fail(label + ": writes " + bufferLabel(output) + ", which is a view");
       if (out.buffers[output].region == Region::Persistent && isInput(output))
         return fail(label + ": writes the graph input " + bufferLabel(output));
     }
@@ -361,9 +393,14 @@ std::unique_ptr<LoadedPlan> validatePlan(const plan::Plan &plan,
 
 std::unique_ptr<LoadedPlan> loadPlan(std::string_view bytes, const kernels::KernelTable &kernels,
                                      std::string &error) {
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
+    error = "plan: " + std::to_string(bytes.size()) + " bytes is more than protobuf can parse (2 GiB)";
+    return nullptr;
+  }
   plan::Plan plan;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !plan.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  // A corrupted plan is an error message of ours, not protobuf's log lines on stderr.
+  google::protobuf::LogSilencer silence;
+  if (!plan.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     error = "plan: the plan is truncated or corrupted (not a valid memc plan)";
     return nullptr;
   }

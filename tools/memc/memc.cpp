@@ -1,12 +1,18 @@
 //===- memc.cpp - the memc compiler driver --------------------------------===//
 //
 // memc MODEL.onnx [--input-shape NAME=DIMS]... [--emit=mlir|mlir-import] [-o FILE]
+// memc MODEL.onnx --mode=infer -o RUN
 //
-// Imports an ONNX model, brings it to canonical form and prints the memc IR, with a one-line
-// summary on stderr. Every error is a message and exit code 1.
+// The default mode imports an ONNX model, brings it to canonical form and prints the memc IR.
+// --mode=infer compiles it into RUN, one executable that computes the model's outputs on the
+// CPU inside an arena whose size the compiler decided. A one-line summary goes to stderr;
+// every error is a message and exit code 1.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/OnnxImporter.h"
+#include "compiler/importer/WeightStore.h"
+#include "compiler/lowering/PlanBuilder.h"
+#include "compiler/lowering/ProgramWriter.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "dialects/memc/MemcDialect.h"
 #include "dialects/memc/ShapeInference.h"
@@ -18,6 +24,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -33,6 +41,12 @@ cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"), cl::Req
                                cl::cat(memcCategory));
 cl::opt<std::string> outputPath("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(memcCategory));
+enum class Mode { Import, Infer };
+cl::opt<Mode> mode("mode", cl::desc("What to build"), cl::init(Mode::Import),
+                   cl::values(clEnumValN(Mode::Import, "import", "print the model as memc IR"),
+                              clEnumValN(Mode::Infer, "infer",
+                                         "an executable computing the model's outputs")),
+                   cl::cat(memcCategory));
 enum class Emit { Mlir, MlirImport };
 cl::opt<Emit> emit("emit", cl::desc("What to produce"), cl::init(Emit::Mlir),
                    cl::values(clEnumValN(Emit::Mlir, "mlir", "memc IR in canonical form"),
@@ -126,6 +140,44 @@ void printSummary(ModuleOp module, double seconds) {
                                (long long)buffers, inputs.c_str(), outputs.c_str(), seconds);
 }
 
+/// The prebuilt runner that compiled programs are made from: $MEMC_RUNNER, or memc-runner
+/// beside this executable.
+std::string runnerPath(const char *argv0) {
+  if (const char *fromEnvironment = std::getenv("MEMC_RUNNER"))
+    return fromEnvironment;
+  std::string self = llvm::sys::fs::getMainExecutable(argv0, (void *)&runnerPath);
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(path, "memc-runner");
+  return std::string(path);
+}
+
+int compileInference(ModuleOp module, const memc::WeightStore &weights, const char *argv0) {
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  memc::PlanSummary summary;
+  FailureOr<memc::plan::Plan> plan = memc::buildPlan(forward, modelPath, &summary);
+  if (failed(plan))
+    return 1;
+  if (outputPath == "-") {
+    llvm::errs() << "memc: error: --mode=infer needs -o PATH for the executable\n";
+    return 1;
+  }
+  std::string error;
+  if (!memc::writeProgram(*plan, weights, runnerPath(argv0), outputPath, error)) {
+    llvm::errs() << "memc: error: " << error << "\n";
+    return 1;
+  }
+  double ratio = summary.arenaLowerBoundBytes
+                     ? double(summary.arenaBytes) / summary.arenaLowerBoundBytes
+                     : 1.0;
+  llvm::errs() << llvm::format(
+      "memc: wrote %s: %zu steps (%zu in place), arena %.2f MiB (lower bound %.2f MiB, ratio "
+      "%.3f), parameters %.2f MiB, constants %.2f KiB\n",
+      outputPath.c_str(), summary.steps, summary.inPlaceSteps, summary.arenaBytes / 1048576.0,
+      summary.arenaLowerBoundBytes / 1048576.0, ratio, summary.persistentBytes / 1048576.0,
+      summary.constantBytes / 1024.0);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -151,15 +203,19 @@ int main(int argc, char **argv) {
     return success();
   });
 
-  OwningOpRef<ModuleOp> module = memc::importOnnxModel(context, modelPath, options);
+  memc::WeightStore weights;
+  OwningOpRef<ModuleOp> module = memc::importOnnxModel(context, modelPath, options, &weights);
   if (!module)
     return 1;
-  if (emit == Emit::Mlir) {
+  if (emit == Emit::Mlir || mode != Mode::Import) {
     PassManager pm(&context);
     memc::buildCanonicalizationPipeline(pm);
     if (failed(pm.run(*module)))
       return 1;
   }
+
+  if (mode == Mode::Infer)
+    return compileInference(*module, weights, argv[0]);
 
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(outputPath, &error);

@@ -58,9 +58,8 @@ bool CpuDevice::fillZero(void *device, uint64_t bytes, Stream &, std::string &) 
 }
 
 bool CpuDevice::launch(const kernels::Kernel &kernel, const kernels::KernelCall &call, Stream &,
-                       std::string &) {
-  kernel.run(call);
-  return true;
+                       std::string &error) {
+  return kernel.run(call, error);
 }
 
 void registerCpuDevice(DeviceRegistry &registry, const kernels::KernelTable &kernels) {

@@ -1,0 +1,247 @@
+//===- Executor.cpp - running a loaded plan on a device -------------------===//
+#include "runtime/exec/Executor.h"
+
+#include "runtime/io/Safetensors.h"
+
+#include <chrono>
+#include <map>
+
+namespace memc::runtime {
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string describe(DType dtype, const std::vector<int64_t> &shape) {
+  return std::string(dtypeString(dtype)) + " " + shapeString(shape);
+}
+
+/// Joins problem lines under a heading, one per line.
+std::string listProblems(const std::string &heading, const std::vector<std::string> &problems) {
+  std::string text = heading;
+  for (const std::string &problem : problems)
+    text += "\n  " + problem;
+  return text;
+}
+
+} // namespace
+
+Executor::Executor(std::unique_ptr<LoadedPlan> plan, Device &device,
+                   const ExecutorOptions &options)
+    : loaded(std::move(plan)), device(device), options(options), arenaUsage(*loaded) {}
+
+std::unique_ptr<Executor> Executor::create(std::unique_ptr<LoadedPlan> plan, Device &device,
+                                           const ExecutorOptions &options, std::string &error) {
+  if (plan->kernels != &device.kernels()) {
+    error = "the plan was validated against another device's kernels than '" + device.name() +
+            "'s";
+    return nullptr;
+  }
+  std::unique_ptr<Executor> executor(new Executor(std::move(plan), device, options));
+  if (!executor->allocateRegions(error))
+    return nullptr;
+  executor->buildCalls();
+  const LoadedPlan &loaded = *executor->loaded;
+  ExecutionStats &stats = executor->runStats;
+  stats.arenaBytes = loaded.arenaBytes;
+  stats.persistentBytes = loaded.persistentBytes;
+  stats.constantBytes = loaded.constantData.size();
+  stats.arenaLowerBoundBytes = loaded.arenaLowerBoundBytes;
+  stats.steps = loaded.steps.size();
+  // Nothing to load: a plan without parameters is ready to run.
+  executor->parametersLoaded = loaded.parameters.empty();
+  return executor;
+}
+
+bool Executor::allocateRegions(std::string &error) {
+  stream = device.createStream(error);
+  if (!stream)
+    return false;
+  const LoadedPlan &plan = *loaded;
+  return arena.allocate(device, plan.arenaBytes, plan.alignment, "arena", error) &&
+         persistent.allocate(device, plan.persistentBytes, plan.alignment, "persistent region",
+                             error) &&
+         constants.allocate(device, plan.constantData.size(), plan.alignment, "constants",
+                            error) &&
+         device.fillZero(persistent.data(), persistent.size(), *stream, error) &&
+         device.copyToDevice(constants.data(), plan.constantData.data(),
+                             plan.constantData.size(), *stream, error) &&
+         stream->synchronize(error);
+}
+
+char *Executor::address(const PlanBuffer &buffer) const {
+  switch (buffer.region) {
+  case Region::Arena:
+    return arena.data() + buffer.offset;
+  case Region::Persistent:
+    return persistent.data() + buffer.offset;
+  case Region::Constant:
+    return constants.data() + buffer.offset;
+  }
+  return nullptr;
+}
+
+void Executor::buildCalls() {
+  calls.resize(loaded->steps.size());
+  for (size_t t = 0; t < loaded->steps.size(); ++t) {
+    const PlanStep &step = loaded->steps[t];
+    auto view = [&](uint32_t index) {
+      const PlanBuffer &buffer = loaded->buffers[index];
+      return kernels::TensorView{address(buffer), buffer.dtype, buffer.shape};
+    };
+    for (uint32_t input : step.inputs)
+      calls[t].inputs.push_back(view(input));
+    for (uint32_t output : step.outputs)
+      calls[t].outputs.push_back(view(output));
+    calls[t].attributes = &step.attributes;
+  }
+}
+
+bool Executor::loadParameters(const SafetensorsFile &weights, std::string &error) {
+  std::vector<std::string> problems;
+  std::vector<std::pair<const PlanBinding *, const SafetensorsTensor *>> loads;
+  for (const PlanBinding &parameter : loaded->parameters) {
+    const PlanBuffer &buffer = loaded->buffers[parameter.buffer];
+    std::string label = "parameter '" + parameter.name + "'" +
+                        (parameter.source != parameter.name ? " (from '" + parameter.source + "')"
+                                                            : "");
+    const SafetensorsTensor *tensor = weights.find(parameter.source);
+    if (!tensor) {
+      problems.push_back(label + ": missing, expected " + describe(buffer.dtype, buffer.shape));
+    } else if (!tensor->supported || tensor->dtype != buffer.dtype ||
+               tensor->shape != buffer.shape) {
+      problems.push_back(label + ": expected " + describe(buffer.dtype, buffer.shape) +
+                         ", the weights have " + tensor->dtypeName + " " +
+                         shapeString(tensor->shape));
+    } else {
+      loads.emplace_back(&parameter, tensor);
+    }
+  }
+  if (!problems.empty()) {
+    error = listProblems("the weights do not match the program's parameters:", problems);
+    return false;
+  }
+  for (auto [parameter, tensor] : loads)
+    if (!device.copyToDevice(address(loaded->buffers[parameter->buffer]), tensor->bytes.data(),
+                             tensor->bytes.size(), *stream, error))
+      return false;
+  if (!stream->synchronize(error))
+    return false;
+  parametersLoaded = true;
+  return true;
+}
+
+bool Executor::bindInputs(const NamedArrays &arrays, std::string &error) {
+  std::map<std::string, const HostArray *> given;
+  std::vector<std::string> problems;
+  for (const auto &[name, array] : arrays)
+    if (!given.emplace(name, &array).second)
+      problems.push_back("array '" + name + "' is given twice");
+  std::vector<std::pair<const PlanBinding *, const HostArray *>> uploads;
+  for (const PlanBinding &input : loaded->inputs) {
+    const PlanBuffer &buffer = loaded->buffers[input.buffer];
+    auto found = given.find(input.name);
+    if (found == given.end()) {
+      problems.push_back("input '" + input.name + "' is missing (expected " +
+                         describe(buffer.dtype, buffer.shape) + ")");
+      continue;
+    }
+    const HostArray &array = *found->second;
+    given.erase(found);
+    if (array.dtype != buffer.dtype || array.shape != buffer.shape)
+      problems.push_back("input '" + input.name + "': expected " +
+                         describe(buffer.dtype, buffer.shape) + ", given " +
+                         describe(array.dtype, array.shape));
+    else if (array.bytes.size() != buffer.size)
+      problems.push_back("input '" + input.name + "': holds " +
+                         std::to_string(array.bytes.size()) + " bytes, expected " +
+                         std::to_string(buffer.size));
+    else
+      uploads.emplace_back(&input, &array);
+  }
+  for (const auto &[name, array] : given)
+    problems.push_back("'" + name + "' is not an input of the program");
+  if (!problems.empty()) {
+    error = listProblems("the inputs do not match the program's graph inputs:", problems);
+    return false;
+  }
+  outputsReady = false;
+  inputsBound = false;
+  for (auto [input, array] : uploads)
+    if (!device.copyToDevice(address(loaded->buffers[input->buffer]), array->bytes.data(),
+                             array->bytes.size(), *stream, error))
+      return false;
+  if (!stream->synchronize(error))
+    return false;
+  inputsBound = true;
+  return true;
+}
+
+bool Executor::run(std::string &error) {
+  if (!parametersLoaded) {
+    error = "the parameters are not loaded";
+    return false;
+  }
+  if (!inputsBound) {
+    error = "the inputs are not bound (bind them again before every run)";
+    return false;
+  }
+  inputsBound = false;
+  outputsReady = false;
+  runStats.stepSeconds.clear();
+  arenaUsage.reset();
+  arenaUsage.advance(0);
+  auto start = std::chrono::steady_clock::now();
+  for (size_t t = 0; t < calls.size(); ++t) {
+    const PlanStep &step = loaded->steps[t];
+    auto stepStart = std::chrono::steady_clock::now();
+    std::string reason;
+    if (!device.launch(*step.kernel, calls[t], *stream, reason) ||
+        (options.timeSteps && !stream->synchronize(reason))) {
+      error = "step " + std::to_string(t) + " ('" + step.kernelName + "'" +
+              (step.location.empty() ? "" : " from '" + step.location + "'") + ") failed: " +
+              reason;
+      return false;
+    }
+    if (options.timeSteps)
+      runStats.stepSeconds.push_back(secondsSince(stepStart));
+    arenaUsage.advance(t + 1);
+  }
+  if (!stream->synchronize(error))
+    return false;
+  runStats.runSeconds = secondsSince(start);
+  runStats.peakLiveArenaBytes = arenaUsage.peakLiveBytes();
+  runStats.arenaHighWaterBytes = arenaUsage.highWaterBytes();
+  if (runStats.arenaHighWaterBytes > loaded->arenaBytes ||
+      runStats.peakLiveArenaBytes > loaded->arenaBytes) {
+    error = "arena usage (high-water " + std::to_string(runStats.arenaHighWaterBytes) +
+            ", peak live " + std::to_string(runStats.peakLiveArenaBytes) +
+            " bytes) exceeds the planned arena of " + std::to_string(loaded->arenaBytes);
+    return false;
+  }
+  outputsReady = true;
+  return true;
+}
+
+bool Executor::readOutputs(NamedArrays &arrays, std::string &error) {
+  if (!outputsReady) {
+    error = "no outputs to read: run the program first (after binding inputs)";
+    return false;
+  }
+  arrays.clear();
+  arrays.reserve(loaded->outputs.size());
+  for (const PlanBinding &output : loaded->outputs) {
+    const PlanBuffer &buffer = loaded->buffers[output.buffer];
+    HostArray array;
+    array.dtype = buffer.dtype;
+    array.shape = buffer.shape;
+    array.bytes.resize(buffer.size);
+    if (!device.copyToHost(array.bytes.data(), address(buffer), buffer.size, *stream, error))
+      return false;
+    arrays.emplace_back(output.name, std::move(array));
+  }
+  return stream->synchronize(error);
+}
+
+} // namespace memc::runtime

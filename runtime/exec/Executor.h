@@ -1,0 +1,88 @@
+//===- Executor.h - running a loaded plan on a device -------------*- C++ -*-===//
+//
+// The executor allocates exactly what the plan names, one arena of arena_bytes, one persistent
+// region of persistent_bytes and the plan's constants, so the memory a program uses is the
+// memory its plan promised. Then, per run:
+//
+//   executor->loadParameters(weights)   once: parameters into the persistent region
+//   executor->bindInputs(arrays)        graph inputs, checked by name, dtype and shape
+//   executor->run()                     every step in order; arena usage measured
+//   executor->readOutputs(arrays)       graph outputs
+//
+// Inputs must be bound again before each run (the arena reuses their bytes), and outputs read
+// before the next bindInputs (which may overwrite their bytes); the executor enforces both.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_EXEC_EXECUTOR_H
+#define MEMC_RUNTIME_EXEC_EXECUTOR_H
+
+#include "runtime/device/Device.h"
+#include "runtime/exec/ArenaUsage.h"
+#include "runtime/exec/ExecutionStats.h"
+#include "runtime/io/HostArray.h"
+#include "runtime/plan/LoadedPlan.h"
+
+#include <memory>
+#include <string>
+
+namespace memc::runtime {
+
+class SafetensorsFile;
+
+struct ExecutorOptions {
+  /// Time every step (synchronizing the device after each).
+  bool timeSteps = false;
+};
+
+class Executor {
+public:
+  /// Allocates the plan's regions on `device` (which must outlive the executor), zeroes the
+  /// persistent region and uploads the constants. `plan` must have been loaded against
+  /// device.kernels(). Returns null with a message.
+  static std::unique_ptr<Executor> create(std::unique_ptr<LoadedPlan> plan, Device &device,
+                                          const ExecutorOptions &options, std::string &error);
+
+  const LoadedPlan &plan() const { return *loaded; }
+
+  /// Loads every parameter binding from the tensor named by its source. Checks all of them
+  /// first (present, same dtype and shape) and names every mismatch.
+  bool loadParameters(const SafetensorsFile &weights, std::string &error);
+
+  /// Uploads the graph inputs. `arrays` must name exactly the plan's inputs with their dtypes
+  /// and shapes; otherwise nothing is uploaded and `error` lists every missing, unexpected and
+  /// mismatched array.
+  bool bindInputs(const NamedArrays &arrays, std::string &error);
+
+  /// Runs the schedule. Needs bound inputs and, if the plan has parameters, loaded parameters.
+  bool run(std::string &error);
+
+  /// The graph outputs of the last run, in the plan's order.
+  bool readOutputs(NamedArrays &arrays, std::string &error);
+
+  const ExecutionStats &stats() const { return runStats; }
+
+private:
+  Executor(std::unique_ptr<LoadedPlan> plan, Device &device, const ExecutorOptions &options);
+  bool allocateRegions(std::string &error);
+  void buildCalls();
+  char *address(const PlanBuffer &buffer) const;
+
+  std::unique_ptr<LoadedPlan> loaded;
+  Device &device;
+  ExecutorOptions options;
+  std::unique_ptr<Stream> stream;
+  DeviceMemory arena;
+  DeviceMemory persistent;
+  DeviceMemory constants;
+  /// One prepared call per step: tensors point into the regions, which never move.
+  std::vector<kernels::KernelCall> calls;
+  ArenaUsage arenaUsage;
+  ExecutionStats runStats;
+  bool parametersLoaded = false;
+  bool inputsBound = false;
+  bool outputsReady = false;
+};
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_EXEC_EXECUTOR_H

@@ -1,0 +1,131 @@
+//===- KernelBench.cpp - times a few CPU kernels --------------------------===//
+//
+// memc-kernel-bench [filter]: the best of several runs of each kernel on typical sizes, as
+// milliseconds and GFLOP/s or GB/s. MEMC_NUM_THREADS sets the thread count.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/Float16.h"
+#include "kernels/Kernel.h"
+#include "kernels/cpu/CpuKernels.h"
+#include "kernels/cpu/ThreadPool.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace memc::kernels;
+
+namespace {
+
+struct Buffer {
+  std::vector<uint8_t> bytes;
+  TensorView view;
+  Buffer(DType dtype, std::vector<int64_t> shape) {
+    view.dtype = dtype;
+    view.shape = std::move(shape);
+    bytes.resize(view.sizeBytes());
+    view.data = bytes.data();
+    // Small finite values of any float type: 0x3c00 is 1.0 in f16, 0x3f80 in bf16.
+    for (size_t i = 0; i + 1 < bytes.size(); i += 2) {
+      uint16_t v = dtype == DType::F16 ? 0x3c00 : 0x3f80;
+      std::memcpy(&bytes[i], &v, 2);
+    }
+    if (dtype == DType::F32)
+      std::fill(reinterpret_cast<float *>(bytes.data()),
+                reinterpret_cast<float *>(bytes.data()) + view.numElements(), 0.5f);
+  }
+};
+
+Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> values) {
+  Attributes result;
+  for (const auto &[name, value] : values)
+    result.set(name, value);
+  return result;
+}
+
+/// Prints the best time of `kernel` over a few runs; `work` is FLOPs (or bytes when `bytes`).
+void bench(const char *filter, const std::string &label, const std::string &kernel,
+           std::vector<Buffer> inputs, std::vector<Buffer> outputs, const Attributes &attributes,
+           double work, bool bytes) {
+  if (filter && label.find(filter) == std::string::npos)
+    return;
+  KernelCall call;
+  for (Buffer &b : inputs)
+    call.inputs.push_back(b.view);
+  for (Buffer &b : outputs)
+    call.outputs.push_back(b.view);
+  call.attributes = &attributes;
+  const Kernel &k = cpuKernels().at(kernel);
+  std::string error;
+  if (!k.check(call, error)) {
+    std::printf("%-40s check failed: %s\n", label.c_str(), error.c_str());
+    return;
+  }
+  k.run(call, error); // warm up: pages, thread pool, BLAS buffers
+  double best = 1e30;
+  for (int rep = 0; rep < 7; ++rep) {
+    auto start = std::chrono::steady_clock::now();
+    k.run(call, error);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::min(best, seconds);
+  }
+  std::printf("%-40s %9.3f ms  %8.2f %s\n", label.c_str(), best * 1e3, work / best / 1e9,
+              bytes ? "GB/s" : "GFLOP/s");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const char *filter = argc > 1 ? argv[1] : nullptr;
+  const DType F32 = DType::F32, BF16 = DType::BF16;
+  std::printf("threads: %d\n", ThreadPool::global().numThreads());
+  const int64_t n = 1024;
+  bench(filter, "matmul f32 1024x1024x1024", "matmul", {{F32, {n, n}}, {F32, {n, n}}},
+        {{F32, {n, n}}}, {}, 2.0 * n * n * n, false);
+  bench(filter, "matmul bf16 1024x1024x1024", "matmul", {{BF16, {n, n}}, {BF16, {n, n}}},
+        {{BF16, {n, n}}}, {}, 2.0 * n * n * n, false);
+  bench(filter, "matmul f32 batched 48x128x64x128", "matmul",
+        {{F32, {48, 128, 64}}, {F32, {48, 64, 128}}}, {{F32, {48, 128, 128}}}, {},
+        2.0 * 48 * 128 * 64 * 128, false);
+  const int64_t m8 = 8 << 20;
+  bench(filter, "add f32 8M same shape", "add", {{F32, {m8}}, {F32, {m8}}}, {{F32, {m8}}}, {},
+        12.0 * m8, true);
+  bench(filter, "add f32 8M + row [1024]", "add", {{F32, {8192, 1024}}, {F32, {1024}}},
+        {{F32, {8192, 1024}}}, {}, 8.0 * m8, true);
+  bench(filter, "add bf16 8M same shape", "add", {{BF16, {m8}}, {BF16, {m8}}}, {{BF16, {m8}}}, {},
+        6.0 * m8, true);
+  bench(filter, "gelu f32 8M", "gelu", {{F32, {m8}}}, {{F32, {m8}}}, {}, 8.0 * m8, true);
+  bench(filter, "softmax f32 8192x1024 (rows)", "softmax", {{F32, {8192, 1024}}},
+        {{F32, {8192, 1024}}}, attrs({{"axis", int64_t{1}}}), 8.0 * m8, true);
+  bench(filter, "layer_norm f32 8192x1024", "layer_norm",
+        {{F32, {8192, 1024}}, {F32, {1024}}, {F32, {1024}}}, {{F32, {8192, 1024}}},
+        attrs({{"axis", int64_t{1}}, {"epsilon", 1e-5}}), 8.0 * m8, true);
+  bench(filter, "reduce_sum f32 8192x1024 axis 1", "reduce_sum", {{F32, {8192, 1024}}},
+        {{F32, {8192}}}, attrs({{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}}),
+        4.0 * m8, true);
+  bench(filter, "reduce_sum f32 8192x1024 axis 0", "reduce_sum", {{F32, {8192, 1024}}},
+        {{F32, {1024}}}, attrs({{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}}),
+        4.0 * m8, true);
+  bench(filter, "transpose f32 2048x4096", "transpose", {{F32, {2048, 4096}}},
+        {{F32, {4096, 2048}}}, attrs({{"perm", std::vector<int64_t>{1, 0}}}), 8.0 * m8, true);
+  bench(filter, "conv f32 8x64x56x56 k3 p1", "conv",
+        {{F32, {8, 64, 56, 56}}, {F32, {64, 64, 3, 3}}}, {{F32, {8, 64, 56, 56}}},
+        attrs({{"strides", std::vector<int64_t>{1, 1}},
+               {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+               {"dilations", std::vector<int64_t>{1, 1}},
+               {"group", int64_t{1}}}),
+        2.0 * 8 * 64 * 56 * 56 * 64 * 9, false);
+  bench(filter, "max_pool f32 8x64x112x112 k3 s2 p1", "max_pool", {{F32, {8, 64, 112, 112}}},
+        {{F32, {8, 64, 56, 56}}},
+        attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
+               {"strides", std::vector<int64_t>{2, 2}},
+               {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+               {"dilations", std::vector<int64_t>{1, 1}},
+               {"ceil_mode", int64_t{0}}}),
+        4.0 * 8 * 64 * 112 * 112, true);
+  return 0;
+}

@@ -1,0 +1,242 @@
+//===- KernelHandTest.cpp - small cases worked out by hand ----------------===//
+//
+// The behaviour PyTorch cannot pin: integer corner cases C leaves undefined, data-dependent
+// errors, empty tensors, dropout's mask properties, and attribute semantics PyTorch lacks
+// (avg_pool dilation, clip on integers with fractional bounds).
+//
+//===----------------------------------------------------------------------===//
+#include "KernelTestSupport.h"
+
+#include <limits>
+#include <set>
+
+namespace memc::kernels::testing {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const double kInt64Min = static_cast<double>(std::numeric_limits<int64_t>::min());
+
+Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> values) {
+  Attributes result;
+  for (const auto &[name, value] : values)
+    result.set(name, value);
+  return result;
+}
+
+std::vector<double> run1(const std::string &kernel, const std::vector<OwnedTensor> &inputs,
+                         DType dtype, Shape shape, const Attributes &attributes = Attributes()) {
+  return runKernel(kernel, inputs, {{dtype, shape}}, attributes)[0].values();
+}
+
+TEST(KernelTable, HasEveryMemcOpAndCopy) {
+  std::set<std::string> expected = {
+      "neg",         "exp",        "log",         "sqrt",       "reciprocal",   "erf",
+      "tanh",        "sigmoid",    "relu",        "not",        "gelu",         "clip",
+      "trilu",       "cast",       "dropout",     "add",        "sub",          "mul",
+      "div",         "pow",        "equal",       "less",       "greater",      "where",
+      "matmul",      "softmax",    "log_softmax", "layer_norm", "batch_norm",   "reduce_sum",
+      "reduce_mean", "reduce_max", "transpose",   "reshape",    "broadcast_to", "concat",
+      "split",       "slice",      "gather",      "conv",       "max_pool",     "avg_pool",
+      "copy"};
+  std::set<std::string> actual;
+  for (const auto &[name, kernel] : cpuKernels()) {
+    actual.insert(name);
+    EXPECT_TRUE(kernel.check && kernel.run) << name;
+  }
+  EXPECT_EQ(actual, expected);
+}
+
+TEST(Binary, AddBroadcastsARow) {
+  EXPECT_EQ(run1("add", {f32({2, 2}, {1, 2, 3, 4}), f32({2}, {10, 20})}, DType::F32, {2, 2}),
+            (std::vector<double>{11, 22, 13, 24}));
+}
+
+TEST(Binary, IntegerDivisionTruncatesAndNeverTraps) {
+  OwnedTensor lhs = i64({6}, {7, -7, 7, -7, 5, 0});
+  OwnedTensor rhs = i64({6}, {-2, 2, 0, -1, 5, 0});
+  EXPECT_EQ(run1("div", {lhs, rhs}, DType::I64, {6}), (std::vector<double>{-3, -3, 0, 7, 1, 0}));
+  OwnedTensor minimum(DType::I64, {1});
+  minimum.as<int64_t>()[0] = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(run1("div", {minimum, i64({1}, {-1})}, DType::I64, {1})[0], kInt64Min);
+  OwnedTensor small = tensor(DType::I32, {1}, {-2147483648.0});
+  EXPECT_EQ(run1("div", {small, tensor(DType::I32, {1}, {-1})}, DType::I32, {1})[0], -2147483648.0);
+}
+
+TEST(Binary, IntegerArithmeticWraps) {
+  OwnedTensor maximum(DType::I64, {1});
+  maximum.as<int64_t>()[0] = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(run1("add", {maximum, i64({1}, {1})}, DType::I64, {1})[0], kInt64Min);
+  EXPECT_EQ(run1("neg", {tensor(DType::I32, {1}, {-2147483648.0})}, DType::I32, {1})[0],
+            -2147483648.0);
+}
+
+TEST(Binary, IntegerPowerWithNegativeExponents) {
+  OwnedTensor base = i64({5}, {2, -1, -1, 1, 0});
+  OwnedTensor exponent = i64({5}, {-1, -3, -2, -5, -1});
+  EXPECT_EQ(run1("pow", {base, exponent}, DType::I64, {5}), (std::vector<double>{0, -1, 1, 1, 0}));
+  EXPECT_EQ(run1("pow", {i64({2}, {3, -2}), i64({2}, {4, 3})}, DType::I64, {2}),
+            (std::vector<double>{81, -8}));
+}
+
+TEST(Binary, WhereBroadcastsAllThree) {
+  OwnedTensor condition = tensor(DType::Bool, {2, 1}, {1, 0});
+  EXPECT_EQ(run1("where", {condition, f32({3}, {1, 2, 3}), f32({}, {-1})}, DType::F32, {2, 3}),
+            (std::vector<double>{1, 2, 3, -1, -1, -1}));
+}
+
+TEST(Unary, ClipOnIntegersRoundsFractionalBoundsInward) {
+  OwnedTensor x = i64({5}, {-3, 0, 1, 2, 3});
+  EXPECT_EQ(run1("clip", {x}, DType::I64, {5}, attrs({{"min", 0.5}, {"max", 2.5}})),
+            (std::vector<double>{1, 1, 1, 2, 2}));
+  EXPECT_EQ(run1("clip", {x}, DType::I64, {5}, attrs({{"min", -1e30}, {"max", 1e30}})), x.values());
+  // min > max: every element becomes max, as min(max(x, min), max) says.
+  EXPECT_EQ(run1("clip", {f32({2}, {-5, 5})}, DType::F32, {2}, attrs({{"min", 3.0}, {"max", 1.0}})),
+            (std::vector<double>{1, 1}));
+}
+
+TEST(Unary, CastFromFloatSaturatesAndMapsNaNToZero) {
+  OwnedTensor x = f32({5}, {1e20, -1e20, NAN, 3e9, -2.5});
+  EXPECT_EQ(run1("cast", {x}, DType::I64, {5}),
+            (std::vector<double>{static_cast<double>(std::numeric_limits<int64_t>::max()),
+                                 kInt64Min, 0, 3e9, -2}));
+  EXPECT_EQ(run1("cast", {x}, DType::I32, {5}),
+            (std::vector<double>{2147483647.0, -2147483648.0, 0, 2147483647.0, -2}));
+}
+
+TEST(Unary, ReluAndNotOnEdgeValues) {
+  EXPECT_TRUE(std::isnan(run1("relu", {f32({1}, {NAN})}, DType::F32, {1})[0]));
+  OwnedTensor flags(DType::Bool, {3});
+  flags.as<uint8_t>()[0] = 0, flags.as<uint8_t>()[1] = 1, flags.as<uint8_t>()[2] = 7;
+  EXPECT_EQ(run1("not", {flags}, DType::Bool, {3}), (std::vector<double>{1, 0, 0}));
+}
+
+TEST(Unary, TriluWithExtremeDiagonals) {
+  OwnedTensor x = f32({2, 2}, {1, 2, 3, 4});
+  int64_t huge = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(run1("trilu", {x}, DType::F32, {2, 2}, attrs({{"k", huge}, {"upper", int64_t{0}}})),
+            x.values());
+  EXPECT_EQ(run1("trilu", {x}, DType::F32, {2, 2}, attrs({{"k", -huge}, {"upper", int64_t{0}}})),
+            (std::vector<double>{0, 0, 0, 0}));
+}
+
+TEST(Dropout, MaskIsAPureFunctionOfSeedAndIndex) {
+  const int64_t n = 100000;
+  std::vector<double> ones(n, 1.0);
+  Attributes a = attrs({{"ratio", 0.3}, {"seed", int64_t{11}}});
+  std::vector<double> y = run1("dropout", {f32({n}, ones)}, DType::F32, {n}, a);
+  EXPECT_EQ(run1("dropout", {f32({n}, ones)}, DType::F32, {n}, a), y) << "not deterministic";
+  // A prefix of the tensor draws the same mask: element i depends on i alone.
+  std::vector<double> prefix =
+      run1("dropout", {f32({1000}, std::vector<double>(1000, 1.0))}, DType::F32, {1000}, a);
+  EXPECT_EQ(prefix, std::vector<double>(y.begin(), y.begin() + 1000));
+  int64_t dropped = 0;
+  float scale = static_cast<float>(1.0 / 0.7);
+  for (double v : y) {
+    dropped += v == 0;
+    EXPECT_TRUE(v == 0 || v == scale) << v;
+  }
+  EXPECT_NEAR(static_cast<double>(dropped) / n, 0.3, 0.01);
+  std::vector<double> other = run1("dropout", {f32({n}, ones)}, DType::F32, {n},
+                                   attrs({{"ratio", 0.3}, {"seed", int64_t{12}}}));
+  EXPECT_NE(other, y) << "the seed does not change the mask";
+}
+
+TEST(MatMul, HandComputedAndEmptyContraction) {
+  OwnedTensor a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  OwnedTensor b = f32({3, 2}, {7, 8, 9, 10, 11, 12});
+  EXPECT_EQ(run1("matmul", {a, b}, DType::F32, {2, 2}), (std::vector<double>{58, 64, 139, 154}));
+  // K = 0: the product is zeros, whatever the output held.
+  std::vector<OwnedTensor> operands = {OwnedTensor(DType::F32, {2, 0}),
+                                       OwnedTensor(DType::F32, {0, 2})};
+  std::vector<OwnedTensor> outputs = {f32({2, 2}, {7, 7, 7, 7})};
+  KernelCall call = makeCall(operands, outputs, Attributes());
+  std::string error;
+  ASSERT_TRUE(kernelNamed("matmul").check(call, error)) << error;
+  ASSERT_TRUE(kernelNamed("matmul").run(call, error));
+  EXPECT_EQ(outputs[0].values(), (std::vector<double>{0, 0, 0, 0}));
+}
+
+TEST(Gather, OutOfRangeIndexIsARunErrorNotACrash) {
+  OwnedTensor table = f32({3, 2}, {1, 2, 3, 4, 5, 6});
+  Attributes a = attrs({{"axis", int64_t{0}}});
+  for (double bad : {3.0, -4.0, 1e15}) {
+    std::vector<OwnedTensor> inputs = {table, i64({2}, {0, bad})};
+    std::vector<OwnedTensor> outputs = {OwnedTensor(DType::F32, {2, 2})};
+    KernelCall call = makeCall(inputs, outputs, a);
+    std::string error;
+    ASSERT_TRUE(kernelNamed("gather").check(call, error)) << error;
+    EXPECT_FALSE(kernelNamed("gather").run(call, error));
+    EXPECT_NE(error.find("out of range"), std::string::npos) << error;
+  }
+  EXPECT_EQ(run1("gather", {table, tensor(DType::I32, {2}, {-3, 2})}, DType::F32, {2, 2}, a),
+            (std::vector<double>{1, 2, 5, 6}));
+}
+
+TEST(Pooling, AveragePoolWithDilation) {
+  Attributes a = attrs({{"kernel_shape", std::vector<int64_t>{2}},
+                        {"strides", std::vector<int64_t>{1}},
+                        {"pads", std::vector<int64_t>{0, 0}},
+                        {"dilations", std::vector<int64_t>{2}},
+                        {"ceil_mode", int64_t{0}},
+                        {"count_include_pad", int64_t{0}}});
+  EXPECT_EQ(run1("avg_pool", {f32({1, 1, 5}, {1, 2, 3, 4, 5})}, DType::F32, {1, 1, 3}, a),
+            (std::vector<double>{2, 3, 4}));
+}
+
+TEST(Pooling, WindowsEntirelyInPadding) {
+  Attributes a = attrs({{"kernel_shape", std::vector<int64_t>{1}},
+                        {"strides", std::vector<int64_t>{1}},
+                        {"pads", std::vector<int64_t>{2, 0}},
+                        {"dilations", std::vector<int64_t>{1}},
+                        {"ceil_mode", int64_t{0}},
+                        {"count_include_pad", int64_t{1}}});
+  OwnedTensor x = f32({1, 1, 1}, {5});
+  EXPECT_EQ(run1("avg_pool", {x}, DType::F32, {1, 1, 3}, a), (std::vector<double>{0, 0, 5}));
+  a.set("count_include_pad", int64_t{0});
+  EXPECT_EQ(run1("avg_pool", {x}, DType::F32, {1, 1, 3}, a), (std::vector<double>{0, 0, 5}));
+  EXPECT_EQ(run1("max_pool", {x}, DType::F32, {1, 1, 3}, a),
+            (std::vector<double>{-kInf, -kInf, 5}));
+}
+
+TEST(Reduction, EmptyReductionsGiveTheIdentity) {
+  OwnedTensor empty(DType::F32, {2, 0});
+  Attributes a = attrs({{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}});
+  EXPECT_EQ(run1("reduce_sum", {empty}, DType::F32, {2}, a), (std::vector<double>{0, 0}));
+  EXPECT_EQ(run1("reduce_max", {empty}, DType::F32, {2}, a), (std::vector<double>{-kInf, -kInf}));
+  EXPECT_TRUE(std::isnan(run1("reduce_mean", {empty}, DType::F32, {2}, a)[0]));
+  EXPECT_EQ(run1("reduce_mean", {OwnedTensor(DType::I64, {2, 0})}, DType::I64, {2}, a),
+            (std::vector<double>{0, 0}));
+}
+
+TEST(Reduction, IntegerMeanTruncatesTowardZero) {
+  Attributes a = attrs({{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{1}}});
+  EXPECT_EQ(run1("reduce_mean", {i64({2}, {-7, 2})}, DType::I64, {1}, a),
+            (std::vector<double>{-2}));
+}
+
+TEST(Layout, CopyMovesBytesBetweenEqualSizes) {
+  OwnedTensor x = f32({4}, {1.5, -2, 3, 4});
+  std::vector<OwnedTensor> out = runKernel("copy", {x}, {{DType::F32, {2, 2}}});
+  EXPECT_EQ(out[0].values(), x.values());
+  out = runKernel("copy", {x}, {{DType::I32, {4}}});
+  EXPECT_EQ(std::memcmp(out[0].bytes.data(), x.bytes.data(), 16), 0);
+}
+
+TEST(Layout, EmptySlicesAndSplits) {
+  OwnedTensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  Attributes a = attrs({{"starts", std::vector<int64_t>{0, -1}},
+                        {"limits", std::vector<int64_t>{2, -1}},
+                        {"steps", std::vector<int64_t>{1, -1}}});
+  EXPECT_TRUE(run1("slice", {x}, DType::F32, {2, 0}, a).empty());
+  Attributes s = attrs({{"axis", int64_t{0}}, {"sizes", std::vector<int64_t>{}}});
+  EXPECT_TRUE(runKernel("split", {OwnedTensor(DType::F32, {0, 3})}, {}, s).empty());
+}
+
+TEST(Layout, GatherWithAScalarIndexDropsTheAxis) {
+  OwnedTensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(run1("gather", {x, i64({}, {-2})}, DType::F32, {2}, attrs({{"axis", int64_t{1}}})),
+            (std::vector<double>{2, 5}));
+}
+
+} // namespace
+} // namespace memc::kernels::testing

@@ -1,0 +1,188 @@
+//===- KernelTestSupport.h - tensors and kernel calls for tests -*- C++ -*-===//
+#ifndef MEMC_TEST_KERNELS_KERNELTESTSUPPORT_H
+#define MEMC_TEST_KERNELS_KERNELTESTSUPPORT_H
+
+#include "kernels/Float16.h"
+#include "kernels/Kernel.h"
+#include "kernels/cpu/CpuKernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace memc::kernels::testing {
+
+using Shape = std::vector<int64_t>;
+
+/// A tensor that owns its bytes.
+struct OwnedTensor {
+  DType dtype = DType::F32;
+  Shape shape;
+  std::vector<uint8_t> bytes;
+
+  OwnedTensor() = default;
+  OwnedTensor(DType dtype, Shape shape) : dtype(dtype), shape(std::move(shape)) {
+    bytes.assign(view().sizeBytes(), 0);
+  }
+  TensorView view() const { return TensorView{const_cast<uint8_t *>(bytes.data()), dtype, shape}; }
+  int64_t numElements() const { return view().numElements(); }
+  template <typename T> T *as() { return reinterpret_cast<T *>(bytes.data()); }
+  template <typename T> const T *as() const { return reinterpret_cast<const T *>(bytes.data()); }
+
+  /// Element i as a double (f16/bf16 decoded, bool 0/1).
+  double at(int64_t i) const {
+    switch (dtype) {
+    case DType::F32:
+      return as<float>()[i];
+    case DType::F16:
+      return halfToFloat(as<uint16_t>()[i]);
+    case DType::BF16:
+      return bfloat16ToFloat(as<uint16_t>()[i]);
+    case DType::I64:
+      return static_cast<double>(as<int64_t>()[i]);
+    case DType::I32:
+      return as<int32_t>()[i];
+    case DType::Bool:
+      return as<uint8_t>()[i] != 0;
+    }
+    return 0;
+  }
+  std::vector<double> values() const {
+    std::vector<double> result;
+    for (int64_t i = 0; i < numElements(); ++i)
+      result.push_back(at(i));
+    return result;
+  }
+};
+
+/// A tensor of the given type from doubles (rounded to f16/bf16 through f32).
+inline OwnedTensor tensor(DType dtype, Shape shape, const std::vector<double> &values) {
+  OwnedTensor t(dtype, std::move(shape));
+  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numElements());
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.numElements(); ++i) {
+    switch (dtype) {
+    case DType::F32:
+      t.as<float>()[i] = static_cast<float>(values[i]);
+      break;
+    case DType::F16:
+      t.as<uint16_t>()[i] = floatToHalf(static_cast<float>(values[i]));
+      break;
+    case DType::BF16:
+      t.as<uint16_t>()[i] = floatToBFloat16(static_cast<float>(values[i]));
+      break;
+    case DType::I64:
+      t.as<int64_t>()[i] = static_cast<int64_t>(values[i]);
+      break;
+    case DType::I32:
+      t.as<int32_t>()[i] = static_cast<int32_t>(values[i]);
+      break;
+    case DType::Bool:
+      t.as<uint8_t>()[i] = values[i] != 0;
+      break;
+    }
+  }
+  return t;
+}
+
+inline OwnedTensor f32(Shape shape, const std::vector<double> &values) {
+  return tensor(DType::F32, std::move(shape), values);
+}
+inline OwnedTensor i64(Shape shape, const std::vector<double> &values) {
+  return tensor(DType::I64, std::move(shape), values);
+}
+
+inline const Kernel &kernelNamed(const std::string &name) {
+  static const Kernel missing{nullptr, nullptr};
+  auto it = cpuKernels().find(name);
+  EXPECT_NE(it, cpuKernels().end()) << "no CPU kernel " << name;
+  return it == cpuKernels().end() ? missing : it->second;
+}
+
+/// A call viewing the tensors' buffers (which must outlive it: temporaries do not compile).
+inline KernelCall makeCall(const std::vector<OwnedTensor> &inputs,
+                           const std::vector<OwnedTensor> &outputs, const Attributes &attributes) {
+  KernelCall call;
+  for (const OwnedTensor &t : inputs)
+    call.inputs.push_back(t.view());
+  for (const OwnedTensor &t : outputs)
+    call.outputs.push_back(t.view());
+  call.attributes = &attributes;
+  return call;
+}
+
+KernelCall makeCall(std::vector<OwnedTensor> &&, const std::vector<OwnedTensor> &,
+                    const Attributes &) = delete;
+KernelCall makeCall(const std::vector<OwnedTensor> &, std::vector<OwnedTensor> &&,
+                    const Attributes &) = delete;
+
+/// check()'s verdict on a call of these types and shapes (no data: check must not read any).
+inline std::string checkError(const std::string &kernel,
+                              const std::vector<std::pair<DType, Shape>> &inputs,
+                              const std::vector<std::pair<DType, Shape>> &outputs,
+                              const Attributes &attributes = Attributes()) {
+  KernelCall call;
+  for (const auto &[dtype, shape] : inputs)
+    call.inputs.push_back(TensorView{nullptr, dtype, shape});
+  for (const auto &[dtype, shape] : outputs)
+    call.outputs.push_back(TensorView{nullptr, dtype, shape});
+  call.attributes = &attributes;
+  std::string error;
+  const Kernel &k = kernelNamed(kernel);
+  if (!k.check)
+    return "no kernel";
+  bool ok = k.check(call, error);
+  EXPECT_EQ(ok, error.empty()) << "check's verdict and message disagree: " << error;
+  return ok ? std::string() : (error.empty() ? "<no message>" : error);
+}
+
+/// Checks and runs `kernel`, returning outputs of the given types and shapes.
+inline std::vector<OwnedTensor> runKernel(const std::string &kernel,
+                                          const std::vector<OwnedTensor> &inputs,
+                                          const std::vector<std::pair<DType, Shape>> &outputTypes,
+                                          const Attributes &attributes = Attributes()) {
+  std::vector<OwnedTensor> outputs;
+  for (const auto &[dtype, shape] : outputTypes)
+    outputs.emplace_back(dtype, shape);
+  KernelCall call = makeCall(inputs, outputs, attributes);
+  const Kernel &k = kernelNamed(kernel);
+  std::string error;
+  if (!k.check || !k.check(call, error)) {
+    ADD_FAILURE() << kernel << " check failed: " << error;
+    return outputs;
+  }
+  if (!k.run(call, error))
+    ADD_FAILURE() << kernel << " run failed: " << error;
+  return outputs;
+}
+
+/// Elementwise comparison; NaN matches NaN, infinities match exactly.
+inline ::testing::AssertionResult closeTo(const std::vector<double> &actual,
+                                          const std::vector<double> &expected, double rtol,
+                                          double atol) {
+  if (actual.size() != expected.size())
+    return ::testing::AssertionFailure()
+           << "size " << actual.size() << " != expected " << expected.size();
+  int failures = 0;
+  ::testing::AssertionResult result = ::testing::AssertionSuccess();
+  for (size_t i = 0; i < actual.size(); ++i) {
+    double a = actual[i], e = expected[i];
+    bool ok = std::isnan(e)   ? std::isnan(a)
+              : std::isinf(e) ? a == e
+                              : std::abs(a - e) <= atol + rtol * std::abs(e);
+    if (!ok && failures++ < 8) {
+      if (failures == 1)
+        result = ::testing::AssertionFailure();
+      result << "\n  [" << i << "] got " << a << ", expected " << e;
+    }
+  }
+  if (failures > 8)
+    result << "\n  ... " << failures << " mismatches in all";
+  return result;
+}
+
+} // namespace memc::kernels::testing
+
+#endif // MEMC_TEST_KERNELS_KERNELTESTSUPPORT_H

@@ -1,0 +1,610 @@
+#!/usr/bin/python3
+"""Writes references.txt: small cases of every CPU kernel with PyTorch's (or numpy's) results.
+
+Run with Debian's python and torch (not a pyenv python):
+    /usr/bin/python3 test/kernels/make_references.py
+The output is committed; memc-kernel-tests reads it. Regenerate it only when adding cases.
+
+Format, one record per line:
+    case <name> <kernel>
+    attr <name> i <int> | f <float> | ints <n> <v...> | s <string>
+    in|out <dtype> <rank> <dims...> <values...>
+    tol <rtol> <atol>          (optional; else a default per output dtype)
+    end
+Values: f32 as %.9g (exact round trip; nan, inf, -inf), f16/bf16 as their 16-bit patterns,
+integers in decimal, i1 as 0/1. f16/bf16 results follow memc's definition: computed in f32 from
+the f16/bf16 inputs and rounded once, so their references are torch's f32 result rounded.
+"""
+import math
+import os
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+np.random.seed(0)
+
+DTYPES = {
+    torch.float32: "f32",
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.int64: "i64",
+    torch.int32: "i32",
+    torch.bool: "i1",
+}
+
+lines = []
+names = set()
+
+
+def encode_values(t):
+    t = t.contiguous()
+    if t.dtype == torch.float32:
+        return ["%.9g" % v for v in t.flatten().tolist()]
+    if t.dtype in (torch.float16, torch.bfloat16):
+        return [str(v & 0xFFFF) for v in t.view(torch.int16).flatten().tolist()]
+    if t.dtype == torch.bool:
+        return [str(int(v)) for v in t.flatten().tolist()]
+    return [str(v) for v in t.flatten().tolist()]
+
+
+def tensor_line(tag, t):
+    return " ".join([tag, DTYPES[t.dtype], str(t.dim())] + [str(d) for d in t.shape] +
+                    encode_values(t))
+
+
+def attr_line(name, value):
+    if isinstance(value, bool):
+        return "attr %s i %d" % (name, int(value))
+    if isinstance(value, int):
+        return "attr %s i %d" % (name, value)
+    if isinstance(value, float):
+        return "attr %s f %r" % (name, value)
+    if isinstance(value, str):
+        return "attr %s s %s" % (name, value)
+    values = [int(v) for v in value]
+    return ("attr %s ints %d %s" % (name, len(values), " ".join(map(str, values)))).rstrip()
+
+
+def case(name, kernel, inputs, outputs, attrs=None, tol=None):
+    assert name not in names, name
+    assert name.replace("_", "").isalnum(), name  # a gtest parameter name
+    names.add(name)
+    lines.append("case %s %s" % (name, kernel))
+    for key, value in (attrs or {}).items():
+        lines.append(attr_line(key, value))
+    for t in inputs:
+        lines.append(tensor_line("in", t))
+    for t in outputs:
+        lines.append(tensor_line("out", t))
+    if tol:
+        lines.append("tol %g %g" % tol)
+    lines.append("end")
+
+
+def randn(*shape):
+    return torch.randn(shape, dtype=torch.float32)
+
+
+def low(x, dtype):
+    """x rounded to a 16-bit float type."""
+    return x.to(dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Unary elementwise
+# ---------------------------------------------------------------------------------------------
+x = randn(3, 5) * 2
+positive = x.abs() + 0.05
+unary = {
+    "neg": (torch.neg, x),
+    "exp": (torch.exp, x),
+    "log": (torch.log, positive),
+    "sqrt": (torch.sqrt, positive),
+    "reciprocal": (torch.reciprocal, x),
+    "erf": (torch.erf, x),
+    "tanh": (torch.tanh, x),
+    "sigmoid": (torch.sigmoid, x),
+    "relu": (torch.relu, x),
+}
+for kernel, (fn, value) in unary.items():
+    case("%s_f32" % kernel, kernel, [value], [fn(value)])
+    for dtype in (torch.float16, torch.bfloat16):
+        v = low(value, dtype)
+        case("%s_%s" % (kernel, DTYPES[dtype]), kernel, [v], [fn(v.float()).to(dtype)])
+
+special = torch.tensor([0.0, -0.0, 1.0, -1.0, float("inf"), float("-inf"), float("nan"), 1e-30,
+                        -50.0, 50.0, 100.0, -100.0])
+for kernel in ("exp", "log", "sqrt", "reciprocal", "erf", "tanh", "sigmoid", "relu", "neg"):
+    fn = unary[kernel][0]
+    case("%s_f32_special" % kernel, kernel, [special], [fn(special)])
+wide = torch.linspace(-6, 6, 49)
+case("erf_f32_wide", "erf", [wide], [torch.erf(wide)])
+
+ints = torch.tensor([[-7, 0, 3], [2**40, -(2**40), 5]], dtype=torch.int64)
+case("neg_i64", "neg", [ints], [-ints])
+case("relu_i64", "relu", [ints], [torch.relu(ints)])
+case("neg_i32", "neg", [ints.clamp(-1000, 1000).int()], [-ints.clamp(-1000, 1000).int()])
+case("relu_i32", "relu", [ints.clamp(-1000, 1000).int()],
+     [torch.relu(ints.clamp(-1000, 1000).int())])
+
+mask = torch.rand(2, 5) > 0.5
+case("not_i1", "not", [mask], [torch.logical_not(mask)])
+
+for approximate in ("none", "tanh"):
+    g = randn(4, 6) * 3
+    case("gelu_%s_f32" % approximate, "gelu", [g], [F.gelu(g, approximate=approximate)],
+         {"approximate": approximate})
+    for dtype in (torch.float16, torch.bfloat16):
+        v = low(g, dtype)
+        case("gelu_%s_%s" % (approximate, DTYPES[dtype]), "gelu", [v],
+             [F.gelu(v.float(), approximate=approximate).to(dtype)], {"approximate": approximate})
+g = randn(7)
+case("gelu_default_f32", "gelu", [g], [F.gelu(g)])
+
+c = randn(3, 4) * 3
+case("clip_both_f32", "clip", [c], [torch.clamp(c, -1.0, 2.0)], {"min": -1.0, "max": 2.0})
+case("clip_min_f32", "clip", [c], [torch.clamp(c, min=0.5)], {"min": 0.5})
+case("clip_max_f32", "clip", [c], [torch.clamp(c, max=-0.25)], {"max": -0.25})
+case("clip_none_f32", "clip", [c], [c])
+case("clip_relu6_bf16", "clip", [low(c, torch.bfloat16)],
+     [torch.clamp(low(c, torch.bfloat16).float(), 0.0, 6.0).bfloat16()], {"min": 0.0, "max": 6.0})
+ci = torch.arange(-6, 6, dtype=torch.int64).reshape(3, 4)
+case("clip_i64", "clip", [ci], [torch.clamp(ci, -2, 3)], {"min": -2.0, "max": 3.0})
+case("clip_i32", "clip", [ci.int()], [torch.clamp(ci.int(), min=1)], {"min": 1.0})
+
+t = randn(2, 3, 4)
+for k in (-1, 0, 2):
+    case("trilu_upper_k%d" % (k + 1), "trilu", [t], [torch.triu(t, k)], {"k": k, "upper": True})
+    case("trilu_lower_k%d" % (k + 1), "trilu", [t], [torch.tril(t, k)], {"k": k, "upper": False})
+case("trilu_lower_i64", "trilu", [ci], [torch.tril(ci, 0)], {"k": 0, "upper": False})
+ones = torch.ones(4, 4, dtype=torch.bool)
+case("trilu_causal_i1", "trilu", [ones], [torch.tril(ones)], {"k": 0, "upper": False})
+case("trilu_upper_far_k", "trilu", [t], [torch.triu(t, 100)], {"k": 100, "upper": True})
+
+# ---------------------------------------------------------------------------------------------
+# cast
+# ---------------------------------------------------------------------------------------------
+fractions = torch.tensor([-2.7, -0.5, -0.0, 0.0, 0.5, 2.7, 1000.9, -123456.75])
+case("cast_f32_i64", "cast", [fractions], [fractions.to(torch.int64)])
+case("cast_f32_i32", "cast", [fractions], [fractions.to(torch.int32)])
+truthy = torch.tensor([0.0, -0.0, 0.1, -3.0, float("inf"), float("nan")])
+case("cast_f32_i1", "cast", [truthy], [truthy.to(torch.bool)])
+case("cast_i1_f32", "cast", [mask], [mask.float()])
+case("cast_i1_i64", "cast", [mask], [mask.long()])
+case("cast_i1_bf16", "cast", [mask], [mask.bfloat16()])
+big = torch.tensor([0, -1, 2**24 + 1, 2**40 + 3, -(2**53) - 7, 2**62], dtype=torch.int64)
+case("cast_i64_f32", "cast", [big], [big.float()])
+case("cast_i64_f16", "cast", [big[:3]], [big[:3].float().half()])
+case("cast_i64_i32", "cast", [big], [big.to(torch.int32)])
+case("cast_i64_i1", "cast", [big], [big.to(torch.bool)])
+case("cast_i32_i64", "cast", [big[:2].int()], [big[:2].long()])
+case("cast_i32_f32", "cast", [torch.tensor([-5, 7, 2**30], dtype=torch.int32)],
+     [torch.tensor([-5.0, 7.0, 2.0**30])])
+# Rounding to 16 bits: ties, subnormals, overflow, NaN.
+rounding = torch.tensor([
+    0.0, -0.0, 1.0, 65504.0, 65519.99, 65520.0, 1e6, -1e6, 2.0**-14, 2.0**-24, 2.0**-25,
+    3 * 2.0**-26, 2.0**-25 * 1.0001, 1e-8, 1 + 2.0**-11, 1 + 3 * 2.0**-11, 1 + 2.0**-8,
+    1 + 3 * 2.0**-8, 3.14159265, -2.71828182, 1e-40, 3.3895e38, float("inf"), float("-inf"),
+    float("nan"), 0.1, 1 / 3.0, 2.0**-133, -(2.0**-140)
+], dtype=torch.float32)
+case("cast_f32_f16_rounding", "cast", [rounding], [rounding.half()])
+case("cast_f32_bf16_rounding", "cast", [rounding], [rounding.bfloat16()])
+h = randn(20).half()
+case("cast_f16_f32", "cast", [h], [h.float()])
+case("cast_f16_bf16", "cast", [h], [h.float().bfloat16()])
+case("cast_bf16_f16", "cast", [h.bfloat16()], [h.bfloat16().float().half()])
+case("cast_f16_i64", "cast", [(h * 100).half()], [(h * 100).half().float().long()])
+case("cast_bf16_f32", "cast", [h.bfloat16()], [h.bfloat16().float()])
+
+# ---------------------------------------------------------------------------------------------
+# dropout: the mask is splitmix64 on (seed, index); an independent implementation here.
+# ---------------------------------------------------------------------------------------------
+MASK64 = (1 << 64) - 1
+
+
+def mix64(z):
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def dropout_reference(x, ratio, seed):
+    key = mix64(seed & MASK64)
+    flat = x.float().flatten().tolist()
+    scale = np.float32(1.0 / (1.0 - ratio))
+    out = []
+    for i, v in enumerate(flat):
+        bits = mix64((key + (i + 1) * 0x9E3779B97F4A7C15) & MASK64)
+        uniform = (bits >> 11) * 2.0**-53
+        out.append(float(np.float32(v) * scale) if uniform >= ratio else 0.0)
+    return torch.tensor(out, dtype=torch.float32).reshape(x.shape)
+
+
+d = randn(4, 8)
+for ratio, seed in ((0.5, 0), (0.1, 42), (0.0, 7), (0.9, -3)):
+    tag = ("r%g_s%d" % (ratio, seed)).replace(".", "p").replace("-", "m")
+    case("dropout_" + tag, "dropout", [d], [dropout_reference(d, ratio, seed)],
+         {"ratio": ratio, "seed": seed})
+case("dropout_bf16", "dropout", [d.bfloat16()],
+     [dropout_reference(d.bfloat16(), 0.25, 5).bfloat16()], {"ratio": 0.25, "seed": 5})
+
+# ---------------------------------------------------------------------------------------------
+# Broadcasting binary ops, comparisons, where
+# ---------------------------------------------------------------------------------------------
+shapes = [((2, 3, 4), (3, 1)), ((4,), ()), ((), (2, 3)), ((2, 1, 4), (3, 1)), ((3, 4), (3, 4)),
+          ((1, 4), (3, 1)), ((2, 3, 4, 5), (3, 1, 5))]
+binary = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div}
+for kernel, fn in binary.items():
+    for index, (sa, sb) in enumerate(shapes):
+        a, b = randn(*sa), randn(*sb)
+        if kernel == "div":
+            b = b.sign() * (b.abs() + 0.5)
+        case("%s_f32_%d" % (kernel, index), kernel, [a, b], [fn(a, b)])
+    a, b = randn(2, 3, 4), randn(4)
+    if kernel == "div":
+        b = b.sign() * (b.abs() + 0.5)
+    for dtype in (torch.float16, torch.bfloat16):
+        la, lb = low(a, dtype), low(b, dtype)
+        case("%s_%s" % (kernel, DTYPES[dtype]), kernel, [la, lb],
+             [fn(la.float(), lb.float()).to(dtype)])
+
+ia = torch.tensor([[-7, 7, 9, -9], [100, -100, 2**40, -(2**40)]], dtype=torch.int64)
+ib = torch.tensor([2, -3, 4, -2], dtype=torch.int64)
+case("add_i64", "add", [ia, ib], [ia + ib])
+case("sub_i64", "sub", [ia, ib], [ia - ib])
+case("mul_i64", "mul", [ia, ib], [ia * ib])
+case("div_i64_trunc", "div", [ia, ib], [torch.div(ia, ib, rounding_mode="trunc")])
+case("div_i32_trunc", "div", [ia[:1].int(), ib.int()],
+     [torch.div(ia[:1].int(), ib.int(), rounding_mode="trunc")])
+case("mul_i32", "mul", [ia[:1].int(), ib.int()], [ia[:1].int() * ib.int()])
+pe = torch.tensor([0, 1, 3, 5], dtype=torch.int64)
+case("pow_i64", "pow", [ia[:1], pe], [torch.pow(ia[:1], pe)])
+
+base = torch.tensor([[2.0, -2.0, 0.5, 0.0], [-1.5, 3.0, 10.0, 1.0]])
+expo = torch.tensor([3.0, 2.0, -1.0, 0.5])
+case("pow_f32", "pow", [base, expo], [torch.pow(base, expo)])
+pb = randn(3, 4).abs() + 0.1
+pexp = randn(4)
+case("pow_f32_broadcast", "pow", [pb, pexp], [torch.pow(pb, pexp)])
+case("pow_bf16", "pow", [pb.bfloat16(), pexp.bfloat16()],
+     [torch.pow(pb.bfloat16().float(), pexp.bfloat16().float()).bfloat16()])
+case("pow_f16_scalar", "pow", [pb.half(), torch.tensor(2.0).half()],
+     [torch.pow(pb.half().float(), 2.0).half()])
+
+ca = torch.tensor([[1.0, 2.0, float("nan"), -1.0], [0.0, -0.0, 3.0, 5.0]])
+cb = torch.tensor([1.0, float("nan"), float("nan"), 0.0])
+for kernel, fn in (("equal", torch.eq), ("less", torch.lt), ("greater", torch.gt)):
+    case("%s_f32" % kernel, kernel, [ca, cb], [fn(ca, cb)])
+    case("%s_i64" % kernel, kernel, [ia, ib], [fn(ia, ib)])
+    case("%s_f16" % kernel, kernel, [ca.half(), cb.half()], [fn(ca, cb)])
+    case("%s_i32_scalar" % kernel, kernel, [ia[:1].int(), torch.tensor([7], dtype=torch.int32)],
+         [fn(ia[:1].int(), torch.tensor([7], dtype=torch.int32))])
+ba, bb = torch.tensor([True, False, True, False]), torch.tensor([[True], [False]])
+case("equal_i1", "equal", [ba, bb], [torch.eq(ba, bb)])
+
+causal = torch.tril(torch.ones(4, 4, dtype=torch.bool)).reshape(1, 1, 4, 4)
+scores = randn(2, 3, 4, 4)
+ninf = torch.tensor(float("-inf"))
+case("where_causal", "where", [causal, scores, ninf], [torch.where(causal, scores, ninf)])
+wc = torch.rand(3, 1) > 0.5
+wa = torch.arange(4, dtype=torch.int64)
+wb = torch.tensor([[-1], [-2], [-3]], dtype=torch.int64)
+case("where_i64", "where", [wc, wa, wb], [torch.where(wc, wa, wb)])
+wt = randn(2, 3).half()
+wmask = torch.rand(2, 3) > 0.3
+case("where_f16", "where", [wmask, wt, torch.zeros(3).half()],
+     [torch.where(wmask, wt, torch.zeros(3).half())])
+case("where_i1", "where", [wmask, torch.ones(2, 3, dtype=torch.bool), torch.tensor(False)],
+     [wmask.clone()])
+
+# ---------------------------------------------------------------------------------------------
+# matmul
+# ---------------------------------------------------------------------------------------------
+mm = [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)),
+      ((2, 1, 3, 4), (5, 4, 2)), ((2, 3, 4), (2, 4, 6)), ((1, 3, 4), (2, 4, 2)), ((4,), (3, 4, 2)),
+      ((2, 3, 4), (4,)), ((3, 0), (0, 2)), ((17, 33), (33, 9))]
+for index, (sa, sb) in enumerate(mm):
+    a, b = randn(*sa), randn(*sb)
+    case("matmul_f32_%d" % index, "matmul", [a, b], [torch.matmul(a, b)])
+for dtype in (torch.float16, torch.bfloat16):
+    a, b = low(randn(2, 3, 8), dtype), low(randn(8, 4), dtype)
+    case("matmul_%s" % DTYPES[dtype], "matmul", [a, b],
+         [torch.matmul(a.float(), b.float()).to(dtype)])
+    a, b = low(randn(2, 1, 3, 8), dtype), low(randn(3, 8, 2), dtype)
+    case("matmul_%s_batch" % DTYPES[dtype], "matmul", [a, b],
+         [torch.matmul(a.float(), b.float()).to(dtype)])
+ma = torch.randint(-5, 5, (2, 3, 4))
+mb = torch.randint(-5, 5, (4, 2))
+case("matmul_i64", "matmul", [ma, mb], [torch.matmul(ma, mb)])
+case("matmul_i32", "matmul", [ma.int(), mb.int()], [torch.matmul(ma, mb).int()])
+
+# ---------------------------------------------------------------------------------------------
+# softmax, log_softmax, layer_norm, batch_norm
+# ---------------------------------------------------------------------------------------------
+s = randn(2, 3, 4) * 3
+for axis in range(3):
+    case("softmax_axis%d" % axis, "softmax", [s], [torch.softmax(s, axis)], {"axis": axis})
+    case("log_softmax_axis%d" % axis, "log_softmax", [s], [torch.log_softmax(s, axis)],
+         {"axis": axis})
+large = torch.tensor([[1000.0, 1001.0, 999.0, -1000.0], [-1e4, -1e4 + 1, -1e4 - 5, -1e4]])
+case("softmax_large", "softmax", [large], [torch.softmax(large, 1)], {"axis": 1})
+case("log_softmax_large", "log_softmax", [large], [torch.log_softmax(large, 1)], {"axis": 1})
+masked = torch.tensor([[0.5, float("-inf"), 1.0, float("-inf")]])
+case("softmax_masked", "softmax", [masked], [torch.softmax(masked, 1)], {"axis": 1})
+wide_rows = randn(3, 130)
+case("softmax_wide", "softmax", [wide_rows], [torch.softmax(wide_rows, 1)], {"axis": 1})
+sx = randn(2, 5, 70)
+case("softmax_strided", "softmax", [sx], [torch.softmax(sx, 1)], {"axis": 1})
+for dtype in (torch.float16, torch.bfloat16):
+    v = low(s, dtype)
+    case("softmax_%s" % DTYPES[dtype], "softmax", [v], [torch.softmax(v.float(), 2).to(dtype)],
+         {"axis": 2})
+    case("log_softmax_%s" % DTYPES[dtype], "log_softmax", [v],
+         [torch.log_softmax(v.float(), 1).to(dtype)], {"axis": 1})
+
+ln = randn(2, 3, 4) * 2 + 1
+w, b = randn(4), randn(4)
+case("layer_norm_last", "layer_norm", [ln, w, b], [F.layer_norm(ln, (4,), w, b, 1e-5)],
+     {"axis": 2, "epsilon": 1e-5})
+w2 = randn(3, 4)
+case("layer_norm_two_dims_no_bias", "layer_norm", [ln, w2],
+     [F.layer_norm(ln, (3, 4), w2, None, 1e-3)], {"axis": 1, "epsilon": 1e-3})
+offset = randn(3, 16) * 0.01 + 1000.0
+w16, b16 = randn(16), randn(16)
+case("layer_norm_large_mean", "layer_norm", [offset, w16, b16],
+     [F.layer_norm(offset.double(), (16,), w16.double(), b16.double(), 1e-5).float()],
+     {"axis": 1, "epsilon": 1e-5}, tol=(1e-4, 1e-4))
+lb = low(ln, torch.bfloat16)
+case("layer_norm_bf16_f32_params", "layer_norm", [lb, w, b],
+     [F.layer_norm(lb.float(), (4,), w, b, 1e-5).bfloat16()], {"axis": 2, "epsilon": 1e-5})
+lh = low(ln, torch.float16)
+case("layer_norm_f16", "layer_norm", [lh, w.half(), b.half()],
+     [F.layer_norm(lh.float(), (4,), w.half().float(), b.half().float(), 1e-5).half()],
+     {"axis": 2, "epsilon": 1e-5})
+
+for shape in ((4, 3), (2, 3, 5), (2, 3, 4, 4)):
+    bx = randn(*shape) * 2 + 0.5
+    scale, bias = randn(3), randn(3)
+    mean, var = randn(3) * 0.1, randn(3).abs() + 0.5
+    suffix = "rank%d" % len(shape)
+    attrs = {"epsilon": 1e-5, "momentum": 0.1, "training": False}
+    case("batch_norm_eval_" + suffix, "batch_norm", [bx, scale, bias, mean, var],
+         [F.batch_norm(bx, mean, var, scale, bias, False, 0.1, 1e-5)], attrs)
+    attrs = dict(attrs, training=True)
+    case("batch_norm_train_" + suffix, "batch_norm", [bx, scale, bias, mean, var],
+         [F.batch_norm(bx, mean.clone(), var.clone(), scale, bias, True, 0.1, 1e-5)], attrs)
+bh = randn(2, 3, 4, 4).half()
+scale, bias, mean, var = randn(3), randn(3), randn(3) * 0.1, randn(3).abs() + 0.5
+case("batch_norm_train_f16", "batch_norm", [bh, scale, bias, mean, var],
+     [F.batch_norm(bh.float(), mean.clone(), var.clone(), scale, bias, True, 0.1, 1e-5).half()],
+     {"epsilon": 1e-5, "momentum": 0.1, "training": True})
+
+# ---------------------------------------------------------------------------------------------
+# Reductions
+# ---------------------------------------------------------------------------------------------
+r = randn(2, 3, 4, 5)
+axes_sets = [[1], [0, 2], [3], [0], [0, 1, 2, 3], [1, 3], [], [0, 3]]
+for index, axes in enumerate(axes_sets):
+    for keepdims in (False, True):
+        tag = "%d_%s" % (index, "keep" if keepdims else "drop")
+        if axes:
+            total = torch.sum(r, dim=axes, keepdim=keepdims)
+            average = torch.mean(r, dim=axes, keepdim=keepdims)
+            largest = torch.amax(r, dim=axes, keepdim=keepdims)
+        else:
+            total = average = largest = r
+        attrs = {"axes": axes, "keepdims": keepdims}
+        case("reduce_sum_" + tag, "reduce_sum", [r], [total], attrs)
+        case("reduce_mean_" + tag, "reduce_mean", [r], [average], attrs)
+        case("reduce_max_" + tag, "reduce_max", [r], [largest], attrs)
+ri = torch.randint(-50, 50, (3, 4, 5))
+for axes in ([1], [0, 2]):
+    attrs = {"axes": axes, "keepdims": False}
+    count = 1
+    for a in axes:
+        count *= ri.shape[a]
+    total = torch.sum(ri, dim=axes)
+    tag = "_".join(map(str, axes))
+    case("reduce_sum_i64_" + tag, "reduce_sum", [ri], [total], attrs)
+    case("reduce_mean_i64_" + tag, "reduce_mean", [ri],
+         [torch.div(total, count, rounding_mode="trunc")], attrs)
+    case("reduce_max_i32_" + tag, "reduce_max", [ri.int()], [torch.amax(ri.int(), dim=axes)],
+         attrs)
+    case("reduce_sum_i32_" + tag, "reduce_sum", [ri.int()], [total.int()], attrs)
+rh = randn(4, 6).bfloat16()
+case("reduce_sum_bf16", "reduce_sum", [rh], [rh.float().sum(1, keepdim=True).bfloat16()],
+     {"axes": [1], "keepdims": True})
+case("reduce_mean_f16", "reduce_mean", [rh.half()], [rh.half().float().mean(0).half()],
+     {"axes": [0], "keepdims": False})
+rn = torch.tensor([[1.0, float("nan"), 3.0], [4.0, 5.0, -float("inf")]])
+case("reduce_max_nan", "reduce_max", [rn], [torch.amax(rn, 1)], {"axes": [1], "keepdims": False})
+bias_grad = randn(4, 8, 300)
+case("reduce_sum_bias_grad", "reduce_sum", [bias_grad], [bias_grad.sum((0, 1))],
+     {"axes": [0, 1], "keepdims": False})
+
+# ---------------------------------------------------------------------------------------------
+# Layout
+# ---------------------------------------------------------------------------------------------
+tx = randn(2, 3, 4)
+for perm in ([2, 0, 1], [0, 2, 1], [1, 0, 2], [0, 1, 2]):
+    case("transpose_" + "".join(map(str, perm)), "transpose", [tx],
+         [tx.permute(perm).contiguous()], {"perm": perm})
+t4 = randn(2, 3, 2, 5)
+case("transpose_heads", "transpose", [t4], [t4.permute(0, 2, 1, 3).contiguous()],
+     {"perm": [0, 2, 1, 3]})
+case("transpose_i1", "transpose", [mask], [mask.t().contiguous()], {"perm": [1, 0]})
+case("transpose_f16", "transpose", [tx.half()], [tx.half().permute(2, 1, 0).contiguous()],
+     {"perm": [2, 1, 0]})
+case("transpose_i64", "transpose", [ri], [ri.permute(1, 2, 0).contiguous()],
+     {"perm": [1, 2, 0]})
+
+case("reshape_f32", "reshape", [tx], [tx.reshape(4, 6)])
+case("reshape_i32", "reshape", [ri.int()], [ri.int().reshape(60)])
+case("reshape_scalar", "reshape", [torch.tensor([3.5])], [torch.tensor(3.5)])
+
+for index, (src, dst) in enumerate([((3, 1), (2, 3, 4)), ((), (2, 2)), ((4,), (3, 4)),
+                                    ((1, 3, 1), (2, 3, 2)), ((2, 3), (2, 3))]):
+    v = randn(*src)
+    case("broadcast_to_%d" % index, "broadcast_to", [v], [v.expand(*dst).contiguous()])
+case("broadcast_to_i1", "broadcast_to", [torch.tensor([True, False])],
+     [torch.tensor([True, False]).expand(3, 2).contiguous()])
+
+p, q, u = randn(2, 3), randn(2, 1), randn(2, 4)
+case("concat_axis1", "concat", [p, q, u], [torch.cat([p, q, u], 1)], {"axis": 1})
+cp = randn(4, 3)
+case("concat_axis0", "concat", [p, cp], [torch.cat([p, cp], 0)], {"axis": 0})
+case("concat_single", "concat", [p], [p], {"axis": 0})
+case("concat_i64_empty_piece", "concat",
+     [ri[:, :2], torch.zeros(3, 0, 5, dtype=torch.int64), ri[:, 2:]], [ri], {"axis": 1})
+
+sp = randn(2, 7, 3)
+case("split_axis1", "split", [sp], list(torch.split(sp, [2, 0, 5], 1)),
+     {"axis": 1, "sizes": [2, 0, 5]})
+case("split_axis2", "split", [sp], list(torch.split(sp, [1, 2], 2)), {"axis": 2, "sizes": [1, 2]})
+case("split_bf16", "split", [sp.bfloat16()], list(torch.split(sp.bfloat16(), [3, 4], 1)),
+     {"axis": 1, "sizes": [3, 4]})
+
+sl = np.random.randn(5, 6, 4).astype(np.float32)
+slices = [
+    (slice(1, 4, 1), slice(None), slice(None)),
+    (slice(None, None, -1), slice(None), slice(None)),
+    (slice(4, 0, -2), slice(1, 6, 2), slice(None, None, -1)),
+    (slice(None), slice(5, None, -3), slice(3, 4, 1)),
+    (slice(2, 2, 1), slice(None), slice(None)),
+    (slice(0, 5, 10), slice(-1, None, 1), slice(None, None, -2)),
+]
+for index, spec in enumerate(slices):
+    starts, limits, steps = [], [], []
+    for dim, part in zip(sl.shape, spec):
+        start, limit, step = part.indices(dim)
+        starts.append(start)
+        limits.append(limit)
+        steps.append(step)
+    expected = np.ascontiguousarray(sl[spec])
+    case("slice_%d" % index, "slice", [torch.from_numpy(sl)], [torch.from_numpy(expected)],
+         {"starts": starts, "limits": limits, "steps": steps})
+si = torch.arange(10, dtype=torch.int64)
+case("slice_i64_reverse", "slice", [si], [torch.flip(si, [0])],
+     {"starts": [9], "limits": [-1], "steps": [-1]})
+
+table = randn(6, 4)
+ids = torch.tensor([[0, 5, -1], [2, -6, 3]], dtype=torch.int64)
+case("gather_embedding", "gather", [table, ids],
+     [torch.from_numpy(np.take(table.numpy(), ids.numpy(), axis=0))], {"axis": 0})
+cols = torch.tensor([3, -2, 0], dtype=torch.int32)
+gd = randn(2, 4, 3)
+case("gather_axis1_i32", "gather", [gd, cols],
+     [torch.from_numpy(np.take(gd.numpy(), cols.numpy().astype(np.int64), axis=1))], {"axis": 1})
+case("gather_scalar_index", "gather", [gd, torch.tensor(-1)], [gd[:, :, -1].contiguous()],
+     {"axis": 2})
+case("gather_i64_data", "gather", [ri, torch.tensor([2, 0], dtype=torch.int64)],
+     [ri[[2, 0]]], {"axis": 0})
+
+# ---------------------------------------------------------------------------------------------
+# Convolution and pooling
+# ---------------------------------------------------------------------------------------------
+def conv_case(name, dims, x, w, bias, stride, pads, dilation, group, dtype=None):
+    """pads: begins then ends, as memc; torch gets them by F.pad."""
+    torch_pad = []
+    for d in reversed(range(dims)):
+        torch_pad += [pads[d], pads[d + dims]]
+    fn = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[dims]
+    xs, ws = x, w
+    bs = bias
+    if dtype is not None:
+        xs, ws = x.to(dtype), w.to(dtype)
+        bs = bias.to(dtype) if bias is not None else None
+        x, w = xs.float(), ws.float()
+        bias = bs.float() if bs is not None else None
+    expected = fn(F.pad(x, torch_pad), w, bias, stride, 0, dilation, group)
+    if dtype is not None:
+        expected = expected.to(dtype)
+    attrs = {"strides": [stride] * dims if isinstance(stride, int) else stride, "pads": pads,
+             "dilations": [dilation] * dims if isinstance(dilation, int) else dilation,
+             "group": group}
+    inputs = [xs, ws] + ([bs] if bs is not None else [])
+    case(name, "conv", inputs, [expected], attrs, tol=(1e-4, 1e-5) if dtype is None else None)
+
+
+conv_case("conv2d_basic", 2, randn(2, 3, 6, 6), randn(4, 3, 3, 3), randn(4), 1, [1, 1, 1, 1], 1, 1)
+conv_case("conv2d_no_bias_stride2", 2, randn(1, 2, 7, 8), randn(3, 2, 3, 2), None, 2,
+          [0, 0, 0, 0], 1, 1)
+conv_case("conv2d_groups_dilation", 2, randn(2, 4, 9, 9), randn(6, 2, 3, 3), randn(6), [2, 1],
+          [1, 2, 0, 1], [2, 1], 2)
+conv_case("conv2d_depthwise", 2, randn(1, 3, 5, 5), randn(3, 1, 3, 3), randn(3), 1,
+          [1, 1, 1, 1], 1, 3)
+conv_case("conv2d_pointwise", 2, randn(2, 5, 4, 3), randn(7, 5, 1, 1), randn(7), 1,
+          [0, 0, 0, 0], 1, 1)
+conv_case("conv2d_pointwise_stride", 2, randn(1, 3, 5, 5), randn(2, 3, 1, 1), None, 2,
+          [0, 0, 0, 0], 1, 1)
+conv_case("conv2d_pad_end_only", 2, randn(1, 2, 4, 4), randn(2, 2, 1, 1), None, 1,
+          [0, 0, 1, 2], 1, 1)
+conv_case("conv2d_large_pad", 2, randn(1, 1, 3, 3), randn(2, 1, 2, 2), randn(2), 1,
+          [3, 0, 2, 4], 1, 1)
+conv_case("conv1d", 1, randn(2, 3, 11), randn(4, 3, 3), randn(4), 2, [2, 1], 2, 1)
+conv_case("conv1d_groups", 1, randn(1, 6, 8), randn(9, 2, 2), None, 1, [0, 0], 3, 3)
+conv_case("conv3d", 3, randn(1, 2, 4, 5, 4), randn(3, 2, 2, 3, 2), randn(3), [1, 2, 1],
+          [1, 0, 1, 0, 1, 0], 1, 1)
+conv_case("conv2d_f16", 2, randn(1, 2, 5, 5), randn(3, 2, 3, 3), randn(3), 1, [1, 1, 1, 1], 1,
+          1, dtype=torch.float16)
+conv_case("conv2d_bf16", 2, randn(2, 4, 5, 5), randn(4, 2, 3, 3), None, 2, [1, 1, 1, 1], 1, 2,
+          dtype=torch.bfloat16)
+conv_case("conv2d_stem", 2, randn(1, 3, 16, 16), randn(8, 3, 7, 7), None, 2, [3, 3, 3, 3], 1, 1)
+
+
+def pool_case(name, kind, dims, x, kernel, stride, pad, dilation, ceil_mode,
+              count_include_pad=None, dtype=None):
+    if dtype is not None:
+        x = x.to(dtype)
+    xf = x.float()
+    if kind == "max_pool":
+        fn = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[dims]
+        expected = fn(xf, kernel, stride, pad, dilation, ceil_mode)
+    else:
+        assert dilation == 1
+        fn = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}[dims]
+        expected = fn(xf, kernel, stride, pad, ceil_mode, count_include_pad)
+    if dtype is not None:
+        expected = expected.to(dtype)
+    listify = lambda v: [v] * dims if isinstance(v, int) else list(v)
+    attrs = {"kernel_shape": listify(kernel), "strides": listify(stride),
+             "pads": listify(pad) * 2, "dilations": listify(dilation), "ceil_mode": ceil_mode}
+    if kind == "avg_pool":
+        attrs["count_include_pad"] = count_include_pad
+    case(name, kind, [x], [expected], attrs)
+
+
+px = randn(2, 3, 7, 7)
+for ceil_mode in (False, True):
+    tag = "ceil" if ceil_mode else "floor"
+    pool_case("max_pool2d_k3s2p1_" + tag, "max_pool", 2, px, 3, 2, 1, 1, ceil_mode)
+    pool_case("max_pool2d_k2s2_" + tag, "max_pool", 2, px, 2, 2, 0, 1, ceil_mode)
+    pool_case("max_pool2d_dilated_" + tag, "max_pool", 2, px, 2, [2, 1], [1, 0], 2, ceil_mode)
+    for include in (False, True):
+        itag = tag + ("_incl" if include else "_excl")
+        pool_case("avg_pool2d_k3s2p1_" + itag, "avg_pool", 2, px, 3, 2, 1, 1, ceil_mode, include)
+        pool_case("avg_pool2d_k2s3p1_" + itag, "avg_pool", 2, randn(1, 2, 8, 8), 2, 3, 1, 1,
+                  ceil_mode, include)
+        pool_case("avg_pool1d_k3s2p1_" + itag, "avg_pool", 1, randn(2, 2, 10), 3, 2, 1, 1,
+                  ceil_mode, include)
+pool_case("max_pool1d", "max_pool", 1, randn(2, 3, 9), 3, 2, 1, 1, False)
+pool_case("max_pool3d", "max_pool", 3, randn(1, 2, 5, 4, 5), [2, 3, 2], [2, 1, 2], [1, 1, 0], 1,
+          True)
+pool_case("avg_pool3d", "avg_pool", 3, randn(1, 2, 5, 4, 5), [2, 3, 2], [2, 1, 2], [1, 1, 0], 1,
+          True, True)
+pool_case("max_pool2d_f16", "max_pool", 2, px, 3, 2, 1, 1, False, dtype=torch.float16)
+pool_case("avg_pool2d_bf16", "avg_pool", 2, px, 3, 2, 1, 1, True, False, dtype=torch.bfloat16)
+nanpool = px.clone()
+nanpool[0, 0, 1, 1] = float("nan")
+pool_case("max_pool2d_nan", "max_pool", 2, nanpool, 2, 2, 0, 1, False)
+oblong = randn(2, 2, 5, 9)
+pool_case("max_pool2d_oblong", "max_pool", 2, oblong, [3, 2], [1, 2], [1, 0], [1, 2], True)
+pool_case("avg_pool2d_oblong", "avg_pool", 2, oblong, [2, 3], [2, 1], [1, 1], 1, True, False)
+
+output = os.path.join(os.path.dirname(os.path.abspath(__file__)), "references.txt")
+with open(output, "w") as f:
+    f.write("# Generated by make_references.py with torch %s; do not edit.\n" % torch.__version__)
+    f.write("\n".join(lines) + "\n")
+print("%d cases, %d bytes -> %s" % (len(names), os.path.getsize(output), output))

@@ -1,0 +1,265 @@
+//===- NpzTest.cpp - .npy and .npz reading and writing --------------------===//
+#include "runtime/io/Npz.h"
+
+#include "runtime/io/Files.h"
+#include "runtime/io/Npy.h"
+#include "runtime/io/Zip.h"
+#include "runtime/support/Bytes.h"
+
+#include <cstring>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+using namespace memc::runtime;
+
+namespace {
+
+template <typename T>
+HostArray arrayOf(DType dtype, std::vector<int64_t> shape, std::vector<T> values) {
+  HostArray array;
+  array.dtype = dtype;
+  array.shape = std::move(shape);
+  array.bytes.resize(values.size() * sizeof(T));
+  if (!values.empty())
+    std::memcpy(array.bytes.data(), values.data(), array.bytes.size());
+  return array;
+}
+
+template <typename T> std::vector<T> valuesOf(const HostArray &array) {
+  std::vector<T> values(array.bytes.size() / sizeof(T));
+  if (!values.empty())
+    std::memcpy(values.data(), array.bytes.data(), array.bytes.size());
+  return values;
+}
+
+const HostArray *find(const NamedArrays &arrays, const std::string &name) {
+  for (const auto &[key, array] : arrays)
+    if (key == name)
+      return &array;
+  return nullptr;
+}
+
+NamedArrays sampleArrays() {
+  return {
+      {"f32", arrayOf<float>(DType::F32, {2, 2}, {1, -2, 3.5f, 4})},
+      {"f16", arrayOf<uint16_t>(DType::F16, {3}, {0x3c00, 0xc000, 0x7bff})},
+      {"i64", arrayOf<int64_t>(DType::I64, {1, 2}, {-1, int64_t(1) << 40})},
+      {"i32", arrayOf<int32_t>(DType::I32, {}, {7})},
+      {"bool", arrayOf<uint8_t>(DType::Bool, {4}, {1, 0, 1, 1})},
+      {"empty", arrayOf<float>(DType::F32, {0, 3}, {})},
+  };
+}
+
+class NpzRoundTrip : public ::testing::TestWithParam<bool> {};
+
+TEST_P(NpzRoundTrip, PreservesEveryType) {
+  NamedArrays arrays = sampleArrays();
+  std::string bytes, error;
+  ASSERT_TRUE(serializeNpz(arrays, GetParam(), bytes, error)) << error;
+  NamedArrays read;
+  ASSERT_TRUE(parseNpz(bytes, read, error)) << error;
+  ASSERT_EQ(read.size(), arrays.size());
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    EXPECT_EQ(read[i].first, arrays[i].first);
+    EXPECT_EQ(read[i].second.dtype, arrays[i].second.dtype) << arrays[i].first;
+    EXPECT_EQ(read[i].second.shape, arrays[i].second.shape) << arrays[i].first;
+    EXPECT_EQ(read[i].second.bytes, arrays[i].second.bytes) << arrays[i].first;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(StoredAndDeflated, NpzRoundTrip, ::testing::Values(false, true));
+
+TEST(NpzTest, WritesBf16AsExactF32) {
+  NamedArrays arrays = {{"b", arrayOf<uint16_t>(DType::BF16, {2}, {0x3fc0, 0xc040})}};
+  std::string bytes, error;
+  ASSERT_TRUE(serializeNpz(arrays, false, bytes, error)) << error;
+  NamedArrays read;
+  ASSERT_TRUE(parseNpz(bytes, read, error)) << error;
+  EXPECT_EQ(read[0].second.dtype, DType::F32);
+  EXPECT_EQ(valuesOf<float>(read[0].second), (std::vector<float>{1.5f, -3.0f}));
+}
+
+/// Files np.savez and np.savez_compressed wrote (data/generate.py).
+class NumpyFiles : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(NumpyFiles, ReadsWhatNumpyWrote) {
+  NamedArrays arrays;
+  std::string error;
+  ASSERT_TRUE(readNpz(std::string(MEMC_RUNTIME_TEST_DATA "/") + GetParam(), arrays, error))
+      << error;
+  ASSERT_EQ(arrays.size(), 7u);
+  const HostArray *f32 = find(arrays, "f32");
+  ASSERT_TRUE(f32);
+  EXPECT_EQ(f32->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(valuesOf<float>(*f32), (std::vector<float>{0, 0.5, 1, 1.5, 2, 2.5}));
+  EXPECT_EQ(find(arrays, "f16")->dtype, DType::F16);
+  EXPECT_EQ(valuesOf<uint16_t>(*find(arrays, "f16")),
+            (std::vector<uint16_t>{0x3e00, 0xc000, 0x7bff}));
+  EXPECT_EQ(valuesOf<int64_t>(*find(arrays, "i64")),
+            (std::vector<int64_t>{1, -2, 3, int64_t(1) << 40}));
+  EXPECT_TRUE(find(arrays, "i32_scalar")->shape.empty());
+  EXPECT_EQ(valuesOf<int32_t>(*find(arrays, "i32_scalar")), (std::vector<int32_t>{7}));
+  EXPECT_EQ(valuesOf<uint8_t>(*find(arrays, "b1")), (std::vector<uint8_t>{1, 0, 1, 1}));
+  const HostArray *f64 = find(arrays, "f64");
+  EXPECT_EQ(f64->dtype, DType::F32);
+  EXPECT_EQ(valuesOf<float>(*f64), (std::vector<float>{0.1f, 1e30f}));
+  EXPECT_EQ(find(arrays, "empty")->shape, (std::vector<int64_t>{0, 3}));
+}
+
+INSTANTIATE_TEST_SUITE_P(SavezAndCompressed, NumpyFiles,
+                         ::testing::Values("numpy_savez.npz", "numpy_compressed.npz"));
+
+std::string readError(const std::string &file) {
+  NamedArrays arrays;
+  std::string error;
+  EXPECT_FALSE(readNpz(std::string(MEMC_RUNTIME_TEST_DATA "/") + file, arrays, error));
+  return error;
+}
+
+TEST(NpzTest, RefusesWhatMemcCannotRepresent) {
+  EXPECT_NE(readError("numpy_fortran.npz").find("fortran_order"), std::string::npos);
+  EXPECT_NE(readError("numpy_bigendian.npz").find("'>f4'"), std::string::npos);
+  EXPECT_NE(readError("numpy_uint8.npz").find("'|u1'"), std::string::npos);
+  EXPECT_NE(readError("missing.npz").find("missing.npz"), std::string::npos);
+}
+
+std::string validArchive(bool compress) {
+  std::string bytes, error;
+  EXPECT_TRUE(serializeNpz(sampleArrays(), compress, bytes, error));
+  return bytes;
+}
+
+std::string parseError(std::string_view bytes) {
+  NamedArrays arrays;
+  std::string error;
+  EXPECT_FALSE(parseNpz(bytes, arrays, error));
+  return error;
+}
+
+TEST(NpzTest, DetectsCorruption) {
+  std::string archive = validArchive(false);
+  EXPECT_NE(parseError("").find("not a zip archive"), std::string::npos);
+  EXPECT_NE(parseError(archive.substr(0, archive.size() - 1)).find("end of central directory"),
+            std::string::npos);
+  // A flipped byte in the first array's data: the CRC catches it.
+  std::string flipped = archive;
+  flipped[100] ^= 0x40;
+  EXPECT_NE(parseError(flipped).find("CRC"), std::string::npos) << parseError(flipped);
+  // The central directory's offset points past it.
+  std::string moved = archive;
+  uint32_t offset = readLittleEndian<uint32_t>(moved.data() + moved.size() - 6);
+  moved[moved.size() - 6] = static_cast<char>((offset + 1000) & 0xff);
+  moved[moved.size() - 5] = static_cast<char>(((offset + 1000) >> 8) & 0xff);
+  EXPECT_NE(parseError(moved).find("out of range"), std::string::npos) << parseError(moved);
+}
+
+TEST(NpzTest, RefusesZip64AndUnsupportedMethods) {
+  std::string archive = validArchive(false);
+  std::string zip64 = archive;
+  // Entry counts of 0xffff mean "see the zip64 record".
+  for (size_t at : {zip64.size() - 12, zip64.size() - 14})
+    zip64[at] = zip64[at + 1] = '\xff';
+  EXPECT_NE(parseError(zip64).find("zip64"), std::string::npos) << parseError(zip64);
+
+  std::string bzip2 = archive;
+  size_t central = readLittleEndian<uint32_t>(bzip2.data() + bzip2.size() - 6);
+  bzip2[central + 10] = 12;
+  EXPECT_NE(parseError(bzip2).find("compression method 12"), std::string::npos);
+}
+
+TEST(NpzTest, RefusesDuplicateNames) {
+  HostArray a = arrayOf<float>(DType::F32, {1}, {1});
+  std::string one = serializeNpy(a);
+  std::string bytes, error;
+  ASSERT_TRUE(writeZip({{"a.npy", one}, {"a", one}}, false, bytes, error));
+  EXPECT_NE(parseError(bytes).find("appears twice"), std::string::npos);
+}
+
+TEST(NpzTest, DeflateBombIsRefusedBeforeAllocating) {
+  std::string archive = validArchive(true);
+  size_t central = readLittleEndian<uint32_t>(archive.data() + archive.size() - 6);
+  // Claim 4 GiB uncompressed for the first entry.
+  for (int i = 0; i < 4; ++i)
+    archive[central + 24 + i] = i == 3 ? '\xfe' : '\xff';
+  EXPECT_NE(parseError(archive).find("more than deflate can encode"), std::string::npos)
+      << parseError(archive);
+}
+
+TEST(NpzTest, NpyHeadersAreParsedStrictly) {
+  auto npy = [](const std::string &dict, size_t dataBytes) {
+    std::string bytes("\x93NUMPY\x01\x00", 8);
+    appendLittleEndian<uint16_t>(bytes, dict.size());
+    return bytes + dict + std::string(dataBytes, '\0');
+  };
+  struct Case {
+    std::string bytes;
+    const char *message;
+  } cases[] = {
+      {"\x93NUMPX\x01\x00", "bad magic"},
+      {std::string("\x93NUMPY\x04\x00\x00\x00", 10), "version 4"},
+      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n", 4), "needs 8"},
+      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2), }\n", 8), "shape"},
+      {npy("{'descr': '<f4', 'fortran_order': False}\n", 4), "lacks"},
+      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (), 'x': 1}\n", 4), "'x'"},
+      {npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (), }\n", 4),
+       "structured"},
+      {npy("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (), }\n", 4), "fortran_order"},
+      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }\n", 4),
+       "shape"},
+      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }\n", 4),
+       "too large"},
+      {npy("{'descr': '<c8', 'fortran_order': False, 'shape': (), }\n", 8), "'<c8'"},
+      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (), } trailing", 4), "after"},
+      {std::string("\x93NUMPY\x01\x00\xff\x00{}", 12), "truncated"},
+  };
+  for (const Case &c : cases) {
+    HostArray array;
+    std::string error;
+    EXPECT_FALSE(parseNpy(c.bytes, array, error)) << c.message;
+    EXPECT_NE(error.find(c.message), std::string::npos)
+        << "expected '" << c.message << "', got: " << error;
+  }
+}
+
+TEST(NpzTest, NpyHeadersArePaddedTo64Bytes) {
+  std::string bytes = serializeNpy(arrayOf<float>(DType::F32, {3}, {1, 2, 3}));
+  EXPECT_EQ((bytes.size() - 12) % 64, 0u);
+  EXPECT_EQ(bytes[bytes.size() - 13], '\n');
+}
+
+TEST(NpzTest, TruncationsAndBitFlipsNeverCrash) {
+  for (bool compress : {false, true}) {
+    std::string archive = validArchive(compress);
+    for (size_t size = 0; size < archive.size(); ++size) {
+      NamedArrays arrays;
+      std::string error;
+      EXPECT_FALSE(parseNpz(std::string_view(archive).substr(0, size), arrays, error));
+    }
+    for (size_t bit = 0; bit < archive.size() * 8; bit += 3) {
+      std::string flipped = archive;
+      flipped[bit / 8] ^= static_cast<char>(1 << (bit % 8));
+      NamedArrays arrays;
+      std::string error;
+      if (!parseNpz(flipped, arrays, error)) {
+        EXPECT_FALSE(error.empty());
+      }
+    }
+  }
+}
+
+TEST(NpzTest, WriteIsAtomicAndReportsUnwritablePaths) {
+  std::string path = ::testing::TempDir() + "/npz_test_" + std::to_string(getpid()) + ".npz";
+  std::string error;
+  ASSERT_TRUE(writeNpz(path, sampleArrays(), true, error)) << error;
+  NamedArrays arrays;
+  ASSERT_TRUE(readNpz(path, arrays, error)) << error;
+  EXPECT_EQ(arrays.size(), sampleArrays().size());
+  std::remove(path.c_str());
+  EXPECT_FALSE(writeNpz("/nonexistent/dir/out.npz", sampleArrays(), false, error));
+  EXPECT_NE(error.find("/nonexistent/dir"), std::string::npos) << error;
+  EXPECT_FALSE(checkWritable("/nonexistent/dir/out.npz", error));
+  EXPECT_FALSE(checkWritable(::testing::TempDir(), error));
+  EXPECT_NE(error.find("directory"), std::string::npos) << error;
+}
+
+} // namespace

@@ -1,0 +1,100 @@
+//===- TestKernels.cpp - a tiny f32 kernel table for runtime tests --------===//
+#include "TestKernels.h"
+
+namespace memc::testing {
+namespace {
+
+using kernels::KernelCall;
+
+int64_t count(const kernels::TensorView &tensor) {
+  int64_t n = 1;
+  for (int64_t dim : tensor.shape)
+    n *= dim;
+  return n;
+}
+
+/// `inputs` f32 inputs and one f32 output, all of the output's shape.
+bool checkElementwise(const KernelCall &call, size_t inputs, std::string &error) {
+  if (call.inputs.size() != inputs || call.outputs.size() != 1) {
+    error = "expects " + std::to_string(inputs) + " inputs and 1 output";
+    return false;
+  }
+  for (const auto *list : {&call.inputs, &call.outputs})
+    for (const kernels::TensorView &tensor : *list)
+      if (tensor.dtype != kernels::DType::F32 || tensor.shape != call.outputs[0].shape) {
+        error = "expects f32 tensors of one shape";
+        return false;
+      }
+  return true;
+}
+
+bool checkUnary(const KernelCall &call, std::string &error) {
+  return checkElementwise(call, 1, error);
+}
+
+bool checkAdd(const KernelCall &call, std::string &error) {
+  return checkElementwise(call, 2, error);
+}
+
+/// The "factor" attribute, read through all() so the tests need no kernels library.
+const double *factorOf(const KernelCall &call) {
+  if (!call.attributes)
+    return nullptr;
+  auto found = call.attributes->all().find("factor");
+  return found == call.attributes->all().end() ? nullptr : std::get_if<double>(&found->second);
+}
+
+bool checkScale(const KernelCall &call, std::string &error) {
+  if (!factorOf(call)) {
+    error = "needs the float attribute 'factor'";
+    return false;
+  }
+  return checkElementwise(call, 1, error);
+}
+
+bool runAdd(const KernelCall &call, std::string &) {
+  const float *a = call.inputs[0].as<float>(), *b = call.inputs[1].as<float>();
+  float *out = call.outputs[0].as<float>();
+  for (int64_t i = 0; i < count(call.outputs[0]); ++i)
+    out[i] = a[i] + b[i];
+  return true;
+}
+
+bool runRelu(const KernelCall &call, std::string &) {
+  const float *in = call.inputs[0].as<float>();
+  float *out = call.outputs[0].as<float>();
+  for (int64_t i = 0; i < count(call.outputs[0]); ++i)
+    out[i] = in[i] > 0 ? in[i] : 0;
+  return true;
+}
+
+bool runCopy(const KernelCall &call, std::string &) {
+  const float *in = call.inputs[0].as<float>();
+  float *out = call.outputs[0].as<float>();
+  for (int64_t i = 0; i < count(call.outputs[0]); ++i)
+    out[i] = in[i];
+  return true;
+}
+
+bool runScale(const KernelCall &call, std::string &) {
+  float factor = static_cast<float>(*factorOf(call));
+  const float *in = call.inputs[0].as<float>();
+  float *out = call.outputs[0].as<float>();
+  for (int64_t i = 0; i < count(call.outputs[0]); ++i)
+    out[i] = in[i] * factor;
+  return true;
+}
+
+} // namespace
+
+const kernels::KernelTable &testKernels() {
+  static const kernels::KernelTable table = {
+      {"add", {checkAdd, runAdd}},
+      {"relu", {checkUnary, runRelu}},
+      {"copy", {checkUnary, runCopy}},
+      {"scale", {checkScale, runScale}},
+  };
+  return table;
+}
+
+} // namespace memc::testing

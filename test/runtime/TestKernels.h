@@ -1,0 +1,19 @@
+//===- TestKernels.h - a tiny f32 kernel table for runtime tests -*- C++ -*-===//
+//
+// The runtime's tests run plans without the real CPU kernels: "add" (elementwise, two inputs),
+// "relu", "copy" and "scale" (multiplies by the float attribute "factor"), all f32 with equal
+// shapes, all safe in place. Their checks never dereference data.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_TEST_RUNTIME_TESTKERNELS_H
+#define MEMC_TEST_RUNTIME_TESTKERNELS_H
+
+#include "kernels/Kernel.h"
+
+namespace memc::testing {
+
+const kernels::KernelTable &testKernels();
+
+} // namespace memc::testing
+
+#endif // MEMC_TEST_RUNTIME_TESTKERNELS_H

@@ -1,0 +1,211 @@
+//===- main.cpp - memc-runner: runs compiled memc programs ----------------===//
+//
+// A compiled program is this executable with a plan and weights appended (Bundle.h):
+//
+//   PROGRAM --inputs IN.npz [--outputs OUT.npz] [--device cpu] [--stats]
+//
+// Without a bundle it runs a plan and weights given as files:
+//
+//   memc-runner --plan P.plan [--weights W.safetensors] --inputs IN.npz [--outputs OUT.npz] ...
+//
+// Arrays in the .npz files are named after the graph's inputs and outputs. A one-line summary
+// of memory and time goes to stderr; every error is a message and exit code 1.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/bundle/Bundle.h"
+#include "runtime/device/AvailableDevices.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/io/Npz.h"
+#include "runtime/io/Safetensors.h"
+#include "runtime/plan/PlanLoader.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+
+using namespace memc::runtime;
+
+namespace {
+
+struct Options {
+  std::optional<std::string> plan, weights, inputs, outputs;
+  std::string device = "cpu";
+  bool stats = false;
+  bool help = false;
+};
+
+std::string programName = "memc-runner";
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "%s: error: %s\n", programName.c_str(), message.c_str());
+  return 1;
+}
+
+void printUsage(bool bundled) {
+  const char *name = programName.c_str();
+  if (bundled)
+    std::printf("usage: %s --inputs IN.npz [--outputs OUT.npz] [--device NAME] [--stats]\n", name);
+  else
+    std::printf("usage: %s --plan PLAN [--weights WEIGHTS.safetensors] --inputs IN.npz\n"
+                "       [--outputs OUT.npz] [--device NAME] [--stats]\n",
+                name);
+  std::printf("\n"
+              "  --inputs FILE    graph inputs, one array per input, named after it (.npz)\n"
+              "  --outputs FILE   where to write the graph outputs (.npz)\n"
+              "  --device NAME    device to run on (default: cpu)\n"
+              "  --stats          time every step and print memory and time details\n");
+}
+
+bool parseArguments(int argc, char **argv, Options &options, std::string &error) {
+  std::map<std::string, std::optional<std::string> *> valued = {
+      {"--plan", &options.plan},       {"--weights", &options.weights},
+      {"--inputs", &options.inputs},   {"--outputs", &options.outputs}};
+  std::optional<std::string> device;
+  valued["--device"] = &device;
+  for (int i = 1; i < argc; ++i) {
+    std::string argument = argv[i];
+    if (argument == "--help" || argument == "-h") {
+      options.help = true;
+      continue;
+    }
+    if (argument == "--stats") {
+      options.stats = true;
+      continue;
+    }
+    std::string name = argument.substr(0, argument.find('='));
+    auto found = valued.find(name);
+    if (found == valued.end()) {
+      error = "unknown argument '" + argument + "' (see --help)";
+      return false;
+    }
+    std::string value;
+    if (name.size() < argument.size()) {
+      value = argument.substr(name.size() + 1);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      error = name + " needs a value";
+      return false;
+    }
+    if (value.empty() || found->second->has_value()) {
+      error = name + (value.empty() ? " needs a value" : " is given twice");
+      return false;
+    }
+    *found->second = value;
+  }
+  if (device)
+    options.device = *device;
+  return true;
+}
+
+void printStats(const ExecutionStats &stats, const LoadedPlan &plan) {
+  std::fprintf(stderr, "memory:\n");
+  std::fprintf(stderr, "  arena planned        %llu bytes\n", (unsigned long long)stats.arenaBytes);
+  std::fprintf(stderr, "  arena high-water     %llu bytes\n",
+               (unsigned long long)stats.arenaHighWaterBytes);
+  std::fprintf(stderr, "  arena peak live      %llu bytes\n",
+               (unsigned long long)stats.peakLiveArenaBytes);
+  std::fprintf(stderr, "  arena lower bound    %llu bytes (planner)\n",
+               (unsigned long long)stats.arenaLowerBoundBytes);
+  std::fprintf(stderr, "  persistent           %llu bytes\n",
+               (unsigned long long)stats.persistentBytes);
+  std::fprintf(stderr, "  constants            %llu bytes\n",
+               (unsigned long long)stats.constantBytes);
+  std::vector<size_t> order(stats.stepSeconds.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return stats.stepSeconds[a] > stats.stepSeconds[b]; });
+  order.resize(std::min<size_t>(order.size(), 10));
+  std::fprintf(stderr, "slowest steps:\n");
+  for (size_t t : order)
+    std::fprintf(stderr, "  step %-6zu %10.3f ms  %s %s\n", t, stats.stepSeconds[t] * 1e3,
+                 plan.steps[t].kernelName.c_str(), plan.steps[t].location.c_str());
+}
+
+/// Runs the program; returns the exit code.
+int runProgram(const Options &options, const std::string &planOrigin, std::string_view planBytes,
+               const SafetensorsFile *weights) {
+  std::string error;
+  DeviceRegistry registry;
+  registerAvailableDevices(registry);
+  std::unique_ptr<Device> device = registry.create(options.device, error);
+  if (!device)
+    return fail(error);
+  std::unique_ptr<LoadedPlan> plan = loadPlan(planBytes, device->kernels(), error);
+  if (!plan)
+    return fail(planOrigin + ": " + error);
+  if (!plan->parameters.empty() && !weights)
+    return fail("the plan has " + std::to_string(plan->parameters.size()) +
+                " parameters: pass their values with --weights");
+  if (options.outputs && !checkWritable(*options.outputs, error))
+    return fail(error);
+  NamedArrays inputs;
+  if (options.inputs && !readNpz(*options.inputs, inputs, error))
+    return fail(error);
+
+  ExecutorOptions executorOptions;
+  executorOptions.timeSteps = options.stats;
+  std::string model = plan->model;
+  std::unique_ptr<Executor> executor =
+      Executor::create(std::move(plan), *device, executorOptions, error);
+  if (!executor)
+    return fail(error);
+  NamedArrays outputs;
+  if ((weights && !executor->loadParameters(*weights, error)) ||
+      !executor->bindInputs(inputs, error) || !executor->run(error) ||
+      !executor->readOutputs(outputs, error))
+    return fail(error);
+  if (options.outputs && !writeNpz(*options.outputs, outputs, /*compress=*/false, error))
+    return fail(error);
+
+  std::fprintf(stderr, "%s: %s%s\n", programName.c_str(),
+               model.empty() ? "" : (model + ": ").c_str(),
+               formatSummary(executor->stats()).c_str());
+  if (options.stats)
+    printStats(executor->stats(), executor->plan());
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc > 0 && argv[0][0]) {
+    const char *slash = std::strrchr(argv[0], '/');
+    programName = slash ? slash + 1 : argv[0];
+  }
+  std::string error;
+  Options options;
+  Bundle bundle;
+  BundleStatus status = readBundle(currentExecutablePath(), bundle, error);
+  if (status == BundleStatus::Invalid)
+    return fail(error);
+  bool bundled = status == BundleStatus::Found;
+  if (!parseArguments(argc, argv, options, error))
+    return fail(error);
+  if (options.help) {
+    printUsage(bundled);
+    return 0;
+  }
+
+  SafetensorsFile weights;
+  if (bundled) {
+    if (options.plan || options.weights)
+      return fail("this program carries its plan and weights; --plan and --weights are for the "
+                  "plain memc-runner");
+    if (!weights.parse(bundle.weights, error))
+      return fail("the program's weights are corrupted: " + error);
+    return runProgram(options, "the program's plan", bundle.plan, &weights);
+  }
+  if (!options.plan)
+    return fail("no plan: pass --plan PLAN (and --weights), or run a compiled program");
+  std::unique_ptr<MappedFile> planFile = MappedFile::open(*options.plan, error);
+  if (!planFile)
+    return fail(error);
+  if (options.weights && !weights.open(*options.weights, error))
+    return fail(error);
+  return runProgram(options, *options.plan, planFile->bytes(),
+                    options.weights ? &weights : nullptr);
+}
