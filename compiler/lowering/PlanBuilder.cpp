@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/lowering/PlanBuilder.h"
 #include "compiler/planner/ArenaPlanner.h"
+#include "compiler/planner/Assignment.h"
 #include "compiler/planner/MemoryScheduler.h"
 #include "dialects/memc/MemcDialect.h"
 #include "runtime/plan/PlanFormat.h"
@@ -138,7 +139,7 @@ private:
   uint32_t addBuffer(Value value, plan::Region region, const std::string &name);
   void scheduleSteps(PlanSummary &summary);
   LogicalResult emitSteps();
-  void placeArena(PlanSummary &summary);
+  LogicalResult placeArena(PlanSummary &summary);
   void bindInterface();
 
   func::FuncOp function;
@@ -268,7 +269,7 @@ LogicalResult PlanBuilder::emitSteps() {
   return success();
 }
 
-void PlanBuilder::placeArena(PlanSummary &summary) {
+LogicalResult PlanBuilder::placeArena(PlanSummary &summary) {
   // One allocation per arena buffer that owns its bytes; aliases extend their owner's range.
   int64_t lastStep = std::max<int64_t>(0, static_cast<int64_t>(stepOps.size()) - 1);
   std::vector<int64_t> first(result.buffers_size(), -1), last(result.buffers_size(), -1);
@@ -323,8 +324,11 @@ void PlanBuilder::placeArena(PlanSummary &summary) {
   }
   planner::PlanOptions options;
   options.alignment = plan::kPlanAlignment;
-  options.inPlaceHints = std::move(hints);
+  options.inPlaceHints = hints;
   planner::Assignment assignment = planner::planArena(requests, options);
+  std::string error;
+  if (!planner::verifyAssignment(requests, assignment, error, plan::kPlanAlignment, hints))
+    return function.emitError("internal: the arena plan is invalid: ") << error;
   for (size_t r = 0; r < requests.size(); ++r)
     result.mutable_buffers(requestBuffer[r])->set_offset(assignment.offsets[r]);
   for (int i = 0; i < result.buffers_size(); ++i)
@@ -345,6 +349,9 @@ void PlanBuilder::placeArena(PlanSummary &summary) {
   result.set_arena_bytes(assignment.arenaBytes);
   result.set_arena_lower_bound_bytes(assignment.lowerBoundBytes);
   summary.strategy = assignment.strategy;
+  summary.arenaRequests = std::move(requests);
+  summary.inPlaceHints = std::move(hints);
+  return success();
 }
 
 void PlanBuilder::bindInterface() {
@@ -381,7 +388,8 @@ LogicalResult PlanBuilder::build(PlanSummary &summary) {
   scheduleSteps(summary);
   if (failed(emitSteps()))
     return failure();
-  placeArena(summary);
+  if (failed(placeArena(summary)))
+    return failure();
   bindInterface();
   summary.arenaBytes = result.arena_bytes();
   summary.arenaLowerBoundBytes = result.arena_lower_bound_bytes();

@@ -9,6 +9,7 @@
 #ifndef MEMC_COMPILER_LOWERING_PLANBUILDER_H
 #define MEMC_COMPILER_LOWERING_PLANBUILDER_H
 
+#include "compiler/planner/LiveRange.h"
 #include "runtime/plan/Plan.pb.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,6 +29,9 @@ struct PlanSummary {
   uint64_t schedulePeakBytes = 0;
   uint64_t originalOrderPeakBytes = 0;
   std::string strategy;
+  /// What the arena planner was given, so benchmarks can run other planners on the same input.
+  std::vector<planner::BufferRequest> arenaRequests;
+  std::vector<planner::InPlaceHint> inPlaceHints;
 };
 
 /// Builds the plan for `function`. Emits an error and fails on ops that have no kernel.

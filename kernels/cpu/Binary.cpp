@@ -86,8 +86,32 @@ struct Greater {
   template <typename C> bool operator()(C a, C b) const { return a > b; }
 };
 
-/// out[i] = op(a[...], b[...]) over the broadcast layout, with the common stride patterns
-/// (both contiguous, one operand a scalar run) as separate loops the compiler can vectorize.
+/// y[i] = op(a[i * strideA], b[i * strideB]) for i < count, with the common stride patterns
+/// (both contiguous, one operand a scalar) as separate loops the compiler can vectorize.
+template <typename T, typename Out, typename Op>
+void binaryRun(const T *a, int64_t strideA, const T *b, int64_t strideB, Out *y, int64_t count,
+               Op op) {
+  auto compute = [&](T x, T z) {
+    return Element<Out>::store(op(Element<T>::load(x), Element<T>::load(z)));
+  };
+  if (strideA == 1 && strideB == 1) {
+    for (int64_t i = 0; i < count; ++i)
+      y[i] = compute(a[i], b[i]);
+  } else if (strideA == 1 && strideB == 0) {
+    T scalar = *b;
+    for (int64_t i = 0; i < count; ++i)
+      y[i] = compute(a[i], scalar);
+  } else if (strideA == 0 && strideB == 1) {
+    T scalar = *a;
+    for (int64_t i = 0; i < count; ++i)
+      y[i] = compute(scalar, b[i]);
+  } else {
+    for (int64_t i = 0; i < count; ++i)
+      y[i] = compute(a[i * strideA], b[i * strideB]);
+  }
+}
+
+/// output = op(lhs, rhs) broadcast, over threads.
 template <typename T, typename Out, typename Op>
 void broadcastBinary(const TensorView &lhs, const TensorView &rhs, const TensorView &output,
                      int64_t grain, Op op) {
@@ -95,32 +119,11 @@ void broadcastBinary(const TensorView &lhs, const TensorView &rhs, const TensorV
   const T *a = lhs.as<T>();
   const T *b = rhs.as<T>();
   Out *y = output.as<Out>();
-  int64_t strideA = layout.innerStride(0), strideB = layout.innerStride(1);
-  auto compute = [&](T x, T z) {
-    return Element<Out>::store(op(Element<T>::load(x), Element<T>::load(z)));
-  };
   parallelFor(0, layout.numElements(), grain, [&](int64_t begin, int64_t end) {
-    layout.forEachRun(begin, end,
-                      [&](int64_t out, const std::array<int64_t, 2> &offsets, int64_t count) {
-                        const T *pa = a + offsets[0];
-                        const T *pb = b + offsets[1];
-                        Out *py = y + out;
-                        if (strideA == 1 && strideB == 1) {
-                          for (int64_t i = 0; i < count; ++i)
-                            py[i] = compute(pa[i], pb[i]);
-                        } else if (strideA == 1 && strideB == 0) {
-                          T scalar = *pb;
-                          for (int64_t i = 0; i < count; ++i)
-                            py[i] = compute(pa[i], scalar);
-                        } else if (strideA == 0 && strideB == 1) {
-                          T scalar = *pa;
-                          for (int64_t i = 0; i < count; ++i)
-                            py[i] = compute(scalar, pb[i]);
-                        } else {
-                          for (int64_t i = 0; i < count; ++i)
-                            py[i] = compute(pa[i * strideA], pb[i * strideB]);
-                        }
-                      });
+    layout.forEachRun(begin, end, [&](int64_t out, const auto &offsets, int64_t count) {
+      binaryRun(a + offsets[0], layout.innerStride(0), b + offsets[1], layout.innerStride(1),
+                y + out, count, op);
+    });
   });
 }
 

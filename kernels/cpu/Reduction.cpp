@@ -142,6 +142,8 @@ void walkRuns(const Shape &dims, const Shape &strides, int64_t begin, int64_t en
 
 constexpr int64_t kWidthBlock = 256;
 constexpr int64_t kReduceBlock = int64_t{1} << 16;
+/// Fewer output blocks than this cannot keep a many-core machine busy.
+constexpr int64_t kFewTasks = 32;
 
 template <typename T, typename Reducer>
 void reduce(const ReductionLayout &layout, const T *x, T *y) {
@@ -189,8 +191,10 @@ void reduce(const ReductionLayout &layout, const T *x, T *y) {
       y[first(task) + w] = Reducer::finish(acc[w], layout.count);
   };
 
+  // Whether to cut the reduced range depends on the shape only, never on the thread count, so
+  // that every machine sums in the same order.
   int64_t reduceBlocks = 1;
-  if (tasks < 2 * ThreadPool::global().numThreads() && layout.count >= 2 * kReduceBlock)
+  if (tasks < kFewTasks && layout.count >= 2 * kReduceBlock)
     reduceBlocks = (layout.count + kReduceBlock - 1) / kReduceBlock;
   if (reduceBlocks == 1) {
     int64_t grain = std::max<int64_t>(1, kElementwiseGrain / (layout.count * blockWidth + 1));

@@ -2,7 +2,7 @@
 //
 // A compiled program is this executable with a plan and weights appended (Bundle.h):
 //
-//   PROGRAM --inputs IN.npz [--outputs OUT.npz] [--device cpu] [--stats]
+//   PROGRAM --inputs IN.npz [--outputs OUT.npz] [--device cpu] [--stats] [--repeat N]
 //
 // Without a bundle it runs a plan and weights given as files:
 //
@@ -32,6 +32,8 @@ namespace {
 struct Options {
   std::optional<std::string> plan, weights, inputs, outputs;
   std::string device = "cpu";
+  /// Runs of the schedule; the summary reports the median time (benchmarks).
+  int repeat = 1;
   bool stats = false;
   bool help = false;
 };
@@ -55,15 +57,17 @@ void printUsage(bool bundled) {
               "  --inputs FILE    graph inputs, one array per input, named after it (.npz)\n"
               "  --outputs FILE   where to write the graph outputs (.npz)\n"
               "  --device NAME    device to run on (default: cpu)\n"
-              "  --stats          time every step and print memory and time details\n");
+              "  --stats          time every step and print memory and time details\n"
+              "  --repeat N       run N times and report the median time\n");
 }
 
 bool parseArguments(int argc, char **argv, Options &options, std::string &error) {
   std::map<std::string, std::optional<std::string> *> valued = {
       {"--plan", &options.plan},       {"--weights", &options.weights},
       {"--inputs", &options.inputs},   {"--outputs", &options.outputs}};
-  std::optional<std::string> device;
+  std::optional<std::string> device, repeat;
   valued["--device"] = &device;
+  valued["--repeat"] = &repeat;
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i];
     if (argument == "--help" || argument == "-h") {
@@ -97,6 +101,15 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
   }
   if (device)
     options.device = *device;
+  if (repeat) {
+    char *end = nullptr;
+    long count = std::strtol(repeat->c_str(), &end, 10);
+    if (*end != '\0' || count < 1 || count > 1000000) {
+      error = "--repeat needs a count from 1 to 1000000, got '" + *repeat + "'";
+      return false;
+    }
+    options.repeat = static_cast<int>(count);
+  }
   return true;
 }
 
@@ -154,9 +167,15 @@ int runProgram(const Options &options, const std::string &planOrigin, std::strin
   if (!executor)
     return fail(error);
   NamedArrays outputs;
-  if ((weights && !executor->loadParameters(*weights, error)) ||
-      !executor->bindInputs(inputs, error) || !executor->run(error) ||
-      !executor->readOutputs(outputs, error))
+  if (weights && !executor->loadParameters(*weights, error))
+    return fail(error);
+  std::vector<double> seconds;
+  for (int run = 0; run < options.repeat; ++run) {
+    if (!executor->bindInputs(inputs, error) || !executor->run(error))
+      return fail(error);
+    seconds.push_back(executor->stats().runSeconds);
+  }
+  if (!executor->readOutputs(outputs, error))
     return fail(error);
   if (options.outputs && !writeNpz(*options.outputs, outputs, /*compress=*/false, error))
     return fail(error);
@@ -164,6 +183,12 @@ int runProgram(const Options &options, const std::string &planOrigin, std::strin
   std::fprintf(stderr, "%s: %s%s\n", programName.c_str(),
                model.empty() ? "" : (model + ": ").c_str(),
                formatSummary(executor->stats()).c_str());
+  if (options.repeat > 1) {
+    std::sort(seconds.begin(), seconds.end());
+    std::fprintf(stderr, "%s: median run %.3f ms over %d runs (min %.3f ms)\n",
+                 programName.c_str(), seconds[seconds.size() / 2] * 1e3, options.repeat,
+                 seconds.front() * 1e3);
+  }
   if (options.stats)
     printStats(executor->stats(), executor->plan());
   return 0;
