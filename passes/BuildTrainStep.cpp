@@ -28,6 +28,22 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
     options.ignoreIndex = ignoreIndex;
     options.freeze.assign(freeze.begin(), freeze.end());
     options.trainable.assign(trainable.begin(), trainable.end());
+    OptimizerOptions &opt = options.optimizer;
+    if (optimizer == "sgd") {
+      opt.kind = OptimizerKind::Sgd;
+    } else if (optimizer == "adamw") {
+      opt.kind = OptimizerKind::AdamW;
+    } else if (optimizer != "none") {
+      getOperation().emitError("unknown optimizer '") << optimizer << "' (none, sgd or adamw)";
+      return signalPassFailure();
+    }
+    opt.momentum = momentum;
+    opt.nesterov = nesterov;
+    opt.weightDecay = weightDecay;
+    opt.beta1 = beta1;
+    opt.beta2 = beta2;
+    opt.eps = eps;
+    opt.clipGradNorm = clipGradNorm;
     if (failed(buildTrainStep(getOperation(), options)))
       signalPassFailure();
   }

@@ -59,7 +59,18 @@ def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
            "cross_entropy: label value that contributes nothing">,
     ListOption<"freeze", "freeze", "std::string", "Globs of parameters that do not train">,
     ListOption<"trainable", "trainable", "std::string",
-               "Globs of the only parameters that train">
+               "Globs of the only parameters that train">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"none\"",
+           "none (return gradients), sgd or adamw (return updated parameters and state)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0", "SGD momentum">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false", "SGD Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Weight decay (coupled for SGD, decoupled for AdamW)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
+           "Clip the gradients' global norm to this value (0: off)">
   ];
   let dependentDialects = ["::memc::MemcDialect", "::mlir::func::FuncDialect"];
 }

@@ -126,6 +126,94 @@ Value buildLoss(OpBuilder &b, Location loc, Value prediction, Value labels,
   return mean;
 }
 
+/// Sum of squares of every gradient, sqrt, and the scale clip_grad_norm_ applies:
+/// min(1, max_norm / (norm + 1e-6)).
+SmallVector<Value> clipByGlobalNorm(OpBuilder &b, Location loc, ArrayRef<Value> gradients,
+                                   double maxNorm) {
+  auto scalarType = RankedTensorType::get({}, b.getF32Type());
+  Value total;
+  for (Value gradient : gradients) {
+    auto type = cast<RankedTensorType>(gradient.getType());
+    Value squares = b.create<MulOp>(loc, gradient, gradient);
+    if (!type.getElementType().isF32())
+      squares = b.create<CastOp>(loc, type.clone(b.getF32Type()), squares);
+    SmallVector<int64_t> axes;
+    for (int64_t axis = 0; axis < type.getRank(); ++axis)
+      axes.push_back(axis);
+    Value sum = b.create<ReduceSumOp>(loc, squares, b.getDenseI64ArrayAttr(axes),
+                                      b.getBoolAttr(false));
+    total = total ? b.create<AddOp>(loc, total, sum).getResult() : sum;
+  }
+  auto constant = [&](double value) {
+    return b.create<ConstantOp>(loc, DenseElementsAttr::get(scalarType, b.getF32FloatAttr(value)));
+  };
+  Value norm = b.create<SqrtOp>(loc, total);
+  Value coefficient =
+      b.create<DivOp>(loc, constant(maxNorm), b.create<AddOp>(loc, norm, constant(1e-6)));
+  Value clamped = b.create<ClipOp>(loc, coefficient, FloatAttr(), b.getF64FloatAttr(1.0));
+  SmallVector<Value> clipped;
+  for (Value gradient : gradients) {
+    Type element = cast<RankedTensorType>(gradient.getType()).getElementType();
+    Value scale = clamped;
+    if (!element.isF32())
+      scale = b.create<CastOp>(loc, RankedTensorType::get({}, element), clamped);
+    clipped.push_back(b.create<MulOp>(loc, gradient, scale));
+  }
+  return clipped;
+}
+
+/// The state one parameter carries between steps under `optimizer`: (suffix, type) pairs.
+SmallVector<std::pair<std::string, Type>> optimizerState(const OptimizerOptions &optimizer,
+                                                         RankedTensorType param) {
+  auto f32 = param.clone(Float32Type::get(param.getContext()));
+  switch (optimizer.kind) {
+  case OptimizerKind::Sgd:
+    if (optimizer.momentum != 0.0)
+      return {{"momentum_buffer", param}};
+    return {};
+  case OptimizerKind::AdamW:
+    return {{"exp_avg", f32}, {"exp_avg_sq", f32}};
+  case OptimizerKind::None:
+    return {};
+  }
+  return {};
+}
+
+/// One parameter's update: the new parameter followed by its new state, in optimizerState's
+/// order.
+SmallVector<Value> buildUpdate(OpBuilder &b, Location loc, const OptimizerOptions &optimizer,
+                               Value param, Value gradient, ValueRange state, Value lr,
+                               Value step) {
+  if (optimizer.kind == OptimizerKind::AdamW) {
+    auto update = b.create<AdamWUpdateOp>(
+        loc, TypeRange{param.getType(), state[0].getType(), state[1].getType()}, param, gradient,
+        state[0], state[1], lr, step, b.getF64FloatAttr(optimizer.beta1),
+        b.getF64FloatAttr(optimizer.beta2), b.getF64FloatAttr(optimizer.eps),
+        b.getF64FloatAttr(optimizer.weightDecay));
+    return {update.getNewParam(), update.getNewFirstMoment(), update.getNewSecondMoment()};
+  }
+  if (optimizer.momentum != 0.0) {
+    auto update = b.create<SgdUpdateOp>(
+        loc, TypeRange{param.getType(), param.getType()}, param, gradient, state[0], lr,
+        b.getF64FloatAttr(optimizer.momentum), b.getF64FloatAttr(optimizer.weightDecay),
+        b.getBoolAttr(optimizer.nesterov));
+    return {update.getNewParam(), update.getNewVelocity()};
+  }
+  // Plain SGD needs no state: param - lr * (grad + weight_decay * param).
+  Type element = cast<RankedTensorType>(param.getType()).getElementType();
+  Value rate = lr;
+  if (!element.isF32())
+    rate = b.create<CastOp>(loc, RankedTensorType::get({}, element), lr);
+  Value direction = gradient;
+  if (optimizer.weightDecay != 0.0) {
+    auto decay = b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
+                                    b.getFloatAttr(element, optimizer.weightDecay)));
+    direction = b.create<AddOp>(loc, gradient, b.create<MulOp>(loc, param, decay));
+  }
+  return {b.create<SubOp>(loc, param, b.create<MulOp>(loc, direction, rate))};
+}
+
 } // namespace
 
 FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &options) {
@@ -141,8 +229,12 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   FailureOr<RankedTensorType> labels = labelsType(prediction, options, forward.getLoc());
   if (failed(labels))
     return failure();
+  OpBuilder b(module.getContext());
+  Location loc = forward.getLoc();
+  bool hasOptimizer = options.optimizer.kind != OptimizerKind::None;
 
-  // Arguments: graph inputs, labels, then parameters and buffers.
+  // Arguments: graph inputs, labels, parameters and buffers, then (with an optimizer) the
+  // optimizer state of each trainable parameter, the learning rate and the step number.
   unsigned labelsPosition = 0;
   while (labelsPosition < forward.getNumArguments() &&
          !argAttr(forward, labelsPosition, kParamNameAttr))
@@ -151,71 +243,121 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   argTypes.insert(argTypes.begin() + labelsPosition, *labels);
   SmallVector<DictionaryAttr> argAttrs;
   forward.getAllArgAttrs(argAttrs);
-  OpBuilder b(module.getContext());
-  argAttrs.insert(argAttrs.begin() + labelsPosition,
-                  b.getDictionaryAttr(b.getNamedAttr(
-                      "memc.input", b.getStringAttr(options.labelsName))));
+  auto inputAttr = [&](StringRef name) {
+    return b.getDictionaryAttr(b.getNamedAttr("memc.input", b.getStringAttr(name)));
+  };
+  argAttrs.insert(argAttrs.begin() + labelsPosition, inputAttr(options.labelsName));
+  SmallVector<unsigned> trainableArgs; // indices into @forward's arguments
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    if ((*trainable)[i])
+      trainableArgs.push_back(i);
+  SmallVector<std::string> stateNames;
+  if (hasOptimizer) {
+    for (unsigned index : trainableArgs) {
+      auto type = cast<RankedTensorType>(forward.getArgument(index).getType());
+      std::string param = argAttr(forward, index, kParamNameAttr).str();
+      for (auto &[suffix, stateType] : optimizerState(options.optimizer, type)) {
+        stateNames.push_back(param + "." + suffix);
+        argTypes.push_back(stateType);
+        argAttrs.push_back(b.getDictionaryAttr(
+            {b.getNamedAttr(kParamNameAttr, b.getStringAttr(stateNames.back())),
+             b.getNamedAttr(kParamKindAttr, b.getStringAttr("optimizer_state"))}));
+      }
+    }
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    argTypes.push_back(scalar);
+    argAttrs.push_back(inputAttr(kLearningRateInput));
+    if (options.optimizer.kind == OptimizerKind::AdamW) {
+      argTypes.push_back(scalar);
+      argAttrs.push_back(inputAttr(kStepInput));
+    }
+  }
 
   b.setInsertionPointAfter(forward);
-  auto step = b.create<func::FuncOp>(forward.getLoc(), "train_step",
-                                     b.getFunctionType(argTypes, {}));
+  auto step = b.create<func::FuncOp>(loc, options.functionName, b.getFunctionType(argTypes, {}));
   step.setAllArgAttrs(argAttrs);
   Block *body = step.addEntryBlock();
   b.setInsertionPointToStart(body);
+  auto stepArgument = [&](unsigned forwardIndex) {
+    return step.getArgument(forwardIndex < labelsPosition ? forwardIndex : forwardIndex + 1);
+  };
 
   IRMapping mapping;
-  for (unsigned i = 0, j = 0; i < step.getNumArguments(); ++i)
-    if (i != labelsPosition)
-      mapping.map(forward.getArgument(j++), step.getArgument(i));
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    mapping.map(forward.getArgument(i), stepArgument(i));
   for (Operation &op : forward.getBody().front().without_terminator()) {
     Operation *clone = b.clone(op, mapping);
     if (auto batchNorm = dyn_cast<BatchNormOp>(clone))
       batchNorm.setTraining(true);
   }
   Value predictionValue = mapping.lookup(returnOp.getOperand(*lossIndex));
-  Value loss = buildLoss(b, forward.getLoc(), predictionValue, step.getArgument(labelsPosition),
-                         options);
+  Value loss =
+      buildLoss(b, loc, predictionValue, step.getArgument(labelsPosition), options);
   // The computation to differentiate: the forward clone and the loss, in order.
   SmallVector<Operation *> ops;
   for (Operation &op : *body)
     ops.push_back(&op);
 
   SmallVector<Value> wrt;
-  SmallVector<std::string> wrtNames;
-  for (unsigned i = 0, j = 0; i < step.getNumArguments(); ++i) {
-    if (i == labelsPosition)
-      continue;
-    if ((*trainable)[j]) {
-      wrt.push_back(step.getArgument(i));
-      wrtNames.push_back(argAttr(forward, j, kParamNameAttr).str());
-    }
-    ++j;
-  }
+  for (unsigned index : trainableArgs)
+    wrt.push_back(stepArgument(index));
   Value seed = b.create<ConstantOp>(
-      forward.getLoc(), DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
-                                               b.getF32FloatAttr(1.0f)));
+      loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                  b.getF32FloatAttr(1.0f)));
   FailureOr<SmallVector<Value>> gradients = buildReverseSweep(b, ops, loss, seed, wrt);
   if (failed(gradients)) {
     step.erase();
     return failure();
   }
+  for (auto [index, gradient] : llvm::zip(trainableArgs, *gradients)) {
+    if (gradient)
+      continue;
+    emitWarning(loc) << "parameter '" << argAttr(forward, index, kParamNameAttr).getValue()
+                     << "' has no path to the loss; its gradient is zero";
+    auto type = cast<RankedTensorType>(stepArgument(index).getType());
+    gradient = b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0)));
+  }
+  if (options.optimizer.clipGradNorm > 0 && !gradients->empty())
+    *gradients = clipByGlobalNorm(b, loc, *gradients, options.optimizer.clipGradNorm);
 
   SmallVector<Value> results = {loss};
   SmallVector<DictionaryAttr> resultAttrs = {
       b.getDictionaryAttr(b.getNamedAttr("memc.output", b.getStringAttr("loss")))};
-  for (auto [value, gradient, name] : llvm::zip(wrt, *gradients, wrtNames)) {
-    if (!gradient) {
-      emitWarning(forward.getLoc()) << "parameter '" << name
-                                    << "' has no path to the loss; its gradient is zero";
-      auto type = cast<RankedTensorType>(value.getType());
-      gradient = b.create<ConstantOp>(
-          forward.getLoc(), DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0)));
+  auto marked = [&](StringRef attr, StringRef name) {
+    return b.getDictionaryAttr(b.getNamedAttr(attr, b.getStringAttr(name)));
+  };
+  if (!hasOptimizer) {
+    for (auto [index, gradient] : llvm::zip(trainableArgs, *gradients)) {
+      results.push_back(gradient);
+      resultAttrs.push_back(
+          marked("memc.gradient_of", argAttr(forward, index, kParamNameAttr).getValue()));
     }
-    results.push_back(gradient);
-    resultAttrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("memc.gradient_of", b.getStringAttr(name))));
+  } else {
+    unsigned stateArg = forward.getNumArguments() + 1;
+    Value lr = step.getArgument(stateArg + stateNames.size());
+    Value stepNumber = options.optimizer.kind == OptimizerKind::AdamW
+                           ? step.getArgument(stateArg + stateNames.size() + 1)
+                           : Value();
+    size_t stateIndex = 0;
+    for (auto [index, gradient] : llvm::zip(trainableArgs, *gradients)) {
+      Value param = stepArgument(index);
+      size_t stateCount =
+          optimizerState(options.optimizer, cast<RankedTensorType>(param.getType())).size();
+      ValueRange state = step.getArguments().slice(stateArg + stateIndex, stateCount);
+      SmallVector<Value> updated =
+          buildUpdate(b, loc, options.optimizer, param, gradient, state, lr, stepNumber);
+      results.push_back(updated[0]);
+      resultAttrs.push_back(
+          marked("memc.updates", argAttr(forward, index, kParamNameAttr).getValue()));
+      for (size_t s = 0; s < stateCount; ++s) {
+        results.push_back(updated[1 + s]);
+        resultAttrs.push_back(marked("memc.updates", stateNames[stateIndex + s]));
+      }
+      stateIndex += stateCount;
+    }
   }
-  b.create<func::ReturnOp>(forward.getLoc(), results);
+  b.create<func::ReturnOp>(loc, results);
   step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   step.setAllResultAttrs(resultAttrs);
   return step;

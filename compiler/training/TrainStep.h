@@ -12,6 +12,21 @@ namespace memc {
 
 enum class LossKind { CrossEntropy, MeanSquaredError };
 
+enum class OptimizerKind { None, Sgd, AdamW };
+
+/// torch.optim.SGD / torch.optim.AdamW hyperparameters (the learning rate is a run-time input:
+/// schedules change it every step).
+struct OptimizerOptions {
+  OptimizerKind kind = OptimizerKind::None;
+  double momentum = 0.0;
+  bool nesterov = false;
+  double weightDecay = 0.0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  /// Clip the gradients' global L2 norm to this value first (torch.nn.utils.clip_grad_norm_);
+  /// 0 disables.
+  double clipGradNorm = 0.0;
+};
+
 struct TrainStepOptions {
   LossKind loss = LossKind::CrossEntropy;
   /// The graph output the loss is computed from; empty means the only output.
@@ -23,14 +38,25 @@ struct TrainStepOptions {
   /// empty, only parameters it matches train.
   std::vector<std::string> freeze;
   std::vector<std::string> trainable;
+  /// None: the step returns the gradients. Otherwise it returns the updated parameters and
+  /// optimizer state instead, each marked `memc.updates = NAME` (the argument it replaces).
+  OptimizerOptions optimizer;
+  std::string functionName = "train_step";
 };
 
-/// Adds `@train_step` to `module`, built from `@forward`: the forward computation (batch
-/// normalization in training mode), the loss, and the reverse sweep. Its arguments are
-/// @forward's with the labels after the graph inputs; its results are the loss
-/// (`memc.output = "loss"`) and the gradient of every trainable parameter
-/// (`memc.gradient_of = NAME`). Emits errors (and warnings for parameters the loss does not
-/// depend on) through the context.
+/// Names of the run-time scalar inputs a step with an optimizer takes.
+constexpr llvm::StringLiteral kLearningRateInput = "memc.lr";
+constexpr llvm::StringLiteral kStepInput = "memc.step";
+
+/// Adds `@train_step` (options.functionName) to `module`, built from `@forward`: the forward
+/// computation (batch normalization in training mode), the loss, and the reverse sweep. Its
+/// arguments are @forward's with the labels after the graph inputs. Without an optimizer its
+/// results are the loss (`memc.output = "loss"`) and the gradient of every trainable parameter
+/// (`memc.gradient_of = NAME`). With one, the step also takes the optimizer state (arguments of
+/// kind `optimizer_state`, named NAME.momentum, NAME.exp_avg, NAME.exp_avg_sq) and the scalar
+/// inputs memc.lr (and memc.step for AdamW), and returns the loss followed by the new parameters
+/// and state, each with `memc.updates = NAME`. Emits errors (and warnings for parameters the
+/// loss does not depend on) through the context.
 mlir::FailureOr<mlir::func::FuncOp> buildTrainStep(mlir::ModuleOp module,
                                                    const TrainStepOptions &options);
 

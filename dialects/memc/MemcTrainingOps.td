@@ -260,4 +260,61 @@ def Memc_CrossEntropyGradOp : Memc_Op<"cross_entropy_grad",
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+def Memc_SgdUpdateOp : Memc_Op<"sgd_update",
+    [Pure, AllTypesMatch<["param", "grad", "velocity", "new_param", "new_velocity"]>]> {
+  let summary = "One step of torch.optim.SGD for one parameter";
+  let description = [{
+    With `d = grad + weight_decay * param` (coupled weight decay) and, when `momentum` is not
+    zero, `velocity' = momentum * velocity + d` (dampening 0; the velocity starts at zero, so
+    the first step stores `d` as torch does) and `d = nesterov ? d + momentum * velocity' :
+    velocity'`: `param' = param - lr * d`. `lr` is a scalar the runtime sets every step
+    (schedules). The lowering writes the results over `param` and `velocity`.
+
+    ```mlir
+    %p1, %v1 = memc.sgd_update %p, %g, %v, %lr {momentum = 0.9 : f64, weight_decay = 0.0 : f64,
+                                                 nesterov = false}
+        : (tensor<32x16xf32>, tensor<32x16xf32>, tensor<32x16xf32>, tensor<f32>)
+        -> (tensor<32x16xf32>, tensor<32x16xf32>)
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$param, Memc_FloatTensor:$grad,
+                       Memc_FloatTensor:$velocity, StaticShapeTensorOf<[F32]>:$lr,
+                       F64Attr:$momentum, F64Attr:$weight_decay, BoolAttr:$nesterov);
+  let results = (outs Memc_FloatTensor:$new_param, Memc_FloatTensor:$new_velocity);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Memc_AdamWUpdateOp : Memc_Op<"adamw_update",
+    [Pure, AllTypesMatch<["param", "grad", "new_param"]>,
+     AllTypesMatch<["first_moment", "second_moment", "new_first_moment", "new_second_moment"]>]> {
+  let summary = "One step of torch.optim.AdamW for one parameter";
+  let description = [{
+    torch.optim.AdamW's update, in its order of operations: `param *= 1 - lr * weight_decay`
+    (decoupled), `m = beta1 m + (1 - beta1) g`, `v = beta2 v + (1 - beta2) g^2`, then
+    `param -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)` where `t` is the
+    1-based `step`. Moments are f32 whatever the parameter's type. `lr` and `step` are scalars
+    the runtime sets every step; the lowering writes the results over `param` and the moments.
+
+    ```mlir
+    %p1, %m1, %v1 = memc.adamw_update %p, %g, %m, %v, %lr, %t
+        {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decay = 0.01 : f64}
+        : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<f32>, tensor<f32>)
+        -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$param, Memc_FloatTensor:$grad,
+                       StaticShapeTensorOf<[F32]>:$first_moment,
+                       StaticShapeTensorOf<[F32]>:$second_moment,
+                       StaticShapeTensorOf<[F32]>:$lr, StaticShapeTensorOf<[F32]>:$step,
+                       F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps, F64Attr:$weight_decay);
+  let results = (outs Memc_FloatTensor:$new_param,
+                      StaticShapeTensorOf<[F32]>:$new_first_moment,
+                      StaticShapeTensorOf<[F32]>:$new_second_moment);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 #endif // MEMC_TRAINING_OPS_TD
