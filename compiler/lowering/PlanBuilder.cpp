@@ -135,6 +135,7 @@ public:
   LogicalResult build(PlanSummary &summary);
 
 private:
+  LogicalResult findUpdates();
   LogicalResult assignStorage();
   uint32_t addBuffer(Value value, plan::Region region, const std::string &name);
   void scheduleSteps(PlanSummary &summary);
@@ -151,6 +152,8 @@ private:
   std::vector<uint32_t> allocationOf;
   std::vector<Operation *> stepOps;
   uint64_t constantBytesUsed = 0;
+  /// Training steps: results marked `memc.updates = NAME` and the argument each overwrites.
+  llvm::DenseMap<Value, BlockArgument> updatedArgument;
 };
 
 uint32_t PlanBuilder::addBuffer(Value value, plan::Region region, const std::string &name) {
@@ -168,7 +171,34 @@ uint32_t PlanBuilder::addBuffer(Value value, plan::Region region, const std::str
   return index;
 }
 
+LogicalResult PlanBuilder::findUpdates() {
+  llvm::StringMap<BlockArgument> parameters;
+  for (BlockArgument argument : function.getArguments())
+    if (auto name = function.getArgAttrOfType<StringAttr>(argument.getArgNumber(), kParamNameAttr))
+      parameters[name.getValue()] = argument;
+  Operation *terminator = function.getBody().front().getTerminator();
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+    auto name = function.getResultAttrOfType<StringAttr>(index, "memc.updates");
+    if (!name)
+      continue;
+    BlockArgument argument = parameters.lookup(name.getValue());
+    if (!argument || argument.getType() != value.getType())
+      return function.emitError("result ") << index << " updates '" << name.getValue()
+                                           << "', which is no parameter of its type";
+    Operation *producer = value.getDefiningOp();
+    if (value == argument)
+      continue; // unchanged
+    if (!producer || isa<ConstantOp, ReshapeOp>(producer) ||
+        !updatedArgument.try_emplace(value, argument).second)
+      return function.emitError("result ") << index << " ('" << name.getValue()
+                                           << "') must be computed by a step of its own";
+  }
+  return success();
+}
+
 LogicalResult PlanBuilder::assignStorage() {
+  if (failed(findUpdates()))
+    return failure();
   uint64_t persistent = 0;
   for (BlockArgument argument : function.getArguments()) {
     if (failed(planDType(argument.getType(), argument.getLoc())))
@@ -212,8 +242,16 @@ LogicalResult PlanBuilder::assignStorage() {
       result.mutable_buffers(buffer)->set_alias_of(allocationOf[buffer]);
       continue;
     }
-    for (Value result : op.getResults())
-      addBuffer(result, plan::ARENA, name);
+    for (Value value : op.getResults()) {
+      // A parameter's or optimizer state's new value is written over the old one.
+      if (BlockArgument updated = updatedArgument.lookup(value)) {
+        const plan::Buffer &target = result.buffers(bufferOf[updated]);
+        uint32_t buffer = addBuffer(value, plan::PERSISTENT, target.name());
+        result.mutable_buffers(buffer)->set_offset(target.offset());
+        continue;
+      }
+      addBuffer(value, plan::ARENA, name);
+    }
     stepOps.push_back(&op);
   }
   return success();
@@ -233,17 +271,36 @@ void PlanBuilder::scheduleSteps(PlanSummary &summary) {
       it->second = graph.addValue(storageBytes(root.getType()), returned.contains(root));
     return it->second;
   };
-  for (Operation *op : stepOps) {
-    std::vector<int32_t> inputs, outputs;
+  std::vector<std::vector<int32_t>> inputs(stepOps.size()), outputs(stepOps.size());
+  llvm::DenseMap<Operation *, size_t> nodeOf;
+  for (auto [node, op] : llvm::enumerate(stepOps)) {
+    nodeOf[op] = node;
     for (Value operand : op->getOperands()) {
       Value root = allocationRoot(operand);
       if (result.buffers(bufferOf[root]).region() == plan::ARENA)
-        inputs.push_back(idOf(root));
+        inputs[node].push_back(idOf(root));
     }
-    for (Value result : op->getResults())
-      outputs.push_back(idOf(result));
-    graph.addNode(std::move(inputs), std::move(outputs));
+    for (Value value : op->getResults())
+      if (!updatedArgument.count(value))
+        outputs[node].push_back(idOf(value));
   }
+  // A step that overwrites an argument runs after every other step reading it: each reader
+  // hands the writer a zero-byte token.
+  for (auto [value, argument] : updatedArgument) {
+    size_t writer = nodeOf[value.getDefiningOp()];
+    for (auto [node, op] : llvm::enumerate(stepOps)) {
+      bool reads = llvm::any_of(op->getOperands(), [&, argument = argument](Value operand) {
+        return allocationRoot(operand) == argument;
+      });
+      if (node == writer || !reads)
+        continue;
+      int32_t token = graph.addValue(0);
+      outputs[node].push_back(token);
+      inputs[writer].push_back(token);
+    }
+  }
+  for (size_t node = 0; node < stepOps.size(); ++node)
+    graph.addNode(std::move(inputs[node]), std::move(outputs[node]));
   planner::Schedule schedule = planner::scheduleForMemory(graph);
   summary.schedulePeakBytes = schedule.peakBytes;
   summary.originalOrderPeakBytes = schedule.baselinePeakBytes;
@@ -346,6 +403,17 @@ LogicalResult PlanBuilder::placeArena(PlanSummary &summary) {
       ++summary.inPlaceSteps;
     }
   }
+  // Updates write parameters and optimizer state over the values they read.
+  for (plan::Step &step : *result.mutable_steps())
+    for (uint32_t output : step.outputs())
+      for (uint32_t input : step.inputs())
+        if (result.buffers(output).region() == plan::PERSISTENT &&
+            result.buffers(input).region() == plan::PERSISTENT &&
+            result.buffers(input).offset() == result.buffers(output).offset() &&
+            !step.in_place()) {
+          step.set_in_place(true);
+          ++summary.inPlaceSteps;
+        }
   result.set_arena_bytes(assignment.arenaBytes);
   result.set_arena_lower_bound_bytes(assignment.lowerBoundBytes);
   summary.strategy = assignment.strategy;
@@ -373,8 +441,12 @@ void PlanBuilder::bindInterface() {
   }
   for (auto [index, value] :
        llvm::enumerate(function.getBody().front().getTerminator()->getOperands())) {
+    if (function.getResultAttr(index, "memc.updates"))
+      continue; // written over its argument, not an output
     plan::Binding *binding = result.add_outputs();
     auto name = function.getResultAttrOfType<StringAttr>(index, "memc.output");
+    if (!name) // a gradient is named after its parameter
+      name = function.getResultAttrOfType<StringAttr>(index, "memc.gradient_of");
     binding->set_name(name ? name.str() : "output" + std::to_string(index));
     binding->set_buffer(bufferOf[value]);
   }

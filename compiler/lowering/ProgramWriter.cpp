@@ -18,7 +18,7 @@ bool serializeWeights(const plan::Plan &plan, const WeightStore &weights, std::s
   for (int i = 0; i < plan.parameters_size(); ++i) {
     const plan::Binding &binding = plan.parameters(i);
     const std::string &source = binding.source().empty() ? binding.name() : binding.source();
-    if (!written.insert(source).second)
+    if (binding.kind() == "optimizer_state" || !written.insert(source).second)
       continue;
     const StoredTensor *stored = weights.find(source);
     if (!stored) {

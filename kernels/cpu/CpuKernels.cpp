@@ -16,6 +16,13 @@ const KernelTable &cpuKernels() {
     addLayoutKernels(kernels);
     addConvolutionKernels(kernels);
     addPoolingKernels(kernels);
+    addActivationBackwardKernels(kernels);
+    addNormalizationBackwardKernels(kernels);
+    addIndexingBackwardKernels(kernels);
+    addConvolutionBackwardKernels(kernels);
+    addPoolingBackwardKernels(kernels);
+    addLossKernels(kernels);
+    addOptimizerKernels(kernels);
     return kernels;
   }();
   return table;

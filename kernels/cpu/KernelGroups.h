@@ -19,6 +19,15 @@ void addLayoutKernels(KernelTable &table);        // Layout.cpp
 void addConvolutionKernels(KernelTable &table);   // Convolution.cpp
 void addPoolingKernels(KernelTable &table);       // Pooling.cpp
 
+// Training: backward ops and losses.
+void addActivationBackwardKernels(KernelTable &table);    // ActivationBackward.cpp
+void addNormalizationBackwardKernels(KernelTable &table); // NormalizationBackward.cpp
+void addIndexingBackwardKernels(KernelTable &table);      // IndexingBackward.cpp
+void addConvolutionBackwardKernels(KernelTable &table);   // ConvolutionBackward.cpp
+void addPoolingBackwardKernels(KernelTable &table);       // PoolingBackward.cpp
+void addLossKernels(KernelTable &table);                  // Losses.cpp
+void addOptimizerKernels(KernelTable &table);     // Optimizers.cpp
+
 /// Elements per task below which splitting a cheap elementwise loop over threads costs more
 /// than it saves.
 constexpr int64_t kElementwiseGrain = int64_t{1} << 15;

@@ -102,6 +102,8 @@ bool Executor::loadParameters(const SafetensorsFile &weights, std::string &error
   std::vector<std::string> problems;
   std::vector<std::pair<const PlanBinding *, const SafetensorsTensor *>> loads;
   for (const PlanBinding &parameter : loaded->parameters) {
+    if (parameter.kind == "optimizer_state")
+      continue; // starts at zero: the persistent region is zeroed when allocated
     const PlanBuffer &buffer = loaded->buffers[parameter.buffer];
     std::string label = "parameter '" + parameter.name + "'" +
                         (parameter.source != parameter.name ? " (from '" + parameter.source + "')"
@@ -222,6 +224,21 @@ bool Executor::run(std::string &error) {
   }
   outputsReady = true;
   return true;
+}
+
+bool Executor::readParameters(NamedArrays &arrays, std::string &error) {
+  arrays.clear();
+  for (const PlanBinding &parameter : loaded->parameters) {
+    const PlanBuffer &buffer = loaded->buffers[parameter.buffer];
+    HostArray array;
+    array.dtype = buffer.dtype;
+    array.shape = buffer.shape;
+    array.bytes.resize(buffer.size);
+    if (!device.copyToHost(array.bytes.data(), address(buffer), buffer.size, *stream, error))
+      return false;
+    arrays.emplace_back(parameter.name, std::move(array));
+  }
+  return stream->synchronize(error);
 }
 
 bool Executor::readOutputs(NamedArrays &arrays, std::string &error) {

@@ -56,6 +56,10 @@ public:
   /// Runs the schedule. Needs bound inputs and, if the plan has parameters, loaded parameters.
   bool run(std::string &error);
 
+  /// The current values of every parameter binding (parameters, buffers, optimizer state),
+  /// named after the bindings: what training has made of them.
+  bool readParameters(NamedArrays &arrays, std::string &error);
+
   /// The graph outputs of the last run, in the plan's order.
   bool readOutputs(NamedArrays &arrays, std::string &error);
 

@@ -49,6 +49,8 @@ struct PlanBinding {
   uint32_t buffer = 0;
   /// Parameters: the weights-file tensor to load (the binding's name when the plan left it empty).
   std::string source;
+  /// Parameters: "parameter", "buffer" or "optimizer_state" (starts at zero, not loaded).
+  std::string kind;
 };
 
 /// When an arena buffer holds a value, in step indices: from `first` (the step writing it, or

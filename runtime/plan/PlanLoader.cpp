@@ -13,7 +13,7 @@
 //  - Bindings: non-empty names, unique within inputs, outputs and parameters, and no input named
 //    like a parameter; valid buffer indices; an input or parameter buffer bound once; inputs in
 //    the arena or persistent region and not views, parameters persistent (not views) with kind
-//    "parameter" or "buffer";
+//    "parameter", "buffer" or "optimizer_state";
 //    `source` and `kind` empty on inputs and outputs.
 //  - Steps: the kernel exists in the device's table; buffer indices are valid; attributes have
 //    unique non-empty names and a value; no output is a constant, a view or a bound input;
@@ -223,9 +223,10 @@ private:
           return fail(label + ": parameters live in the persistent region, " +
                       bufferLabel(binding.buffer()) + " is in the " + regionName(region) +
                       " region");
-        if (kind == "parameter" && binding.kind() != "parameter" && binding.kind() != "buffer")
+        if (kind == "parameter" && binding.kind() != "parameter" && binding.kind() != "buffer" &&
+            binding.kind() != "optimizer_state")
           return fail(label + ": kind is " + quoted(binding.kind()) +
-                      ", expected 'parameter' or 'buffer'");
+                      ", expected 'parameter', 'buffer' or 'optimizer_state'");
         if (out.buffers[binding.buffer()].view)
           return fail(label + ": " + bufferLabel(binding.buffer()) +
                       " is a view; bind the buffer it views");
@@ -238,7 +239,8 @@ private:
               return fail(label + " has the name of an input");
       }
       resolved.push_back({binding.name(), binding.buffer(),
-                          binding.source().empty() ? binding.name() : binding.source()});
+                          binding.source().empty() ? binding.name() : binding.source(),
+                          binding.kind()});
     }
     return true;
   }

@@ -17,7 +17,11 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/io/Npz.h"
 #include "runtime/io/Safetensors.h"
+#include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/train/TrainingLoop.h"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -31,6 +35,8 @@ namespace {
 
 struct Options {
   std::optional<std::string> plan, weights, inputs, outputs;
+  // Training programs.
+  std::optional<std::string> data, steps, log, dumpGrads, save;
   std::string device = "cpu";
   /// Runs of the schedule; the summary reports the median time (benchmarks).
   int repeat = 1;
@@ -64,7 +70,10 @@ void printUsage(bool bundled) {
 bool parseArguments(int argc, char **argv, Options &options, std::string &error) {
   std::map<std::string, std::optional<std::string> *> valued = {
       {"--plan", &options.plan},       {"--weights", &options.weights},
-      {"--inputs", &options.inputs},   {"--outputs", &options.outputs}};
+      {"--inputs", &options.inputs},   {"--outputs", &options.outputs},
+      {"--data", &options.data},       {"--steps", &options.steps},
+      {"--log", &options.log},         {"--dump-grads", &options.dumpGrads},
+      {"--save", &options.save}};
   std::optional<std::string> device, repeat;
   valued["--device"] = &device;
   valued["--repeat"] = &repeat;
@@ -136,6 +145,44 @@ void printStats(const ExecutionStats &stats, const LoadedPlan &plan) {
   for (size_t t : order)
     std::fprintf(stderr, "  step %-6zu %10.3f ms  %s %s\n", t, stats.stepSeconds[t] * 1e3,
                  plan.steps[t].kernelName.c_str(), plan.steps[t].location.c_str());
+}
+
+/// True if the plan carries a training step (memc compiled it with --loss).
+bool isTrainingPlan(std::string_view bytes) {
+  memc::plan::Plan plan;
+  return bytes.size() <= static_cast<size_t>(INT32_MAX) &&
+         plan.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && plan.has_training();
+}
+
+/// Trains with a training program's plan; returns the exit code.
+int runTrainingProgram(const Options &options, std::string_view planBytes,
+                       const SafetensorsFile &weights) {
+  memc::plan::Plan plan;
+  if (!plan.ParseFromArray(planBytes.data(), static_cast<int>(planBytes.size())))
+    return fail("the program's plan is corrupted");
+  if (!options.data)
+    return fail("a training program needs --data DATA.npz (one array per model input and the "
+                "labels, samples along axis 0)");
+  TrainingOptions training;
+  training.dataPath = *options.data;
+  if (options.steps) {
+    char *end = nullptr;
+    long long steps = std::strtoll(options.steps->c_str(), &end, 10);
+    if (*end != '\0' || steps < 1)
+      return fail("--steps needs a positive count, got '" + *options.steps + "'");
+    training.steps = steps;
+  }
+  training.logPath = options.log;
+  training.dumpGradientsPath = options.dumpGrads;
+  training.savePath = options.save;
+  training.progress = isatty(STDERR_FILENO);
+  std::string error;
+  DeviceRegistry registry;
+  registerAvailableDevices(registry);
+  std::unique_ptr<Device> device = registry.create(options.device, error);
+  if (!device || !runTraining(plan, weights, *device, training, error))
+    return fail(error);
+  return 0;
 }
 
 /// Runs the program; returns the exit code.
@@ -222,6 +269,11 @@ int main(int argc, char **argv) {
                   "plain memc-runner");
     if (!weights.parse(bundle.weights, error))
       return fail("the program's weights are corrupted: " + error);
+    if (isTrainingPlan(bundle.plan))
+      return runTrainingProgram(options, bundle.plan, weights);
+    if (options.data || options.steps)
+      return fail("this program computes a model's outputs (--inputs); --data and --steps are "
+                  "for training programs");
     return runProgram(options, "the program's plan", bundle.plan, &weights);
   }
   if (!options.plan)

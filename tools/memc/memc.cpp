@@ -2,6 +2,7 @@
 //
 // memc MODEL.onnx [--input-shape NAME=DIMS]... [--emit=mlir|mlir-import] [-o FILE]
 // memc MODEL.onnx --mode=infer -o RUN
+// memc MODEL.onnx --loss cross_entropy|mse --optimizer sgd|adamw --lr F [...] -o TRAIN
 //
 // The default mode imports an ONNX model, brings it to canonical form and prints the memc IR.
 // --mode=infer compiles it into RUN, one executable that computes the model's outputs on the
@@ -14,6 +15,7 @@
 #include "compiler/lowering/PlanBuilder.h"
 #include "compiler/lowering/ProgramWriter.h"
 #include "compiler/pipeline/Pipeline.h"
+#include "compiler/training/TrainStep.h"
 #include "dialects/memc/MemcDialect.h"
 #include "dialects/memc/ShapeInference.h"
 
@@ -41,12 +43,48 @@ cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"), cl::Req
                                cl::cat(memcCategory));
 cl::opt<std::string> outputPath("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(memcCategory));
-enum class Mode { Import, Infer };
-cl::opt<Mode> mode("mode", cl::desc("What to build"), cl::init(Mode::Import),
+enum class Mode { Import, Infer, Train };
+cl::opt<Mode> mode("mode", cl::desc("What to build (default: train when --loss is given)"),
+                   cl::init(Mode::Import),
                    cl::values(clEnumValN(Mode::Import, "import", "print the model as memc IR"),
                               clEnumValN(Mode::Infer, "infer",
-                                         "an executable computing the model's outputs")),
+                                         "an executable computing the model's outputs"),
+                              clEnumValN(Mode::Train, "train",
+                                         "an executable training the model")),
                    cl::cat(memcCategory));
+
+cl::OptionCategory trainingCategory("memc training options");
+cl::opt<std::string> loss("loss", cl::desc("Loss: cross_entropy or mse"), cl::cat(trainingCategory));
+cl::opt<std::string> lossInput("loss-input", cl::desc("Graph output the loss is computed from"),
+                               cl::cat(trainingCategory));
+cl::opt<std::string> labels("labels", cl::desc("Name of the labels input"), cl::init("labels"),
+                            cl::cat(trainingCategory));
+cl::opt<std::string> optimizer("optimizer", cl::desc("sgd or adamw"), cl::init("adamw"),
+                               cl::cat(trainingCategory));
+cl::opt<double> learningRate("lr", cl::desc("Learning rate"), cl::init(1e-3),
+                             cl::cat(trainingCategory));
+cl::opt<double> momentum("momentum", cl::desc("SGD momentum"), cl::init(0.0),
+                         cl::cat(trainingCategory));
+cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"), cl::cat(trainingCategory));
+cl::opt<double> weightDecay("weight-decay", cl::desc("Weight decay"), cl::init(-1.0),
+                            cl::cat(trainingCategory));
+cl::opt<double> beta1("beta1", cl::desc("AdamW beta1"), cl::init(0.9), cl::cat(trainingCategory));
+cl::opt<double> beta2("beta2", cl::desc("AdamW beta2"), cl::init(0.999),
+                      cl::cat(trainingCategory));
+cl::opt<double> epsilon("eps", cl::desc("AdamW epsilon"), cl::init(1e-8),
+                        cl::cat(trainingCategory));
+cl::opt<double> clipGradNorm("clip-grad-norm", cl::desc("Clip the gradients' global norm"),
+                             cl::init(0.0), cl::cat(trainingCategory));
+cl::opt<int64_t> gradAccum("grad-accum", cl::desc("Micro-batches per optimizer step"),
+                           cl::init(1), cl::cat(trainingCategory));
+cl::opt<int64_t> warmup("warmup", cl::desc("Linear learning-rate warmup steps"), cl::init(0),
+                        cl::cat(trainingCategory));
+cl::opt<int64_t> decaySteps("decay-steps", cl::desc("Cosine decay steps after warmup"),
+                            cl::init(0), cl::cat(trainingCategory));
+cl::list<std::string> freeze("freeze", cl::desc("Glob of parameters that do not train"),
+                             cl::cat(trainingCategory));
+cl::list<std::string> trainable("trainable", cl::desc("Glob of the only parameters that train"),
+                                cl::cat(trainingCategory));
 enum class Emit { Mlir, MlirImport };
 cl::opt<Emit> emit("emit", cl::desc("What to produce"), cl::init(Emit::Mlir),
                    cl::values(clEnumValN(Emit::Mlir, "mlir", "memc IR in canonical form"),
@@ -178,15 +216,115 @@ int compileInference(ModuleOp module, const memc::WeightStore &weights, const ch
   return 0;
 }
 
+/// Validates the training flags into options; prints the problem and returns false.
+bool trainingOptions(memc::TrainStepOptions &options) {
+  auto error = [](const std::string &message) {
+    llvm::errs() << "memc: error: " << message << "\n";
+    return false;
+  };
+  if (loss == "cross_entropy")
+    options.loss = memc::LossKind::CrossEntropy;
+  else if (loss == "mse")
+    options.loss = memc::LossKind::MeanSquaredError;
+  else
+    return error("--loss must be cross_entropy or mse, got '" + loss + "'");
+  memc::OptimizerOptions &opt = options.optimizer;
+  if (optimizer == "sgd")
+    opt.kind = memc::OptimizerKind::Sgd;
+  else if (optimizer == "adamw")
+    opt.kind = memc::OptimizerKind::AdamW;
+  else
+    return error("--optimizer must be sgd or adamw, got '" + optimizer + "'");
+  if (!(learningRate > 0) || momentum < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 ||
+      beta2 >= 1 || epsilon <= 0 || clipGradNorm < 0 || warmup < 0 || decaySteps < 0)
+    return error("--lr, --eps must be positive; --momentum, --clip-grad-norm, --warmup, "
+                 "--decay-steps non-negative; --beta1, --beta2 in [0, 1)");
+  if (gradAccum != 1)
+    return error("--grad-accum " + std::to_string(gradAccum) +
+                 ": gradient accumulation is not supported yet (use 1)");
+  if (nesterov && (opt.kind != memc::OptimizerKind::Sgd || momentum == 0))
+    return error("--nesterov needs --optimizer sgd with --momentum > 0");
+  opt.momentum = momentum;
+  opt.nesterov = nesterov;
+  // torch.optim defaults: SGD none, AdamW 0.01.
+  opt.weightDecay = weightDecay >= 0 ? weightDecay
+                                     : (opt.kind == memc::OptimizerKind::AdamW ? 0.01 : 0.0);
+  opt.beta1 = beta1;
+  opt.beta2 = beta2;
+  opt.eps = epsilon;
+  opt.clipGradNorm = clipGradNorm;
+  options.lossInput = lossInput;
+  options.labelsName = labels;
+  options.freeze.assign(freeze.begin(), freeze.end());
+  options.trainable.assign(trainable.begin(), trainable.end());
+  return true;
+}
+
+/// Builds @gradients and @train_step, plans both, and writes the training program.
+int compileTraining(ModuleOp module, const memc::WeightStore &weights, const char *argv0) {
+  memc::TrainStepOptions options;
+  if (!trainingOptions(options))
+    return 1;
+  memc::TrainStepOptions gradientsOnly = options;
+  gradientsOnly.optimizer = {};
+  gradientsOnly.functionName = "gradients";
+  if (failed(memc::buildTrainStep(module, gradientsOnly)) ||
+      failed(memc::buildTrainStep(module, options)))
+    return 1;
+  PassManager pm(module.getContext());
+  memc::buildCanonicalizationPipeline(pm);
+  if (failed(pm.run(module)))
+    return 1;
+  memc::PlanSummary summary;
+  FailureOr<memc::plan::Plan> plan =
+      memc::buildPlan(module.lookupSymbol<func::FuncOp>("train_step"), modelPath, &summary);
+  FailureOr<memc::plan::Plan> gradients =
+      memc::buildPlan(module.lookupSymbol<func::FuncOp>("gradients"), modelPath);
+  if (failed(plan) || failed(gradients))
+    return 1;
+  memc::plan::Training *training = plan->mutable_training();
+  training->set_loss_output("loss");
+  training->set_labels_input(labels);
+  training->set_optimizer(optimizer);
+  training->set_learning_rate(learningRate);
+  training->set_warmup_steps(warmup);
+  training->set_decay_steps(decaySteps);
+  *plan->mutable_gradients() = std::move(*gradients);
+  if (outputPath == "-") {
+    llvm::errs() << "memc: error: training needs -o PATH for the executable\n";
+    return 1;
+  }
+  std::string error;
+  if (!memc::writeProgram(*plan, weights, runnerPath(argv0), outputPath, error)) {
+    llvm::errs() << "memc: error: " << error << "\n";
+    return 1;
+  }
+  llvm::errs() << llvm::format(
+      "memc: wrote %s: training step of %zu steps (%zu in place), arena %.2f MiB (lower bound "
+      "%.2f MiB, ratio %.3f), persistent %.2f MiB (parameters and optimizer state)\n",
+      outputPath.c_str(), summary.steps, summary.inPlaceSteps, summary.arenaBytes / 1048576.0,
+      summary.arenaLowerBoundBytes / 1048576.0,
+      summary.arenaLowerBoundBytes ? double(summary.arenaBytes) / summary.arenaLowerBoundBytes
+                                   : 1.0,
+      summary.persistentBytes / 1048576.0);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(memcCategory);
+  cl::HideUnrelatedOptions({&memcCategory, &trainingCategory});
   cl::ParseCommandLineOptions(argc, argv, "memc: compile ONNX models into memory-optimized "
                                           "training executables\n");
   auto start = std::chrono::steady_clock::now();
 
+  if (!loss.empty() && mode == Mode::Import)
+    mode = Mode::Train;
+  if (mode == Mode::Train && loss.empty()) {
+    llvm::errs() << "memc: error: training needs --loss cross_entropy|mse\n";
+    return 1;
+  }
   memc::ImportOptions options;
   for (const std::string &text : inputShapes) {
     std::string error;
@@ -216,6 +354,8 @@ int main(int argc, char **argv) {
 
   if (mode == Mode::Infer)
     return compileInference(*module, weights, argv[0]);
+  if (mode == Mode::Train)
+    return compileTraining(*module, weights, argv[0]);
 
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(outputPath, &error);

@@ -1,0 +1,202 @@
+//===- ActivationBackward.cpp - gelu_grad, softmax_grad, log_softmax_grad -===//
+//
+// gelu_grad is elementwise, with PyTorch's GeluBackward formulas (exact and tanh) in f32.
+// softmax_grad and log_softmax_grad work from the forward output y along one axis:
+//   softmax:     dx = y * (dy - sum(dy * y))
+//   log_softmax: dx = dy - exp(y) * sum(dy)
+// with f64 sums, threaded over rows (or blocks of interleaved rows along a non-innermost axis)
+// like the forward softmax. Every kernel reads element i before writing element i, and the row
+// kernels read a whole row before writing any of it, so the result may share the grad's or
+// y's buffer.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/cpu/Accumulate.h"
+#include "kernels/cpu/CallChecks.h"
+#include "kernels/cpu/ElementTypes.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/ThreadPool.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace memc::kernels {
+
+namespace {
+
+/// (grad, operand) -> result, all of one float type and shape.
+bool checkGradAndOperand(const KernelCall &call, const char *operand, std::string &error) {
+  return checkCall(call, 2, 2, 1, error) &&
+         checkDType(call.inputs[0], kFloatTypes, "grad", error) &&
+         checkSameDType(call.inputs[1], call.inputs[0], operand, "grad", error) &&
+         checkShape(call.inputs[1], call.inputs[0].shape, operand, error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
+         checkShape(call.outputs[0], call.inputs[0].shape, "result", error);
+}
+
+//===----------------------------------------------------------------------===//
+// gelu_grad
+//===----------------------------------------------------------------------===//
+
+bool checkGeluGrad(const KernelCall &call, std::string &error) {
+  std::string approximate = "none";
+  if (!checkGradAndOperand(call, "input", error) ||
+      !optionalString(attributesOf(call), "approximate", approximate, error))
+    return false;
+  if (approximate != "none" && approximate != "tanh") {
+    error = "attribute 'approximate' must be \"none\" or \"tanh\", got \"" + approximate + "\"";
+    return false;
+  }
+  return true;
+}
+
+/// result[i] = grad[i] * derivative(input[i]), over threads.
+template <typename T, typename Derivative>
+void mapGrad(const KernelCall &call, Derivative derivative) {
+  const T *dy = call.inputs[0].as<T>(), *x = call.inputs[1].as<T>();
+  T *dx = call.outputs[0].as<T>();
+  parallelFor(0, call.outputs[0].numElements(), kExpensiveGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      dx[i] = Element<T>::store(Element<T>::load(dy[i]) * derivative(Element<T>::load(x[i])));
+  });
+}
+
+bool runGeluGrad(const KernelCall &call, std::string &) {
+  std::string approximate = "none";
+  attributesOf(call).getString("approximate", approximate);
+  visitFloat(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (approximate == "tanh") {
+      // PyTorch's constants: sqrt(2/pi) and 0.044715.
+      const float beta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
+      const float kappa = 0.044715f;
+      mapGrad<T>(call, [=](float x) {
+        float inner = beta * (x + kappa * x * x * x);
+        float t = std::tanh(inner);
+        float innerDerivative = beta * (1.0f + 3.0f * kappa * x * x);
+        return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * innerDerivative;
+      });
+    } else {
+      // Phi(x) + x * phi(x).
+      const float alpha = static_cast<float>(M_SQRT1_2);
+      const float density = static_cast<float>(M_2_SQRTPI * M_SQRT1_2 * 0.5);
+      mapGrad<T>(call, [=](float x) {
+        float cdf = 0.5f * (1.0f + std::erf(x * alpha));
+        return cdf + x * density * std::exp(-0.5f * x * x);
+      });
+    }
+  });
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// softmax_grad, log_softmax_grad
+//===----------------------------------------------------------------------===//
+
+bool checkSoftmaxGrad(const KernelCall &call, std::string &error) {
+  int64_t axis;
+  if (!checkGradAndOperand(call, "output", error) ||
+      !requireInt(attributesOf(call), "axis", axis, error))
+    return false;
+  if (axis < 0 || axis >= call.inputs[0].rank()) {
+    error =
+        "axis " + std::to_string(axis) + " out of range for " + formatShape(call.inputs[0].shape);
+    return false;
+  }
+  return true;
+}
+
+/// The row sum the gradient needs: sum(dy * y) for softmax, sum(dy) for log_softmax.
+template <bool Log> double rowTerm(float dy, float y) {
+  if constexpr (Log)
+    return dy;
+  else
+    return static_cast<double>(dy) * y;
+}
+
+template <bool Log> float gradOf(float dy, float y, float sum) {
+  if constexpr (Log)
+    return dy - std::exp(y) * sum;
+  else
+    return y * (dy - sum);
+}
+
+/// The gradient of one contiguous row of n elements; the sum in kLanes interleaved f64
+/// accumulators, as sumLanes.
+template <typename T, bool Log> void softmaxGradRow(const T *dy, const T *y, T *dx, int64_t n) {
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes[l] += rowTerm<Log>(Element<T>::load(dy[i + l]), Element<T>::load(y[i + l]));
+  for (int64_t l = 0; i < n; ++i, ++l)
+    lanes[l] += rowTerm<Log>(Element<T>::load(dy[i]), Element<T>::load(y[i]));
+  double sum = lanes[0];
+  for (int64_t l = 1; l < kLanes; ++l)
+    sum += lanes[l];
+  for (i = 0; i < n; ++i)
+    dx[i] = Element<T>::store(
+        gradOf<Log>(Element<T>::load(dy[i]), Element<T>::load(y[i]), static_cast<float>(sum)));
+}
+
+/// The same for `width` interleaved rows r[j * stride + c], c in [0, width): rows along a
+/// non-innermost axis, vectorized across c.
+template <typename T, bool Log>
+void softmaxGradColumns(const T *dy, const T *y, T *dx, int64_t length, int64_t stride,
+                        int64_t width, std::vector<double> &sums) {
+  sums.assign(width, 0.0);
+  for (int64_t j = 0; j < length; ++j)
+    for (int64_t c = 0; c < width; ++c) {
+      int64_t i = j * stride + c;
+      sums[c] += rowTerm<Log>(Element<T>::load(dy[i]), Element<T>::load(y[i]));
+    }
+  for (int64_t j = 0; j < length; ++j)
+    for (int64_t c = 0; c < width; ++c) {
+      int64_t i = j * stride + c;
+      dx[i] = Element<T>::store(gradOf<Log>(Element<T>::load(dy[i]), Element<T>::load(y[i]),
+                                            static_cast<float>(sums[c])));
+    }
+}
+
+template <bool Log> bool runSoftmaxGrad(const KernelCall &call, std::string &) {
+  const Shape &shape = call.inputs[0].shape;
+  int64_t axis = attributesOf(call).intOr("axis", 0);
+  int64_t outer = 1, length = shape[axis], inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  if (call.outputs[0].numElements() == 0)
+    return true;
+  // Tasks are (outer index, block of up to 64 interleaved rows).
+  constexpr int64_t kBlock = 64;
+  int64_t blocks = (inner + kBlock - 1) / kBlock;
+  int64_t grain = std::max<int64_t>(1, kExpensiveGrain / (length * std::min(inner, kBlock)));
+  visitFloat(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *dy = call.inputs[0].as<T>(), *y = call.inputs[1].as<T>();
+    T *dx = call.outputs[0].as<T>();
+    parallelFor(0, outer * blocks, grain, [&](int64_t begin, int64_t end) {
+      std::vector<double> sums;
+      for (int64_t task = begin; task < end; ++task) {
+        int64_t o = task / blocks, c0 = (task % blocks) * kBlock;
+        int64_t offset = o * length * inner + c0;
+        if (inner == 1)
+          softmaxGradRow<T, Log>(dy + offset, y + offset, dx + offset, length);
+        else
+          softmaxGradColumns<T, Log>(dy + offset, y + offset, dx + offset, length, inner,
+                                     std::min(kBlock, inner - c0), sums);
+      }
+    });
+  });
+  return true;
+}
+
+} // namespace
+
+void addActivationBackwardKernels(KernelTable &table) {
+  table["gelu_grad"] = Kernel{&checkGeluGrad, &runGeluGrad};
+  table["softmax_grad"] = Kernel{&checkSoftmaxGrad, &runSoftmaxGrad<false>};
+  table["log_softmax_grad"] = Kernel{&checkSoftmaxGrad, &runSoftmaxGrad<true>};
+}
+
+} // namespace memc::kernels

@@ -1,0 +1,262 @@
+//===- ConvolutionBackward.cpp - conv_grad_input and conv_grad_weight -----===//
+//
+// Both are the forward's im2col product run backwards, per image and group (g indexes groups,
+// R = C/group * kernel taps, Mg = M/group):
+//  - conv_grad_input: col[R, positions] = W_g^T[R, Mg] * dY_g[Mg, positions], then col2im adds
+//    every column element back onto the input element it was read from. A 1x1 convolution with
+//    unit strides and no padding is one product straight into the input gradient.
+//  - conv_grad_weight: dW_g^T[R, Mg] = sum over images and positions of col * dY_g^T. The sum
+//    runs over blocks of output rows that may span images (small images make long products);
+//    each block multiplies its columns by a packed dY^T and adds into an f32 dW^T.
+// Blocks are sized by a fixed element budget, never by the thread count, so sums always run in
+// the same order. Threads split the products and the column loops, or, when there are many
+// small (image, group) tasks (depthwise convolutions, small images), the tasks themselves.
+// f16/bf16 tensors are widened to f32 scratch and the f32 result rounded once.
+//
+// Scratch: std::vector (columns, packed gradients, widened operands), for now; the plan will
+// account for kernel workspace later.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/cpu/CallChecks.h"
+#include "kernels/cpu/ConvolutionColumns.h"
+#include "kernels/cpu/ElementTypes.h"
+#include "kernels/cpu/Gemm.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/ThreadPool.h"
+
+#include <algorithm>
+
+namespace memc::kernels {
+
+namespace {
+
+/// Elements of one block's column matrix and packed gradient (16 MiB of f32), unless one
+/// output row needs more.
+constexpr int64_t kColumnBudget = int64_t{1} << 22;
+
+/// Column matrices up to this many elements make a task small enough to run on one thread.
+constexpr int64_t kSmallTaskColumns = int64_t{1} << 20;
+
+/// The forward convolution of `input` with `weight` under the call's attributes gives `grad`.
+bool checkConvShapes(const TensorView &input, const TensorView &weight, const TensorView &grad,
+                     const Attributes &attributes, std::string &error) {
+  int64_t group;
+  std::vector<int64_t> strides, pads, dilations;
+  if (!requireInts(attributes, "strides", strides, error) ||
+      !requireInts(attributes, "pads", pads, error) ||
+      !requireInts(attributes, "dilations", dilations, error) ||
+      !requireInt(attributes, "group", group, error) ||
+      !checkRankAtLeast(input, 3, "input", error))
+    return false;
+  const Shape &x = input.shape, &w = weight.shape;
+  if (w.size() != x.size() || group <= 0 || x[1] % group != 0 || w[1] != x[1] / group ||
+      w[0] % group != 0) {
+    error = "conv weight " + formatShape(w) + " does not fit input " + formatShape(x) +
+            " with group " + std::to_string(group);
+    return false;
+  }
+  Shape expected;
+  if (!windowShape(x, w[0], Shape(w.begin() + 2, w.end()), strides, pads, dilations, false,
+                   expected, error) ||
+      !checkShape(grad, expected, "grad", error))
+    return false;
+  int64_t outSize, columnRows;
+  if (!checkedNumElements(Shape(expected.begin() + 2, expected.end()), outSize) ||
+      !checkedNumElements(Shape(w.begin() + 1, w.end()), columnRows) ||
+      columnRows > kMaxGemmDimension || outSize > kMaxGemmDimension ||
+      w[0] / group > kMaxGemmDimension) {
+    error = "conv is too large for one sgemm per group (" + std::to_string(columnRows) + " x " +
+            std::to_string(outSize) + ")";
+    return false;
+  }
+  return true;
+}
+
+// conv_grad_input(grad, weight) -> result, the forward input's type.
+bool checkConvGradInput(const KernelCall &call, std::string &error) {
+  return checkCall(call, 2, 2, 1, error) &&
+         checkDType(call.inputs[0], kFloatTypes, "grad", error) &&
+         checkSameDType(call.inputs[1], call.inputs[0], "weight", "grad", error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
+         checkConvShapes(call.outputs[0], call.inputs[1], call.inputs[0], attributesOf(call),
+                         error);
+}
+
+// conv_grad_weight(grad, input) -> result, the weight's type.
+bool checkConvGradWeight(const KernelCall &call, std::string &error) {
+  return checkCall(call, 2, 2, 1, error) &&
+         checkDType(call.inputs[0], kFloatTypes, "grad", error) &&
+         checkSameDType(call.inputs[1], call.inputs[0], "input", "grad", error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
+         checkConvShapes(call.inputs[1], call.outputs[0], call.inputs[0], attributesOf(call),
+                         error);
+}
+
+/// Runs task(t) for t in [0, tasks): over threads when the tasks are many and small, else one
+/// after the other (each task then splits its own loops over threads).
+template <typename Task> void runTasks(const ConvGeometry &g, int64_t tasks, Task task) {
+  bool spread = tasks >= ThreadPool::global().numThreads() &&
+                g.columnRows * g.outSize <= kSmallTaskColumns;
+  if (!spread) {
+    for (int64_t t = 0; t < tasks; ++t)
+      task(t);
+    return;
+  }
+  parallelFor(0, tasks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t)
+      task(t);
+  });
+}
+
+void convGradInputFloat(const ConvGeometry &g, const float *dy, const float *w, float *dx) {
+  int64_t rows = g.columnRows, mg = g.groupOutChannels;
+  // W_g^T for every group.
+  std::vector<float> transposed(static_cast<size_t>(g.outChannels * rows));
+  for (int64_t group = 0; group < g.group; ++group)
+    for (int64_t m = 0; m < mg; ++m)
+      for (int64_t r = 0; r < rows; ++r)
+        transposed[(group * rows + r) * mg + m] = w[(group * mg + m) * rows + r];
+  bool pointwise = g.isPointwise();
+  int64_t lastOut = g.outSpatial.back(), outerRows = g.outputRows();
+  int64_t blockRows =
+      std::clamp<int64_t>(kColumnBudget / std::max<int64_t>(1, rows * lastOut), 1, outerRows);
+  runTasks(g, g.batch * g.group, [&](int64_t task) {
+    int64_t n = task / g.group, group = task % g.group;
+    const float *weights = transposed.data() + group * rows * mg;
+    const float *grad = dy + (n * g.outChannels + group * mg) * g.outSize;
+    float *image = dx + (n * g.channels + group * g.groupChannels) * g.inSize;
+    if (pointwise) {
+      gemmParallel(g.groupChannels, g.outSize, mg, weights, mg, grad, g.outSize, image, g.inSize);
+      return;
+    }
+    std::fill(image, image + g.groupChannels * g.inSize, 0.0f);
+    std::vector<float> columns(static_cast<size_t>(rows * blockRows * lastOut));
+    for (int64_t first = 0; first < outerRows; first += blockRows) {
+      int64_t count = std::min(blockRows, outerRows - first), width = count * lastOut;
+      gemmParallel(rows, width, mg, weights, mg, grad + first * lastOut, g.outSize,
+                   columns.data(), width);
+      parallelFor(0, g.groupChannels, std::max<int64_t>(1, kElementwiseGrain / (g.taps * width)),
+                  [&](int64_t begin, int64_t end) {
+                    addColumns(g, columns.data(), width, first, count, begin, end, image);
+                  });
+    }
+  });
+}
+
+void convGradWeightFloat(const ConvGeometry &g, const float *dy, const float *x, float *dw) {
+  int64_t rows = g.columnRows, mg = g.groupOutChannels;
+  int64_t lastOut = g.outSpatial.back(), outerRows = g.outputRows();
+  // Output rows of all images, in order: the products' reduction dimension.
+  int64_t totalRows = g.batch * outerRows;
+  int64_t blockRows = std::clamp<int64_t>(
+      kColumnBudget / std::max<int64_t>(1, (rows + mg) * lastOut), 1, std::max<int64_t>(1, totalRows));
+  runTasks(g, g.group, [&](int64_t group) {
+    std::vector<float> columns(static_cast<size_t>(rows * blockRows * lastOut));
+    std::vector<float> packed(static_cast<size_t>(blockRows * lastOut * mg));
+    std::vector<float> sum(static_cast<size_t>(rows * mg), 0.0f), product;
+    for (int64_t block = 0; block < totalRows; block += blockRows) {
+      int64_t count = std::min(blockRows, totalRows - block), width = count * lastOut;
+      // Each image's part of the block: its columns, and its gradient rows transposed.
+      for (int64_t row = block, column = 0; row < block + count;) {
+        int64_t n = row / outerRows, first = row % outerRows;
+        int64_t part = std::min(outerRows - first, block + count - row);
+        const float *image = x + (n * g.channels + group * g.groupChannels) * g.inSize;
+        const float *grad = dy + (n * g.outChannels + group * mg) * g.outSize + first * lastOut;
+        parallelFor(0, rows, std::max<int64_t>(1, kElementwiseGrain / (part * lastOut)),
+                    [&](int64_t begin, int64_t end) {
+                      buildColumns(g, image, first, part, begin, end,
+                                   columns.data() + begin * width + column, width);
+                    });
+        parallelFor(0, part * lastOut, std::max<int64_t>(1, kElementwiseGrain / mg),
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t j = begin; j < end; ++j)
+                        for (int64_t m = 0; m < mg; ++m)
+                          packed[(column + j) * mg + m] = grad[m * g.outSize + j];
+                    });
+        row += part;
+        column += part * lastOut;
+      }
+      if (block == 0) {
+        gemmParallel(rows, mg, width, columns.data(), width, packed.data(), mg, sum.data(), mg);
+        continue;
+      }
+      product.resize(sum.size());
+      gemmParallel(rows, mg, width, columns.data(), width, packed.data(), mg, product.data(), mg);
+      for (size_t i = 0; i < sum.size(); ++i)
+        sum[i] += product[i];
+    }
+    float *weights = dw + group * mg * rows;
+    for (int64_t m = 0; m < mg; ++m)
+      for (int64_t r = 0; r < rows; ++r)
+        weights[m * rows + r] = sum[r * mg + m];
+  });
+}
+
+template <typename T> const float *widened(const TensorView &tensor, std::vector<float> &scratch) {
+  if constexpr (std::is_same_v<T, float>) {
+    return tensor.as<float>();
+  } else {
+    scratch.resize(static_cast<size_t>(tensor.numElements()));
+    const T *data = tensor.as<T>();
+    parallelFor(0, tensor.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        scratch[i] = Element<T>::load(data[i]);
+    });
+    return scratch.data();
+  }
+}
+
+/// Runs compute(grad, other, result) on f32 views of the call's tensors.
+template <typename Compute> void runInFloat(const KernelCall &call, Compute compute) {
+  const TensorView &result = call.outputs[0];
+  visitFloat(result.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::vector<float> gradScratch, otherScratch, resultScratch;
+    const float *grad = widened<T>(call.inputs[0], gradScratch);
+    const float *other = widened<T>(call.inputs[1], otherScratch);
+    if constexpr (std::is_same_v<T, float>) {
+      compute(grad, other, result.as<float>());
+    } else {
+      resultScratch.resize(static_cast<size_t>(result.numElements()));
+      compute(grad, other, resultScratch.data());
+      T *y = result.as<T>();
+      parallelFor(0, result.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          y[i] = Element<T>::store(resultScratch[i]);
+      });
+    }
+  });
+}
+
+bool runConvGradInput(const KernelCall &call, std::string &) {
+  const TensorView &result = call.outputs[0];
+  if (result.numElements() == 0)
+    return true;
+  ConvGeometry geometry(result.shape, call.inputs[1].shape, call.inputs[0].shape,
+                        attributesOf(call));
+  runInFloat(call, [&](const float *dy, const float *w, float *dx) {
+    convGradInputFloat(geometry, dy, w, dx);
+  });
+  return true;
+}
+
+bool runConvGradWeight(const KernelCall &call, std::string &) {
+  const TensorView &result = call.outputs[0];
+  if (result.numElements() == 0)
+    return true;
+  ConvGeometry geometry(call.inputs[1].shape, result.shape, call.inputs[0].shape,
+                        attributesOf(call));
+  runInFloat(call, [&](const float *dy, const float *x, float *dw) {
+    convGradWeightFloat(geometry, dy, x, dw);
+  });
+  return true;
+}
+
+} // namespace
+
+void addConvolutionBackwardKernels(KernelTable &table) {
+  table["conv_grad_input"] = Kernel{&checkConvGradInput, &runConvGradInput};
+  table["conv_grad_weight"] = Kernel{&checkConvGradWeight, &runConvGradWeight};
+}
+
+} // namespace memc::kernels

@@ -1,0 +1,192 @@
+//===- IndexingBackward.cpp - gather_grad and slice_grad ------------------===//
+//
+// Both scatter a gradient into zeros of the forward input's shape.
+//
+// gather_grad validates every index before writing anything (indices are data), then sorts the
+// index positions by destination (a stable counting sort), so that each destination slice is
+// written by one task that adds its sources in index order: threads never share a
+// destination, repeated indices accumulate in the order a serial scatter-add would, and every
+// result element is written exactly once. Sums run in f32 (f16/bf16 round once).
+//
+// slice_grad zeroes the result (unless the slice covers it all) and copies the gradient to the
+// sliced positions in one strided walk, as slice reads them; it moves bits, so it takes every
+// element type.
+//
+// Scratch: std::vector (validated and sorted indices, an f32 row for f16/bf16), for now; the
+// plan will account for kernel workspace later.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/cpu/CallChecks.h"
+#include "kernels/cpu/ElementTypes.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/StridedLayout.h"
+#include "kernels/cpu/ThreadPool.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace memc::kernels {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// gather_grad
+//===----------------------------------------------------------------------===//
+
+// gather_grad(grad, indices) -> result: result is the gathered-from tensor's type.
+bool checkGatherGrad(const KernelCall &call, std::string &error) {
+  int64_t axis;
+  Shape expected;
+  return checkCall(call, 2, 2, 1, error) &&
+         checkDType(call.inputs[0], kFloatTypes, "grad", error) &&
+         checkDType(call.inputs[1], kIndexTypes, "indices", error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
+         requireInt(attributesOf(call), "axis", axis, error) &&
+         gatherShape(call.outputs[0].shape, call.inputs[1].shape, axis, expected, error) &&
+         checkShape(call.inputs[0], expected, "grad", error);
+}
+
+/// The row (in [0, dim)) each index takes; false with a message if one is outside
+/// [-dim, dim).
+bool validateIndices(const TensorView &indices, int64_t axis, int64_t dim,
+                     std::vector<int64_t> &rows, std::string &error) {
+  int64_t count = indices.numElements();
+  rows.resize(static_cast<size_t>(count));
+  return visitIndex(indices.dtype, [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    const I *values = indices.as<I>();
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t index = values[i];
+      if (index < -dim || index >= dim) {
+        error = "gather_grad index " + std::to_string(index) + " (at position " +
+                std::to_string(i) + ") out of range for dimension " + std::to_string(axis) +
+                " of size " + std::to_string(dim);
+        return false;
+      }
+      rows[i] = index < 0 ? index + dim : index;
+    }
+    return true;
+  });
+}
+
+/// The index positions grouped by row, each group in position order (a stable counting sort):
+/// group r is order[starts[r], starts[r + 1]).
+void groupByRow(const std::vector<int64_t> &rows, int64_t dim, std::vector<int64_t> &starts,
+                std::vector<int64_t> &order) {
+  starts.assign(static_cast<size_t>(dim + 1), 0);
+  for (int64_t row : rows)
+    ++starts[row + 1];
+  for (int64_t r = 0; r < dim; ++r)
+    starts[r + 1] += starts[r];
+  order.resize(rows.size());
+  std::vector<int64_t> next(starts.begin(), starts.end() - 1);
+  for (size_t i = 0; i < rows.size(); ++i)
+    order[next[rows[i]]++] = static_cast<int64_t>(i);
+}
+
+bool runGatherGrad(const KernelCall &call, std::string &error) {
+  const TensorView &grad = call.inputs[0], &indices = call.inputs[1], &result = call.outputs[0];
+  int64_t axis = attributesOf(call).intOr("axis", 0);
+  int64_t dim = result.shape[axis], count = indices.numElements();
+  std::vector<int64_t> rows, starts, order;
+  if (!validateIndices(indices, axis, dim, rows, error))
+    return false;
+  if (result.numElements() == 0)
+    return true;
+  groupByRow(rows, dim, starts, order);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= result.shape[d];
+  for (int64_t d = axis + 1; d < result.rank(); ++d)
+    inner *= result.shape[d];
+  visitFloat(result.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *dy = grad.as<T>();
+    T *dx = result.as<T>();
+    // Tasks are destination slices (outer index, row).
+    parallelFor(0, outer * dim, std::max<int64_t>(1, kElementwiseGrain / inner),
+                [&](int64_t begin, int64_t end) {
+                  std::vector<float> sums(static_cast<size_t>(inner));
+                  for (int64_t task = begin; task < end; ++task) {
+                    int64_t o = task / dim, row = task % dim;
+                    std::fill(sums.begin(), sums.end(), 0.0f);
+                    for (int64_t k = starts[row]; k < starts[row + 1]; ++k) {
+                      const T *source = dy + (o * count + order[k]) * inner;
+                      for (int64_t j = 0; j < inner; ++j)
+                        sums[j] += Element<T>::load(source[j]);
+                    }
+                    T *destination = dx + task * inner;
+                    for (int64_t j = 0; j < inner; ++j)
+                      destination[j] = Element<T>::store(sums[j]);
+                  }
+                });
+  });
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// slice_grad
+//===----------------------------------------------------------------------===//
+
+// slice_grad(grad) -> result: result is the sliced tensor's type.
+bool checkSliceGrad(const KernelCall &call, std::string &error) {
+  std::vector<int64_t> starts, limits, steps;
+  Shape expected;
+  const Attributes &attributes = attributesOf(call);
+  return checkCall(call, 1, 1, 1, error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
+         requireInts(attributes, "starts", starts, error) &&
+         requireInts(attributes, "limits", limits, error) &&
+         requireInts(attributes, "steps", steps, error) &&
+         sliceShape(call.outputs[0].shape, starts, limits, steps, expected, error) &&
+         checkShape(call.inputs[0], expected, "grad", error);
+}
+
+bool runSliceGrad(const KernelCall &call, std::string &) {
+  const TensorView &grad = call.inputs[0], &result = call.outputs[0];
+  std::vector<int64_t> starts, steps;
+  attributesOf(call).getInts("starts", starts);
+  attributesOf(call).getInts("steps", steps);
+  // A slice takes distinct positions: one as large as the result takes them all.
+  if (grad.numElements() < result.numElements()) {
+    auto *bytes = static_cast<char *>(result.data);
+    parallelFor(0, static_cast<int64_t>(result.sizeBytes()), kElementwiseGrain * 8,
+                [&](int64_t begin, int64_t end) { std::memset(bytes + begin, 0, end - begin); });
+  }
+  if (grad.numElements() == 0)
+    return true;
+  Shape resultStrides = contiguousStrides(result.shape), strides;
+  int64_t base = 0;
+  for (size_t d = 0; d < starts.size(); ++d) {
+    base += starts[d] * resultStrides[d];
+    strides.push_back(steps[d] * resultStrides[d]);
+  }
+  StridedLayout<1> layout(grad.shape, {strides});
+  visitBits(grad.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *dy = grad.as<T>();
+    T *dx = result.as<T>() + base;
+    int64_t stride = layout.innerStride(0);
+    parallelFor(0, layout.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      layout.forEachRun(begin, end,
+                        [&](int64_t out, const std::array<int64_t, 1> &offsets, int64_t count) {
+                          T *to = dx + offsets[0];
+                          if (stride == 1)
+                            std::memcpy(to, dy + out, count * sizeof(T));
+                          else
+                            for (int64_t i = 0; i < count; ++i)
+                              to[i * stride] = dy[out + i];
+                        });
+    });
+  });
+  return true;
+}
+
+} // namespace
+
+void addIndexingBackwardKernels(KernelTable &table) {
+  table["gather_grad"] = Kernel{&checkGatherGrad, &runGatherGrad};
+  table["slice_grad"] = Kernel{&checkSliceGrad, &runSliceGrad};
+}
+
+} // namespace memc::kernels

@@ -1,0 +1,184 @@
+//===- Losses.cpp - cross_entropy and cross_entropy_grad ------------------===//
+//
+// torch.nn.functional.cross_entropy with the class axis last, integer labels, ignore_index and
+// mean reduction. Labels are data: both kernels validate them all before computing (a label
+// outside [0, C) that is not ignore_index is an error). Each row's log-sum-exp subtracts the
+// row maximum first and sums in f64; rows spread over threads.
+//   cross_entropy:      mean over counted rows of logsumexp(row) - row[label], summed in f64
+//                       in row order; 0 when every row is ignored (PyTorch gives NaN there)
+//   cross_entropy_grad: grad * (softmax(row) - onehot(label)) / count on counted rows, 0 on
+//                       ignored ones
+// cross_entropy_grad reads a row whole before writing it, so its result may share the logits'
+// buffer.
+//
+// Scratch: std::vector (per-row losses, an f32 row of exponentials for f16/bf16), for now;
+// the plan will account for kernel workspace later.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/cpu/Accumulate.h"
+#include "kernels/cpu/CallChecks.h"
+#include "kernels/cpu/ElementTypes.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/ThreadPool.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace memc::kernels {
+
+namespace {
+
+/// logits [..., C] float, labels [...] integer, and the ignore_index attribute.
+bool checkLogitsAndLabels(const TensorView &logits, const TensorView &labels,
+                          const Attributes &attributes, std::string &error) {
+  int64_t ignoreIndex;
+  return checkDType(logits, kFloatTypes, "logits", error) &&
+         checkRankAtLeast(logits, 1, "logits", error) &&
+         checkDType(labels, kIndexTypes, "labels", error) &&
+         checkShape(labels, Shape(logits.shape.begin(), logits.shape.end() - 1), "labels",
+                    error) &&
+         requireInt(attributes, "ignore_index", ignoreIndex, error);
+}
+
+// cross_entropy(logits, labels) -> f32 scalar.
+bool checkCrossEntropy(const KernelCall &call, std::string &error) {
+  return checkCall(call, 2, 2, 1, error) &&
+         checkLogitsAndLabels(call.inputs[0], call.inputs[1], attributesOf(call), error) &&
+         checkDType(call.outputs[0], {DType::F32}, "loss", error) &&
+         checkShape(call.outputs[0], {}, "loss", error);
+}
+
+// cross_entropy_grad(grad, logits, labels) -> logits' type.
+bool checkCrossEntropyGrad(const KernelCall &call, std::string &error) {
+  return checkCall(call, 3, 3, 1, error) &&
+         checkDType(call.inputs[0], {DType::F32}, "grad", error) &&
+         checkShape(call.inputs[0], {}, "grad", error) &&
+         checkLogitsAndLabels(call.inputs[1], call.inputs[2], attributesOf(call), error) &&
+         checkSameDType(call.outputs[0], call.inputs[1], "result", "logits", error) &&
+         checkShape(call.outputs[0], call.inputs[1].shape, "result", error);
+}
+
+/// Each row's label as a class index, -1 for an ignored row; false with a message for a label
+/// outside [0, classes) that is not ignore_index.
+bool readLabels(const TensorView &labels, int64_t classes, int64_t ignoreIndex,
+                std::vector<int64_t> &targets, int64_t &counted, std::string &error) {
+  int64_t rows = labels.numElements();
+  targets.resize(static_cast<size_t>(rows));
+  counted = 0;
+  return visitIndex(labels.dtype, [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    const I *values = labels.as<I>();
+    for (int64_t i = 0; i < rows; ++i) {
+      int64_t label = values[i];
+      if (label == ignoreIndex) {
+        targets[i] = -1;
+        continue;
+      }
+      if (label < 0 || label >= classes) {
+        error = "label " + std::to_string(label) + " at position " + std::to_string(i) +
+                " is outside [0, " + std::to_string(classes) + ")";
+        return false;
+      }
+      targets[i] = label;
+      ++counted;
+    }
+    return true;
+  });
+}
+
+template <typename T> float rowMax(const T *row, int64_t classes) {
+  auto larger = [](float a, float v) { return v > a ? v : a; };
+  return foldLanes<float>(row, classes, -std::numeric_limits<float>::infinity(), larger, larger);
+}
+
+bool runCrossEntropy(const KernelCall &call, std::string &error) {
+  const TensorView &logits = call.inputs[0];
+  int64_t classes = logits.shape.back();
+  std::vector<int64_t> targets;
+  int64_t counted;
+  if (!readLabels(call.inputs[1], classes, attributesOf(call).intOr("ignore_index", -100),
+                  targets, counted, error))
+    return false;
+  int64_t rows = static_cast<int64_t>(targets.size());
+  std::vector<double> losses(targets.size(), 0.0);
+  visitFloat(logits.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *x = logits.as<T>();
+    parallelFor(0, rows, std::max<int64_t>(1, kExpensiveGrain / std::max<int64_t>(classes, 1)),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t r = begin; r < end; ++r) {
+                    if (targets[r] < 0)
+                      continue;
+                    const T *row = x + r * classes;
+                    float max = rowMax(row, classes);
+                    double sum = foldLanes<double>(
+                        row, classes, 0.0,
+                        [max](double acc, float v) { return acc + std::exp(v - max); },
+                        [](double a, double b) { return a + b; });
+                    losses[r] = std::log(sum) + max - Element<T>::load(row[targets[r]]);
+                  }
+                });
+  });
+  double total = 0.0;
+  for (double loss : losses)
+    total += loss;
+  *call.outputs[0].as<float>() = counted == 0 ? 0.0f : static_cast<float>(total / counted);
+  return true;
+}
+
+bool runCrossEntropyGrad(const KernelCall &call, std::string &error) {
+  const TensorView &logits = call.inputs[1], &result = call.outputs[0];
+  int64_t classes = logits.shape.back();
+  std::vector<int64_t> targets;
+  int64_t counted;
+  if (!readLabels(call.inputs[2], classes, attributesOf(call).intOr("ignore_index", -100),
+                  targets, counted, error))
+    return false;
+  int64_t rows = static_cast<int64_t>(targets.size());
+  float scale = counted == 0 ? 0.0f : *call.inputs[0].as<float>() / static_cast<float>(counted);
+  visitFloat(logits.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *x = logits.as<T>();
+    T *dx = result.as<T>();
+    parallelFor(
+        0, rows, std::max<int64_t>(1, kExpensiveGrain / std::max<int64_t>(classes, 1)),
+        [&](int64_t begin, int64_t end) {
+          std::vector<float> scratch;
+          for (int64_t r = begin; r < end; ++r) {
+            const T *row = x + r * classes;
+            T *out = dx + r * classes;
+            if (targets[r] < 0) {
+              std::fill(out, out + classes, Element<T>::store(0.0f));
+              continue;
+            }
+            // exp(x - max), kept in the result row when it is f32.
+            float *exps;
+            if constexpr (std::is_same_v<T, float>) {
+              exps = out;
+            } else {
+              scratch.resize(classes);
+              exps = scratch.data();
+            }
+            float max = rowMax(row, classes);
+            for (int64_t c = 0; c < classes; ++c)
+              exps[c] = std::exp(Element<T>::load(row[c]) - max);
+            float factor = static_cast<float>(scale / sumLanes(exps, classes));
+            float target = exps[targets[r]] * factor - scale;
+            for (int64_t c = 0; c < classes; ++c)
+              out[c] = Element<T>::store(exps[c] * factor);
+            out[targets[r]] = Element<T>::store(target);
+          }
+        });
+  });
+  return true;
+}
+
+} // namespace
+
+void addLossKernels(KernelTable &table) {
+  table["cross_entropy"] = Kernel{&checkCrossEntropy, &runCrossEntropy};
+  table["cross_entropy_grad"] = Kernel{&checkCrossEntropyGrad, &runCrossEntropyGrad};
+}
+
+} // namespace memc::kernels

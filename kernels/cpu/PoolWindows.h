@@ -1,0 +1,106 @@
+//===- PoolWindows.h - the windows of an N-d pooling call -------*- C++ -*-===//
+//
+// For every spatial dimension and output index of an NC[D]HW pooling call: the window's first
+// input position, the range [lo, hi) of its taps that land inside the input (computed up front,
+// so loops over a window test nothing), and the taps inside the padded input. The latter is
+// avg_pool's count_include_pad divisor: a ceil_mode window hanging past the end padding is
+// clipped there, as PyTorch clips it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_KERNELS_CPU_POOLWINDOWS_H
+#define MEMC_KERNELS_CPU_POOLWINDOWS_H
+
+#include "kernels/Kernel.h"
+#include "kernels/ShapeRules.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace memc::kernels {
+
+class PoolWindows {
+public:
+  /// Windows of a call whose attributes passed windowShape for `input` giving `output`.
+  PoolWindows(const Shape &input, const Shape &output, const Attributes &attributes) {
+    std::vector<int64_t> kernel, strides, pads;
+    attributes.getInts("kernel_shape", kernel);
+    attributes.getInts("strides", strides);
+    attributes.getInts("pads", pads);
+    attributes.getInts("dilations", dilations);
+    size_t rank = kernel.size();
+    dims.resize(rank);
+    inStrides.assign(rank, 1);
+    for (size_t d = rank; d-- > 1;)
+      inStrides[d - 1] = inStrides[d] * input[d + 2];
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t size = input[d + 2], dilation = dilations[d], paddedEnd = size + pads[d + rank];
+      // Taps t in [0, kernel) with start + t * dilation < limit.
+      auto tapsBelow = [&](int64_t start, int64_t limit) {
+        int64_t count = limit - start <= 0 ? 0 : (limit - start + dilation - 1) / dilation;
+        return std::min(count, kernel[d]);
+      };
+      for (int64_t o = 0; o < output[d + 2]; ++o) {
+        int64_t start = o * strides[d] - pads[d];
+        int64_t lo = start >= 0 ? 0 : std::min((-start + dilation - 1) / dilation, kernel[d]);
+        dims[d].start.push_back(start);
+        dims[d].lo.push_back(lo);
+        dims[d].hi.push_back(std::max(lo, tapsBelow(start, size)));
+        dims[d].padded.push_back(tapsBelow(start, paddedEnd));
+      }
+    }
+  }
+
+  /// Calls visit(offset) for each tap of output position `out` inside the input, in row-major
+  /// order (the innermost dimension fastest), with the tap's element offset in an input plane.
+  /// `tap` is scratch of the spatial rank. Returns false for a window entirely in the padding.
+  template <typename Visit>
+  bool forEachTap(const std::vector<int64_t> &out, std::vector<int64_t> &tap, Visit &&visit) const {
+    size_t rank = dims.size(), last = rank - 1;
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t lo = dims[d].lo[out[d]];
+      if (lo >= dims[d].hi[out[d]])
+        return false;
+      offset += (dims[d].start[out[d]] + lo * dilations[d]) * inStrides[d];
+      tap[d] = lo;
+    }
+    int64_t innerTaps = dims[last].hi[out[last]] - dims[last].lo[out[last]];
+    int64_t step = dilations[last];
+    // A plain loop over the innermost dimension's taps, an odometer over the others'.
+    for (bool more = true; more;) {
+      for (int64_t t = 0; t < innerTaps; ++t)
+        visit(offset + t * step);
+      more = false;
+      for (size_t d = last; d-- > 0 && !more;) {
+        offset += dilations[d] * inStrides[d];
+        more = ++tap[d] < dims[d].hi[out[d]];
+        if (!more) {
+          offset -= (tap[d] - dims[d].lo[out[d]]) * dilations[d] * inStrides[d];
+          tap[d] = dims[d].lo[out[d]];
+        }
+      }
+    }
+    return true;
+  }
+
+  /// avg_pool's divisor for output position `out`, as PyTorch's: the taps inside the padded
+  /// input with count_include_pad, else the taps inside the input (0: nothing to count).
+  int64_t divisor(const std::vector<int64_t> &out, bool countIncludePad) const {
+    int64_t count = 1;
+    for (size_t d = 0; d < dims.size(); ++d)
+      count *= countIncludePad ? dims[d].padded[out[d]] : dims[d].hi[out[d]] - dims[d].lo[out[d]];
+    return count;
+  }
+
+private:
+  struct Ranges {
+    std::vector<int64_t> start, lo, hi, padded;
+  };
+  std::vector<Ranges> dims;
+  std::vector<int64_t> dilations, inStrides;
+};
+
+} // namespace memc::kernels
+
+#endif // MEMC_KERNELS_CPU_POOLWINDOWS_H

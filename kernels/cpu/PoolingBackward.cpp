@@ -1,0 +1,177 @@
+//===- PoolingBackward.cpp - max_pool_grad and avg_pool_grad --------------===//
+//
+// Each (image, channel) plane is independent: planes spread over threads, and within a plane
+// the output positions are visited in order, so overlapping windows add up deterministically.
+// Sums run in f32, into the output plane or (f16/bf16) into f32 scratch rounded once.
+//
+// max_pool_grad recomputes each window's argmax as PyTorch's max_pool kernels pick it: the
+// first maximum, unless a NaN comes later (the last NaN wins), and the first tap inside the
+// input when every value is -inf. Padding is never selected; a window entirely in the padding
+// (memc allows pads PyTorch rejects) routes its gradient nowhere. avg_pool_grad spreads
+// grad / divisor over the window's taps inside the input, with the forward kernel's divisor.
+//
+// Scratch: std::vector (one f32 plane per thread for f16/bf16), for now; the plan will account
+// for kernel workspace later.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/cpu/CallChecks.h"
+#include "kernels/cpu/ElementTypes.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/PoolWindows.h"
+#include "kernels/cpu/ThreadPool.h"
+
+#include <cmath>
+#include <limits>
+
+namespace memc::kernels {
+
+namespace {
+
+/// The window attributes of a pooling call and the grad shape they give for `input`.
+bool checkWindows(const TensorView &input, const TensorView &grad, bool average,
+                  const Attributes &attributes, std::string &error) {
+  std::vector<int64_t> kernel, strides, pads, dilations;
+  bool ceilMode, countIncludePad;
+  Shape expected;
+  return requireInts(attributes, "kernel_shape", kernel, error) &&
+         requireInts(attributes, "strides", strides, error) &&
+         requireInts(attributes, "pads", pads, error) &&
+         requireInts(attributes, "dilations", dilations, error) &&
+         requireBool(attributes, "ceil_mode", ceilMode, error) &&
+         (!average || requireBool(attributes, "count_include_pad", countIncludePad, error)) &&
+         windowShape(input.shape, input.shape[1], kernel, strides, pads, dilations, ceilMode,
+                     expected, error) &&
+         checkShape(grad, expected, "grad", error);
+}
+
+// max_pool_grad(grad, input) -> result: the grad may have its own float type.
+bool checkMaxPoolGrad(const KernelCall &call, std::string &error) {
+  if (!checkCall(call, 2, 2, 1, error))
+    return false;
+  const TensorView &grad = call.inputs[0], &input = call.inputs[1];
+  return checkDType(grad, kFloatTypes, "grad", error) &&
+         checkDType(input, kFloatTypes, "input", error) &&
+         checkRankAtLeast(input, 3, "input", error) &&
+         checkSameDType(call.outputs[0], input, "result", "input", error) &&
+         checkShape(call.outputs[0], input.shape, "result", error) &&
+         checkWindows(input, grad, false, attributesOf(call), error);
+}
+
+// avg_pool_grad(grad) -> result, the forward input's shape.
+bool checkAvgPoolGrad(const KernelCall &call, std::string &error) {
+  return checkCall(call, 1, 1, 1, error) &&
+         checkDType(call.inputs[0], kFloatTypes, "grad", error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
+         checkRankAtLeast(call.outputs[0], 3, "result", error) &&
+         checkWindows(call.outputs[0], call.inputs[0], true, attributesOf(call), error);
+}
+
+/// Advances an output position, odometer style.
+void nextPosition(std::vector<int64_t> &out, const Shape &gradShape) {
+  for (size_t d = out.size(); d-- > 0;) {
+    if (++out[d] < gradShape[d + 2])
+      return;
+    out[d] = 0;
+  }
+}
+
+/// Runs addPlane(plane, sums) for every (image, channel) plane over threads: `sums` is the
+/// plane of the f32 result, or f32 scratch that is rounded into the result afterwards, zeroed
+/// either way.
+template <typename T, typename AddPlane>
+void forEachResultPlane(const TensorView &result, int64_t planes, int64_t outSize,
+                        AddPlane addPlane) {
+  int64_t inSize = result.numElements() / planes;
+  T *y = result.as<T>();
+  parallelFor(0, planes, std::max<int64_t>(1, kExpensiveGrain / outSize),
+              [&](int64_t begin, int64_t end) {
+                std::vector<float> scratch;
+                for (int64_t plane = begin; plane < end; ++plane) {
+                  float *sums;
+                  if constexpr (std::is_same_v<T, float>) {
+                    sums = y + plane * inSize;
+                  } else {
+                    scratch.resize(inSize);
+                    sums = scratch.data();
+                  }
+                  std::fill(sums, sums + inSize, 0.0f);
+                  addPlane(plane, sums);
+                  if constexpr (!std::is_same_v<T, float>)
+                    for (int64_t i = 0; i < inSize; ++i)
+                      y[plane * inSize + i] = Element<T>::store(sums[i]);
+                }
+              });
+}
+
+bool runMaxPoolGrad(const KernelCall &call, std::string &) {
+  const TensorView &grad = call.inputs[0], &input = call.inputs[1], &result = call.outputs[0];
+  if (result.numElements() == 0)
+    return true;
+  PoolWindows windows(input.shape, grad.shape, attributesOf(call));
+  size_t rank = input.shape.size() - 2;
+  int64_t planes = input.shape[0] * input.shape[1];
+  int64_t inSize = input.numElements() / planes, outSize = grad.numElements() / planes;
+  visitFloat(input.dtype, [&](auto inputTag) {
+    using T = typename decltype(inputTag)::type;
+    visitFloat(grad.dtype, [&](auto gradTag) {
+      using G = typename decltype(gradTag)::type;
+      const T *x = input.as<T>();
+      const G *dy = grad.as<G>();
+      forEachResultPlane<T>(result, planes, outSize, [&](int64_t plane, float *sums) {
+        const T *in = x + plane * inSize;
+        std::vector<int64_t> out(rank, 0), tap(rank);
+        for (int64_t p = 0; p < outSize; ++p, nextPosition(out, grad.shape)) {
+          int64_t argmax = -1;
+          float max = -std::numeric_limits<float>::infinity();
+          windows.forEachTap(out, tap, [&](int64_t offset) {
+            float value = Element<T>::load(in[offset]);
+            if (argmax < 0)
+              argmax = offset;
+            if (value > max || std::isnan(value)) {
+              max = value;
+              argmax = offset;
+            }
+          });
+          if (argmax >= 0)
+            sums[argmax] += Element<G>::load(dy[plane * outSize + p]);
+        }
+      });
+    });
+  });
+  return true;
+}
+
+bool runAvgPoolGrad(const KernelCall &call, std::string &) {
+  const TensorView &grad = call.inputs[0], &result = call.outputs[0];
+  if (result.numElements() == 0)
+    return true;
+  PoolWindows windows(result.shape, grad.shape, attributesOf(call));
+  bool countIncludePad = attributesOf(call).intOr("count_include_pad", 0) == 1;
+  size_t rank = result.shape.size() - 2;
+  int64_t planes = result.shape[0] * result.shape[1];
+  int64_t outSize = grad.numElements() / planes;
+  visitFloat(result.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *dy = grad.as<T>();
+    forEachResultPlane<T>(result, planes, outSize, [&](int64_t plane, float *sums) {
+      std::vector<int64_t> out(rank, 0), tap(rank);
+      for (int64_t p = 0; p < outSize; ++p, nextPosition(out, grad.shape)) {
+        int64_t divisor = windows.divisor(out, countIncludePad);
+        if (divisor == 0)
+          continue;
+        float share = Element<T>::load(dy[plane * outSize + p]) / static_cast<float>(divisor);
+        windows.forEachTap(out, tap, [&](int64_t offset) { sums[offset] += share; });
+      }
+    });
+  });
+  return true;
+}
+
+} // namespace
+
+void addPoolingBackwardKernels(KernelTable &table) {
+  table["max_pool_grad"] = Kernel{&checkMaxPoolGrad, &runMaxPoolGrad};
+  table["avg_pool_grad"] = Kernel{&checkAvgPoolGrad, &runAvgPoolGrad};
+}
+
+} // namespace memc::kernels

@@ -1,0 +1,216 @@
+//===- TrainingLoop.cpp - run a training program's steps ------------------===//
+#include "runtime/train/TrainingLoop.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/io/Npz.h"
+#include "runtime/plan/Plan.pb.h"
+#include "runtime/plan/PlanLoader.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+namespace memc::runtime {
+namespace {
+
+constexpr const char *kLearningRateInput = "memc.lr";
+constexpr const char *kStepInput = "memc.step";
+
+HostArray scalar(float value) {
+  HostArray array{DType::F32, {}, std::vector<uint8_t>(sizeof(float))};
+  std::memcpy(array.bytes.data(), &value, sizeof(float));
+  return array;
+}
+
+/// The data the loop feeds: one array per data input, samples along axis 0.
+struct Dataset {
+  std::vector<std::pair<std::string, const HostArray *>> arrays;
+  int64_t samples = 0;
+  int64_t batch = 0;
+
+  /// Micro-batch `index` (0-based): `batch` samples from index * batch, wrapping around.
+  NamedArrays microBatch(int64_t index) const {
+    NamedArrays batchArrays;
+    for (const auto &[name, array] : arrays) {
+      size_t row = array->bytes.size() / samples;
+      HostArray slice{array->dtype, array->shape, std::vector<uint8_t>(row * batch)};
+      slice.shape[0] = batch;
+      for (int64_t i = 0; i < batch; ++i) {
+        int64_t sample = (index * batch + i) % samples;
+        std::memcpy(slice.bytes.data() + i * row, array->bytes.data() + sample * row, row);
+      }
+      batchArrays.emplace_back(name, std::move(slice));
+    }
+    return batchArrays;
+  }
+};
+
+bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &dataset,
+                    std::string &error) {
+  std::map<std::string, const HostArray *> byName;
+  for (const auto &[name, array] : data)
+    byName[name] = &array;
+  std::vector<std::string> problems;
+  for (const PlanBinding &input : plan.inputs) {
+    if (input.name == kLearningRateInput || input.name == kStepInput)
+      continue;
+    const PlanBuffer &buffer = plan.buffers[input.buffer];
+    auto it = byName.find(input.name);
+    std::string expected = std::string(dtypeString(buffer.dtype)) + "[N" +
+                           (buffer.shape.size() > 1 ? "," : "") +
+                           shapeString({buffer.shape.begin() + std::min<size_t>(1, buffer.shape.size()),
+                                        buffer.shape.end()}).substr(1);
+    if (it == byName.end()) {
+      problems.push_back("'" + input.name + "' is missing (expected " + expected + ")");
+      continue;
+    }
+    const HostArray &array = *it->second;
+    bool fits = !buffer.shape.empty() && array.dtype == buffer.dtype &&
+                array.shape.size() == buffer.shape.size() && !array.shape.empty() &&
+                array.shape[0] > 0 &&
+                std::equal(array.shape.begin() + 1, array.shape.end(), buffer.shape.begin() + 1);
+    if (!fits) {
+      problems.push_back("'" + input.name + "' is " + dtypeString(array.dtype) +
+                         shapeString(array.shape) + ", expected " + expected);
+      continue;
+    }
+    if (dataset.samples != 0 && array.shape[0] != dataset.samples) {
+      problems.push_back("'" + input.name + "' has " + std::to_string(array.shape[0]) +
+                         " samples, the other arrays " + std::to_string(dataset.samples));
+      continue;
+    }
+    dataset.samples = array.shape[0];
+    dataset.batch = buffer.shape[0];
+    dataset.arrays.emplace_back(input.name, &array);
+  }
+  if (problems.empty())
+    return true;
+  error = "the data does not fit the program's inputs:";
+  for (const std::string &problem : problems)
+    error += "\n  " + problem;
+  return false;
+}
+
+/// Runs the gradients plan (no update) on the first micro-batch with the initial weights.
+bool dumpGradients(const plan::Plan &plan, const SafetensorsFile &weights, Device &device,
+                   const NamedArrays &batch, const std::string &path, std::string &error) {
+  std::unique_ptr<LoadedPlan> loaded = validatePlan(plan.gradients(), device.kernels(), error);
+  if (!loaded) {
+    error = "the gradients plan: " + error;
+    return false;
+  }
+  std::unique_ptr<Executor> executor = Executor::create(std::move(loaded), device, {}, error);
+  NamedArrays outputs, gradients;
+  if (!executor || !executor->loadParameters(weights, error) ||
+      !executor->bindInputs(batch, error) || !executor->run(error) ||
+      !executor->readOutputs(outputs, error))
+    return false;
+  for (auto &[name, array] : outputs)
+    if (name != plan.training().loss_output())
+      gradients.emplace_back(name, std::move(array));
+  return writeNpz(path, gradients, /*compress=*/false, error);
+}
+
+bool saveParameters(Executor &executor, const std::string &path, std::string &error) {
+  NamedArrays parameters;
+  if (!executor.readParameters(parameters, error))
+    return false;
+  std::vector<TensorRef> tensors;
+  for (size_t i = 0; i < parameters.size(); ++i)
+    if (executor.plan().parameters[i].kind != "optimizer_state")
+      tensors.push_back(tensorRef(parameters[i].first, parameters[i].second));
+  return writeSafetensors(path, tensors, {{"format", "pt"}, {"producer", "memc"}}, error);
+}
+
+} // namespace
+
+double learningRateAt(const plan::Training &training, int64_t step) {
+  double lr = training.learning_rate();
+  int64_t warmup = training.warmup_steps();
+  if (warmup > 0 && step <= warmup)
+    return lr * static_cast<double>(step) / static_cast<double>(warmup);
+  int64_t decay = training.decay_steps();
+  if (decay <= 0)
+    return lr;
+  double progress = std::min(1.0, static_cast<double>(step - warmup) / static_cast<double>(decay));
+  return lr * 0.5 * (1.0 + std::cos(M_PI * progress));
+}
+
+bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device &device,
+                 const TrainingOptions &options, std::string &error) {
+  std::unique_ptr<LoadedPlan> loaded = validatePlan(plan, device.kernels(), error);
+  if (!loaded)
+    return false;
+  NamedArrays data;
+  if (!readNpz(options.dataPath, data, error))
+    return false;
+  Dataset dataset;
+  if (!prepareDataset(*loaded, data, dataset, error))
+    return false;
+  if (options.dumpGradientsPath &&
+      !dumpGradients(plan, weights, device, dataset.microBatch(0), *options.dumpGradientsPath,
+                     error))
+    return false;
+
+  std::unique_ptr<Executor> executor = Executor::create(std::move(loaded), device, {}, error);
+  if (!executor || !executor->loadParameters(weights, error))
+    return false;
+  std::ofstream log;
+  if (options.logPath) {
+    log.open(*options.logPath, std::ios::trunc);
+    if (!log) {
+      error = "cannot write the log '" + *options.logPath + "'";
+      return false;
+    }
+  }
+  bool needsStep = false;
+  for (const PlanBinding &input : executor->plan().inputs)
+    needsStep |= input.name == kStepInput;
+  const std::string &lossName = plan.training().loss_output();
+  for (int64_t step = 1; step <= options.steps; ++step) {
+    double lr = learningRateAt(plan.training(), step);
+    NamedArrays inputs = dataset.microBatch(step - 1);
+    inputs.emplace_back(kLearningRateInput, scalar(static_cast<float>(lr)));
+    if (needsStep)
+      inputs.emplace_back(kStepInput, scalar(static_cast<float>(step)));
+    auto start = std::chrono::steady_clock::now();
+    NamedArrays outputs;
+    if (!executor->bindInputs(inputs, error) || !executor->run(error) ||
+        !executor->readOutputs(outputs, error))
+      return false;
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+    float loss = NAN;
+    for (const auto &[name, array] : outputs)
+      if (name == lossName)
+        std::memcpy(&loss, array.bytes.data(), sizeof(float));
+    const ExecutionStats &stats = executor->stats();
+    uint64_t peak = stats.arenaHighWaterBytes + stats.persistentBytes + stats.constantBytes;
+    if (log) {
+      char line[256];
+      std::snprintf(line, sizeof(line),
+                    "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"ms\": %.3f, "
+                    "\"peak_bytes\": %llu}\n",
+                    (long long)step, loss, lr, ms, (unsigned long long)peak);
+      log << line << std::flush;
+    }
+    if (options.progress)
+      std::fprintf(stderr, "\rstep %lld/%lld  loss %.5f  %.1f samples/s  memory %.1f MiB",
+                   (long long)step, (long long)options.steps, loss,
+                   dataset.batch / (ms / 1e3), peak / 1048576.0);
+    else
+      std::fprintf(stderr, "step %lld loss %.6f\n", (long long)step, loss);
+    if (!std::isfinite(loss)) {
+      error = "the loss is " + std::string(std::isnan(loss) ? "NaN" : "infinite") + " at step " +
+              std::to_string(step) + "; training stopped";
+      return false;
+    }
+  }
+  if (options.progress)
+    std::fprintf(stderr, "\n");
+  return !options.savePath || saveParameters(*executor, *options.savePath, error);
+}
+
+} // namespace memc::runtime

@@ -1,0 +1,49 @@
+//===- TrainingLoop.h - run a training program's steps ----------*- C++ -*-===//
+//
+// A training program's plan computes one optimizer step: forward, loss, backward and update,
+// with parameters and optimizer state in the persistent region. The loop feeds it micro-batches
+// from a .npz file (samples along axis 0, wrapping around), sets the learning rate of the
+// schedule and the step number, and logs the loss.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_TRAIN_TRAININGLOOP_H
+#define MEMC_RUNTIME_TRAIN_TRAININGLOOP_H
+
+#include "runtime/device/Device.h"
+#include "runtime/io/Safetensors.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace memc::plan {
+class Plan;
+class Training;
+} // namespace memc::plan
+
+namespace memc::runtime {
+
+struct TrainingOptions {
+  std::string dataPath;
+  int64_t steps = 1;
+  /// One JSON object per step: step, loss, lr, ms, peak_bytes.
+  std::optional<std::string> logPath;
+  /// The gradients of the first step (before any update), one array per trainable parameter.
+  std::optional<std::string> dumpGradientsPath;
+  /// The trained parameters and buffers (safetensors).
+  std::optional<std::string> savePath;
+  /// A progress line on stderr.
+  bool progress = false;
+};
+
+/// The learning rate of step `step` (1-based): linear warmup, then cosine decay to zero.
+double learningRateAt(const plan::Training &training, int64_t step);
+
+/// Runs `options.steps` training steps of `plan` on `device`. Returns false with a message;
+/// a loss that is not finite stops training with the step number.
+bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device &device,
+                 const TrainingOptions &options, std::string &error);
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_TRAIN_TRAININGLOOP_H

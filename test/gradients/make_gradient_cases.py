@@ -1,0 +1,745 @@
+"""Generate the per-op gradient cases that memc-gradient-tests checks.
+
+Run from the repository root with Debian's python (torch 1.13 CPU, onnx 1.12),
+not the pyenv python3 that may be first on PATH:
+
+    /usr/bin/python3 test/gradients/make_gradient_cases.py
+
+Every differentiable memc op gets one or more tiny cases. A case is a model,
+either an ONNX export of a small torch function (opset 17, constant folding
+off) or, for ops that ONNX import never produces alone, memc IR (.mlir), plus
+<name>.npz holding:
+
+  * the graph inputs, named after the graph's inputs;
+  * `__param_<name>`: the value of every initializer / memc.param argument
+    (module parameters and buffers), so the test can bind them as inputs;
+  * `__grad_<output>`: a random upstream gradient for every output;
+  * `__expected_<output>`: torch's forward output;
+  * `__expected_grad_<name>`: torch.autograd's gradient (y.backward(upstream))
+    of every floating graph input and every trainable parameter.
+
+The references are computed in float64 from the same float32 values (float16
+stays float16), so they are the exact answer to f32 rounding; the test
+compares memc's f32 gradients with them at |a - e| <= 1e-5 + 1e-4 |e|.
+
+cases/cases.json lists the cases with the memc ops each one must contain after
+canonicalization, and whether the finite-difference check applies (inputs
+are generated away from kinks -- relu at 0, clip bounds, max ties -- except in
+the cases that test the convention at a kink, which skip it with the reason).
+
+Seeds are per case (derived from the case's name), torch runs single-threaded
+and the .npz archives carry a fixed zip timestamp, so re-running the script
+reproduces every file byte for byte.
+"""
+
+import collections
+import io
+import json
+import os
+import zipfile
+import zlib
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from onnx import TensorProto, helper
+from torch.nn.utils import stateless
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES_DIR = os.path.join(HERE, "cases")
+OPSET = 17
+INT64_MIN = -9223372036854775807
+
+torch.set_num_threads(1)
+
+
+# --------------------------------------------------------------------------
+# Case descriptions
+# --------------------------------------------------------------------------
+
+class Case:
+    """One gradient case.
+
+    `inputs`: graph inputs, name -> numpy array, in graph order.
+    `params`: name -> (array, trainable), for helper-built and .mlir models;
+        module cases take theirs from the module.
+    `function(*inputs, **params)`: the torch computation, returning a tensor or a
+        tuple of tensors; for module cases, the module itself.
+    Exactly one of `module`, `onnx_nodes` (hand-built ONNX graph, for what
+    torch cannot export, e.g. negative slice steps other than -1) and `mlir`
+    (memc IR text, for ops ONNX import never produces alone) gives the model.
+    """
+
+    def __init__(self, name, ops, inputs, outputs=("y",), function=None, module=None,
+                 onnx_nodes=None, mlir=None, params=None, finite_difference=True,
+                 torch_reference=True, output_shapes=None, note=""):
+        self.name = name
+        self.ops = list(ops)
+        self.inputs = collections.OrderedDict(inputs)
+        self.outputs = list(outputs)
+        self.function = function
+        self.module = module
+        self.onnx_nodes = onnx_nodes
+        self.mlir = mlir
+        self.params = collections.OrderedDict(params or {})
+        self.finite_difference = finite_difference
+        self.torch_reference = torch_reference
+        self.output_shapes = output_shapes  # for the upstream gradients without a reference
+        self.note = note
+
+
+CASES = []
+
+
+def register(make):
+    """Registers a function that returns a Case (or a list of them), called with
+    a numpy Generator seeded from the function's name."""
+    rng = np.random.default_rng(zlib.crc32(make.__name__.encode()))
+    made = make(rng)
+    CASES.extend(made if isinstance(made, list) else [made])
+    return make
+
+
+class Lambda(nn.Module):
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def forward(self, *args):
+        return self.function(*args)
+
+
+class Wrap(nn.Module):
+    """Holds a layer under the attribute `layer`, so its initializers are named
+    layer.weight, layer.bias, ..."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, *args):
+        return self.layer(*args)
+
+
+def normal(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def uniform(rng, low, high, *shape):
+    return rng.uniform(low, high, shape).astype(np.float32)
+
+
+def away_from_zero(rng, *shape, low=0.1, high=1.0):
+    """Values with |x| in [low, high] and random signs (no kink at 0)."""
+    signs = np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+    return (signs * rng.uniform(low, high, shape)).astype(np.float32)
+
+
+def distinct(rng, *shape, spacing=0.05):
+    """A random permutation of an evenly spaced grid: no ties, and every two
+    values at least `spacing` apart, far more than the finite-difference step."""
+    count = int(np.prod(shape))
+    grid = (np.arange(count) - count / 2) * spacing
+    return rng.permutation(grid).reshape(shape).astype(np.float32)
+
+
+def randomize(module, rng):
+    """Distinct random values for every parameter and buffer: torch's eval-mode
+    export stores equal initializers once, which would merge parameters."""
+    with torch.no_grad():
+        for name, tensor in list(module.named_parameters()) + list(module.named_buffers()):
+            if not tensor.is_floating_point():
+                continue
+            values = rng.standard_normal(tuple(tensor.shape))
+            if "running_var" in name:
+                values = rng.uniform(0.5, 2.0, tuple(tensor.shape))
+            tensor.copy_(torch.from_numpy(values.astype(np.float32)))
+    return module
+
+
+# --------------------------------------------------------------------------
+# Elementwise unary ops
+# --------------------------------------------------------------------------
+
+@register
+def unary_cases(rng):
+    def unary(name, op, function, x, **kw):
+        return Case(name, [op], {"x": x}, module=Lambda(function), **kw)
+
+    return [
+        unary("neg", "neg", torch.neg, normal(rng, 3, 4)),
+        unary("exp", "exp", torch.exp, uniform(rng, -2, 2, 3, 4)),
+        unary("log", "log", torch.log, uniform(rng, 0.5, 2, 3, 4)),
+        unary("sqrt", "sqrt", torch.sqrt, uniform(rng, 0.5, 2, 3, 4)),
+        unary("reciprocal", "reciprocal", torch.reciprocal, away_from_zero(rng, 3, 4, low=0.5, high=2)),
+        unary("erf", "erf", torch.erf, normal(rng, 3, 4)),
+        unary("tanh", "tanh", torch.tanh, normal(rng, 3, 4)),
+        unary("sigmoid", "sigmoid", torch.sigmoid, normal(rng, 3, 4)),
+        unary("relu", "relu", torch.relu, away_from_zero(rng, 3, 4)),
+        unary("relu_at_zero", "relu", torch.relu,
+              np.array([[-1, 0, 1], [0, 2, 0]], dtype=np.float32),
+              finite_difference="relu has a kink at 0; torch's convention there (gradient 0) "
+                                "is what this case pins",
+              note="exact zeros: the gradient at the kink is 0, as torch"),
+        unary("gelu_exact", "gelu", F.gelu, normal(rng, 3, 8),
+              note="exported as the erf decomposition; memc-fuse-gelu makes it memc.gelu"),
+        unary("gelu_tanh", "gelu", lambda x: F.gelu(x, approximate="tanh"), normal(rng, 3, 8),
+              note="exported as the tanh decomposition; memc-fuse-gelu makes it memc.gelu"),
+        unary("clip", "clip", lambda x: torch.clamp(x, -0.5, 0.5),
+              np.concatenate([away_from_zero(rng, 8, low=0.55, high=1.0),
+                              uniform(rng, -0.45, 0.45, 8)]).reshape(4, 4)),
+        unary("clip_min_only", "clip", lambda x: torch.clamp(x, min=-0.2),
+              (uniform(rng, 0.05, 1, 3, 4) * np.where(rng.random((3, 4)) < 0.5, 1, -1) - 0.2
+               ).astype(np.float32)),
+        unary("clip_at_bounds", "clip", lambda x: torch.clamp(x, -0.5, 0.5),
+              np.array([[-0.5, 0.5, -0.7], [0.7, 0.0, 0.5]], dtype=np.float32),
+              finite_difference="clip has kinks at its bounds; torch's convention there "
+                                "(the gradient passes) is what this case pins",
+              note="x exactly at min and max: the gradient passes, as torch.clamp"),
+        unary("triu", "trilu", lambda x: torch.triu(x, 1), normal(rng, 2, 4, 5)),
+        unary("tril", "trilu", lambda x: torch.tril(x, -1), normal(rng, 2, 5, 4)),
+        unary("cast_f32_to_f16", "cast", lambda x: x.half(), normal(rng, 3, 4),
+              finite_difference="the output is f16: differences of f16 values at step 1e-3 "
+                                "measure rounding, not the derivative"),
+        unary("cast_f16_to_f32", "cast", lambda x: x.float(), normal(rng, 3, 4).astype(np.float16),
+              finite_difference="the input is f16 and cannot be perturbed by 1e-3"),
+    ]
+
+
+@register
+def dropout_case(rng):
+    # torch cannot reproduce memc's mask (a function of the seed and the element index), so
+    # dropout has no torch reference; the finite-difference check proves its rule (dropout is
+    # linear in its input, so central differences are exact up to rounding). ONNX exports in
+    # eval mode carry no dropout at all; the training builder inserts memc.dropout.
+    x = uniform(rng, 0.5, 1.5, 4, 8)
+    mlir = """func.func @forward(%x: tensor<4x8xf32> {memc.input = "x"})
+    -> (tensor<4x8xf32> {memc.output = "y"}) {
+  %y = memc.dropout %x {ratio = 3.000000e-01 : f64, seed = 7 : i64} : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+"""
+    return Case("dropout", ["dropout"], {"x": x}, mlir=mlir, torch_reference=False,
+                output_shapes=[(4, 8)], note="no torch reference (memc's own mask); checked by finite differences")
+
+
+# --------------------------------------------------------------------------
+# Broadcasting binary ops
+# --------------------------------------------------------------------------
+
+@register
+def binary_cases(rng):
+    def binary(name, op, function, a, b, **kw):
+        return Case(name, [op], {"a": a, "b": b}, module=Lambda(function), **kw)
+
+    positive = lambda *shape: uniform(rng, 0.5, 2, *shape)
+    return [
+        binary("add", "add", torch.add, normal(rng, 3, 4), normal(rng, 3, 4)),
+        binary("add_broadcast_both", "add", torch.add, normal(rng, 3, 1, 5), normal(rng, 4, 1),
+               note="[3,1,5] + [4,1] -> [3,4,5]: both operands broadcast"),
+        binary("sub_broadcast_both", "sub", torch.sub, normal(rng, 4, 1), normal(rng, 2, 1, 3),
+               note="[4,1] - [2,1,3] -> [2,4,3]"),
+        binary("mul_broadcast_both", "mul", torch.mul, normal(rng, 2, 3, 1), normal(rng, 1, 4),
+               note="[2,3,1] * [1,4] -> [2,3,4]"),
+        Case("mul_same_operand", ["mul"], {"x": normal(rng, 3, 4)},
+             module=Lambda(lambda x: x * x),
+             note="one value used twice: the two contributions are summed"),
+        binary("div", "div", torch.div, normal(rng, 3, 4), away_from_zero(rng, 3, 4, low=0.5, high=2)),
+        binary("div_broadcast_both", "div", torch.div, normal(rng, 1, 4),
+               away_from_zero(rng, 3, 1, low=0.5, high=2), note="[1,4] / [3,1] -> [3,4]"),
+        binary("pow_tensor_broadcast", "pow", torch.pow, positive(3, 4), uniform(rng, -1.5, 1.5, 4),
+               note="base [3,4] (positive) ** exponent [4]: both gradients, the exponent's summed"),
+        binary("pow_base_broadcast", "pow", torch.pow, positive(4), uniform(rng, -1.5, 1.5, 2, 4),
+               note="base [4] ** exponent [2,4]"),
+        Case("pow_constant_exponent", ["pow"], {"x": normal(rng, 3, 4)},
+             module=Lambda(lambda x: x ** 3.0),
+             note="constant exponent 3 (no exponent gradient), negative bases included"),
+        Case("pow_constant_fractional", ["pow"], {"x": positive(3, 4)},
+             module=Lambda(lambda x: torch.pow(x, 1.5)), note="x ** 1.5, x > 0"),
+        Case("where", ["where"],
+             {"condition": rng.random((3, 1)) < 0.5, "a": normal(rng, 3, 4), "b": normal(rng, 4)},
+             module=Lambda(torch.where),
+             note="condition [3,1], on_true [3,4], on_false [4]: both branches unbroadcast"),
+    ]
+
+
+# --------------------------------------------------------------------------
+# Linear algebra and normalization
+# --------------------------------------------------------------------------
+
+@register
+def matmul_cases(rng):
+    def matmul(name, a, b, note):
+        return Case(name, ["matmul"], {"a": a, "b": b}, module=Lambda(torch.matmul), note=note)
+
+    linear = Wrap(randomize(nn.Linear(4, 3), rng))
+    linear3d = Wrap(randomize(nn.Linear(4, 5), rng))
+    return [
+        matmul("matmul_2d", normal(rng, 3, 4), normal(rng, 4, 5), "[3,4] @ [4,5]"),
+        matmul("matmul_batched", normal(rng, 2, 3, 4), normal(rng, 2, 4, 5), "[2,3,4] @ [2,4,5]"),
+        matmul("matmul_broadcast_batch", normal(rng, 2, 1, 3, 4), normal(rng, 3, 4, 5),
+               "[2,1,3,4] @ [3,4,5] -> [2,3,3,5]: both batch gradients summed"),
+        matmul("matmul_matrix_rhs_batched_lhs", normal(rng, 2, 3, 4), normal(rng, 4, 5),
+               "[2,3,4] @ [4,5]: the weight gradient sums over the batch"),
+        matmul("matmul_vector_lhs", normal(rng, 4), normal(rng, 2, 4, 5),
+               "[4] @ [2,4,5] -> [2,5]: 1-D lhs promoted to [1,4]"),
+        matmul("matmul_vector_rhs", normal(rng, 2, 3, 4), normal(rng, 4),
+               "[2,3,4] @ [4] -> [2,3]: 1-D rhs promoted to [4,1]"),
+        matmul("matmul_vector_both", normal(rng, 4), normal(rng, 4), "[4] @ [4] -> []: a dot product"),
+        Case("linear", ["matmul", "add"], {"x": normal(rng, 3, 4)}, module=linear,
+             note="nn.Linear on 2-D input: ONNX Gemm(transB) -> transpose + matmul + add"),
+        Case("linear_3d", ["matmul", "add"], {"x": normal(rng, 2, 3, 4)}, module=linear3d,
+             note="nn.Linear on 3-D input: MatMul with the transposed weight, then Add"),
+    ]
+
+
+@register
+def softmax_cases(rng):
+    def case(name, op, function, shape, note):
+        return Case(name, [op], {"x": normal(rng, *shape)}, module=Lambda(function), note=note)
+
+    return [
+        case("softmax_last", "softmax", lambda x: torch.softmax(x, -1), (2, 3, 5), "axis -1"),
+        case("softmax_axis1", "softmax", lambda x: torch.softmax(x, 1), (2, 3, 5), "axis 1"),
+        case("log_softmax_last", "log_softmax", lambda x: torch.log_softmax(x, -1), (2, 3, 5),
+             "axis -1"),
+        case("log_softmax_axis0", "log_softmax", lambda x: torch.log_softmax(x, 0), (4, 3),
+             "axis 0"),
+    ]
+
+
+class LayerNormNoBias(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(width))
+
+    def forward(self, x):
+        return F.layer_norm(x, (x.shape[-1],), self.weight, None, 1e-5)
+
+
+@register
+def layer_norm_cases(rng):
+    return [
+        Case("layer_norm", ["layer_norm"], {"x": normal(rng, 2, 3, 8)},
+             module=Wrap(randomize(nn.LayerNorm(8), rng)), note="over the last axis, with bias"),
+        Case("layer_norm_two_axes", ["layer_norm"], {"x": normal(rng, 2, 3, 4)},
+             module=Wrap(randomize(nn.LayerNorm([3, 4], eps=1e-3), rng)),
+             note="over the last two axes, epsilon 1e-3"),
+        Case("layer_norm_no_bias", ["layer_norm"], {"x": normal(rng, 3, 8)},
+             module=Wrap(randomize(LayerNormNoBias(8), rng)), note="scale only"),
+    ]
+
+
+def batch_norm_mlir(name, shape):
+    channels = shape[1]
+    tensor = "tensor<" + "x".join(map(str, shape)) + "xf32>"
+    vector = f"tensor<{channels}xf32>"
+    return f"""func.func @forward(%x: {tensor} {{memc.input = "x"}},
+    %weight: {vector} {{memc.param = "weight", memc.param_kind = "parameter"}},
+    %bias: {vector} {{memc.param = "bias", memc.param_kind = "parameter"}},
+    %mean: {vector} {{memc.param = "running_mean", memc.param_kind = "buffer"}},
+    %var: {vector} {{memc.param = "running_var", memc.param_kind = "buffer"}})
+    -> ({tensor} {{memc.output = "y"}}) {{
+  %y = memc.batch_norm %x, %weight, %bias, %mean, %var
+      {{epsilon = 1.000000e-05 : f64, momentum = 9.000000e-01 : f64, training = true}}
+      : ({tensor}, {vector}, {vector}, {vector}, {vector}) -> {tensor}
+  return %y : {tensor}
+}}
+"""
+
+
+@register
+def batch_norm_cases(rng):
+    def training(name, shape):
+        channels = shape[1]
+        params = {"weight": (normal(rng, channels), True), "bias": (normal(rng, channels), True),
+                  "running_mean": (normal(rng, channels), False),
+                  "running_var": (uniform(rng, 0.5, 2, channels), False)}
+        function = lambda x, weight, bias, running_mean, running_var: F.batch_norm(
+            x, running_mean.clone(), running_var.clone(), weight, bias, training=True,
+            momentum=0.1, eps=1e-5)
+        return Case(name, ["batch_norm"], {"x": normal(rng, *shape)}, params=params,
+                    function=function, mlir=batch_norm_mlir(name, shape),
+                    note="memc IR: ONNX import gives eval-mode batch_norm; @train_step switches "
+                         "it to training (batch statistics)")
+
+    return [
+        Case("batch_norm_eval", ["batch_norm"], {"x": normal(rng, 2, 3, 4, 4)},
+             module=Wrap(randomize(nn.BatchNorm2d(3), rng).eval()),
+             note="eval mode (running statistics): the affine rule; exported with "
+                  "TrainingMode.PRESERVE"),
+        training("batch_norm_training_4d", (2, 3, 4, 4)),
+        training("batch_norm_training_2d", (6, 4)),
+    ]
+
+
+# --------------------------------------------------------------------------
+# Reductions
+# --------------------------------------------------------------------------
+
+@register
+def reduction_cases(rng):
+    def case(name, op, function, x, note, **kw):
+        return Case(name, [op], {"x": x}, module=Lambda(function), note=note, **kw)
+
+    return [
+        case("reduce_sum_keepdims", "reduce_sum", lambda x: torch.sum(x, (0, 2), keepdim=True),
+             normal(rng, 2, 3, 4), "axes (0, 2), keepdims"),
+        case("reduce_sum_drop", "reduce_sum", lambda x: torch.sum(x, 1), normal(rng, 2, 3, 4),
+             "axis 1, no keepdims"),
+        case("reduce_sum_all", "reduce_sum", torch.sum, normal(rng, 2, 3, 4), "every axis -> []"),
+        case("reduce_mean_keepdims", "reduce_mean", lambda x: x.mean(-1, keepdim=True),
+             normal(rng, 2, 3, 4), "axis -1, keepdims"),
+        case("reduce_mean_multi", "reduce_mean", lambda x: x.mean((0, 2)), normal(rng, 2, 3, 4),
+             "axes (0, 2), no keepdims"),
+        case("reduce_mean_all", "reduce_mean", torch.mean, normal(rng, 2, 3, 4), "every axis -> []"),
+        case("reduce_max_keepdims", "reduce_max", lambda x: torch.amax(x, 1, keepdim=True),
+             distinct(rng, 2, 3, 4), "axis 1, keepdims, no ties"),
+        case("reduce_max_multi", "reduce_max", lambda x: torch.amax(x, (0, 2)),
+             distinct(rng, 2, 3, 4), "axes (0, 2), no keepdims, no ties"),
+        case("reduce_max_ties", "reduce_max", lambda x: torch.amax(x, 1, keepdim=True),
+             rng.integers(0, 3, (2, 4, 3)).astype(np.float32),
+             "integer values with ties: the gradient is shared evenly among the maxima (torch.amax)",
+             finite_difference="ties make reduce_max non-differentiable; torch.amax's convention "
+                               "(an even share) is what this case pins"),
+    ]
+
+
+# --------------------------------------------------------------------------
+# Layout and indexing
+# --------------------------------------------------------------------------
+
+def slice_negative_step_graph(case):
+    """Slice with steps -2 on both axes, which torch cannot export (it has no negative steps;
+    flip exports step -1 only)."""
+    const = lambda name, values: helper.make_node(
+        "Constant", [], [name], value=helper.make_tensor(name, TensorProto.INT64, [len(values)], values))
+    return [const("starts", [3, -1]), const("ends", [0, INT64_MIN]), const("axes", [0, 1]),
+            const("steps", [-2, -2]),
+            helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])]
+
+
+def gather_negative_graph(case):
+    return [helper.make_node("Gather", ["data", "indices"], ["y"], axis=1)]
+
+
+class IndexSelect(nn.Module):
+    def forward(self, x, indices):
+        return torch.index_select(x, 1, indices)
+
+
+@register
+def layout_cases(rng):
+    rows, cols = np.arange(5)[3:0:-2].copy(), np.arange(6)[::-2].copy()
+    embedding = Wrap(randomize(nn.Embedding(10, 4), rng))
+    gather_indices = np.array([[-1, 0], [2, -1], [4, 4]], dtype=np.int64)
+    return [
+        Case("transpose", ["transpose"], {"x": normal(rng, 2, 3, 4)},
+             module=Lambda(lambda x: x.permute(2, 0, 1))),
+        Case("reshape", ["reshape"], {"x": normal(rng, 2, 3, 4)},
+             module=Lambda(lambda x: x.reshape(4, 6).unsqueeze(1) * 2.0),
+             note="Reshape and Unsqueeze; the product keeps the reshape from being the output"),
+        Case("broadcast_to", ["broadcast_to"], {"x": normal(rng, 3, 1, 4)},
+             module=Lambda(lambda x: x.expand(2, 3, 5, 4)),
+             note="Expand [3,1,4] -> [2,3,5,4]: new leading axis and a stretched one"),
+        Case("concat", ["concat"], {"a": normal(rng, 2, 1, 3), "b": normal(rng, 2, 4, 3),
+                                     "c": normal(rng, 2, 2, 3)},
+             module=Lambda(lambda a, b, c: torch.cat([a, b, c], 1))),
+        Case("split", ["split"], {"x": normal(rng, 2, 6, 3)}, outputs=("y0", "y1", "y2"),
+             module=Lambda(lambda x: torch.split(x, [2, 3, 1], 1)),
+             note="three outputs, summed into one objective"),
+        Case("split_unused_piece", ["split"], {"x": normal(rng, 2, 6, 3)}, outputs=("y0", "y2"),
+             module=Lambda(lambda x: (lambda p: (p[0], p[2]))(torch.split(x, [2, 3, 1], 1))),
+             note="the middle piece has no gradient: zeros fill its place"),
+        Case("slice", ["slice"], {"x": normal(rng, 5, 6, 7)},
+             module=Lambda(lambda x: x[1:4, ::2, -3:]), note="starts, steps 2 and a negative start"),
+        Case("slice_flip", ["slice"], {"x": normal(rng, 3, 4, 5)},
+             module=Lambda(lambda x: torch.flip(x, [0, 2])),
+             note="torch.flip exports Slice with step -1"),
+        Case("slice_negative_step", ["slice"], {"x": normal(rng, 5, 6)},
+             onnx_nodes=slice_negative_step_graph,
+             function=lambda x: x[torch.from_numpy(rows)][:, torch.from_numpy(cols)],
+             note="hand-built ONNX Slice with steps -2 (x[3:0:-2, ::-2])"),
+        Case("gather_embedding", ["gather"], {"ids": np.array([[1, 3, 3], [0, 3, 9]], dtype=np.int64)},
+             module=embedding, note="nn.Embedding with a repeated id: its rows accumulate"),
+        Case("gather_axis1", ["gather"],
+             {"x": normal(rng, 3, 5), "indices": np.array([4, 1, 1, 0], dtype=np.int64)},
+             module=IndexSelect(), note="index_select on axis 1 with a repeated index"),
+        Case("gather_negative_indices", ["gather"],
+             {"data": normal(rng, 4, 5), "indices": gather_indices},
+             onnx_nodes=gather_negative_graph,
+             function=lambda data, indices: data[:, torch.from_numpy(gather_indices % 5)],
+             note="hand-built ONNX Gather, axis 1, 2-D indices with negative and repeated ones"),
+    ]
+
+
+# --------------------------------------------------------------------------
+# Convolution and pooling
+# --------------------------------------------------------------------------
+
+def avg_pool_graph(kernel, strides, pads, ceil_mode):
+    def nodes(case):
+        return [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=kernel, strides=strides,
+                                 pads=pads, ceil_mode=ceil_mode, count_include_pad=1)]
+    return nodes
+
+
+@register
+def conv_cases(rng):
+    def conv(name, layer, shape, note):
+        return Case(name, ["conv"], {"x": normal(rng, *shape)}, module=Wrap(randomize(layer, rng)),
+                    note=note)
+
+    return [
+        conv("conv2d", nn.Conv2d(3, 4, 3, padding=1), (2, 3, 5, 5), "3x3, padding 1, bias"),
+        conv("conv2d_stride_dilation", nn.Conv2d(2, 3, (3, 2), stride=(1, 2), padding=(2, 1),
+                                                 dilation=2, bias=False),
+             (1, 2, 6, 7), "kernel 3x2, strides (1,2), padding (2,1), dilation 2, no bias"),
+        conv("conv2d_groups", nn.Conv2d(4, 6, 3, stride=2, padding=1, groups=2), (2, 4, 6, 6),
+             "groups 2, stride 2, padding 1, bias"),
+        conv("conv2d_depthwise", nn.Conv2d(3, 3, 3, padding=1, groups=3, bias=False),
+             (1, 3, 4, 4), "depthwise (groups = channels), no bias"),
+        conv("conv1d", nn.Conv1d(3, 4, 3, stride=2, padding=1), (2, 3, 9), "1-D, stride 2, bias"),
+    ]
+
+
+@register
+def pool_cases(rng):
+    def pool(name, op, layer, x, note, **kw):
+        return Case(name, [op], {"x": x}, module=Lambda(layer), note=note, **kw)
+
+    return [
+        pool("max_pool_padded", "max_pool", nn.MaxPool2d(3, 2, 1), distinct(rng, 2, 2, 5, 5),
+             "3x3, stride 2, padding 1 (overlapping windows)"),
+        pool("max_pool_ceil", "max_pool", nn.MaxPool2d(2, 2, ceil_mode=True), distinct(rng, 1, 2, 5, 5),
+             "2x2, stride 2, ceil_mode on 5x5 (partial last windows)"),
+        pool("max_pool_dilation", "max_pool", nn.MaxPool2d(2, 1, dilation=2), distinct(rng, 1, 2, 5, 5),
+             "2x2, stride 1, dilation 2"),
+        pool("max_pool_1d", "max_pool", nn.MaxPool1d(3, 2, 1), distinct(rng, 2, 3, 8),
+             "1-D, kernel 3, stride 2, padding 1"),
+        pool("max_pool_ties", "max_pool", nn.MaxPool2d(2, 2),
+             rng.integers(0, 2, (1, 2, 4, 4)).astype(np.float32),
+             "values 0 and 1 only: a window's gradient goes to its first maximum (torch)",
+             finite_difference="ties make max_pool non-differentiable; torch's convention (the "
+                               "first maximum) is what this case pins"),
+        pool("avg_pool_exclude_pad", "avg_pool", nn.AvgPool2d(3, 2, 1, count_include_pad=False),
+             normal(rng, 2, 2, 5, 5), "3x3, stride 2, padding 1, count_include_pad false"),
+        pool("avg_pool_ceil", "avg_pool", nn.AvgPool2d(2, 2, ceil_mode=True, count_include_pad=False),
+             normal(rng, 1, 2, 5, 5),
+             "2x2, stride 2, ceil_mode on 5x5"),
+        pool("avg_pool_1d", "avg_pool", nn.AvgPool1d(3, 2, count_include_pad=False), normal(rng, 2, 3, 9),
+             "1-D, kernel 3, stride 2"),
+        Case("avg_pool_include_pad", ["avg_pool"], {"x": normal(rng, 2, 2, 5, 5)},
+             onnx_nodes=avg_pool_graph([3, 3], [2, 2], [1, 1, 1, 1], 0),
+             function=nn.AvgPool2d(3, 2, 1, count_include_pad=True),
+             note="hand-built ONNX (torch exports count_include_pad as Pad + AveragePool): "
+                  "3x3, stride 2, padding 1, count_include_pad"),
+        Case("avg_pool_ceil_include_pad", ["avg_pool"], {"x": normal(rng, 1, 2, 6, 6)},
+             onnx_nodes=avg_pool_graph([3, 3], [2, 2], [1, 1, 1, 1], 1),
+             function=nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=True),
+             note="hand-built ONNX: ceil_mode with count_include_pad (the last window's divisor "
+                  "stops at the end padding, as torch)"),
+    ]
+
+
+# --------------------------------------------------------------------------
+# Losses
+# --------------------------------------------------------------------------
+
+def cross_entropy_mlir(logits_shape, ignore_index):
+    logits = "tensor<" + "x".join(map(str, logits_shape)) + "xf32>"
+    labels = "tensor<" + "x".join(map(str, logits_shape[:-1])) + "xi64>"
+    return f"""func.func @forward(%logits: {logits} {{memc.input = "logits"}},
+    %labels: {labels} {{memc.input = "labels"}}) -> (tensor<f32> {{memc.output = "loss"}}) {{
+  %loss = memc.cross_entropy %logits, %labels {{ignore_index = {ignore_index} : i64}}
+      : ({logits}, {labels}) -> tensor<f32>
+  return %loss : tensor<f32>
+}}
+"""
+
+
+@register
+def cross_entropy_cases(rng):
+    def case(name, shape, labels, ignore_index, note):
+        classes = shape[-1]
+        function = lambda logits, labels: F.cross_entropy(
+            logits.reshape(-1, classes), labels.reshape(-1), ignore_index=ignore_index)
+        return Case(name, ["cross_entropy"], {"logits": normal(rng, *shape), "labels": labels},
+                    outputs=("loss",), function=function,
+                    mlir=cross_entropy_mlir(shape, ignore_index), note=note)
+
+    return [
+        case("cross_entropy", (6, 5), np.array([0, 4, -100, 2, 2, -100], dtype=np.int64), -100,
+             "[6,5] logits, two positions ignored (-100): the mean is over the other four"),
+        case("cross_entropy_3d_ignore_class", (2, 3, 4),
+             np.array([[1, 0, 3], [1, 2, 1]], dtype=np.int64), 1,
+             "[2,3,4] logits, ignore_index 1 (a real class id): three positions ignored"),
+    ]
+
+
+# --------------------------------------------------------------------------
+# Export and references
+# --------------------------------------------------------------------------
+
+def to_torch(array, requires_grad):
+    tensor = torch.from_numpy(np.array(array))
+    if tensor.dtype == torch.float32:
+        tensor = tensor.double()  # the reference is exact to f32 rounding
+    return tensor.requires_grad_(requires_grad and tensor.is_floating_point())
+
+
+def as_tuple(outputs):
+    return tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
+
+
+def module_params(case):
+    """name -> (array, trainable) of a module case's parameters and buffers."""
+    params = collections.OrderedDict()
+    for name, tensor in case.module.named_parameters():
+        params[name] = (tensor.detach().numpy().copy(), True)
+    for name, tensor in case.module.named_buffers():
+        if tensor.is_floating_point():
+            params[name] = (tensor.detach().numpy().copy(), False)
+    return params
+
+
+def upstream_gradients(shapes_and_types, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(tuple(shape)).astype(dtype) for shape, dtype in shapes_and_types]
+
+
+def without_reference(case, params, upstream_seed):
+    """The arrays of a case that torch cannot compute: inputs, parameters, upstream gradients."""
+    arrays = collections.OrderedDict(case.inputs)
+    for name, (value, _) in params.items():
+        arrays["__param_" + name] = value
+    upstream = upstream_gradients([(shape, np.float32) for shape in case.output_shapes],
+                                  upstream_seed)
+    for name, grad in zip(case.outputs, upstream):
+        arrays["__grad_" + name] = grad
+    return arrays
+
+
+def run_reference(case, params, upstream_seed):
+    """torch's outputs and gradients for `case`, in float64 (float16 stays float16)."""
+    if not case.torch_reference:
+        return without_reference(case, params, upstream_seed)
+    inputs = [to_torch(value, True) for value in case.inputs.values()]
+    tensors = collections.OrderedDict(
+        (name, to_torch(value, trainable)) for name, (value, trainable) in params.items())
+    if case.module is not None:
+        module = case.module
+        outputs = as_tuple(stateless.functional_call(module, dict(tensors), tuple(inputs)))
+    else:
+        outputs = as_tuple(case.function(*inputs, **tensors))
+    upstream = upstream_gradients(
+        [(output.shape, np.float16 if output.dtype == torch.float16 else np.float32)
+         for output in outputs], upstream_seed)
+    torch.autograd.backward(outputs, [torch.from_numpy(g).to(o.dtype) for g, o in zip(upstream, outputs)])
+    arrays = collections.OrderedDict()
+    for name, value in case.inputs.items():
+        arrays[name] = value
+    for name, (value, _) in params.items():
+        arrays["__param_" + name] = value
+    for name, output, grad in zip(case.outputs, outputs, upstream):
+        arrays["__grad_" + name] = grad
+        dtype = np.float16 if output.dtype == torch.float16 else np.float32
+        arrays["__expected_" + name] = output.detach().numpy().astype(dtype)
+    for (name, value), tensor in zip(case.inputs.items(), inputs):
+        if tensor.requires_grad:
+            arrays["__expected_grad_" + name] = tensor.grad.numpy().astype(value.dtype)
+    for name, tensor in tensors.items():
+        if tensor.requires_grad:
+            arrays["__expected_grad_" + name] = tensor.grad.numpy().astype(np.float32)
+    return arrays
+
+
+def onnx_type(array):
+    return {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float16): TensorProto.FLOAT16,
+            np.dtype(np.int64): TensorProto.INT64, np.dtype(np.bool_): TensorProto.BOOL}[array.dtype]
+
+
+def export_case(case, arrays, path):
+    if case.module is not None:
+        case.module.eval()
+        example = tuple(torch.from_numpy(np.array(value)) for value in case.inputs.values())
+        torch.onnx.export(case.module, example, path, opset_version=OPSET,
+                          do_constant_folding=False,
+                          training=torch.onnx.TrainingMode.PRESERVE,
+                          input_names=list(case.inputs), output_names=case.outputs)
+    else:
+        vi = helper.make_tensor_value_info
+        inputs = [vi(name, onnx_type(value), value.shape) for name, value in case.inputs.items()]
+        outputs = [vi(name, onnx_type(arrays["__expected_" + name]),
+                      arrays["__expected_" + name].shape) for name in case.outputs]
+        graph = helper.make_graph(case.onnx_nodes(case), case.name, inputs, outputs)
+        model = helper.make_model(graph, producer_name="memc-gradient-cases",
+                                  opset_imports=[helper.make_opsetid("", OPSET)])
+        onnx.save_model(model, path)
+    model = onnx.load(path)
+    onnx.checker.check_model(model)
+    graph_inputs = [i.name for i in model.graph.input]
+    assert graph_inputs == list(case.inputs), f"{case.name}: graph inputs {graph_inputs}"
+    return {t.name for t in model.graph.initializer}
+
+
+def save_npz(path, arrays):
+    """np.savez stamps the zip entries with the current time; write the same
+    layout with a fixed timestamp so the archive is reproducible."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for key, value in arrays.items():
+            buf = io.BytesIO()
+            # np.ascontiguousarray would make a 0-d array (a scalar loss) 1-d.
+            np.lib.format.write_array(buf, np.require(value, requirements="C"))
+            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, buf.getvalue())
+
+
+def write_case(case):
+    params = module_params(case) if case.module is not None else case.params
+    arrays = run_reference(case, params, zlib.crc32(("upstream " + case.name).encode()))
+    if case.mlir is not None:
+        model_file = case.name + ".mlir"
+        with open(os.path.join(CASES_DIR, model_file), "w") as out:
+            out.write(f"// Generated by make_gradient_cases.py: {case.note}\n" if case.note else
+                      "// Generated by make_gradient_cases.py\n")
+            out.write(case.mlir)
+    else:
+        model_file = case.name + ".onnx"
+        initializers = export_case(case, arrays, os.path.join(CASES_DIR, model_file))
+        # Parameters the export kept as initializers; torch may drop unused ones.
+        missing = [name for name, (_, trainable) in params.items()
+                   if trainable and name not in initializers]
+        assert not missing, f"{case.name}: parameters {missing} are not initializers"
+        for name in list(params):
+            if name not in initializers:
+                del arrays["__param_" + name]
+    save_npz(os.path.join(CASES_DIR, case.name + ".npz"), arrays)
+    entry = collections.OrderedDict(name=case.name, model=model_file, ops=case.ops,
+                                    torch_reference=case.torch_reference)
+    entry["finite_difference"] = case.finite_difference
+    if case.note:
+        entry["note"] = case.note
+    return entry
+
+
+def main():
+    os.makedirs(CASES_DIR, exist_ok=True)
+    names = [case.name for case in CASES]
+    assert len(names) == len(set(names)), "case names must be unique"
+    manifest = collections.OrderedDict(
+        generator="make_gradient_cases.py",
+        torch=torch.__version__, onnx=onnx.__version__, opset=OPSET,
+        cases=[write_case(case) for case in CASES])
+    with open(os.path.join(CASES_DIR, "cases.json"), "w") as out:
+        json.dump(manifest, out, indent=1)
+        out.write("\n")
+    total = sum(os.path.getsize(os.path.join(CASES_DIR, f)) for f in os.listdir(CASES_DIR))
+    print(f"{len(CASES)} cases, {total} bytes in {CASES_DIR}")
+
+
+if __name__ == "__main__":
+    main()
