@@ -22,6 +22,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Endian.h"
 
+#include <map>
+
 using namespace mlir;
 
 namespace memc {
@@ -127,6 +129,35 @@ Value allocationRoot(Value value) {
   while (auto reshape = value.getDefiningOp<ReshapeOp>())
     value = reshape.getInput();
   return value;
+}
+
+/// The most bytes live at one step, where an in-place pair the planner took counts once at the
+/// step where one dies and the other is born: the bound for a plan with those in-place
+/// decisions (planner::lowerBound counts both).
+uint64_t inPlaceLowerBound(const std::vector<planner::BufferRequest> &requests,
+                           const planner::Assignment &assignment) {
+  std::map<int64_t, int64_t> delta; // bytes born (+) and freed after (-) each step
+  for (const planner::BufferRequest &request : requests) {
+    int64_t bytes = planner::alignTo(request.size, plan::kPlanAlignment);
+    delta[request.firstStep] += bytes;
+    delta[request.lastStep + 1] -= bytes;
+  }
+  for (size_t target = 0; target < assignment.inPlaceSource.size(); ++target) {
+    int32_t source = assignment.inPlaceSource[target];
+    if (source < 0)
+      continue;
+    // The shared step is the target's first: both are counted there, the bytes once.
+    int64_t shared = std::min(planner::alignTo(requests[source].size, plan::kPlanAlignment),
+                              planner::alignTo(requests[target].size, plan::kPlanAlignment));
+    delta[requests[target].firstStep] -= shared;
+    delta[requests[target].firstStep + 1] += shared;
+  }
+  int64_t live = 0, peak = 0;
+  for (auto &[step, change] : delta) {
+    live += change;
+    peak = std::max(peak, live);
+  }
+  return static_cast<uint64_t>(peak);
 }
 
 class PlanBuilder {
@@ -415,7 +446,7 @@ LogicalResult PlanBuilder::placeArena(PlanSummary &summary) {
           ++summary.inPlaceSteps;
         }
   result.set_arena_bytes(assignment.arenaBytes);
-  result.set_arena_lower_bound_bytes(assignment.lowerBoundBytes);
+  result.set_arena_lower_bound_bytes(inPlaceLowerBound(requests, assignment));
   summary.strategy = assignment.strategy;
   summary.arenaRequests = std::move(requests);
   summary.inPlaceHints = std::move(hints);

@@ -162,6 +162,42 @@ SmallVector<Value> clipByGlobalNorm(OpBuilder &b, Location loc, ArrayRef<Value> 
   return clipped;
 }
 
+/// PyTorch's running-statistics update of a training-mode batch norm whose statistics are
+/// arguments: (statistic, new value) pairs, running = momentum * running + (1 - momentum) *
+/// batch, with ONNX's momentum and the unbiased batch variance.
+SmallVector<std::pair<Value, Value>> runningStatisticsUpdate(OpBuilder &b, BatchNormOp op) {
+  if (!isa<BlockArgument>(op.getMean()) || !isa<BlockArgument>(op.getVar()))
+    return {};
+  Location loc = op.getLoc();
+  Value x = op.getInput();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank(), channels = type.getDimSize(1);
+  SmallVector<int64_t> axes = {0}, kept(rank, 1);
+  for (int64_t dim = 2; dim < rank; ++dim)
+    axes.push_back(dim);
+  kept[1] = channels;
+  int64_t count = type.getNumElements() / std::max<int64_t>(channels, 1);
+  auto axesAttr = b.getDenseI64ArrayAttr(axes);
+  auto scalar = [&](double value) {
+    return b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(RankedTensorType::get({}, type.getElementType()),
+                                    b.getFloatAttr(type.getElementType(), value)));
+  };
+  Value mean = b.create<ReduceMeanOp>(loc, x, axesAttr, b.getBoolAttr(false));
+  Value centered = b.create<SubOp>(
+      loc, x, b.create<ReshapeOp>(loc, cast<RankedTensorType>(mean.getType()).clone(kept), mean));
+  Value variance = b.create<ReduceMeanOp>(loc, b.create<MulOp>(loc, centered, centered),
+                                          axesAttr, b.getBoolAttr(false));
+  Value unbiased =
+      b.create<MulOp>(loc, variance, scalar(double(count) / std::max<int64_t>(count - 1, 1)));
+  double momentum = op.getMomentum().convertToDouble();
+  auto blend = [&](Value running, Value batch) -> Value {
+    Value decayed = b.create<MulOp>(loc, running, scalar(momentum));
+    return b.create<AddOp>(loc, b.create<MulOp>(loc, batch, scalar(1.0 - momentum)), decayed);
+  };
+  return {{op.getMean(), blend(op.getMean(), mean)}, {op.getVar(), blend(op.getVar(), unbiased)}};
+}
+
 /// The state one parameter carries between steps under `optimizer`: (suffix, type) pairs.
 SmallVector<std::pair<std::string, Type>> optimizerState(const OptimizerOptions &optimizer,
                                                          RankedTensorType param) {
@@ -229,6 +265,12 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   FailureOr<RankedTensorType> labels = labelsType(prediction, options, forward.getLoc());
   if (failed(labels))
     return failure();
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    for (StringRef attr : {StringRef("memc.input"), StringRef(kParamNameAttr)})
+      if (StringAttr name = argAttr(forward, i, attr); name && name.getValue() == options.labelsName)
+        return emitError(forward.getLoc())
+               << "--labels '" << options.labelsName
+               << "' is already the name of a model input or parameter; choose another";
   OpBuilder b(module.getContext());
   Location loc = forward.getLoc();
   bool hasOptimizer = options.optimizer.kind != OptimizerKind::None;
@@ -285,10 +327,13 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   IRMapping mapping;
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     mapping.map(forward.getArgument(i), stepArgument(i));
+  SmallVector<BatchNormOp> batchNorms;
   for (Operation &op : forward.getBody().front().without_terminator()) {
     Operation *clone = b.clone(op, mapping);
-    if (auto batchNorm = dyn_cast<BatchNormOp>(clone))
+    if (auto batchNorm = dyn_cast<BatchNormOp>(clone)) {
       batchNorm.setTraining(true);
+      batchNorms.push_back(batchNorm);
+    }
   }
   Value predictionValue = mapping.lookup(returnOp.getOperand(*lossIndex));
   Value loss =
@@ -312,7 +357,8 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   for (auto [index, gradient] : llvm::zip(trainableArgs, *gradients)) {
     if (gradient)
       continue;
-    emitWarning(loc) << "parameter '" << argAttr(forward, index, kParamNameAttr).getValue()
+    if (options.warnUnreachable)
+      emitWarning(loc) << "parameter '" << argAttr(forward, index, kParamNameAttr).getValue()
                      << "' has no path to the loss; its gradient is zero";
     auto type = cast<RankedTensorType>(stepArgument(index).getType());
     gradient = b.create<ConstantOp>(
@@ -357,6 +403,14 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
       stateIndex += stateCount;
     }
   }
+  if (hasOptimizer)
+    for (BatchNormOp batchNorm : batchNorms)
+      for (auto [statistic, updated] : runningStatisticsUpdate(b, batchNorm)) {
+        auto name = step.getArgAttrOfType<StringAttr>(
+            cast<BlockArgument>(statistic).getArgNumber(), kParamNameAttr);
+        results.push_back(updated);
+        resultAttrs.push_back(marked("memc.updates", name.getValue()));
+      }
   b.create<func::ReturnOp>(loc, results);
   step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   step.setAllResultAttrs(resultAttrs);

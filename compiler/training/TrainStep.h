@@ -42,6 +42,8 @@ struct TrainStepOptions {
   /// optimizer state instead, each marked `memc.updates = NAME` (the argument it replaces).
   OptimizerOptions optimizer;
   std::string functionName = "train_step";
+  /// Warn about parameters the loss does not depend on (once per compilation is enough).
+  bool warnUnreachable = true;
 };
 
 /// Names of the run-time scalar inputs a step with an optimizer takes.

@@ -233,11 +233,13 @@ LogicalResult DivOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl
 }
 
 LogicalResult PowOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
-  // d(a^p)/da = p * a^(p-1); d(a^p)/dp = a^p * log(a), only when p is not a constant.
+  // As PyTorch: d(a^p)/da = p * a^(p-1), zero where p == 0 (0 * inf would be NaN at a == 0);
+  // d(a^p)/dp = a^p * log(a), zero where a == 0 and p >= 0; none when p is a constant.
   Location loc = getLoc();
-  Value a = getLhs(), p = getRhs();
+  Value a = getLhs(), p = getRhs(), zero = scalar(b, loc, a, 0.0);
   Value lowered = b.create<PowOp>(loc, a, b.create<SubOp>(loc, p, scalar(b, loc, p, 1.0)));
   Value lhsGrad = b.create<MulOp>(loc, dy[0], b.create<MulOp>(loc, p, lowered));
+  lhsGrad = b.create<WhereOp>(loc, b.create<EqualOp>(loc, p, zero), zero, lhsGrad);
   dx.push_back(unbroadcast(b, loc, lhsGrad, a.getType()));
   if (p.getDefiningOp<ConstantOp>()) {
     dx.push_back(nullptr);
@@ -245,6 +247,8 @@ LogicalResult PowOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl
   }
   Value rhsGrad =
       b.create<MulOp>(loc, dy[0], b.create<MulOp>(loc, getResult(), b.create<LogOp>(loc, a)));
+  Value atZeroBase = b.create<WhereOp>(loc, b.create<EqualOp>(loc, a, zero), zero, rhsGrad);
+  rhsGrad = b.create<WhereOp>(loc, b.create<LessOp>(loc, p, zero), rhsGrad, atZeroBase);
   dx.push_back(unbroadcast(b, loc, rhsGrad, p.getType()));
   return success();
 }

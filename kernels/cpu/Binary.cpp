@@ -5,6 +5,8 @@
 // toward zero (C, ONNX), and the cases C leaves undefined are defined here rather than trapping:
 // x / 0 = 0 and INT_MIN / -1 = INT_MIN. Output element i depends only on input elements that
 // map to it, so an output sharing an equally shaped input's buffer is safe (in-place steps).
+// Inner loops are cloned per instruction set (VectorMath.h), so they vectorize as wide as the
+// CPU allows.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/CallChecks.h"
@@ -12,6 +14,7 @@
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/ThreadPool.h"
+#include "kernels/cpu/VectorMath.h"
 
 #include <cmath>
 
@@ -76,6 +79,10 @@ struct Pow {
     }
   }
 };
+/// pow with a scalar exponent of 2: x * x, the same value powf rounds to, without its cost.
+struct Square {
+  template <typename C> C operator()(C a, C) const { return Mul()(a, a); }
+};
 struct Equal {
   template <typename C> bool operator()(C a, C b) const { return a == b; }
 };
@@ -89,8 +96,8 @@ struct Greater {
 /// y[i] = op(a[i * strideA], b[i * strideB]) for i < count, with the common stride patterns
 /// (both contiguous, one operand a scalar) as separate loops the compiler can vectorize.
 template <typename T, typename Out, typename Op>
-void binaryRun(const T *a, int64_t strideA, const T *b, int64_t strideB, Out *y, int64_t count,
-               Op op) {
+MEMC_VECTOR_CLONES void binaryRun(const T *a, int64_t strideA, const T *b, int64_t strideB, Out *y,
+                                  int64_t count, Op op) {
   auto compute = [&](T x, T z) {
     return Element<Out>::store(op(Element<T>::load(x), Element<T>::load(z)));
   };
@@ -145,9 +152,24 @@ bool checkArithmetic(const KernelCall &call, std::string &error) {
          checkBroadcastShapes(call, error);
 }
 
+/// Whether rhs is one float element equal to 2 (x^2, as RMS norms write it).
+template <typename T> bool isScalarTwo(const TensorView &rhs) {
+  if constexpr (std::is_integral_v<T>)
+    return false;
+  else
+    return rhs.numElements() == 1 && Element<T>::load(*rhs.as<T>()) == 2.0f;
+}
+
 template <typename Op> bool runArithmetic(const KernelCall &call, std::string &) {
   visitNumeric(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<Op, Pow>) {
+      if (isScalarTwo<T>(call.inputs[1])) {
+        broadcastBinary<T, T>(call.inputs[0], call.inputs[1], call.outputs[0], kElementwiseGrain,
+                              Square());
+        return;
+      }
+    }
     int64_t grain = std::is_same_v<Op, Pow> ? kExpensiveGrain : kElementwiseGrain;
     broadcastBinary<T, T>(call.inputs[0], call.inputs[1], call.outputs[0], grain, Op());
   });
@@ -178,6 +200,29 @@ bool checkWhere(const KernelCall &call, std::string &error) {
          checkBroadcastShapes(call, error);
 }
 
+/// y[i] = c[i * sc] ? t[i * st] : f[i * sf], with the stride patterns of a mask over scores
+/// (condition and one side contiguous, the other contiguous or a scalar) as loops that
+/// vectorize.
+template <typename T>
+MEMC_VECTOR_CLONES void selectRun(const BoolByte *c, int64_t sc, const T *t, int64_t st,
+                                  const T *f, int64_t sf, T *y, int64_t count) {
+  if (sc == 1 && st == 1 && sf == 1) {
+    for (int64_t i = 0; i < count; ++i)
+      y[i] = c[i] ? t[i] : f[i];
+  } else if (sc == 1 && st == 1 && sf == 0) {
+    T scalar = *f;
+    for (int64_t i = 0; i < count; ++i)
+      y[i] = c[i] ? t[i] : scalar;
+  } else if (sc == 1 && st == 0 && sf == 1) {
+    T scalar = *t;
+    for (int64_t i = 0; i < count; ++i)
+      y[i] = c[i] ? scalar : f[i];
+  } else {
+    for (int64_t i = 0; i < count; ++i)
+      y[i] = c[i * sc] ? t[i * st] : f[i * sf];
+  }
+}
+
 bool runWhere(const KernelCall &call, std::string &) {
   const TensorView &output = call.outputs[0];
   StridedLayout<3> layout = broadcastLayout<3>(
@@ -194,11 +239,8 @@ bool runWhere(const KernelCall &call, std::string &) {
     parallelFor(0, layout.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
       layout.forEachRun(begin, end,
                         [&](int64_t out, const std::array<int64_t, 3> &offsets, int64_t count) {
-                          const BoolByte *c = condition + offsets[0];
-                          const T *t = onTrue + offsets[1];
-                          const T *f = onFalse + offsets[2];
-                          for (int64_t i = 0; i < count; ++i)
-                            y[out + i] = c[i * sc] ? t[i * st] : f[i * sf];
+                          selectRun(condition + offsets[0], sc, onTrue + offsets[1], st,
+                                    onFalse + offsets[2], sf, y + out, count);
                         });
     });
   });

@@ -45,8 +45,7 @@ bool checkConvShapes(const TensorView &input, const TensorView &weight, const Te
   if (!requireInts(attributes, "strides", strides, error) ||
       !requireInts(attributes, "pads", pads, error) ||
       !requireInts(attributes, "dilations", dilations, error) ||
-      !requireInt(attributes, "group", group, error) ||
-      !checkRankAtLeast(input, 3, "input", error))
+      !requireInt(attributes, "group", group, error) || !checkRankAtLeast(input, 3, "input", error))
     return false;
   const Shape &x = input.shape, &w = weight.shape;
   if (w.size() != x.size() || group <= 0 || x[1] % group != 0 || w[1] != x[1] / group ||
@@ -95,8 +94,8 @@ bool checkConvGradWeight(const KernelCall &call, std::string &error) {
 /// Runs task(t) for t in [0, tasks): over threads when the tasks are many and small, else one
 /// after the other (each task then splits its own loops over threads).
 template <typename Task> void runTasks(const ConvGeometry &g, int64_t tasks, Task task) {
-  bool spread = tasks >= ThreadPool::global().numThreads() &&
-                g.columnRows * g.outSize <= kSmallTaskColumns;
+  bool spread =
+      tasks >= ThreadPool::global().numThreads() && g.columnRows * g.outSize <= kSmallTaskColumns;
   if (!spread) {
     for (int64_t t = 0; t < tasks; ++t)
       task(t);
@@ -133,8 +132,8 @@ void convGradInputFloat(const ConvGeometry &g, const float *dy, const float *w, 
     std::vector<float> columns(static_cast<size_t>(rows * blockRows * lastOut));
     for (int64_t first = 0; first < outerRows; first += blockRows) {
       int64_t count = std::min(blockRows, outerRows - first), width = count * lastOut;
-      gemmParallel(rows, width, mg, weights, mg, grad + first * lastOut, g.outSize,
-                   columns.data(), width);
+      gemmParallel(rows, width, mg, weights, mg, grad + first * lastOut, g.outSize, columns.data(),
+                   width);
       parallelFor(0, g.groupChannels, std::max<int64_t>(1, kElementwiseGrain / (g.taps * width)),
                   [&](int64_t begin, int64_t end) {
                     addColumns(g, columns.data(), width, first, count, begin, end, image);
@@ -148,8 +147,9 @@ void convGradWeightFloat(const ConvGeometry &g, const float *dy, const float *x,
   int64_t lastOut = g.outSpatial.back(), outerRows = g.outputRows();
   // Output rows of all images, in order: the products' reduction dimension.
   int64_t totalRows = g.batch * outerRows;
-  int64_t blockRows = std::clamp<int64_t>(
-      kColumnBudget / std::max<int64_t>(1, (rows + mg) * lastOut), 1, std::max<int64_t>(1, totalRows));
+  int64_t blockRows =
+      std::clamp<int64_t>(kColumnBudget / std::max<int64_t>(1, (rows + mg) * lastOut), 1,
+                          std::max<int64_t>(1, totalRows));
   runTasks(g, g.group, [&](int64_t group) {
     std::vector<float> columns(static_cast<size_t>(rows * blockRows * lastOut));
     std::vector<float> packed(static_cast<size_t>(blockRows * lastOut * mg));

@@ -46,8 +46,8 @@ namespace {
 /// source + o * stride of the channel's plane (the others read padding), and skip(r) for the
 /// other rows.
 template <typename Run, typename Skip>
-void walkColumnRow(const ConvGeometry &g, int64_t row, int64_t first, int64_t outputRows,
-                   Run run, Skip skip) {
+void walkColumnRow(const ConvGeometry &g, int64_t row, int64_t first, int64_t outputRows, Run run,
+                   Skip skip) {
   size_t rank = g.kernel.size(), last = rank - 1;
   int64_t lastOut = g.outSpatial[last], lastIn = g.inSpatial[last];
   std::vector<int64_t> tap(rank), position(rank);

@@ -84,6 +84,11 @@ void groupByRow(const std::vector<int64_t> &rows, int64_t dim, std::vector<int64
     order[next[rows[i]]++] = static_cast<int64_t>(i);
 }
 
+template <typename T> void addRow(const T *source, float *sums, int64_t n) {
+  for (int64_t j = 0; j < n; ++j)
+    sums[j] += Element<T>::load(source[j]);
+}
+
 bool runGatherGrad(const KernelCall &call, std::string &error) {
   const TensorView &grad = call.inputs[0], &indices = call.inputs[1], &result = call.outputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
@@ -103,21 +108,27 @@ bool runGatherGrad(const KernelCall &call, std::string &error) {
     using T = typename decltype(tag)::type;
     const T *dy = grad.as<T>();
     T *dx = result.as<T>();
-    // Tasks are destination slices (outer index, row).
+    // Tasks are destination slices (outer index, row), summed in the f32 result itself or in
+    // an f32 row rounded once.
     parallelFor(0, outer * dim, std::max<int64_t>(1, kElementwiseGrain / inner),
                 [&](int64_t begin, int64_t end) {
-                  std::vector<float> sums(static_cast<size_t>(inner));
+                  std::vector<float> scratch;
                   for (int64_t task = begin; task < end; ++task) {
                     int64_t o = task / dim, row = task % dim;
-                    std::fill(sums.begin(), sums.end(), 0.0f);
-                    for (int64_t k = starts[row]; k < starts[row + 1]; ++k) {
-                      const T *source = dy + (o * count + order[k]) * inner;
-                      for (int64_t j = 0; j < inner; ++j)
-                        sums[j] += Element<T>::load(source[j]);
-                    }
                     T *destination = dx + task * inner;
-                    for (int64_t j = 0; j < inner; ++j)
-                      destination[j] = Element<T>::store(sums[j]);
+                    float *sums;
+                    if constexpr (std::is_same_v<T, float>) {
+                      sums = destination;
+                    } else {
+                      scratch.resize(inner);
+                      sums = scratch.data();
+                    }
+                    std::fill(sums, sums + inner, 0.0f);
+                    for (int64_t k = starts[row]; k < starts[row + 1]; ++k)
+                      addRow(dy + (o * count + order[k]) * inner, sums, inner);
+                    if constexpr (!std::is_same_v<T, float>)
+                      for (int64_t j = 0; j < inner; ++j)
+                        destination[j] = Element<T>::store(sums[j]);
                   }
                 });
   });

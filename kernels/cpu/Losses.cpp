@@ -3,7 +3,8 @@
 // torch.nn.functional.cross_entropy with the class axis last, integer labels, ignore_index and
 // mean reduction. Labels are data: both kernels validate them all before computing (a label
 // outside [0, C) that is not ignore_index is an error). Each row's log-sum-exp subtracts the
-// row maximum first and sums in f64; rows spread over threads.
+// row maximum first and sums in f64, with VectorMath's exp (within 2 ulp of libm's) in loops
+// cloned per instruction set; rows spread over threads, f16/bf16 rows through f32 scratch.
 //   cross_entropy:      mean over counted rows of logsumexp(row) - row[label], summed in f64
 //                       in row order; 0 when every row is ignored (PyTorch gives NaN there)
 //   cross_entropy_grad: grad * (softmax(row) - onehot(label)) / count on counted rows, 0 on
@@ -11,8 +12,8 @@
 // cross_entropy_grad reads a row whole before writing it, so its result may share the logits'
 // buffer.
 //
-// Scratch: std::vector (per-row losses, an f32 row of exponentials for f16/bf16), for now;
-// the plan will account for kernel workspace later.
+// Scratch: std::vector (per-row losses, an f32 row for f16/bf16), for now; the plan will
+// account for kernel workspace later.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/Accumulate.h"
@@ -20,6 +21,7 @@
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
+#include "kernels/cpu/VectorMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -36,8 +38,7 @@ bool checkLogitsAndLabels(const TensorView &logits, const TensorView &labels,
   return checkDType(logits, kFloatTypes, "logits", error) &&
          checkRankAtLeast(logits, 1, "logits", error) &&
          checkDType(labels, kIndexTypes, "labels", error) &&
-         checkShape(labels, Shape(logits.shape.begin(), logits.shape.end() - 1), "labels",
-                    error) &&
+         checkShape(labels, Shape(logits.shape.begin(), logits.shape.end() - 1), "labels", error) &&
          requireInt(attributes, "ignore_index", ignoreIndex, error);
 }
 
@@ -87,9 +88,63 @@ bool readLabels(const TensorView &labels, int64_t classes, int64_t ignoreIndex,
   });
 }
 
-template <typename T> float rowMax(const T *row, int64_t classes) {
-  auto larger = [](float a, float v) { return v > a ? v : a; };
-  return foldLanes<float>(row, classes, -std::numeric_limits<float>::infinity(), larger, larger);
+/// The largest of x[0, n), NaNs skipped (-inf if none), in kLanes lanes.
+MEMC_VECTOR_CLONES float maxOf(const float *x, int64_t n) {
+  float lanes[kLanes];
+  for (float &lane : lanes)
+    lane = -std::numeric_limits<float>::infinity();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes[l] = x[i + l] > lanes[l] ? x[i + l] : lanes[l];
+  for (; i < n; ++i)
+    lanes[0] = x[i] > lanes[0] ? x[i] : lanes[0];
+  float max = lanes[0];
+  for (float lane : lanes)
+    max = lane > max ? lane : max;
+  return max;
+}
+
+/// Sum over x[0, n) of e^(x[i] - max) in f64, in kLanes lanes; also stores the exponentials in
+/// y unless it is null (y may be x).
+MEMC_VECTOR_CLONES double sumExp(const float *x, float *y, int64_t n, float max) {
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) {
+      float e = vectormath::exp(x[i + l] - max);
+      if (y)
+        y[i + l] = e;
+      lanes[l] += e;
+    }
+  for (int64_t l = 0; i < n; ++i, ++l) {
+    float e = vectormath::exp(x[i] - max);
+    if (y)
+      y[i] = e;
+    lanes[l] += e;
+  }
+  double sum = lanes[0];
+  for (int64_t l = 1; l < kLanes; ++l)
+    sum += lanes[l];
+  return sum;
+}
+
+MEMC_VECTOR_CLONES void scaleInPlace(float *y, int64_t n, float scale) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] *= scale;
+}
+
+/// Row r of the logits as f32: the tensor's own row, or the row converted into `scratch`.
+template <typename T>
+const float *floatRow(const T *logits, int64_t r, int64_t classes, std::vector<float> &scratch) {
+  if constexpr (std::is_same_v<T, float>) {
+    return logits + r * classes;
+  } else {
+    scratch.resize(classes);
+    for (int64_t c = 0; c < classes; ++c)
+      scratch[c] = Element<T>::load(logits[r * classes + c]);
+    return scratch.data();
+  }
 }
 
 bool runCrossEntropy(const KernelCall &call, std::string &error) {
@@ -97,28 +152,24 @@ bool runCrossEntropy(const KernelCall &call, std::string &error) {
   int64_t classes = logits.shape.back();
   std::vector<int64_t> targets;
   int64_t counted;
-  if (!readLabels(call.inputs[1], classes, attributesOf(call).intOr("ignore_index", -100),
-                  targets, counted, error))
+  if (!readLabels(call.inputs[1], classes, attributesOf(call).intOr("ignore_index", -100), targets,
+                  counted, error))
     return false;
-  int64_t rows = static_cast<int64_t>(targets.size());
   std::vector<double> losses(targets.size(), 0.0);
   visitFloat(logits.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = logits.as<T>();
-    parallelFor(0, rows, std::max<int64_t>(1, kExpensiveGrain / std::max<int64_t>(classes, 1)),
-                [&](int64_t begin, int64_t end) {
-                  for (int64_t r = begin; r < end; ++r) {
-                    if (targets[r] < 0)
-                      continue;
-                    const T *row = x + r * classes;
-                    float max = rowMax(row, classes);
-                    double sum = foldLanes<double>(
-                        row, classes, 0.0,
-                        [max](double acc, float v) { return acc + std::exp(v - max); },
-                        [](double a, double b) { return a + b; });
-                    losses[r] = std::log(sum) + max - Element<T>::load(row[targets[r]]);
-                  }
-                });
+    int64_t grain = std::max<int64_t>(1, kExpensiveGrain / std::max<int64_t>(classes, 1));
+    parallelFor(0, static_cast<int64_t>(targets.size()), grain, [&](int64_t begin, int64_t end) {
+      std::vector<float> scratch;
+      for (int64_t r = begin; r < end; ++r) {
+        if (targets[r] < 0)
+          continue;
+        const float *row = floatRow(x, r, classes, scratch);
+        float max = maxOf(row, classes);
+        losses[r] = std::log(sumExp(row, nullptr, classes, max)) + max - row[targets[r]];
+      }
+    });
   });
   double total = 0.0;
   for (double loss : losses)
@@ -127,49 +178,49 @@ bool runCrossEntropy(const KernelCall &call, std::string &error) {
   return true;
 }
 
+/// One counted row's gradient, (softmax(row) - onehot(target)) * scale, into `out` (which may
+/// be `row`).
+void crossEntropyGradRow(const float *row, float *out, int64_t classes, int64_t target,
+                         float scale) {
+  float max = maxOf(row, classes);
+  float factor = static_cast<float>(scale / sumExp(row, out, classes, max));
+  float atTarget = out[target] * factor - scale;
+  scaleInPlace(out, classes, factor);
+  out[target] = atTarget;
+}
+
 bool runCrossEntropyGrad(const KernelCall &call, std::string &error) {
   const TensorView &logits = call.inputs[1], &result = call.outputs[0];
   int64_t classes = logits.shape.back();
   std::vector<int64_t> targets;
   int64_t counted;
-  if (!readLabels(call.inputs[2], classes, attributesOf(call).intOr("ignore_index", -100),
-                  targets, counted, error))
+  if (!readLabels(call.inputs[2], classes, attributesOf(call).intOr("ignore_index", -100), targets,
+                  counted, error))
     return false;
-  int64_t rows = static_cast<int64_t>(targets.size());
   float scale = counted == 0 ? 0.0f : *call.inputs[0].as<float>() / static_cast<float>(counted);
   visitFloat(logits.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = logits.as<T>();
     T *dx = result.as<T>();
-    parallelFor(
-        0, rows, std::max<int64_t>(1, kExpensiveGrain / std::max<int64_t>(classes, 1)),
-        [&](int64_t begin, int64_t end) {
-          std::vector<float> scratch;
-          for (int64_t r = begin; r < end; ++r) {
-            const T *row = x + r * classes;
-            T *out = dx + r * classes;
-            if (targets[r] < 0) {
-              std::fill(out, out + classes, Element<T>::store(0.0f));
-              continue;
-            }
-            // exp(x - max), kept in the result row when it is f32.
-            float *exps;
-            if constexpr (std::is_same_v<T, float>) {
-              exps = out;
-            } else {
-              scratch.resize(classes);
-              exps = scratch.data();
-            }
-            float max = rowMax(row, classes);
-            for (int64_t c = 0; c < classes; ++c)
-              exps[c] = std::exp(Element<T>::load(row[c]) - max);
-            float factor = static_cast<float>(scale / sumLanes(exps, classes));
-            float target = exps[targets[r]] * factor - scale;
-            for (int64_t c = 0; c < classes; ++c)
-              out[c] = Element<T>::store(exps[c] * factor);
-            out[targets[r]] = Element<T>::store(target);
-          }
-        });
+    int64_t grain = std::max<int64_t>(1, kExpensiveGrain / std::max<int64_t>(classes, 1));
+    parallelFor(0, static_cast<int64_t>(targets.size()), grain, [&](int64_t begin, int64_t end) {
+      std::vector<float> scratch;
+      for (int64_t r = begin; r < end; ++r) {
+        T *out = dx + r * classes;
+        if (targets[r] < 0) {
+          std::fill(out, out + classes, Element<T>::store(0.0f));
+        } else if constexpr (std::is_same_v<T, float>) {
+          crossEntropyGradRow(x + r * classes, out, classes, targets[r], scale);
+        } else {
+          scratch.resize(classes);
+          for (int64_t c = 0; c < classes; ++c)
+            scratch[c] = Element<T>::load(x[r * classes + c]);
+          crossEntropyGradRow(scratch.data(), scratch.data(), classes, targets[r], scale);
+          for (int64_t c = 0; c < classes; ++c)
+            out[c] = Element<T>::store(scratch[c]);
+        }
+      }
+    });
   });
   return true;
 }

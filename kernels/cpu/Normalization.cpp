@@ -3,13 +3,16 @@
 // All compute in f32 with f64 sums (so f16/bf16 round once, at the store) and are threaded
 // over independent rows or channels. Softmax subtracts the row maximum first; layer_norm and
 // batch_norm (training) use the biased variance from a second pass over the data, which stays
-// accurate when the mean is large next to the spread.
+// accurate when the mean is large next to the spread. Row loops run on f32 arrays cloned per
+// instruction set with VectorMath's exp (f16/bf16 rows go through f32 chunks), so they
+// vectorize.
 //
 // Scale, bias and statistics may have any float type, independently of the input (the ops
 // allow it); they are small and read once into f32 vectors.
 //
-// Scratch: std::vector (those vectors, softmax's exponentials of up to 2^20 elements per
-// thread), for now; the plan will account for kernel workspace later.
+// Scratch: std::vector (those vectors, the exponentials of up to 2^20 elements per thread of a
+// softmax along a non-innermost axis), for now; the plan will account for kernel workspace
+// later.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/Accumulate.h"
@@ -17,9 +20,11 @@
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
+#include "kernels/cpu/VectorMath.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace memc::kernels {
@@ -53,41 +58,140 @@ bool checkSoftmax(const KernelCall &call, std::string &error) {
   return true;
 }
 
-/// Rows (or blocks of rows) longer than this recompute exp in the last pass instead of keeping
+/// Blocks of interleaved rows longer than this recompute exp in the last pass instead of keeping
 /// it in scratch.
 constexpr int64_t kSoftmaxScratch = int64_t{1} << 20;
 
-/// Softmax (or log-softmax) of one contiguous row x[0, n) into y.
-template <typename T, bool Log>
-void softmaxRow(const T *x, T *y, int64_t n, std::vector<float> &scratch) {
-  auto larger = [](float a, float v) { return v > a ? v : a; };
-  float max = foldLanes<float>(x, n, -std::numeric_limits<float>::infinity(), larger, larger);
-  float *exps = nullptr; // exp(x - max), when kept
+/// 16 f32 or 8 f64 lanes: one AVX-512 register, two AVX or four SSE ones. Reductions keep
+/// their partial results in these explicitly: GCC does not vectorize a float max or sum folded
+/// into one variable, since that reorders it.
+using FloatLanes = float __attribute__((vector_size(64)));
+using HalfFloatLanes = float __attribute__((vector_size(32)));
+using DoubleLanes = double __attribute__((vector_size(64)));
+constexpr int64_t kFloatLanes = 16;
+
+/// The largest of x[0, n) and `max`, NaNs skipped.
+inline float maxOf(const float *x, int64_t n, float max) {
+  FloatLanes lanes = FloatLanes{} + max;
+  int64_t i = 0;
+  for (; i + kFloatLanes <= n; i += kFloatLanes) {
+    FloatLanes v;
+    std::memcpy(&v, x + i, sizeof v);
+    lanes = v > lanes ? v : lanes;
+  }
+  for (; i < n; ++i)
+    max = x[i] > max ? x[i] : max;
+  for (int64_t l = 0; l < kFloatLanes; ++l)
+    max = lanes[l] > max ? lanes[l] : max;
+  return max;
+}
+
+/// Sum over x[0, n) in f64 of x[i] or, if Squared, of (x[i] - center)^2: the same order of
+/// additions on every instruction set.
+template <bool Squared> double sumOf(const float *x, int64_t n, double center) {
+  DoubleLanes low = {}, high = {};
+  int64_t i = 0;
+  for (; i + kFloatLanes <= n; i += kFloatLanes) {
+    HalfFloatLanes a, b;
+    std::memcpy(&a, x + i, sizeof a);
+    std::memcpy(&b, x + i + kFloatLanes / 2, sizeof b);
+    DoubleLanes wideA = __builtin_convertvector(a, DoubleLanes);
+    DoubleLanes wideB = __builtin_convertvector(b, DoubleLanes);
+    if constexpr (Squared) {
+      wideA = (wideA - center) * (wideA - center);
+      wideB = (wideB - center) * (wideB - center);
+    }
+    low += wideA;
+    high += wideB;
+  }
+  double sum = 0.0;
+  for (; i < n; ++i) {
+    double v = x[i];
+    sum += Squared ? (v - center) * (v - center) : v;
+  }
+  for (int64_t l = 0; l < kFloatLanes / 2; ++l)
+    sum += low[l] + high[l];
+  return sum;
+}
+
+double sumOf(const float *x, int64_t n) { return sumOf<false>(x, n, 0.0); }
+
+/// Softmax of one contiguous f32 row into y (y may be x: the exponentials go straight into y,
+/// x[i] being read before y[i] is written).
+MEMC_VECTOR_CLONES void softmaxFloatRow(const float *x, float *y, int64_t n) {
+  float max = maxOf(x, n, -std::numeric_limits<float>::infinity());
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = vectormath::exp(x[i] - max);
+  auto scale = static_cast<float>(1.0 / sumOf(y, n));
+  for (int64_t i = 0; i < n; ++i)
+    y[i] *= scale;
+}
+
+/// Rows of other types (and log-softmax rows) are processed in f32 chunks of this many.
+constexpr int64_t kSoftmaxChunk = 512;
+
+/// Calls fn(chunk, offset, count) for the chunks of x[0, n) as f32: pieces of x for f32, else
+/// converted copies.
+template <typename T, typename Fn> void forEachFloatChunk(const T *x, int64_t n, Fn fn) {
+  float converted[kSoftmaxChunk];
+  for (int64_t offset = 0; offset < n; offset += kSoftmaxChunk) {
+    int64_t count = std::min(kSoftmaxChunk, n - offset);
+    if constexpr (std::is_same_v<T, float>) {
+      fn(x + offset, offset, count);
+    } else {
+      for (int64_t i = 0; i < count; ++i)
+        converted[i] = Element<T>::load(x[offset + i]);
+      fn(static_cast<const float *>(converted), offset, count);
+    }
+  }
+}
+
+MEMC_VECTOR_CLONES float chunkMax(const float *x, int64_t n, float max) { return maxOf(x, n, max); }
+
+/// Sum of e^(x[i] - max) over a chunk.
+MEMC_VECTOR_CLONES double chunkSumExp(const float *x, int64_t n, float max) {
+  float exps[kSoftmaxChunk];
+  for (int64_t i = 0; i < n; ++i)
+    exps[i] = vectormath::exp(x[i] - max);
+  return sumOf(exps, n);
+}
+
+/// y[i] = e^(x[i] - max) * scale (softmax) or x[i] - max - scale (log-softmax) over a chunk.
+template <bool Log>
+MEMC_VECTOR_CLONES void chunkOutputs(const float *x, float *y, int64_t n, float max, float scale) {
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (Log)
+      y[i] = (x[i] - max) - scale;
+    else
+      y[i] = vectormath::exp(x[i] - max) * scale;
+  }
+}
+
+/// Softmax (or log-softmax) of one contiguous row x[0, n) into y (y may be x).
+template <typename T, bool Log> void softmaxRow(const T *x, T *y, int64_t n) {
   if constexpr (std::is_same_v<T, float> && !Log) {
-    exps = y; // x[i] is read before y[i] is written, so y may be x
-  } else if (n <= kSoftmaxScratch) {
-    scratch.resize(n);
-    exps = scratch.data();
+    softmaxFloatRow(x, y, n);
+    return;
   }
-  double sum;
-  if (exps) {
-    for (int64_t i = 0; i < n; ++i)
-      exps[i] = std::exp(Element<T>::load(x[i]) - max);
-    sum = sumLanes(exps, n);
-  } else {
-    sum = foldLanes<double>(
-        x, n, 0.0, [max](double acc, float v) { return acc + std::exp(v - max); },
-        [](double a, double b) { return a + b; });
-  }
-  if constexpr (Log) {
-    float logSum = static_cast<float>(std::log(sum));
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = Element<T>::store((Element<T>::load(x[i]) - max) - logSum);
-  } else {
-    float scale = static_cast<float>(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = Element<T>::store((exps ? exps[i] : std::exp(Element<T>::load(x[i]) - max)) * scale);
-  }
+  float max = -std::numeric_limits<float>::infinity();
+  forEachFloatChunk(x, n, [&](const float *chunk, int64_t, int64_t count) {
+    max = chunkMax(chunk, count, max);
+  });
+  double sum = 0.0;
+  forEachFloatChunk(x, n, [&](const float *chunk, int64_t, int64_t count) {
+    sum += chunkSumExp(chunk, count, max);
+  });
+  auto scale = static_cast<float>(Log ? std::log(sum) : 1.0 / sum);
+  forEachFloatChunk(x, n, [&](const float *chunk, int64_t offset, int64_t count) {
+    if constexpr (std::is_same_v<T, float>) {
+      chunkOutputs<Log>(chunk, y + offset, count, max, scale);
+    } else {
+      float out[kSoftmaxChunk];
+      chunkOutputs<Log>(chunk, out, count, max, scale);
+      for (int64_t i = 0; i < count; ++i)
+        y[offset + i] = Element<T>::store(out[i]);
+    }
+  });
 }
 
 /// The same for `width` interleaved rows x[j * stride + c], c in [0, width): rows along a
@@ -108,7 +212,7 @@ void softmaxColumns(const T *x, T *y, int64_t length, int64_t stride, int64_t wi
     }
   for (int64_t j = 0; j < length; ++j)
     for (int64_t c = 0; c < width; ++c) {
-      float e = std::exp(Element<T>::load(x[j * stride + c]) - maxima[c]);
+      float e = vectormath::exp(Element<T>::load(x[j * stride + c]) - maxima[c]);
       if (keep)
         scratch[j * width + c] = e;
       sums[c] += e;
@@ -120,7 +224,7 @@ void softmaxColumns(const T *x, T *y, int64_t length, int64_t stride, int64_t wi
       if constexpr (Log)
         result = v - maxima[c] - static_cast<float>(std::log(sums[c]));
       else
-        result = (keep ? scratch[j * width + c] : std::exp(v - maxima[c])) *
+        result = (keep ? scratch[j * width + c] : vectormath::exp(v - maxima[c])) *
                  static_cast<float>(1.0 / sums[c]);
       y[j * stride + c] = Element<T>::store(result);
     }
@@ -148,7 +252,7 @@ template <bool Log> bool runSoftmax(const KernelCall &call, std::string &) {
         int64_t o = task / blocks, c0 = (task % blocks) * kBlock;
         int64_t offset = o * length * inner + c0;
         if (inner == 1)
-          softmaxRow<T, Log>(x + offset, y + offset, length, scratch);
+          softmaxRow<T, Log>(x + offset, y + offset, length);
         else
           softmaxColumns<T, Log>(x + offset, y + offset, length, inner,
                                  std::min(kBlock, inner - c0), scratch, maxima, sums);
@@ -196,6 +300,27 @@ bool checkLayerNorm(const KernelCall &call, std::string &error) {
   return true;
 }
 
+/// Layer norm of one row of `width` elements into out (out may be in).
+template <typename T>
+MEMC_VECTOR_CLONES void layerNormRow(const T *in, T *out, int64_t width, const float *scale,
+                                     const float *bias, double epsilon) {
+  double mean, squares;
+  if constexpr (std::is_same_v<T, float>) {
+    mean = sumOf(in, width) / width;
+    squares = sumOf<true>(in, width, mean);
+  } else {
+    mean = sumLanes(in, width) / width;
+    squares = squaredDeviationLanes(in, width, mean);
+  }
+  double rstd = 1.0 / std::sqrt(squares / width + epsilon);
+  // Centered in f64: an f32 mean would cost the spread its precision when the mean is large
+  // next to it.
+  for (int64_t j = 0; j < width; ++j) {
+    float normalized = static_cast<float>((Element<T>::load(in[j]) - mean) * rstd);
+    out[j] = Element<T>::store(normalized * scale[j] + bias[j]);
+  }
+}
+
 bool runLayerNorm(const KernelCall &call, std::string &) {
   const TensorView &input = call.inputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
@@ -213,19 +338,9 @@ bool runLayerNorm(const KernelCall &call, std::string &) {
     T *y = call.outputs[0].as<T>();
     parallelFor(
         0, rows, std::max<int64_t>(1, kElementwiseGrain / width), [&](int64_t begin, int64_t end) {
-          for (int64_t row = begin; row < end; ++row) {
-            const T *in = x + row * width;
-            T *out = y + row * width;
-            double mean = sumLanes(in, width) / width;
-            double squares = squaredDeviationLanes(in, width, mean);
-            double rstd = 1.0 / std::sqrt(squares / width + epsilon);
-            // Centered in f64: an f32 mean would cost the spread its precision when
-            // the mean is large next to it.
-            for (int64_t j = 0; j < width; ++j) {
-              float normalized = static_cast<float>((Element<T>::load(in[j]) - mean) * rstd);
-              out[j] = Element<T>::store(normalized * scale[j] + bias[j]);
-            }
-          }
+          for (int64_t row = begin; row < end; ++row)
+            layerNormRow(x + row * width, y + row * width, width, scale.data(), bias.data(),
+                         epsilon);
         });
   });
   return true;

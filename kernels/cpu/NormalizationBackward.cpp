@@ -4,8 +4,9 @@
 // biased variance from a second pass) and use PyTorch's formulas, with x^ = (x - mean) * rstd:
 //   dx     = rstd * (dy * g - mean(dy * g) - x^ * mean(dy * g * x^))   (per normalized group)
 //   dscale = sum(dy * x^),  dbias = sum(dy)                            (over the other axes)
-// Sums run in f64, elements in f32; f16/bf16 round once, at the store. The scale and its
-// gradients may have a float type of their own, as in the forward ops.
+// Sums run in f64, elements in f32 (row loops cloned per instruction set, as VectorMath.h
+// does); f16/bf16 round once, at the store. The scale and its gradients may have a float type
+// of their own, as in the forward ops.
 //
 // layer_norm_grad is threaded over blocks of rows; each block also sums its rows' dscale and
 // dbias terms, and the blocks' sums are added in order, so the result does not depend on the
@@ -21,6 +22,7 @@
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
+#include "kernels/cpu/VectorMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -89,29 +91,42 @@ bool checkLayerNormGrad(const KernelCall &call, std::string &error) {
 /// At most this many blocks of rows (each with its own dscale and dbias sums).
 constexpr int64_t kMaxRowBlocks = 64;
 
-/// One row's dx, and its dscale and dbias terms added to `scaleSums` and `biasSums`.
+/// One row's dx, with its dscale and dbias terms added to `scaleSums` and `biasSums`.
+/// `normalized` and `scaled` are f32 scratch of the width.
 template <typename T>
-void layerNormGradRow(const T *dy, const T *x, T *dx, int64_t width, double epsilon,
-                      const std::vector<float> &scale, double *scaleSums, double *biasSums) {
+MEMC_VECTOR_CLONES void layerNormGradRow(const T *dy, const T *x, T *dx, int64_t width,
+                                         double epsilon, const float *scale, double *scaleSums,
+                                         double *biasSums, float *normalized, float *scaled) {
   double mean = sumLanes(x, width) / width;
   double rstd = 1.0 / std::sqrt(squaredDeviationLanes(x, width, mean) / width + epsilon);
-  double sumG = 0.0, sumGX = 0.0;
   for (int64_t j = 0; j < width; ++j) {
-    float normalized = static_cast<float>((Element<T>::load(x[j]) - mean) * rstd);
     float grad = Element<T>::load(dy[j]);
-    float g = grad * scale[j];
-    sumG += g;
-    sumGX += static_cast<double>(g) * normalized;
-    scaleSums[j] += static_cast<double>(grad) * normalized;
+    normalized[j] = static_cast<float>((Element<T>::load(x[j]) - mean) * rstd);
+    scaled[j] = grad * scale[j];
+    scaleSums[j] += static_cast<double>(grad) * normalized[j];
     biasSums[j] += grad;
   }
-  float meanG = static_cast<float>(sumG / width), meanGX = static_cast<float>(sumGX / width);
-  float factor = static_cast<float>(rstd);
-  for (int64_t j = 0; j < width; ++j) {
-    float normalized = static_cast<float>((Element<T>::load(x[j]) - mean) * rstd);
-    float g = Element<T>::load(dy[j]) * scale[j];
-    dx[j] = Element<T>::store(factor * (g - meanG - normalized * meanGX));
+  // sum(dy * scale) and sum(dy * scale * x^), in kLanes lanes as sumLanes.
+  double sums[2][kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= width; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) {
+      sums[0][l] += scaled[j + l];
+      sums[1][l] += static_cast<double>(scaled[j + l]) * normalized[j + l];
+    }
+  for (int64_t l = 0; j < width; ++j, ++l) {
+    sums[0][l] += scaled[j];
+    sums[1][l] += static_cast<double>(scaled[j]) * normalized[j];
   }
+  for (int64_t l = 1; l < kLanes; ++l) {
+    sums[0][0] += sums[0][l];
+    sums[1][0] += sums[1][l];
+  }
+  float meanScaled = static_cast<float>(sums[0][0] / width);
+  float meanProjection = static_cast<float>(sums[1][0] / width);
+  float factor = static_cast<float>(rstd);
+  for (j = 0; j < width; ++j)
+    dx[j] = Element<T>::store(factor * (scaled[j] - meanScaled - normalized[j] * meanProjection));
 }
 
 bool runLayerNormGrad(const KernelCall &call, std::string &) {
@@ -134,12 +149,14 @@ bool runLayerNormGrad(const KernelCall &call, std::string &) {
     const T *dy = call.inputs[0].as<T>(), *x = input.as<T>();
     T *dx = call.outputs[0].as<T>();
     parallelFor(0, blocks, 1, [&](int64_t begin, int64_t end) {
+      std::vector<float> scratch(static_cast<size_t>(2 * width));
       for (int64_t block = begin; block < end; ++block) {
         double *scaleSums = sums.data() + 2 * block * width, *biasSums = scaleSums + width;
         for (int64_t row = block * rowsPerBlock; row < std::min(rows, (block + 1) * rowsPerBlock);
              ++row)
           layerNormGradRow(dy + row * width, x + row * width, dx + row * width, width, epsilon,
-                           scale, scaleSums, biasSums);
+                           scale.data(), scaleSums, biasSums, scratch.data(),
+                           scratch.data() + width);
       }
     });
   });

@@ -226,6 +226,35 @@ bool Executor::run(std::string &error) {
   return true;
 }
 
+bool Executor::restoreParameters(const SafetensorsFile &checkpoint, std::string &error) {
+  std::vector<std::string> problems;
+  for (const PlanBinding &parameter : loaded->parameters) {
+    const PlanBuffer &buffer = loaded->buffers[parameter.buffer];
+    const SafetensorsTensor *tensor = checkpoint.find(parameter.name);
+    if (!tensor || !tensor->supported || tensor->dtype != buffer.dtype ||
+        tensor->shape != buffer.shape)
+      problems.push_back("'" + parameter.name + "': expected " +
+                         describe(buffer.dtype, buffer.shape) +
+                         (tensor ? ", the checkpoint has " + tensor->dtypeName + " " +
+                                       shapeString(tensor->shape)
+                                 : ", missing"));
+  }
+  if (!problems.empty()) {
+    error = listProblems("the checkpoint does not match the program:", problems);
+    return false;
+  }
+  for (const PlanBinding &parameter : loaded->parameters) {
+    const SafetensorsTensor *tensor = checkpoint.find(parameter.name);
+    if (!device.copyToDevice(address(loaded->buffers[parameter.buffer]), tensor->bytes.data(),
+                             tensor->bytes.size(), *stream, error))
+      return false;
+  }
+  if (!stream->synchronize(error))
+    return false;
+  parametersLoaded = true;
+  return true;
+}
+
 bool Executor::readParameters(NamedArrays &arrays, std::string &error) {
   arrays.clear();
   for (const PlanBinding &parameter : loaded->parameters) {

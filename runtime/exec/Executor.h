@@ -60,6 +60,10 @@ public:
   /// named after the bindings: what training has made of them.
   bool readParameters(NamedArrays &arrays, std::string &error);
 
+  /// Restores every parameter binding, optimizer state included, from a checkpoint written
+  /// with readParameters' names. Checks all first and names every mismatch.
+  bool restoreParameters(const SafetensorsFile &checkpoint, std::string &error);
+
   /// The graph outputs of the last run, in the plan's order.
   bool readOutputs(NamedArrays &arrays, std::string &error);
 

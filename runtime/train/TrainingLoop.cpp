@@ -1,6 +1,7 @@
 //===- TrainingLoop.cpp - run a training program's steps ------------------===//
 #include "runtime/train/TrainingLoop.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/io/Files.h"
 #include "runtime/io/Npz.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
@@ -46,6 +47,25 @@ struct Dataset {
     return batchArrays;
   }
 };
+
+/// cross_entropy labels must be classes or the ignored index: checked for the whole data set
+/// before the first step, naming the first bad sample.
+bool checkLabels(const plan::Training &training, const HostArray &labels, std::string &error) {
+  if (training.classes() <= 0 || (labels.dtype != DType::I64 && labels.dtype != DType::I32))
+    return true;
+  size_t count = labels.bytes.size() / elementSize(labels.dtype);
+  for (size_t i = 0; i < count; ++i) {
+    int64_t label = labels.dtype == DType::I64 ? labels.as<int64_t>()[i] : labels.as<int32_t>()[i];
+    if (label != training.ignore_index() && (label < 0 || label >= training.classes())) {
+      error = "label " + std::to_string(label) + " at flat index " + std::to_string(i) +
+              " of '" + training.labels_input() + "' is outside [0, " +
+              std::to_string(training.classes()) + ") and is not the ignored index " +
+              std::to_string(training.ignore_index());
+      return false;
+    }
+  }
+  return true;
+}
 
 bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &dataset,
                     std::string &error) {
@@ -113,6 +133,39 @@ bool dumpGradients(const plan::Plan &plan, const SafetensorsFile &weights, Devic
   return writeNpz(path, gradients, /*compress=*/false, error);
 }
 
+constexpr const char *kCheckpointFile = "/checkpoint.safetensors";
+
+bool writeCheckpoint(Executor &executor, const std::string &dir, int64_t step,
+                     std::string &error) {
+  NamedArrays state;
+  if (!executor.readParameters(state, error))
+    return false;
+  std::vector<TensorRef> tensors;
+  for (const auto &[name, array] : state)
+    tensors.push_back(tensorRef(name, array));
+  return writeSafetensors(dir + kCheckpointFile, tensors,
+                          {{"format", "memc-checkpoint"}, {"step", std::to_string(step)}}, error);
+}
+
+/// Restores a checkpoint; returns the step it was taken after, or -1 with a message.
+int64_t resumeFrom(Executor &executor, const std::string &dir, std::string &error) {
+  SafetensorsFile checkpoint;
+  if (!checkpoint.open(dir + kCheckpointFile, error))
+    return -1;
+  auto step = checkpoint.metadata().find("step");
+  char *end = nullptr;
+  long long saved = step == checkpoint.metadata().end()
+                        ? -1
+                        : std::strtoll(step->second.c_str(), &end, 10);
+  if (saved < 0 || (end && *end != '\0')) {
+    error = dir + kCheckpointFile + " is not a memc checkpoint (no step number)";
+    return -1;
+  }
+  if (!executor.restoreParameters(checkpoint, error))
+    return -1;
+  return saved;
+}
+
 bool saveParameters(Executor &executor, const std::string &path, std::string &error) {
   NamedArrays parameters;
   if (!executor.readParameters(parameters, error))
@@ -149,6 +202,9 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   Dataset dataset;
   if (!prepareDataset(*loaded, data, dataset, error))
     return false;
+  for (const auto &[name, array] : dataset.arrays)
+    if (name == plan.training().labels_input() && !checkLabels(plan.training(), *array, error))
+      return false;
   if (options.dumpGradientsPath &&
       !dumpGradients(plan, weights, device, dataset.microBatch(0), *options.dumpGradientsPath,
                      error))
@@ -156,6 +212,15 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
 
   std::unique_ptr<Executor> executor = Executor::create(std::move(loaded), device, {}, error);
   if (!executor || !executor->loadParameters(weights, error))
+    return false;
+  int64_t firstStep = 1;
+  if (options.resumeDir) {
+    int64_t saved = resumeFrom(*executor, *options.resumeDir, error);
+    if (saved < 0)
+      return false;
+    firstStep = saved + 1;
+  }
+  if (options.checkpointDir && !checkWritable(*options.checkpointDir + kCheckpointFile, error))
     return false;
   std::ofstream log;
   if (options.logPath) {
@@ -169,7 +234,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   for (const PlanBinding &input : executor->plan().inputs)
     needsStep |= input.name == kStepInput;
   const std::string &lossName = plan.training().loss_output();
-  for (int64_t step = 1; step <= options.steps; ++step) {
+  for (int64_t step = firstStep; step <= options.steps; ++step) {
     double lr = learningRateAt(plan.training(), step);
     NamedArrays inputs = dataset.microBatch(step - 1);
     inputs.emplace_back(kLearningRateInput, scalar(static_cast<float>(lr)));
@@ -189,11 +254,15 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     const ExecutionStats &stats = executor->stats();
     uint64_t peak = stats.arenaHighWaterBytes + stats.persistentBytes + stats.constantBytes;
     if (log) {
+      // JSON has no NaN: a non-finite loss is null (training stops right after).
+      char lossText[32] = "null";
+      if (std::isfinite(loss))
+        std::snprintf(lossText, sizeof(lossText), "%.9g", loss);
       char line[256];
       std::snprintf(line, sizeof(line),
-                    "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"ms\": %.3f, "
+                    "{\"step\": %lld, \"loss\": %s, \"lr\": %.9g, \"ms\": %.3f, "
                     "\"peak_bytes\": %llu}\n",
-                    (long long)step, loss, lr, ms, (unsigned long long)peak);
+                    (long long)step, lossText, lr, ms, (unsigned long long)peak);
       log << line << std::flush;
     }
     if (options.progress)
@@ -204,9 +273,14 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       std::fprintf(stderr, "step %lld loss %.6f\n", (long long)step, loss);
     if (!std::isfinite(loss)) {
       error = "the loss is " + std::string(std::isnan(loss) ? "NaN" : "infinite") + " at step " +
-              std::to_string(step) + "; training stopped";
+              std::to_string(step) + "; training stopped" +
+              (options.checkpointDir ? " (the last checkpoint is the last good state)" : "");
       return false;
     }
+    if (options.checkpointDir && options.checkpointEvery > 0 &&
+        (step % options.checkpointEvery == 0 || step == options.steps) &&
+        !writeCheckpoint(*executor, *options.checkpointDir, step, error))
+      return false;
   }
   if (options.progress)
     std::fprintf(stderr, "\n");

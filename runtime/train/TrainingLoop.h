@@ -32,6 +32,13 @@ struct TrainingOptions {
   std::optional<std::string> dumpGradientsPath;
   /// The trained parameters and buffers (safetensors).
   std::optional<std::string> savePath;
+  /// Every `checkpointEvery` steps, DIR/checkpoint.safetensors: parameters, buffers and
+  /// optimizer state with the step number, written atomically (write, then rename).
+  std::optional<std::string> checkpointDir;
+  int64_t checkpointEvery = 0;
+  /// Continue from DIR/checkpoint.safetensors: the step after the saved one, with the same
+  /// micro-batches, so the losses are those of an uninterrupted run.
+  std::optional<std::string> resumeDir;
   /// A progress line on stderr.
   bool progress = false;
 };

@@ -44,7 +44,7 @@ import onnx
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from torch.nn.utils import stateless
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -253,6 +253,13 @@ def binary_cases(rng):
                note="base [3,4] (positive) ** exponent [4]: both gradients, the exponent's summed"),
         binary("pow_base_broadcast", "pow", torch.pow, positive(4), uniform(rng, -1.5, 1.5, 2, 4),
                note="base [4] ** exponent [2,4]"),
+        binary("pow_zero_base", "pow", torch.pow,
+               np.array([[0, 0, 0, 0.5], [0, 1.5, 0, 2]], dtype=np.float32),
+               np.array([[0, 1, 2.5, 0], [3, 0.5, 1, -1]], dtype=np.float32),
+               note="bases 0 with exponents 0, 1, 2.5, 3 and 1: torch defines both gradients "
+                    "there (0 for the exponent; 0 for the base when the exponent is 0)",
+               finite_difference="a base of 0 is a boundary of pow's domain (negative bases "
+                                 "give NaN for fractional exponents)"),
         Case("pow_constant_exponent", ["pow"], {"x": normal(rng, 3, 4)},
              module=Lambda(lambda x: x ** 3.0),
              note="constant exponent 3 (no exponent gradient), negative bases included"),
@@ -486,6 +493,16 @@ def avg_pool_graph(kernel, strides, pads, ceil_mode):
     return nodes
 
 
+def conv_asymmetric_graph(case):
+    return [helper.make_node("Conv", ["x", "weight", "bias"], ["y"], kernel_shape=[2, 3],
+                             strides=[2, 2], pads=[0, 1, 2, 1])]
+
+
+def max_pool_asymmetric_graph(case):
+    return [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2],
+                             pads=[1, 0, 0, 1])]
+
+
 @register
 def conv_cases(rng):
     def conv(name, layer, shape, note):
@@ -502,6 +519,12 @@ def conv_cases(rng):
         conv("conv2d_depthwise", nn.Conv2d(3, 3, 3, padding=1, groups=3, bias=False),
              (1, 3, 4, 4), "depthwise (groups = channels), no bias"),
         conv("conv1d", nn.Conv1d(3, 4, 3, stride=2, padding=1), (2, 3, 9), "1-D, stride 2, bias"),
+        Case("conv2d_asymmetric_pads", ["conv"], {"x": normal(rng, 1, 2, 5, 6)},
+             params={"weight": (normal(rng, 3, 2, 2, 3), True), "bias": (normal(rng, 3), True)},
+             onnx_nodes=conv_asymmetric_graph,
+             function=lambda x, weight, bias: F.conv2d(F.pad(x, (1, 1, 0, 2)), weight, bias, 2),
+             note="hand-built ONNX (torch pads symmetrically): pads top 0, left 1, bottom 2, "
+                  "right 1, stride 2; the windows leave the last padded row unused"),
     ]
 
 
@@ -519,6 +542,10 @@ def pool_cases(rng):
              "2x2, stride 1, dilation 2"),
         pool("max_pool_1d", "max_pool", nn.MaxPool1d(3, 2, 1), distinct(rng, 2, 3, 8),
              "1-D, kernel 3, stride 2, padding 1"),
+        Case("max_pool_asymmetric_pads", ["max_pool"], {"x": distinct(rng, 1, 2, 5, 5)},
+             onnx_nodes=max_pool_asymmetric_graph,
+             function=lambda x: F.max_pool2d(F.pad(x, (0, 1, 1, 0), value=-np.inf), 2, 2),
+             note="hand-built ONNX: 2x2, stride 2, pads top 1, left 0, bottom 0, right 1"),
         pool("max_pool_ties", "max_pool", nn.MaxPool2d(2, 2),
              rng.integers(0, 2, (1, 2, 4, 4)).astype(np.float32),
              "values 0 and 1 only: a window's gradient goes to its first maximum (torch)",
@@ -674,7 +701,10 @@ def export_case(case, arrays, path):
         inputs = [vi(name, onnx_type(value), value.shape) for name, value in case.inputs.items()]
         outputs = [vi(name, onnx_type(arrays["__expected_" + name]),
                       arrays["__expected_" + name].shape) for name in case.outputs]
-        graph = helper.make_graph(case.onnx_nodes(case), case.name, inputs, outputs)
+        initializers = [numpy_helper.from_array(value, name)
+                        for name, (value, _) in case.params.items()]
+        graph = helper.make_graph(case.onnx_nodes(case), case.name, inputs, outputs,
+                                  initializer=initializers)
         model = helper.make_model(graph, producer_name="memc-gradient-cases",
                                   opset_imports=[helper.make_opsetid("", OPSET)])
         onnx.save_model(model, path)

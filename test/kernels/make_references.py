@@ -603,6 +603,330 @@ oblong = randn(2, 2, 5, 9)
 pool_case("max_pool2d_oblong", "max_pool", 2, oblong, [3, 2], [1, 2], [1, 0], [1, 2], True)
 pool_case("avg_pool2d_oblong", "avg_pool", 2, oblong, [2, 3], [2, 1], [1, 1], 1, True, False)
 
+# ---------------------------------------------------------------------------------------------
+# Training: backward ops and losses. Gradients come from torch.autograd: the forward op on
+# leaves that require grad, backward(g), the leaves' .grad. f16/bf16 cases follow memc's
+# definition (f32 compute from the rounded inputs, one rounding), so their references are the
+# f32 gradients of the rounded inputs, rounded. The section seeds its own generator so that
+# cases added above it leave its data alone.
+# ---------------------------------------------------------------------------------------------
+torch.manual_seed(1)
+np.random.seed(1)
+LOW = (torch.float16, torch.bfloat16)
+
+
+def autograd(fn, inputs, g):
+    """The gradients of fn(*inputs) . g with respect to every input, in f32 for 16-bit ones."""
+    leaves = [t.detach().float().clone().requires_grad_(True) for t in inputs]
+    fn(*leaves).backward(g.float())
+    return [t.grad for t in leaves]
+
+
+for approximate in ("none", "tanh"):
+    x, g = randn(4, 6) * 3, randn(4, 6)
+    gelu = lambda v: F.gelu(v, approximate=approximate)
+    case("gelu_grad_%s_f32" % approximate, "gelu_grad", [g, x], autograd(gelu, [x], g),
+         {"approximate": approximate})
+    for dtype in LOW:
+        xl, gl = low(x, dtype), low(g, dtype)
+        case("gelu_grad_%s_%s" % (approximate, DTYPES[dtype]), "gelu_grad", [gl, xl],
+             [autograd(gelu, [xl], gl)[0].to(dtype)], {"approximate": approximate})
+x = torch.tensor([-12.0, -5.0, -2.5, -1.0, -1e-3, 0.0, 1e-3, 0.7, 1.0, 2.5, 5.0, 12.0])
+g = torch.linspace(-2, 2, 12)
+case("gelu_grad_default_f32", "gelu_grad", [g, x], autograd(F.gelu, [x], g))
+case("gelu_grad_tanh_wide_f32", "gelu_grad", [g, x],
+     autograd(lambda v: F.gelu(v, approximate="tanh"), [x], g), {"approximate": "tanh"})
+
+s = randn(2, 3, 4) * 3
+for axis in range(3):
+    for kernel, fn in (("softmax_grad", torch.softmax), ("log_softmax_grad", torch.log_softmax)):
+        g = randn(2, 3, 4)
+        case("%s_axis%d" % (kernel, axis), kernel, [g, fn(s, axis)],
+             autograd(lambda v: fn(v, axis), [s], g), {"axis": axis})
+for name, shape, axis in (("wide", (3, 130), 1), ("strided", (2, 5, 70), 1),
+                          ("large", (2, 9), 1)):
+    v = randn(*shape) * (300 if name == "large" else 2)
+    for kernel, fn in (("softmax_grad", torch.softmax), ("log_softmax_grad", torch.log_softmax)):
+        g = randn(*shape)
+        case("%s_%s" % (kernel, name), kernel, [g, fn(v, axis)],
+             autograd(lambda u: fn(u, axis), [v], g), {"axis": axis})
+for dtype in LOW:
+    for kernel, fn in (("softmax_grad", torch.softmax), ("log_softmax_grad", torch.log_softmax)):
+        g = randn(2, 3, 4)
+        yl, gl = fn(s, 1).to(dtype), low(g, dtype)
+        # SoftmaxBackward's own function, on the rounded output.
+        backward = (torch._softmax_backward_data if kernel == "softmax_grad" else
+                    torch._log_softmax_backward_data)
+        case("%s_%s" % (kernel, DTYPES[dtype]), kernel, [gl, yl],
+             [backward(gl.float(), yl.float(), 1, torch.float32).to(dtype)], {"axis": 1})
+
+
+def layer_norm_grad_case(name, x, w, g, axis, eps, dtype=None, scale_dtype=None, tol=None,
+                         reference_dtype=torch.float32):
+    normalized = tuple(x.shape[axis:])
+    b = randn(*normalized)
+    if dtype is not None:
+        x, g = low(x, dtype), low(g, dtype)
+    if scale_dtype is not None:
+        w = low(w, scale_dtype)
+    leaves = [t.detach().to(reference_dtype).requires_grad_(True) for t in (x, w, b)]
+    F.layer_norm(leaves[0], normalized, leaves[1], leaves[2], eps).backward(g.to(reference_dtype))
+    dx, dw, db = (t.grad for t in leaves)
+    case(name, "layer_norm_grad", [g, x, w],
+         [dx.to(x.dtype), dw.to(w.dtype), db.to(w.dtype)], {"axis": axis, "epsilon": eps}, tol)
+
+
+ln = randn(2, 3, 4) * 2 + 1
+layer_norm_grad_case("layer_norm_grad_last", ln, randn(4), randn(2, 3, 4), 2, 1e-5)
+layer_norm_grad_case("layer_norm_grad_two_dims", ln, randn(3, 4), randn(2, 3, 4), 1, 1e-3)
+layer_norm_grad_case("layer_norm_grad_all_dims", randn(3, 5), randn(3, 5), randn(3, 5), 0, 1e-5)
+layer_norm_grad_case("layer_norm_grad_wide", randn(4, 70), randn(70), randn(4, 70), 1, 1e-5)
+layer_norm_grad_case("layer_norm_grad_large_mean", randn(3, 16) * 0.01 + 1000.0, randn(16),
+                     randn(3, 16), 1, 1e-5, tol=(1e-4, 1e-4), reference_dtype=torch.float64)
+layer_norm_grad_case("layer_norm_grad_bf16_f32_scale", ln, randn(4), randn(2, 3, 4), 2, 1e-5,
+                     dtype=torch.bfloat16)
+layer_norm_grad_case("layer_norm_grad_f16", ln, randn(4), randn(2, 3, 4), 2, 1e-5,
+                     dtype=torch.float16, scale_dtype=torch.float16)
+layer_norm_grad_case("layer_norm_grad_f32_bf16_scale", ln, randn(4), randn(2, 3, 4), 2, 1e-5,
+                     scale_dtype=torch.bfloat16)
+
+
+def batch_norm_grad_case(name, x, g, dtype=None, scale_dtype=None):
+    channels = x.shape[1]
+    w, b = randn(channels), randn(channels)
+    if dtype is not None:
+        x, g = low(x, dtype), low(g, dtype)
+    if scale_dtype is not None:
+        w = low(w, scale_dtype)
+    dx, dw, db = autograd(lambda xv, wv, bv: F.batch_norm(xv, None, None, wv, bv, True, 0.1, 1e-5),
+                          [x, w, b], g)
+    case(name, "batch_norm_grad", [g, x, w], [dx.to(x.dtype), dw.to(w.dtype), db.to(w.dtype)],
+         {"epsilon": 1e-5})
+
+
+for shape in ((4, 3), (2, 3, 5), (2, 3, 4, 4)):
+    batch_norm_grad_case("batch_norm_grad_rank%d" % len(shape), randn(*shape) * 2 + 0.5,
+                         randn(*shape))
+batch_norm_grad_case("batch_norm_grad_f16", randn(2, 3, 4, 4), randn(2, 3, 4, 4),
+                     dtype=torch.float16)
+batch_norm_grad_case("batch_norm_grad_bf16", randn(3, 2, 5), randn(3, 2, 5),
+                     dtype=torch.bfloat16, scale_dtype=torch.bfloat16)
+batch_norm_grad_case("batch_norm_grad_3d", randn(2, 2, 3, 2, 3) + 3.0, randn(2, 2, 3, 2, 3))
+
+
+def gather_grad_case(name, data, indices, axis, dtype=None):
+    """Gather as np.take (negative indices count from the end); torch differentiates it."""
+    dim = data.shape[axis]
+    flat = torch.remainder(indices.long().flatten(), dim)
+    shape = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
+    gather = lambda d: torch.index_select(d, axis, flat).reshape(shape)
+    g = randn(*shape)
+    if dtype is not None:
+        g = low(g, dtype)
+    (dw,) = autograd(gather, [data], g)
+    case(name, "gather_grad", [g, indices], [dw.to(g.dtype)], {"axis": axis})
+
+
+gather_grad_case("gather_grad_embedding_repeats", randn(6, 4),
+                 torch.tensor([[0, 5, -1, 5], [2, -6, 3, 0]]), 0)
+gather_grad_case("gather_grad_axis1_i32", randn(2, 4, 3),
+                 torch.tensor([3, -2, 0, 3, 3], dtype=torch.int32), 1)
+gather_grad_case("gather_grad_scalar_index", randn(2, 4, 3), torch.tensor(-1), 2)
+gather_grad_case("gather_grad_many_repeats", randn(5, 3), torch.randint(-5, 5, (6, 7)), 0)
+gather_grad_case("gather_grad_unused_rows", randn(9, 2), torch.tensor([4, 4, 4]), 0)
+for dtype in LOW:
+    gather_grad_case("gather_grad_%s" % DTYPES[dtype], randn(4, 5),
+                     torch.tensor([[1, 1, -1], [0, 1, 3]]), 0, dtype)
+
+sg = randn(5, 6, 4)
+for index, spec in enumerate(slices):
+    starts, limits, steps = [], [], []
+    for dim, part in zip(sg.shape, spec):
+        start, limit, step = part.indices(dim)
+        starts += [start]
+        limits += [limit]
+        steps += [step]
+
+    def sliced(v):
+        for d, (start, limit, step) in enumerate(zip(starts, limits, steps)):
+            v = torch.index_select(v, d, torch.arange(start, limit, step))
+        return v
+
+    g = randn(*sliced(sg).shape)
+    case("slice_grad_%d" % index, "slice_grad", [g], autograd(sliced, [sg], g),
+         {"starts": starts, "limits": limits, "steps": steps})
+sgi = torch.arange(1, 4, dtype=torch.int64)
+case("slice_grad_i64_reverse", "slice_grad", [sgi], [torch.tensor([0, 3, 0, 2, 0, 1, 0])],
+     {"starts": [5], "limits": [0], "steps": [-2]})
+case("slice_grad_i1", "slice_grad", [torch.tensor([[True, False], [True, True]])],
+     [torch.tensor([[False, False, False], [True, False, False], [True, True, False]])],
+     {"starts": [1, 0], "limits": [3, 2], "steps": [1, 1]})
+g = low(randn(2, 3), torch.bfloat16)
+case("slice_grad_bf16_full", "slice_grad", [g], [g.flip(1)],
+     {"starts": [0, 2], "limits": [2, -1], "steps": [1, -1]})
+
+
+def conv_grad_case(name, dims, x, w, stride, pads, dilation, group, dtype=None):
+    """pads: begins then ends, as memc; torch gets them by F.pad."""
+    torch_pad = []
+    for d in reversed(range(dims)):
+        torch_pad += [pads[d], pads[d + dims]]
+    fn = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[dims]
+    forward = lambda xv, wv: fn(F.pad(xv, torch_pad), wv, None, stride, 0, dilation, group)
+    if dtype is not None:
+        x, w = low(x, dtype), low(w, dtype)
+    g = randn(*forward(x.float(), w.float()).shape)
+    if dtype is not None:
+        g = low(g, dtype)
+    dx, dw = autograd(forward, [x, w], g)
+    attrs = {"strides": [stride] * dims if isinstance(stride, int) else stride, "pads": pads,
+             "dilations": [dilation] * dims if isinstance(dilation, int) else dilation,
+             "group": group}
+    tol = (1e-4, 1e-5) if dtype is None else None
+    case(name + "_input", "conv_grad_input", [g, w], [dx.to(x.dtype)], attrs, tol)
+    case(name + "_weight", "conv_grad_weight", [g, x], [dw.to(x.dtype)], attrs, tol)
+
+
+conv_grad_case("conv_grad2d_basic", 2, randn(2, 3, 6, 6), randn(4, 3, 3, 3), 1, [1, 1, 1, 1], 1,
+               1)
+conv_grad_case("conv_grad2d_stride2", 2, randn(1, 2, 7, 8), randn(3, 2, 3, 2), 2, [0, 0, 0, 0],
+               1, 1)
+conv_grad_case("conv_grad2d_groups_dilation", 2, randn(2, 4, 9, 9), randn(6, 2, 3, 3), [2, 1],
+               [1, 2, 0, 1], [2, 1], 2)
+conv_grad_case("conv_grad2d_depthwise", 2, randn(2, 3, 5, 5), randn(3, 1, 3, 3), 1,
+               [1, 1, 1, 1], 1, 3)
+conv_grad_case("conv_grad2d_depthwise_multiplier", 2, randn(1, 2, 6, 5), randn(4, 1, 2, 3),
+               [1, 2], [0, 1, 1, 0], 1, 2)
+conv_grad_case("conv_grad2d_pointwise", 2, randn(2, 5, 4, 3), randn(7, 5, 1, 1), 1,
+               [0, 0, 0, 0], 1, 1)
+conv_grad_case("conv_grad2d_pointwise_groups", 2, randn(2, 4, 3, 3), randn(6, 2, 1, 1), 1,
+               [0, 0, 0, 0], 1, 2)
+conv_grad_case("conv_grad2d_pointwise_stride", 2, randn(1, 3, 5, 5), randn(2, 3, 1, 1), 2,
+               [0, 0, 0, 0], 1, 1)
+conv_grad_case("conv_grad2d_uncovered_tail", 2, randn(1, 2, 8, 7), randn(2, 2, 2, 2), 3,
+               [0, 0, 0, 0], 1, 1)
+conv_grad_case("conv_grad2d_pad_end_only", 2, randn(1, 2, 4, 4), randn(2, 2, 1, 1), 1,
+               [0, 0, 1, 2], 1, 1)
+conv_grad_case("conv_grad2d_large_pad", 2, randn(1, 1, 3, 3), randn(2, 1, 2, 2), 1,
+               [3, 0, 2, 4], 1, 1)
+conv_grad_case("conv_grad1d", 1, randn(2, 3, 11), randn(4, 3, 3), 2, [2, 1], 2, 1)
+conv_grad_case("conv_grad1d_groups", 1, randn(3, 6, 8), randn(9, 2, 2), 1, [0, 0], 3, 3)
+conv_grad_case("conv_grad3d", 3, randn(2, 2, 4, 5, 4), randn(3, 2, 2, 3, 2), [1, 2, 1],
+               [1, 0, 1, 0, 1, 0], 1, 1)
+conv_grad_case("conv_grad2d_f16", 2, randn(1, 2, 5, 5), randn(3, 2, 3, 3), 1, [1, 1, 1, 1], 1,
+               1, dtype=torch.float16)
+conv_grad_case("conv_grad2d_bf16", 2, randn(2, 4, 5, 5), randn(4, 2, 3, 3), 2, [1, 1, 1, 1], 1,
+               2, dtype=torch.bfloat16)
+conv_grad_case("conv_grad2d_stem", 2, randn(1, 3, 16, 16), randn(8, 3, 7, 7), 2, [3, 3, 3, 3],
+               1, 1)
+
+
+def pool_grad_case(name, kind, dims, x, kernel, stride, pad, dilation, ceil_mode,
+                   count_include_pad=None, dtype=None):
+    if dtype is not None:
+        x = low(x, dtype)
+    if kind == "max_pool":
+        fn = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[dims]
+        forward = lambda v: fn(v, kernel, stride, pad, dilation, ceil_mode)
+    else:
+        assert dilation == 1
+        fn = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}[dims]
+        forward = lambda v: fn(v, kernel, stride, pad, ceil_mode, count_include_pad)
+    g = randn(*forward(x.float()).shape)
+    if dtype is not None:
+        g = low(g, dtype)
+    (dx,) = autograd(forward, [x], g)
+    listify = lambda v: [v] * dims if isinstance(v, int) else list(v)
+    attrs = {"kernel_shape": listify(kernel), "strides": listify(stride),
+             "pads": listify(pad) * 2, "dilations": listify(dilation), "ceil_mode": ceil_mode}
+    if kind == "max_pool":
+        case(name, "max_pool_grad", [g, x], [dx.to(x.dtype)], attrs)
+    else:
+        attrs["count_include_pad"] = count_include_pad
+        case(name, "avg_pool_grad", [g], [dx.to(x.dtype)], attrs)
+
+
+px = randn(2, 3, 7, 7)
+for ceil_mode in (False, True):
+    tag = "ceil" if ceil_mode else "floor"
+    pool_grad_case("max_pool_grad2d_k3s2p1_" + tag, "max_pool", 2, px, 3, 2, 1, 1, ceil_mode)
+    pool_grad_case("max_pool_grad2d_k2s2_" + tag, "max_pool", 2, px, 2, 2, 0, 1, ceil_mode)
+    pool_grad_case("max_pool_grad2d_dilated_" + tag, "max_pool", 2, px, 2, [2, 1], [1, 0], 2,
+                   ceil_mode)
+    for include in (False, True):
+        itag = tag + ("_incl" if include else "_excl")
+        pool_grad_case("avg_pool_grad2d_k3s2p1_" + itag, "avg_pool", 2, px, 3, 2, 1, 1,
+                       ceil_mode, include)
+        pool_grad_case("avg_pool_grad2d_k2s3p1_" + itag, "avg_pool", 2, randn(1, 2, 8, 8), 2, 3,
+                       1, 1, ceil_mode, include)
+        pool_grad_case("avg_pool_grad1d_k3s2p1_" + itag, "avg_pool", 1, randn(2, 2, 10), 3, 2,
+                       1, 1, ceil_mode, include)
+pool_grad_case("max_pool_grad2d_overlap", "max_pool", 2, randn(2, 2, 6, 6), 3, 1, 1, 1, False)
+# Small integers: ties everywhere, the first maximum takes the gradient.
+ties = torch.randint(-2, 3, (2, 2, 6, 7)).float()
+pool_grad_case("max_pool_grad2d_ties", "max_pool", 2, ties, 3, 1, 1, 1, False)
+pool_grad_case("max_pool_grad2d_ties_ceil", "max_pool", 2, ties, 2, 2, 1, 1, True)
+infs = px.clone()
+infs[0, 0, :3, :3] = float("-inf")
+infs[1, 2, 4:, :] = float("-inf")
+pool_grad_case("max_pool_grad2d_neg_inf", "max_pool", 2, infs, 3, 2, 1, 1, False)
+nans = px.clone()
+nans[0, 0, 1, 1] = float("nan")
+nans[0, 0, 0, 0] = float("nan")
+nans[1, 1, 4, 5] = float("nan")
+pool_grad_case("max_pool_grad2d_nan", "max_pool", 2, nans, 2, 2, 0, 1, False)
+pool_grad_case("max_pool_grad1d", "max_pool", 1, randn(2, 3, 9), 3, 2, 1, 1, False)
+pool_grad_case("max_pool_grad3d", "max_pool", 3, randn(1, 2, 5, 4, 5), [2, 3, 2], [2, 1, 2],
+               [1, 1, 0], 1, True)
+pool_grad_case("avg_pool_grad3d", "avg_pool", 3, randn(1, 2, 5, 4, 5), [2, 3, 2], [2, 1, 2],
+               [1, 1, 0], 1, True, True)
+pool_grad_case("max_pool_grad2d_f16", "max_pool", 2, px, 3, 2, 1, 1, False, dtype=torch.float16)
+pool_grad_case("max_pool_grad2d_bf16_ties", "max_pool", 2, ties, 2, 1, 0, 1, True,
+               dtype=torch.bfloat16)
+pool_grad_case("avg_pool_grad2d_bf16", "avg_pool", 2, px, 3, 2, 1, 1, True, False,
+               dtype=torch.bfloat16)
+pool_grad_case("avg_pool_grad2d_f16", "avg_pool", 2, px, 2, 1, 1, 1, False, True,
+               dtype=torch.float16)
+oblong = randn(2, 2, 5, 9)
+pool_grad_case("max_pool_grad2d_oblong", "max_pool", 2, oblong, [3, 2], [1, 2], [1, 0], [1, 2],
+               True)
+pool_grad_case("avg_pool_grad2d_oblong", "avg_pool", 2, oblong, [2, 3], [2, 1], [1, 1], 1, True,
+               False)
+
+
+def cross_entropy_cases(name, logits, labels, ignore_index=-100, dtype=None):
+    if dtype is not None:
+        logits = low(logits, dtype)
+    classes = logits.shape[-1]
+    loss_of = lambda v: F.cross_entropy(v.reshape(-1, classes), labels.long().reshape(-1),
+                                        ignore_index=ignore_index)
+    attrs = {"ignore_index": ignore_index}
+    if bool((labels == ignore_index).all()):  # PyTorch's mean is 0/0 there; memc's is 0
+        loss, dlogits = torch.tensor(0.0), torch.zeros(logits.shape)
+    else:
+        loss = loss_of(logits.float()).detach()
+        (dlogits,) = autograd(loss_of, [logits], torch.tensor(1.7))
+    case(name, "cross_entropy", [logits, labels], [loss], attrs)
+    case(name + "_grad", "cross_entropy_grad", [torch.tensor(1.7), logits, labels],
+         [dlogits.to(logits.dtype)], attrs)
+
+
+cross_entropy_cases("cross_entropy_2d", randn(4, 7) * 2, torch.tensor([1, -100, 6, 0]))
+cross_entropy_cases("cross_entropy_3d", randn(2, 3, 5), torch.tensor([[4, 0, 2], [2, 2, 1]]))
+cross_entropy_cases("cross_entropy_1d", randn(6), torch.tensor(3))
+cross_entropy_cases("cross_entropy_ignore_class", randn(5, 4), torch.tensor([2, 0, 2, 3, 1]),
+                    ignore_index=2)
+cross_entropy_cases("cross_entropy_i32", randn(3, 6),
+                    torch.tensor([5, -1, 0], dtype=torch.int32), ignore_index=-1)
+cross_entropy_cases("cross_entropy_all_ignored", randn(2, 3), torch.tensor([-100, -100]))
+cross_entropy_cases("cross_entropy_large_logits",
+                    torch.tensor([[1000.0, 1001.0, 999.0], [-1e4, -1e4 + 2, -1e4 - 5]]),
+                    torch.tensor([2, 1]))
+cross_entropy_cases("cross_entropy_wide", randn(3, 150) * 3, torch.tensor([149, 0, 77]))
+for dtype in LOW:
+    cross_entropy_cases("cross_entropy_%s" % DTYPES[dtype], randn(3, 8),
+                        torch.tensor([7, -100, 2]), dtype=dtype)
+
 output = os.path.join(os.path.dirname(os.path.abspath(__file__)), "references.txt")
 with open(output, "w") as f:
     f.write("# Generated by make_references.py with torch %s; do not edit.\n" % torch.__version__)

@@ -174,7 +174,7 @@ const Rule kRules[] = {
     {"ArenaParameter", [](PlanBuilder &b) { b.plan.mutable_parameters(0)->set_buffer(0); },
      "parameters live in the persistent region"},
     {"ParameterKind", [](PlanBuilder &b) { b.plan.mutable_parameters(0)->set_kind("weight"); },
-     "kind is 'weight', expected 'parameter' or 'buffer'"},
+     "kind is 'weight', expected 'parameter', 'buffer' or 'optimizer_state'"},
     {"ParameterNamedLikeInput",
      [](PlanBuilder &b) {
        b.plan.set_persistent_bytes(512);

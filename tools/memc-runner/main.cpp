@@ -36,7 +36,8 @@ namespace {
 struct Options {
   std::optional<std::string> plan, weights, inputs, outputs;
   // Training programs.
-  std::optional<std::string> data, steps, log, dumpGrads, save;
+  std::optional<std::string> data, steps, log, dumpGrads, save, checkpoint, checkpointEvery,
+      resume;
   std::string device = "cpu";
   /// Runs of the schedule; the summary reports the median time (benchmarks).
   int repeat = 1;
@@ -54,7 +55,11 @@ int fail(const std::string &message) {
 void printUsage(bool bundled) {
   const char *name = programName.c_str();
   if (bundled)
-    std::printf("usage: %s --inputs IN.npz [--outputs OUT.npz] [--device NAME] [--stats]\n", name);
+    std::printf("usage: %s --inputs IN.npz [--outputs OUT.npz] [--device NAME] [--stats]\n"
+                "   or (training programs): %s --data DATA.npz [--steps N] [--log LOG.jsonl]\n"
+                "       [--dump-grads GRADS.npz] [--save OUT.safetensors]\n"
+                "       [--checkpoint DIR [--checkpoint-every N]] [--resume DIR]\n",
+                name, name);
   else
     std::printf("usage: %s --plan PLAN [--weights WEIGHTS.safetensors] --inputs IN.npz\n"
                 "       [--outputs OUT.npz] [--device NAME] [--stats]\n",
@@ -73,7 +78,8 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
       {"--inputs", &options.inputs},   {"--outputs", &options.outputs},
       {"--data", &options.data},       {"--steps", &options.steps},
       {"--log", &options.log},         {"--dump-grads", &options.dumpGrads},
-      {"--save", &options.save}};
+      {"--save", &options.save},       {"--checkpoint", &options.checkpoint},
+      {"--checkpoint-every", &options.checkpointEvery}, {"--resume", &options.resume}};
   std::optional<std::string> device, repeat;
   valued["--device"] = &device;
   valued["--repeat"] = &repeat;
@@ -171,6 +177,20 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
     if (*end != '\0' || steps < 1)
       return fail("--steps needs a positive count, got '" + *options.steps + "'");
     training.steps = steps;
+  }
+  training.checkpointDir = options.checkpoint;
+  training.resumeDir = options.resume;
+  if (options.checkpointEvery) {
+    char *end = nullptr;
+    long long every = std::strtoll(options.checkpointEvery->c_str(), &end, 10);
+    if (*end != '\0' || every < 1)
+      return fail("--checkpoint-every needs a positive count, got '" + *options.checkpointEvery +
+                  "'");
+    if (!options.checkpoint)
+      return fail("--checkpoint-every needs --checkpoint DIR");
+    training.checkpointEvery = every;
+  } else if (options.checkpoint) {
+    training.checkpointEvery = 100;
   }
   training.logPath = options.log;
   training.dumpGradientsPath = options.dumpGrads;

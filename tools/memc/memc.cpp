@@ -268,6 +268,7 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
   memc::TrainStepOptions gradientsOnly = options;
   gradientsOnly.optimizer = {};
   gradientsOnly.functionName = "gradients";
+  gradientsOnly.warnUnreachable = false; // the training step warns once
   if (failed(memc::buildTrainStep(module, gradientsOnly)) ||
       failed(memc::buildTrainStep(module, options)))
     return 1;
@@ -289,6 +290,18 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
   training->set_learning_rate(learningRate);
   training->set_warmup_steps(warmup);
   training->set_decay_steps(decaySteps);
+  if (options.loss == memc::LossKind::CrossEntropy) {
+    auto step = module.lookupSymbol<func::FuncOp>("train_step");
+    for (BlockArgument argument : step.getArguments())
+      if (auto name = step.getArgAttrOfType<StringAttr>(argument.getArgNumber(), "memc.input");
+          name && name.getValue() == labels) {
+        // The logits' class axis is the one the labels lack: read it off the loss's operand.
+        for (Operation *user : argument.getUsers())
+          if (auto loss = dyn_cast<memc::CrossEntropyOp>(user))
+            training->set_classes(loss.getLogits().getType().getShape().back());
+      }
+    training->set_ignore_index(options.ignoreIndex);
+  }
   *plan->mutable_gradients() = std::move(*gradients);
   if (outputPath == "-") {
     llvm::errs() << "memc: error: training needs -o PATH for the executable\n";

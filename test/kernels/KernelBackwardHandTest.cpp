@@ -1,0 +1,349 @@
+//===- KernelBackwardHandTest.cpp - backward kernels beyond PyTorch's cases ===//
+//
+// What the PyTorch references cannot pin: max_pool_grad's pick among ties, NaN, -inf and
+// windows in the padding; the scatters on every element type and on empty tensors;
+// cross_entropy when every label is ignored. Then adjointness against the forward kernels:
+// conv, avg_pool, slice and gather are linear, so <f(x), g> = <x, f_grad(g)> for any
+// attributes, including those PyTorch rejects (pads past half the window, avg_pool dilations),
+// and <max_pool(x), g> = <x, max_pool_grad(g, x)>. Last, results written over an input's
+// buffer, as the planner's in-place steps ask. Outputs start as NaN bytes, so an element a
+// kernel forgets to write shows.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelTestSupport.h"
+#include "ReferenceCases.h"
+#include "kernels/ShapeRules.h"
+
+#include <cstring>
+#include <limits>
+#include <random>
+#include <set>
+
+namespace memc::kernels::testing {
+namespace {
+
+using Ints = std::vector<int64_t>;
+using Types = std::vector<std::pair<DType, Shape>>;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> values) {
+  Attributes result;
+  for (const auto &[name, value] : values)
+    result.set(name, value);
+  return result;
+}
+
+Attributes poolAttrs(Ints kernel, Ints strides, Ints pads, Ints dilations, bool ceilMode) {
+  return attrs({{"kernel_shape", kernel},
+                {"strides", strides},
+                {"pads", pads},
+                {"dilations", dilations},
+                {"ceil_mode", int64_t{ceilMode}}});
+}
+
+/// Checks and runs `kernel` on outputs filled with 0xFF bytes (NaN for floats).
+std::vector<OwnedTensor> runOnNaN(const std::string &kernel, const std::vector<OwnedTensor> &inputs,
+                                  const Types &outputTypes, const Attributes &attributes) {
+  std::vector<OwnedTensor> outputs;
+  for (const auto &[dtype, shape] : outputTypes) {
+    outputs.emplace_back(dtype, shape);
+    std::memset(outputs.back().bytes.data(), 0xFF, outputs.back().bytes.size());
+  }
+  KernelCall call = makeCall(inputs, outputs, attributes);
+  std::string error;
+  EXPECT_TRUE(kernelNamed(kernel).check(call, error)) << kernel << ": " << error;
+  EXPECT_TRUE(kernelNamed(kernel).run(call, error)) << kernel << ": " << error;
+  return outputs;
+}
+
+std::vector<double> run1(const std::string &kernel, const std::vector<OwnedTensor> &inputs,
+                         DType dtype, Shape shape, const Attributes &attributes) {
+  return runOnNaN(kernel, inputs, {{dtype, shape}}, attributes)[0].values();
+}
+
+//===----------------------------------------------------------------------===//
+// Hand-computed cases
+//===----------------------------------------------------------------------===//
+
+TEST(KernelBackwardHand, MaxPoolGradTakesTheFirstMaximum) {
+  Attributes a = poolAttrs({2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false);
+  // Window 0 is all ties; window 1 has its maximum 3 twice.
+  OwnedTensor x = f32({1, 1, 2, 4}, {1, 1, 3, 2, 1, 1, 2, 3});
+  EXPECT_EQ(run1("max_pool_grad", {f32({1, 1, 1, 2}, {5, 7}), x}, DType::F32, {1, 1, 2, 4}, a),
+            (std::vector<double>{5, 0, 7, 0, 0, 0, 0, 0}));
+}
+
+TEST(KernelBackwardHand, MaxPoolGradOnNaNAndNegativeInfinity) {
+  Attributes a = poolAttrs({2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false);
+  OwnedTensor g = f32({1, 1, 1, 1}, {5});
+  // PyTorch's rule: a NaN replaces the running maximum, so the last NaN wins.
+  EXPECT_EQ(
+      run1("max_pool_grad", {g, f32({1, 1, 2, 2}, {1, NAN, 3, NAN})}, DType::F32, {1, 1, 2, 2}, a),
+      (std::vector<double>{0, 0, 0, 5}));
+  // All -inf: the window's first tap inside the input.
+  EXPECT_EQ(run1("max_pool_grad", {g, f32({1, 1, 2, 2}, {-kInf, -kInf, -kInf, -kInf})}, DType::F32,
+                 {1, 1, 2, 2}, a),
+            (std::vector<double>{5, 0, 0, 0}));
+  Attributes padded = poolAttrs({2, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false);
+  EXPECT_EQ(run1("max_pool_grad",
+                 {f32({1, 1, 2, 2}, {1, 2, 3, 4}), f32({1, 1, 2, 2}, {-kInf, -kInf, -kInf, -kInf})},
+                 DType::F32, {1, 1, 2, 2}, padded),
+            (std::vector<double>{1, 2, 3, 4}));
+}
+
+TEST(KernelBackwardHand, MaxPoolGradAddsOverlappingWindowsAndDropsPaddingWindows) {
+  OwnedTensor x = f32({1, 1, 3}, {1, 5, 2});
+  EXPECT_EQ(run1("max_pool_grad", {f32({1, 1, 2}, {10, 20}), x}, DType::F32, {1, 1, 3},
+                 poolAttrs({2}, {1}, {0, 0}, {1}, false)),
+            (std::vector<double>{0, 30, 0}));
+  // Pads past the window (PyTorch rejects them): the first two windows see only padding.
+  EXPECT_EQ(run1("max_pool_grad", {f32({1, 1, 4}, {10, 20, 30, 40}), f32({1, 1, 2}, {4, 9})},
+                 DType::F32, {1, 1, 2}, poolAttrs({1}, {1}, {2, 0}, {1}, false)),
+            (std::vector<double>{30, 40}));
+}
+
+TEST(KernelBackwardHand, AvgPoolGradWithDilationAndPaddingWindows) {
+  Attributes a = poolAttrs({2}, {1}, {0, 0}, {2}, false);
+  a.set("count_include_pad", int64_t{0});
+  EXPECT_EQ(run1("avg_pool_grad", {f32({1, 1, 3}, {1, 2, 3})}, DType::F32, {1, 1, 5}, a),
+            (std::vector<double>{0.5, 1, 2, 1, 1.5}));
+  Attributes b = poolAttrs({1}, {1}, {2, 0}, {1}, false);
+  for (int64_t include : {0, 1}) {
+    b.set("count_include_pad", include);
+    EXPECT_EQ(run1("avg_pool_grad", {f32({1, 1, 3}, {1, 2, 3})}, DType::F32, {1, 1, 1}, b),
+              (std::vector<double>{3}));
+  }
+}
+
+TEST(KernelBackwardHand, GatherGradAccumulatesRepeatsAndCountsNegativesFromTheEnd) {
+  Attributes axis0 = attrs({{"axis", int64_t{0}}});
+  OwnedTensor grad = f32({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  EXPECT_EQ(run1("gather_grad", {grad, i64({4}, {2, -1, 0, 2})}, DType::F32, {3, 2}, axis0),
+            (std::vector<double>{5, 6, 0, 0, 11, 14}));
+  EXPECT_EQ(run1("gather_grad", {OwnedTensor(DType::F32, {0, 2}), i64({0}, {})}, DType::F32, {3, 2},
+                 axis0),
+            (std::vector<double>(6, 0.0)));
+  // Axis 1 with a 2-D index: grad [2, 2, 2] = data.shape[:1] + [2, 2] + data.shape[2:].
+  OwnedTensor rows = f32({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  EXPECT_EQ(run1("gather_grad", {rows, tensor(DType::I32, {2, 2}, {1, 1, 0, -3})}, DType::F32,
+                 {2, 3}, attrs({{"axis", int64_t{1}}})),
+            (std::vector<double>{7, 3, 0, 15, 11, 0}));
+}
+
+TEST(KernelBackwardHand, SliceGradOnEveryElementTypeAndEmptySlices) {
+  Attributes reverse = attrs({{"starts", Ints{3}}, {"limits", Ints{0}}, {"steps", Ints{-2}}});
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32, DType::Bool})
+    EXPECT_EQ(run1("slice_grad", {tensor(dtype, {2}, {1, 1})}, dtype, {5}, reverse),
+              (std::vector<double>{0, 1, 0, 1, 0}))
+        << dtypeName(dtype);
+  EXPECT_EQ(run1("slice_grad", {tensor(DType::I32, {2}, {7, 8})}, DType::I32, {5}, reverse),
+            (std::vector<double>{0, 8, 0, 7, 0}));
+  Attributes empty = attrs({{"starts", Ints{1, 0}}, {"limits", Ints{1, 3}}, {"steps", Ints{1, 1}}});
+  EXPECT_EQ(run1("slice_grad", {OwnedTensor(DType::F32, {0, 3})}, DType::F32, {2, 3}, empty),
+            (std::vector<double>(6, 0.0)));
+  // A slice that takes every element (reversed): a permutation, nothing left to zero.
+  Attributes all = attrs({{"starts", Ints{2}}, {"limits", Ints{-1}}, {"steps", Ints{-1}}});
+  EXPECT_EQ(run1("slice_grad", {f32({3}, {1, 2, 3})}, DType::F32, {3}, all),
+            (std::vector<double>{3, 2, 1}));
+}
+
+TEST(KernelBackwardHand, CrossEntropyAndItsGradient) {
+  Attributes ignore = attrs({{"ignore_index", int64_t{-100}}});
+  OwnedTensor logits = f32({2, 2}, {0, std::log(3.0), 5, 5});
+  OwnedTensor labels = i64({2}, {1, -100});
+  EXPECT_NEAR(run1("cross_entropy", {logits, labels}, DType::F32, {}, ignore)[0],
+              std::log(4.0 / 3.0), 1e-7);
+  EXPECT_TRUE(closeTo(
+      run1("cross_entropy_grad", {f32({}, {2}), logits, labels}, DType::F32, {2, 2}, ignore),
+      {0.5, -0.5, 0, 0}, 1e-6, 1e-7));
+  // Every label ignored: the loss is 0 (PyTorch's mean gives 0/0) and so is its gradient.
+  OwnedTensor ignored = i64({2}, {-100, -100});
+  EXPECT_EQ(run1("cross_entropy", {logits, ignored}, DType::F32, {}, ignore),
+            (std::vector<double>{0}));
+  EXPECT_EQ(run1("cross_entropy_grad", {f32({}, {2}), logits, ignored}, DType::F32, {2, 2}, ignore),
+            (std::vector<double>{0, 0, 0, 0}));
+  // No rows at all.
+  EXPECT_EQ(run1("cross_entropy", {OwnedTensor(DType::F32, {0, 4}), i64({0}, {})}, DType::F32, {},
+                 ignore),
+            (std::vector<double>{0}));
+}
+
+//===----------------------------------------------------------------------===//
+// Adjointness against the forward kernels
+//===----------------------------------------------------------------------===//
+
+OwnedTensor randomTensor(DType dtype, const Shape &shape, std::mt19937 &random) {
+  OwnedTensor t(dtype, shape);
+  std::normal_distribution<double> normal;
+  std::vector<double> values(static_cast<size_t>(t.numElements()));
+  for (double &v : values)
+    v = normal(random);
+  return tensor(dtype, shape, values);
+}
+
+/// <a, b> and sum |a_i b_i| (the scale of its rounding error).
+std::pair<double, double> dot(const OwnedTensor &a, const OwnedTensor &b) {
+  double sum = 0, scale = 0;
+  for (int64_t i = 0; i < a.numElements(); ++i) {
+    sum += a.at(i) * b.at(i);
+    scale += std::abs(a.at(i) * b.at(i));
+  }
+  return {sum, scale};
+}
+
+#define EXPECT_SAME_DOT(lhs, rhs, what)                                                            \
+  do {                                                                                             \
+    auto [l, lScale] = (lhs);                                                                      \
+    auto [r, rScale] = (rhs);                                                                      \
+    EXPECT_NEAR(l, r, 1e-5 * std::max(lScale, rScale) + 1e-9) << (what);                           \
+  } while (0)
+
+/// The forward output shape of a window op; fails the test if the attributes are invalid.
+Shape windowOutput(const Shape &input, int64_t channels, const Ints &kernel, const Attributes &a,
+                   bool ceilMode) {
+  Ints strides, pads, dilations;
+  a.getInts("strides", strides);
+  a.getInts("pads", pads);
+  a.getInts("dilations", dilations);
+  Shape output;
+  std::string error;
+  EXPECT_TRUE(
+      windowShape(input, channels, kernel, strides, pads, dilations, ceilMode, output, error))
+      << error;
+  return output;
+}
+
+TEST(KernelBackwardAdjoint, Convolution) {
+  struct Config {
+    Shape input, weight;
+    Ints strides, pads, dilations;
+    int64_t group;
+  };
+  std::vector<Config> configs = {
+      {{1, 2, 5, 5}, {3, 2, 3, 3}, {1, 1}, {3, 3, 2, 4}, {1, 1}, 1},
+      {{2, 4, 7, 6}, {4, 1, 2, 3}, {2, 3}, {0, 1, 2, 0}, {2, 1}, 4},
+      {{1, 6, 9}, {4, 3, 4}, {3}, {5, 0}, {2}, 2},
+      {{1, 2, 4, 3, 5}, {2, 2, 2, 2, 3}, {1, 2, 1}, {1, 1, 0, 2, 0, 1}, {1, 1, 2}, 1},
+      {{2, 3, 4, 4}, {5, 3, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},
+      {{3, 8, 6, 5}, {8, 2, 3, 3}, {1, 2}, {2, 1, 1, 2}, {2, 2}, 4},
+  };
+  std::mt19937 random(7);
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const Config &c = configs[i];
+    Attributes a = attrs(
+        {{"strides", c.strides}, {"pads", c.pads}, {"dilations", c.dilations}, {"group", c.group}});
+    Shape output =
+        windowOutput(c.input, c.weight[0], Shape(c.weight.begin() + 2, c.weight.end()), a, false);
+    OwnedTensor x = randomTensor(DType::F32, c.input, random);
+    OwnedTensor w = randomTensor(DType::F32, c.weight, random);
+    OwnedTensor g = randomTensor(DType::F32, output, random);
+    OwnedTensor y = runOnNaN("conv", {x, w}, {{DType::F32, output}}, a)[0];
+    OwnedTensor dx = runOnNaN("conv_grad_input", {g, w}, {{DType::F32, c.input}}, a)[0];
+    OwnedTensor dw = runOnNaN("conv_grad_weight", {g, x}, {{DType::F32, c.weight}}, a)[0];
+    EXPECT_SAME_DOT(dot(y, g), dot(x, dx), "conv_grad_input, config " + std::to_string(i));
+    EXPECT_SAME_DOT(dot(y, g), dot(w, dw), "conv_grad_weight, config " + std::to_string(i));
+  }
+}
+
+TEST(KernelBackwardAdjoint, Pooling) {
+  struct Config {
+    Shape input;
+    Ints kernel, strides, pads, dilations;
+    bool ceilMode;
+  };
+  std::vector<Config> configs = {
+      {{2, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true},
+      {{1, 2, 8, 9}, {2, 3}, {3, 2}, {1, 0, 1, 2}, {2, 1}, true},
+      {{1, 2, 10}, {3}, {2}, {1, 1}, {3}, false},
+      {{1, 1, 5, 6, 7}, {2, 3, 2}, {2, 1, 3}, {1, 1, 0, 1, 1, 1}, {1, 2, 1}, true},
+      {{2, 2, 4, 4}, {2, 2}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
+  };
+  std::mt19937 random(11);
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const Config &c = configs[i];
+    Attributes a = poolAttrs(c.kernel, c.strides, c.pads, c.dilations, c.ceilMode);
+    Shape output = windowOutput(c.input, c.input[1], c.kernel, a, c.ceilMode);
+    OwnedTensor x = randomTensor(DType::F32, c.input, random);
+    OwnedTensor g = randomTensor(DType::F32, output, random);
+    std::string label = "config " + std::to_string(i);
+    OwnedTensor maxima = runOnNaN("max_pool", {x}, {{DType::F32, output}}, a)[0];
+    OwnedTensor routed = runOnNaN("max_pool_grad", {g, x}, {{DType::F32, c.input}}, a)[0];
+    EXPECT_SAME_DOT(dot(maxima, g), dot(x, routed), "max_pool_grad, " + label);
+    for (int64_t include : {0, 1}) {
+      a.set("count_include_pad", include);
+      OwnedTensor y = runOnNaN("avg_pool", {x}, {{DType::F32, output}}, a)[0];
+      OwnedTensor dx = runOnNaN("avg_pool_grad", {g}, {{DType::F32, c.input}}, a)[0];
+      EXPECT_SAME_DOT(dot(y, g), dot(x, dx), "avg_pool_grad, " + label);
+    }
+  }
+}
+
+TEST(KernelBackwardAdjoint, SliceAndGather) {
+  std::mt19937 random(13);
+  OwnedTensor x = randomTensor(DType::F32, {5, 6, 4}, random);
+  Attributes slice =
+      attrs({{"starts", Ints{4, 1, 3}}, {"limits", Ints{0, 6, -1}}, {"steps", Ints{-2, 2, -1}}});
+  OwnedTensor sg = randomTensor(DType::F32, {2, 3, 4}, random);
+  OwnedTensor sliced = runOnNaN("slice", {x}, {{DType::F32, {2, 3, 4}}}, slice)[0];
+  OwnedTensor sdx = runOnNaN("slice_grad", {sg}, {{DType::F32, {5, 6, 4}}}, slice)[0];
+  EXPECT_SAME_DOT(dot(sliced, sg), dot(x, sdx), "slice_grad");
+  for (int64_t axis : {0, 1, 2}) {
+    OwnedTensor indices = i64({2, 3}, {0, -1, 2, 2, 0, -1});
+    Shape gathered;
+    std::string error;
+    ASSERT_TRUE(gatherShape(x.shape, indices.shape, axis, gathered, error)) << error;
+    Attributes a = attrs({{"axis", axis}});
+    OwnedTensor g = randomTensor(DType::F32, gathered, random);
+    OwnedTensor y = runOnNaN("gather", {x, indices}, {{DType::F32, gathered}}, a)[0];
+    OwnedTensor dx = runOnNaN("gather_grad", {g, indices}, {{DType::F32, x.shape}}, a)[0];
+    EXPECT_SAME_DOT(dot(y, g), dot(x, dx), "gather_grad, axis " + std::to_string(axis));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// In place
+//===----------------------------------------------------------------------===//
+
+/// Kernels whose first output may share a buffer with an input of its shape and type.
+const std::set<std::string> kInPlaceKernels = {"gelu_grad",        "softmax_grad",
+                                               "log_softmax_grad", "layer_norm_grad",
+                                               "batch_norm_grad",  "cross_entropy_grad"};
+
+double defaultRtol(DType dtype) {
+  return dtype == DType::F16 ? 2e-3 : dtype == DType::BF16 ? 1.6e-2 : 1e-5;
+}
+
+TEST(KernelBackwardInPlace, MatchesPyTorchOverEachInput) {
+  int checked = 0;
+  for (const ReferenceCase &c : references()) {
+    if (!kInPlaceKernels.count(c.kernel))
+      continue;
+    for (size_t j = 0; j < c.inputs.size(); ++j) {
+      if (c.inputs[j].shape != c.outputs[0].shape || c.inputs[j].dtype != c.outputs[0].dtype)
+        continue;
+      std::vector<OwnedTensor> buffers = c.inputs;
+      std::vector<OwnedTensor> outputs;
+      for (const OwnedTensor &t : c.outputs)
+        outputs.emplace_back(t.dtype, t.shape);
+      KernelCall call = makeCall(buffers, outputs, c.attributes);
+      call.outputs[0].data = call.inputs[j].data;
+      std::string error;
+      const Kernel &k = kernelNamed(c.kernel);
+      ASSERT_TRUE(k.check(call, error)) << c.name << ": " << error;
+      ASSERT_TRUE(k.run(call, error)) << c.name << ": " << error;
+      outputs[0] = buffers[j];
+      for (size_t i = 0; i < c.outputs.size(); ++i) {
+        double rtol = c.rtol >= 0 ? c.rtol : defaultRtol(c.outputs[i].dtype);
+        double atol = c.rtol >= 0 ? c.atol : c.outputs[i].dtype == DType::F32 ? 1e-6 : 1e-5;
+        EXPECT_TRUE(closeTo(outputs[i].values(), c.outputs[i].values(), rtol, atol))
+            << c.name << ", output " << i << " over input " << j;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
+
+} // namespace
+} // namespace memc::kernels::testing

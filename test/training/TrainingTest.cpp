@@ -1,0 +1,468 @@
+//===- TrainingTest.cpp - training programs reproduce PyTorch's training --===//
+//
+// For each case of data/cases.json (recorded with PyTorch by make_training_references.py):
+// memc builds a training program from a fixture with the case's flags, and the program trains
+// on the case's data set with --log, --dump-grads and --save. The first step's gradients must
+// name exactly PyTorch's trainable parameters, each within 1e-4 relative L2 error of
+// PyTorch's; every step's loss must be within 1e-4 relative of PyTorch's loss at that step;
+// and the change of every saved tensor (parameters and buffers) over the steps must be within
+// the case's tolerance of PyTorch's (5e-4 relative, more where float32 rounding alone moves
+// PyTorch's own update further; see the script).
+// Then bad inputs: each is refused with exit code 1 and a message naming the problem.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/io/Json.h"
+#include "runtime/io/Npz.h"
+#include "runtime/io/Safetensors.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+using namespace memc::runtime;
+
+namespace {
+
+const std::string kFixtures = MEMC_FIXTURES_DIR;
+const std::string kData = MEMC_TRAINING_DATA_DIR;
+const std::string kBin = MEMC_BIN_DIR;
+constexpr double kGradientTolerance = 1e-4;
+constexpr double kLossTolerance = 1e-4;
+constexpr const char *kGradientPrefix = "grad/";
+constexpr const char *kInitialPrefix = "initial/";
+
+/// A directory of its own for the running test: ctest runs tests in parallel.
+std::string scratchDirectory() {
+  const testing::TestInfo *test = testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = std::string(test->test_suite_name()) + "." + test->name();
+  std::replace(name.begin(), name.end(), '/', '_');
+  std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "memc-training" / name;
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+/// Runs a shell command; returns its exit status and fills `output` with stdout+stderr.
+int run(const std::string &command, const std::string &dir, std::string &output) {
+  std::string log = dir + "/command.log";
+  int status = std::system((command + " >" + log + " 2>&1").c_str());
+  std::ifstream in(log);
+  output.assign(std::istreambuf_iterator<char>(in), {});
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// `memc FIXTURE.onnx FLAGS... -o PROGRAM`, every flag single-quoted (globs stay globs).
+std::string memcCommand(const std::string &model, const std::vector<std::string> &flags,
+                        const std::string &program) {
+  std::string command = kBin + "/memc " + kFixtures + "/" + model + ".onnx";
+  for (const std::string &flag : flags)
+    command += " '" + flag + "'";
+  return command + " -o " + program;
+}
+
+const HostArray *find(const NamedArrays &arrays, const std::string &name) {
+  for (const auto &[key, array] : arrays)
+    if (key == name)
+      return &array;
+  return nullptr;
+}
+
+HostArray *find(NamedArrays &arrays, const std::string &name) {
+  return const_cast<HostArray *>(find(static_cast<const NamedArrays &>(arrays), name));
+}
+
+/// ||actual - expected||₂ / ||expected||₂ (the absolute norm when expected is zero).
+double relativeError(const std::vector<double> &actual, const std::vector<double> &expected) {
+  double difference = 0, norm = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    difference += (actual[i] - expected[i]) * (actual[i] - expected[i]);
+    norm += expected[i] * expected[i];
+  }
+  return norm == 0 ? std::sqrt(difference) : std::sqrt(difference / norm);
+}
+
+std::vector<double> values(const float *data, size_t count) {
+  return std::vector<double>(data, data + count);
+}
+
+std::vector<double> values(const HostArray &array) {
+  return values(array.as<float>(), array.bytes.size() / sizeof(float));
+}
+
+/// The names of `arrays` that start with `prefix`, without it, sorted.
+std::vector<std::string> namesUnder(const NamedArrays &arrays, const std::string &prefix) {
+  std::vector<std::string> names;
+  for (const auto &[name, array] : arrays)
+    if (name.rfind(prefix, 0) == 0)
+      names.push_back(name.substr(prefix.size()));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+struct TrainingCase {
+  std::string name;
+  std::string model;
+  /// The optimizer configuration: the reference's `losses/<config>` and `update/<config>/*`.
+  std::string config;
+  int64_t steps = 0;
+  std::vector<std::string> flags;
+  double updateTolerance = 0;
+  /// Larger tolerances for the updates of some tensors.
+  std::map<std::string, double> updateTolerances;
+  /// Why cases.json could not be read; the one case then fails with it.
+  std::string loadError;
+};
+
+/// gtest prints a failing case's parameter: its name, not its bytes.
+void PrintTo(const TrainingCase &trainingCase, std::ostream *os) { *os << trainingCase.name; }
+
+bool parseCase(const JsonValue &entry, TrainingCase &out) {
+  const JsonValue *name = entry.find("name"), *model = entry.find("model"),
+                  *config = entry.find("config"), *steps = entry.find("steps"),
+                  *flags = entry.find("flags"), *tolerance = entry.find("update_tolerance"),
+                  *tolerances = entry.find("update_tolerances");
+  if (!name || !name->isString() || !model || !model->isString() || !config ||
+      !config->isString() || !steps || !steps->isInteger() || !flags || !flags->isArray() ||
+      !tolerance || tolerance->kind() != JsonValue::Kind::Number || !tolerances ||
+      !tolerances->isObject())
+    return false;
+  out.name = name->string();
+  out.model = model->string();
+  out.config = config->string();
+  out.steps = steps->integer();
+  out.updateTolerance = tolerance->number();
+  for (const JsonValue &flag : flags->elements()) {
+    if (!flag.isString())
+      return false;
+    out.flags.push_back(flag.string());
+  }
+  for (const auto &[parameter, value] : tolerances->members()) {
+    if (value.kind() != JsonValue::Kind::Number)
+      return false;
+    out.updateTolerances[parameter] = value.number();
+  }
+  return true;
+}
+
+std::vector<TrainingCase> loadCases() {
+  std::string path = kData + "/cases.json", error;
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  JsonValue document;
+  std::vector<TrainingCase> cases;
+  if (!in.is_open())
+    error = "cannot read " + path;
+  else if (!parseJson(text, document, error))
+    error = path + ": " + error;
+  else if (!document.isArray())
+    error = path + ": expected an array of cases";
+  for (size_t i = 0; error.empty() && i < document.elements().size(); ++i) {
+    TrainingCase trainingCase;
+    if (parseCase(document.elements()[i], trainingCase))
+      cases.push_back(std::move(trainingCase));
+    else
+      error = path + ": case " + std::to_string(i) +
+              " needs name, model, config (strings), steps (integer), flags (strings), "
+              "update_tolerance (number) and update_tolerances (object of numbers)";
+  }
+  if (!error.empty()) {
+    TrainingCase unreadable;
+    unreadable.name = "unreadable_cases";
+    unreadable.loadError = error;
+    return {unreadable};
+  }
+  return cases;
+}
+
+/// The loss of every line of a training log, in order; checks that steps count from 1.
+std::vector<double> readLogLosses(const std::string &path) {
+  std::ifstream in(path);
+  std::vector<double> losses;
+  std::string line, error;
+  while (std::getline(in, line)) {
+    JsonValue entry;
+    EXPECT_TRUE(parseJson(line, entry, error)) << path << ": " << error << "\n" << line;
+    const JsonValue *step = entry.find("step"), *loss = entry.find("loss");
+    if (!step || !step->isInteger() || !loss || loss->kind() != JsonValue::Kind::Number) {
+      ADD_FAILURE() << path << ": a line without integer step and numeric loss: " << line;
+      continue;
+    }
+    EXPECT_EQ(step->integer(), static_cast<int64_t>(losses.size()) + 1) << line;
+    losses.push_back(loss->number());
+  }
+  return losses;
+}
+
+class TrainingTest : public testing::TestWithParam<TrainingCase> {
+protected:
+  /// The first step's gradients name PyTorch's trainable parameters and match PyTorch's.
+  void checkGradients(const NamedArrays &reference, const std::string &path);
+  /// Every logged loss matches PyTorch's at that step.
+  void checkLosses(const NamedArrays &reference, const std::string &logPath);
+  /// Every saved tensor changed as PyTorch's did.
+  void checkUpdates(const NamedArrays &reference, const std::string &savedPath);
+};
+
+void TrainingTest::checkGradients(const NamedArrays &reference, const std::string &path) {
+  NamedArrays gradients;
+  std::string error;
+  ASSERT_TRUE(readNpz(path, gradients, error)) << error;
+  std::vector<std::string> expectedNames = namesUnder(reference, kGradientPrefix);
+  EXPECT_EQ(namesUnder(gradients, ""), expectedNames)
+      << "the dumped gradients name other parameters than PyTorch's";
+  double worst = 0;
+  std::string worstName;
+  for (const std::string &name : expectedNames) {
+    const HostArray *expected = find(reference, kGradientPrefix + name);
+    const HostArray *actual = find(gradients, name);
+    if (!actual)
+      continue;
+    ASSERT_EQ(actual->dtype, DType::F32) << name;
+    ASSERT_EQ(actual->shape, expected->shape) << name;
+    double relative = relativeError(values(*actual), values(*expected));
+    EXPECT_LE(relative, kGradientTolerance) << "gradient of '" << name << "'";
+    if (relative >= worst) {
+      worst = relative;
+      worstName = name;
+    }
+  }
+  RecordProperty("max_gradient_error", std::to_string(worst));
+  std::printf("%s: largest gradient error %.3g ('%s')\n", GetParam().name.c_str(), worst,
+              worstName.c_str());
+}
+
+void TrainingTest::checkLosses(const NamedArrays &reference, const std::string &logPath) {
+  const TrainingCase &trainingCase = GetParam();
+  const HostArray *losses = find(reference, "losses/" + trainingCase.config);
+  ASSERT_TRUE(losses) << "the reference has no losses/" << trainingCase.config;
+  ASSERT_EQ(losses->shape, std::vector<int64_t>{trainingCase.steps});
+  std::vector<double> logged = readLogLosses(logPath);
+  ASSERT_EQ(static_cast<int64_t>(logged.size()), trainingCase.steps) << "log lines";
+  double worst = 0;
+  for (int64_t step = 0; step < trainingCase.steps; ++step) {
+    double expected = losses->as<float>()[step];
+    double relative = std::abs(logged[step] - expected) / std::abs(expected);
+    EXPECT_LE(relative, kLossTolerance)
+        << "step " << step + 1 << ": loss " << logged[step] << ", PyTorch " << expected;
+    worst = std::max(worst, relative);
+  }
+  RecordProperty("max_loss_error", std::to_string(worst));
+  std::printf("%s: largest loss error %.3g\n", trainingCase.name.c_str(), worst);
+}
+
+void TrainingTest::checkUpdates(const NamedArrays &reference, const std::string &savedPath) {
+  const TrainingCase &trainingCase = GetParam();
+  SafetensorsFile saved;
+  std::string error;
+  ASSERT_TRUE(saved.open(savedPath, error)) << error;
+  std::vector<std::string> savedNames;
+  for (const SafetensorsTensor &tensor : saved.tensors())
+    savedNames.push_back(tensor.name);
+  std::sort(savedNames.begin(), savedNames.end());
+  std::string updatePrefix = "update/" + trainingCase.config + "/";
+  std::vector<std::string> expectedNames = namesUnder(reference, updatePrefix);
+  EXPECT_EQ(savedNames, expectedNames) << "--save wrote other tensors than PyTorch's state";
+  double worst = 0; // error / tolerance
+  std::string worstName;
+  for (const std::string &name : expectedNames) {
+    const SafetensorsTensor *tensor = saved.find(name);
+    const HostArray *initial = find(reference, kInitialPrefix + name);
+    const HostArray *expected = find(reference, updatePrefix + name);
+    if (!tensor)
+      continue;
+    ASSERT_TRUE(initial) << "the reference has no initial value of '" << name << "'";
+    ASSERT_EQ(tensor->dtype, DType::F32) << name;
+    ASSERT_EQ(tensor->shape, expected->shape) << name;
+    std::vector<float> trained(tensor->bytes.size() / sizeof(float));
+    std::memcpy(trained.data(), tensor->bytes.data(), tensor->bytes.size());
+    std::vector<double> update = values(trained.data(), trained.size());
+    std::vector<double> start = values(*initial);
+    for (size_t i = 0; i < update.size(); ++i)
+      update[i] -= start[i];
+    auto custom = trainingCase.updateTolerances.find(name);
+    double tolerance = custom == trainingCase.updateTolerances.end() ? trainingCase.updateTolerance
+                                                                     : custom->second;
+    double relative = relativeError(update, values(*expected));
+    EXPECT_LE(relative, tolerance)
+        << "update of '" << name << "' over " << trainingCase.steps << " steps";
+    if (relative / tolerance >= worst) {
+      worst = relative / tolerance;
+      worstName = name;
+    }
+  }
+  RecordProperty("max_update_error_over_tolerance", std::to_string(worst));
+  std::printf("%s: largest update error / tolerance %.3g ('%s')\n", trainingCase.name.c_str(),
+              worst, worstName.c_str());
+}
+
+TEST_P(TrainingTest, MatchesPyTorch) {
+  const TrainingCase &trainingCase = GetParam();
+  ASSERT_TRUE(trainingCase.loadError.empty()) << trainingCase.loadError;
+  std::string dir = scratchDirectory(), output, error;
+  std::string program = dir + "/train", log = dir + "/log.jsonl", grads = dir + "/grads.npz",
+              trained = dir + "/trained.safetensors";
+  ASSERT_EQ(run(memcCommand(trainingCase.model, trainingCase.flags, program), dir, output), 0)
+      << output;
+  ASSERT_EQ(run(program + " --data " + kData + "/" + trainingCase.model + ".data.npz" +
+                    " --steps " + std::to_string(trainingCase.steps) + " --log " + log +
+                    " --dump-grads " + grads + " --save " + trained,
+                dir, output),
+            0)
+      << output;
+  NamedArrays reference;
+  ASSERT_TRUE(readNpz(kData + "/" + trainingCase.model + ".reference.npz", reference, error))
+      << error;
+  checkGradients(reference, grads);
+  checkLosses(reference, log);
+  checkUpdates(reference, trained);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, TrainingTest, testing::ValuesIn(loadCases()),
+                         [](const testing::TestParamInfo<TrainingCase> &info) {
+                           return info.param.name;
+                         });
+
+/// Bad flags to memc and bad data for a training program built from mlp.onnx, with data derived
+/// from mlp's data set (input f32[12,16], labels i64[12] in [0, 10), micro-batches of 4).
+class TrainingBadInputs : public testing::Test {
+protected:
+  void SetUp() override {
+    dir = scratchDirectory();
+    program = dir + "/mlp.train";
+    std::string error;
+    ASSERT_TRUE(readNpz(kData + "/mlp.data.npz", data, error)) << error;
+  }
+
+  void buildProgram() {
+    ASSERT_EQ(run(memcCommand("mlp", {"--loss", "cross_entropy"}, program), dir, output), 0)
+        << output;
+  }
+
+  /// Trains on `arrays` for 3 steps with a log; returns the exit status.
+  int train(const NamedArrays &arrays) {
+    std::string path = dir + "/data.npz", error;
+    EXPECT_TRUE(writeNpz(path, arrays, /*compress=*/false, error)) << error;
+    return run(program + " --data " + path + " --steps 3 --log " + dir + "/log.jsonl", dir, output);
+  }
+
+  int64_t *labels() { return find(data, "labels")->as<int64_t>(); }
+
+  std::string dir, program, output;
+  NamedArrays data;
+};
+
+TEST_F(TrainingBadInputs, LabelOutsideTheClasses) {
+  buildProgram();
+  labels()[5] = 10; // in the second micro-batch
+  EXPECT_EQ(train(data), 1) << output;
+  EXPECT_NE(output.find("label 10"), std::string::npos) << output;
+  EXPECT_NE(output.find("[0, 10)"), std::string::npos) << output;
+}
+
+TEST_F(TrainingBadInputs, NegativeLabelThatIsNotTheIgnoreIndex) {
+  buildProgram();
+  labels()[0] = -1;
+  EXPECT_EQ(train(data), 1) << output;
+  EXPECT_NE(output.find("label -1"), std::string::npos) << output;
+}
+
+TEST_F(TrainingBadInputs, LabelsOfTheWrongType) {
+  buildProgram();
+  HostArray &labelArray = *find(data, "labels");
+  HostArray floats{DType::F32, labelArray.shape, std::vector<uint8_t>(12 * sizeof(float))};
+  for (int i = 0; i < 12; ++i)
+    floats.as<float>()[i] = static_cast<float>(labelArray.as<int64_t>()[i]);
+  labelArray = floats;
+  EXPECT_EQ(train(data), 1) << output;
+  EXPECT_NE(output.find("'labels' is f32[12], expected i64[N]"), std::string::npos) << output;
+}
+
+TEST_F(TrainingBadInputs, LabelsOfTheWrongShape) {
+  buildProgram();
+  HostArray &labelArray = *find(data, "labels");
+  labelArray = HostArray{DType::I64, {6, 2}, labelArray.bytes};
+  EXPECT_EQ(train(data), 1) << output;
+  EXPECT_NE(output.find("'labels' is i64[6, 2], expected i64[N]"), std::string::npos) << output;
+}
+
+TEST_F(TrainingBadInputs, LabelsForFewerSamplesThanTheInputs) {
+  buildProgram();
+  HostArray &labelArray = *find(data, "labels");
+  labelArray.shape = {8};
+  labelArray.bytes.resize(8 * sizeof(int64_t));
+  EXPECT_EQ(train(data), 1) << output;
+  EXPECT_NE(output.find("'labels' has 8 samples, the other arrays 12"), std::string::npos)
+      << output;
+}
+
+TEST_F(TrainingBadInputs, ModelInputMissingFromTheData) {
+  buildProgram();
+  NamedArrays labelsOnly;
+  labelsOnly.emplace_back("labels", *find(data, "labels"));
+  EXPECT_EQ(train(labelsOnly), 1) << output;
+  EXPECT_NE(output.find("'input' is missing (expected f32[N,16])"), std::string::npos) << output;
+}
+
+TEST_F(TrainingBadInputs, NaNLossStopsTraining) {
+  buildProgram();
+  HostArray &input = *find(data, "input");
+  std::fill(input.as<float>(), input.as<float>() + 12 * 16, INFINITY);
+  EXPECT_EQ(train(data), 1) << output;
+  EXPECT_NE(output.find("the loss is NaN at step 1"), std::string::npos) << output;
+  // The log stays JSON: the step that stopped training is logged, its loss is no number.
+  std::ifstream log(dir + "/log.jsonl");
+  std::string line, error;
+  ASSERT_TRUE(std::getline(log, line));
+  JsonValue entry;
+  EXPECT_TRUE(parseJson(line, entry, error)) << error << "\n" << line;
+}
+
+TEST_F(TrainingBadInputs, LossInputThatIsNotAnOutput) {
+  EXPECT_EQ(run(memcCommand("mlp", {"--loss", "cross_entropy", "--loss-input", "logits"}, program),
+                dir, output),
+            1);
+  EXPECT_NE(output.find("--loss-input 'logits' is not an output of the model (outputs: output)"),
+            std::string::npos)
+      << output;
+}
+
+TEST_F(TrainingBadInputs, FreezeGlobThatMatchesNothing) {
+  EXPECT_EQ(run(memcCommand("mlp", {"--loss", "cross_entropy", "--freeze", "encoder.*"}, program),
+                dir, output),
+            1);
+  EXPECT_NE(output.find("--freeze 'encoder.*' matches no parameter or buffer name"),
+            std::string::npos)
+      << output;
+}
+
+TEST_F(TrainingBadInputs, LabelsNamedLikeAModelInput) {
+  EXPECT_EQ(run(memcCommand("mlp", {"--loss", "cross_entropy", "--labels", "input"}, program), dir,
+                output),
+            1);
+  EXPECT_NE(output.find("'input'"), std::string::npos) << output;
+}
+
+// gpt2's causal masks are float initializers that reach the logits only through Equal: memc
+// trains them unless frozen, and warns that their gradient is zero.
+TEST_F(TrainingBadInputs, ParameterWithoutAPathToTheLossIsNamed) {
+  EXPECT_EQ(run(memcCommand("gpt2", {"--loss", "cross_entropy"}, program), dir, output), 0)
+      << output;
+  EXPECT_NE(output.find("memc: warning: "), std::string::npos) << output;
+  for (const char *mask : {"h.0.attn.bias", "h.1.attn.bias"})
+    EXPECT_NE(output.find("parameter '" + std::string(mask) +
+                          "' has no path to the loss; its gradient is zero"),
+              std::string::npos)
+        << output;
+}
+
+} // namespace

@@ -1,0 +1,332 @@
+"""Record PyTorch's training of the fixture models for memc-training-tests.
+
+Run from the repository root with Debian's python (torch 1.13 CPU, onnx 1.12),
+not the pyenv python3 that may be first on PATH:
+
+    /usr/bin/python3 test/training/make_training_references.py
+
+For each of mlp, resnet_bn, gpt2, bert and llama the script rebuilds the
+PyTorch module from test/fixtures/export_fixtures.py and loads the ONNX
+file's initializers into it by name, so torch starts from exactly the weights
+memc reads. Names that the exporter recreated with an Identity node (equal
+initializers stored once) take the Identity's input initializer's values.
+It writes, in test/training/data/:
+
+  * <model>.data.npz: three micro-batches of samples: one array per graph
+    input and `labels` (class ids [N] for mlp and resnet_bn, token ids [N, T]
+    for the token models; gpt2's include a few ignore_index = -100);
+  * <model>.reference.npz: `grad/<name>`, the gradients of the first
+    micro-batch's loss with the initial weights for every trainable
+    parameter, named as memc names them (ONNX initializer names; the tied
+    lm_head.weight is wte.weight); `initial/<name>`, every floating tensor memc
+    saves (parameters and buffers) before training; and per configuration
+    `losses/<config>`, the loss of each of the 5 optimizer steps (micro-batch
+    i % 3 at step i + 1, as memc's training loop takes them), and
+    `update/<config>/<name>`, each tensor's change over the 5 steps;
+  * cases.json: one entry per case: the model, the memc flags, the
+    configuration whose losses and updates it must reproduce, the number of
+    steps, and the tolerance of each tensor's update (below).
+
+Update tolerances. AdamW divides by the root of the second moment, so a
+parameter whose gradient is rounding noise still moves by about lr, in the
+noise's direction: the key bias of an attention layer has an exactly zero
+gradient (softmax ignores a constant added to a row), so its update depends
+on how each implementation rounds. The script trains each case again in
+float64 and measures how far torch's own float32 updates are from those;
+a tensor's tolerance is 10x that, and at least UPDATE_TOLERANCE.
+
+The loss is F.cross_entropy(logits.reshape(-1, C), labels.reshape(-1)): the
+mean over positions that are not ignored, as memc computes it. Buffers that
+are not parameters in torch but floating initializers in ONNX (gpt2's causal
+masks h.*.attn.bias, llama's rope tables) are frozen in memc with --freeze.
+
+Seeds are fixed, torch runs single-threaded and the archives carry a fixed
+zip timestamp, so re-running the script reproduces every file byte for byte.
+"""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import warnings
+import zipfile
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA_DIR = os.path.join(HERE, "data")
+FIXTURES_DIR = os.path.join(HERE, "..", "fixtures")
+sys.path.insert(0, FIXTURES_DIR)
+import export_fixtures as fixtures  # noqa: E402
+
+STEPS = 5
+MICRO_BATCHES = 3
+IGNORE_INDEX = -100
+UPDATE_TOLERANCE = 5e-4
+NOISE_MARGIN = 10
+
+
+class Model:
+    """A fixture: its module class, graph input, micro-batch shape and classes."""
+
+    def __init__(self, name, module, input_name, input_shape, classes, freeze=(),
+                 token_input=False, ignored_labels=0):
+        self.name = name
+        self.module = module
+        self.input_name = input_name
+        self.input_shape = input_shape  # one micro-batch
+        self.classes = classes
+        self.freeze = list(freeze)
+        self.token_input = token_input
+        self.ignored_labels = ignored_labels
+
+
+MODELS = [
+    Model("mlp", fixtures.MLP, "input", (4, 16), 10),
+    Model("resnet_bn", fixtures.ResNet, "input", (2, 3, 16, 16), 10),
+    Model("gpt2", fixtures.GPT2, "input_ids", (fixtures.BATCH, fixtures.SEQ), fixtures.VOCAB,
+          freeze=["h.*.attn.bias"], token_input=True, ignored_labels=5),
+    Model("bert", fixtures.Bert, "input_ids", (fixtures.BATCH, fixtures.SEQ), fixtures.VOCAB,
+          token_input=True),
+    Model("llama", fixtures.Llama, "input_ids", (fixtures.BATCH, fixtures.SEQ), fixtures.VOCAB,
+          freeze=["rope_*"], token_input=True),
+]
+
+# torch's AdamW defaults. The adamw cases leave them to memc's defaults, which must agree;
+# adamw_clip spells them out.
+ADAMW = {"optimizer": "adamw", "lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8,
+         "weight_decay": 0.01, "clip": 0.0, "explicit": False}
+# Every model trains with AdamW; mlp also with Nesterov SGD and gpt2 with clipping.
+CONFIGS = {
+    "adamw": ADAMW,
+    "sgd_nesterov": {"optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "nesterov": True,
+                     "weight_decay": 1e-3, "clip": 0.0},
+    "adamw_clip": dict(ADAMW, clip=1.0, explicit=True),
+}
+CASES = [(m.name, "adamw") for m in MODELS] + [("mlp", "sgd_nesterov"),
+                                               ("gpt2", "adamw_clip")]
+
+
+def memc_flags(model, config):
+    c = CONFIGS[config]
+    flags = ["--loss", "cross_entropy", "--optimizer", c["optimizer"], "--lr", repr(c["lr"])]
+    if c["optimizer"] == "sgd":
+        flags += ["--momentum", repr(c["momentum"])]
+        if c["nesterov"]:
+            flags.append("--nesterov")
+    if c["optimizer"] == "sgd" or c["explicit"]:
+        flags += ["--weight-decay", repr(c["weight_decay"])]
+    if c["optimizer"] == "adamw" and c["explicit"]:
+        flags += ["--beta1", repr(c["betas"][0]), "--beta2", repr(c["betas"][1]),
+                  "--eps", repr(c["eps"])]
+    if c["clip"]:
+        flags += ["--clip-grad-norm", repr(c["clip"])]
+    for glob in model.freeze:
+        flags += ["--freeze", glob]
+    return flags
+
+
+def make_optimizer(config, parameters):
+    c = CONFIGS[config]
+    if c["optimizer"] == "adamw":
+        return torch.optim.AdamW(parameters, lr=c["lr"], betas=c["betas"], eps=c["eps"],
+                                 weight_decay=c["weight_decay"])
+    return torch.optim.SGD(parameters, lr=c["lr"], momentum=c["momentum"],
+                           nesterov=c["nesterov"], weight_decay=c["weight_decay"])
+
+
+# --------------------------------------------------------------------------
+# Weights and data
+# --------------------------------------------------------------------------
+
+def onnx_values(path):
+    """Initializer values by name, and by every name an Identity node recreates."""
+    graph = onnx.load(path).graph
+    values = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Identity" and node.input[0] in values:
+            values[node.output[0]] = values[node.input[0]]
+    return values
+
+
+def aliases(module):
+    """State dict names of tied parameters beyond the first (gpt2's lm_head.weight, the
+    same tensor as wte.weight): ONNX and memc know the tensor by its first name only."""
+    owners = dict(module.named_parameters())
+    owners.update(module.named_buffers())
+    return {name for name in module.state_dict() if name not in owners}
+
+
+def load_onnx_weights(module, path):
+    """Copies every state_dict entry from the ONNX file; only tied aliases and BatchNorm's
+    num_batches_tracked (unused by the forward pass) are not in the file."""
+    values = onnx_values(path)
+    state = module.state_dict()
+    tied = aliases(module)
+    for name, tensor in state.items():
+        if name in values:
+            with torch.no_grad():
+                tensor.copy_(torch.from_numpy(values[name].copy()))
+        elif not (name.endswith("num_batches_tracked") or name in tied):
+            raise SystemExit(f"{path}: no initializer for '{name}'")
+    unused = set(values) - set(state)
+    if unused:
+        raise SystemExit(f"{path}: initializers torch does not know: {sorted(unused)}")
+
+
+def make_data(model, seed):
+    rng = np.random.default_rng(seed)
+    count = model.input_shape[0] * MICRO_BATCHES
+    shape = (count,) + tuple(model.input_shape[1:])
+    if model.token_input:
+        inputs = rng.integers(0, fixtures.VOCAB, shape, dtype=np.int64)
+        labels = rng.integers(0, model.classes, shape, dtype=np.int64)
+        if model.ignored_labels:
+            flat = labels.reshape(-1)
+            flat[rng.choice(flat.size, model.ignored_labels, replace=False)] = IGNORE_INDEX
+    else:
+        inputs = rng.standard_normal(shape).astype(np.float32)
+        labels = rng.integers(0, model.classes, (count,), dtype=np.int64)
+    return {model.input_name: inputs, "labels": labels}
+
+
+def micro_batch(data, model, index):
+    batch = model.input_shape[0]
+    rows = [(index * batch + i) % len(data["labels"]) for i in range(batch)]
+    return torch.from_numpy(data[model.input_name][rows]), torch.from_numpy(data["labels"][rows])
+
+
+# --------------------------------------------------------------------------
+# Training
+# --------------------------------------------------------------------------
+
+def fresh_module(model, dtype=torch.float32):
+    module = model.module()
+    load_onnx_weights(module, os.path.join(FIXTURES_DIR, model.name + ".onnx"))
+    module.to(dtype)
+    module.train()
+    return module
+
+
+def saved_tensors(module):
+    """The floating tensors memc saves after training, by ONNX name: the state
+    dict without tied aliases."""
+    tied = aliases(module)
+    return {name: tensor.detach().clone() for name, tensor in module.state_dict().items()
+            if tensor.is_floating_point() and name not in tied}
+
+
+def loss_of(module, inputs, labels):
+    logits = module(inputs)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
+                           ignore_index=IGNORE_INDEX)
+
+
+def first_gradients(model, data):
+    module = fresh_module(model)
+    loss_of(module, *micro_batch(data, model, 0)).backward()
+    return {name: p.grad.numpy().copy() for name, p in module.named_parameters()}
+
+
+@contextlib.contextmanager
+def float64_throughout():
+    """llama's attention calls .float() on its scores; keep float64 there."""
+    cast = torch.Tensor.float
+    torch.Tensor.float = lambda tensor: tensor
+    try:
+        yield
+    finally:
+        torch.Tensor.float = cast
+
+
+def train(model, data, config, dtype=torch.float32):
+    """The losses of STEPS optimizer steps and each saved tensor's change."""
+    module = fresh_module(model, dtype)
+    initial = saved_tensors(module)
+    optimizer = make_optimizer(config, module.parameters())
+    clip = CONFIGS[config]["clip"]
+    losses = []
+    with float64_throughout() if dtype == torch.float64 else contextlib.nullcontext():
+        for step in range(STEPS):
+            inputs, labels = micro_batch(data, model, step)
+            if inputs.is_floating_point():
+                inputs = inputs.to(dtype)
+            optimizer.zero_grad()
+            loss = loss_of(module, inputs, labels)
+            loss.backward()
+            if clip:
+                torch.nn.utils.clip_grad_norm_(module.parameters(), clip)
+            optimizer.step()
+            losses.append(loss.item())
+    updates = {name: (tensor - initial[name]).numpy()
+               for name, tensor in saved_tensors(module).items()}
+    return np.array(losses, np.float32), updates
+
+
+def relative_error(actual, expected):
+    norm = np.linalg.norm(expected)
+    difference = np.linalg.norm(actual - expected)
+    return difference / norm if norm else difference
+
+
+def update_tolerances(float32_updates, float64_updates):
+    """Tensors whose update torch itself rounds by more than UPDATE_TOLERANCE / NOISE_MARGIN."""
+    tolerances = {}
+    for name, update in float32_updates.items():
+        noise = relative_error(update.astype(np.float64), float64_updates[name])
+        if NOISE_MARGIN * noise > UPDATE_TOLERANCE:
+            tolerances[name] = float(f"{NOISE_MARGIN * noise:.2g}")
+    return tolerances
+
+
+def save_npz(path, arrays):
+    """np.savez with a fixed zip timestamp, so the archive is reproducible."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for key, value in arrays.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.ascontiguousarray(value))
+            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, buf.getvalue())
+
+
+def main():
+    torch.set_num_threads(1)
+    warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+    os.makedirs(DATA_DIR, exist_ok=True)
+    cases = []
+    for seed, model in enumerate(MODELS):
+        torch.manual_seed(seed)
+        data = make_data(model, 1000 + seed)
+        save_npz(os.path.join(DATA_DIR, model.name + ".data.npz"), data)
+        reference = {f"grad/{name}": grad for name, grad in first_gradients(model, data).items()}
+        reference.update({f"initial/{name}": tensor.numpy()
+                          for name, tensor in saved_tensors(fresh_module(model)).items()})
+        for name, config in CASES:
+            if name != model.name:
+                continue
+            losses, updates = train(model, data, config)
+            _, exact_updates = train(model, data, config, torch.float64)
+            reference[f"losses/{config}"] = losses
+            reference.update({f"update/{config}/{name}": update
+                              for name, update in updates.items()})
+            tolerances = update_tolerances(updates, exact_updates)
+            cases.append({"name": f"{name}_{config}", "model": name, "config": config,
+                          "steps": STEPS, "flags": memc_flags(model, config),
+                          "update_tolerance": UPDATE_TOLERANCE,
+                          "update_tolerances": tolerances})
+            print(f"{name} {config}: losses {' '.join(f'{x:.6f}' for x in losses)}; "
+                  f"update tolerances {tolerances}")
+        save_npz(os.path.join(DATA_DIR, model.name + ".reference.npz"), reference)
+    with open(os.path.join(DATA_DIR, "cases.json"), "w") as f:
+        json.dump(cases, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
