@@ -80,12 +80,23 @@ struct GeluTanhDerivative {
   }
 };
 
+/// Elements per block of mapGrad: blocks are fixed by the index alone, so each element takes
+/// the same code path (vector body or scalar remainder, whose roundings may differ in the last
+/// bit) whatever the thread count.
+constexpr int64_t kGradBlock = 1024;
+
 template <typename T, typename Derivative> void mapGrad(const KernelCall &call) {
   const T *dy = call.inputs[0].as<T>(), *x = call.inputs[1].as<T>();
   T *dx = call.outputs[0].as<T>();
-  parallelFor(0, call.outputs[0].numElements(), kExpensiveGrain, [&](int64_t begin, int64_t end) {
-    gradElements(dy + begin, x + begin, dx + begin, end - begin, Derivative());
-  });
+  int64_t n = call.outputs[0].numElements();
+  parallelFor(0, (n + kGradBlock - 1) / kGradBlock, kExpensiveGrain / kGradBlock,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t block = begin; block < end; ++block) {
+                  int64_t first = block * kGradBlock;
+                  gradElements(dy + first, x + first, dx + first, std::min(kGradBlock, n - first),
+                               Derivative());
+                }
+              });
 }
 
 bool runGeluGrad(const KernelCall &call, std::string &) {

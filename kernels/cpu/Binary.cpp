@@ -79,7 +79,8 @@ struct Pow {
     }
   }
 };
-/// pow with a scalar exponent of 2: x * x, the same value powf rounds to, without its cost.
+/// pow with a scalar exponent of 2: x * x, the correctly rounded square (as PyTorch computes
+/// it), without powf's cost.
 struct Square {
   template <typename C> C operator()(C a, C) const { return Mul()(a, a); }
 };

@@ -65,23 +65,22 @@ constexpr int64_t kSoftmaxScratch = int64_t{1} << 20;
 /// 16 f32 or 8 f64 lanes: one AVX-512 register, two AVX or four SSE ones. Reductions keep
 /// their partial results in these explicitly: GCC does not vectorize a float max or sum folded
 /// into one variable, since that reorders it.
-using FloatLanes = float __attribute__((vector_size(64)));
-using HalfFloatLanes = float __attribute__((vector_size(32)));
-using DoubleLanes = double __attribute__((vector_size(64)));
-constexpr int64_t kFloatLanes = 16;
+using F32x16 = float __attribute__((vector_size(64)));
+using F32x8 = float __attribute__((vector_size(32)));
+using F64x8 = double __attribute__((vector_size(64)));
 
 /// The largest of x[0, n) and `max`, NaNs skipped.
 inline float maxOf(const float *x, int64_t n, float max) {
-  FloatLanes lanes = FloatLanes{} + max;
+  F32x16 lanes = F32x16{} + max;
   int64_t i = 0;
-  for (; i + kFloatLanes <= n; i += kFloatLanes) {
-    FloatLanes v;
+  for (; i + 16 <= n; i += 16) {
+    F32x16 v;
     std::memcpy(&v, x + i, sizeof v);
     lanes = v > lanes ? v : lanes;
   }
   for (; i < n; ++i)
     max = x[i] > max ? x[i] : max;
-  for (int64_t l = 0; l < kFloatLanes; ++l)
+  for (int64_t l = 0; l < 16; ++l)
     max = lanes[l] > max ? lanes[l] : max;
   return max;
 }
@@ -89,14 +88,14 @@ inline float maxOf(const float *x, int64_t n, float max) {
 /// Sum over x[0, n) in f64 of x[i] or, if Squared, of (x[i] - center)^2: the same order of
 /// additions on every instruction set.
 template <bool Squared> double sumOf(const float *x, int64_t n, double center) {
-  DoubleLanes low = {}, high = {};
+  F64x8 low = {}, high = {};
   int64_t i = 0;
-  for (; i + kFloatLanes <= n; i += kFloatLanes) {
-    HalfFloatLanes a, b;
+  for (; i + 16 <= n; i += 16) {
+    F32x8 a, b;
     std::memcpy(&a, x + i, sizeof a);
-    std::memcpy(&b, x + i + kFloatLanes / 2, sizeof b);
-    DoubleLanes wideA = __builtin_convertvector(a, DoubleLanes);
-    DoubleLanes wideB = __builtin_convertvector(b, DoubleLanes);
+    std::memcpy(&b, x + i + 8, sizeof b);
+    F64x8 wideA = __builtin_convertvector(a, F64x8);
+    F64x8 wideB = __builtin_convertvector(b, F64x8);
     if constexpr (Squared) {
       wideA = (wideA - center) * (wideA - center);
       wideB = (wideB - center) * (wideB - center);
@@ -109,7 +108,7 @@ template <bool Squared> double sumOf(const float *x, int64_t n, double center) {
     double v = x[i];
     sum += Squared ? (v - center) * (v - center) : v;
   }
-  for (int64_t l = 0; l < kFloatLanes / 2; ++l)
+  for (int64_t l = 0; l < 8; ++l)
     sum += low[l] + high[l];
   return sum;
 }

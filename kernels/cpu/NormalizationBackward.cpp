@@ -95,8 +95,9 @@ constexpr int64_t kMaxRowBlocks = 64;
 /// `normalized` and `scaled` are f32 scratch of the width.
 template <typename T>
 MEMC_VECTOR_CLONES void layerNormGradRow(const T *dy, const T *x, T *dx, int64_t width,
-                                         double epsilon, const float *scale, double *scaleSums,
-                                         double *biasSums, float *normalized, float *scaled) {
+                                         double epsilon, const float *scale,
+                                         double *__restrict scaleSums, double *__restrict biasSums,
+                                         float *__restrict normalized, float *__restrict scaled) {
   double mean = sumLanes(x, width) / width;
   double rstd = 1.0 / std::sqrt(squaredDeviationLanes(x, width, mean) / width + epsilon);
   for (int64_t j = 0; j < width; ++j) {

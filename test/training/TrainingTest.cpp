@@ -465,4 +465,58 @@ TEST_F(TrainingBadInputs, ParameterWithoutAPathToTheLossIsNamed) {
         << output;
 }
 
+/// The (step, loss) lines of a training log, as written (losses compared exactly).
+std::vector<std::pair<int64_t, std::string>> readLogLines(const std::string &path) {
+  std::ifstream in(path);
+  std::vector<std::pair<int64_t, std::string>> lines;
+  std::string line, error;
+  while (std::getline(in, line)) {
+    JsonValue entry;
+    EXPECT_TRUE(parseJson(line, entry, error)) << error;
+    const JsonValue *step = entry.find("step");
+    size_t loss = line.find("\"loss\": ");
+    if (!step || !step->isInteger() || loss == std::string::npos)
+      continue;
+    lines.emplace_back(step->integer(), line.substr(loss, line.find(',', loss) - loss));
+  }
+  return lines;
+}
+
+TEST_F(TrainingBadInputs, ResumingFromACheckpointReproducesTheUninterruptedRun) {
+  buildProgram();
+  std::string path = dir + "/data.npz", error;
+  ASSERT_TRUE(writeNpz(path, data, /*compress=*/false, error)) << error;
+  std::string checkpoints = dir + "/checkpoints";
+  std::filesystem::create_directories(checkpoints);
+  ASSERT_EQ(run(program + " --data " + path + " --steps 5 --log " + dir + "/full.jsonl", dir,
+                output),
+            0)
+      << output;
+  ASSERT_EQ(run(program + " --data " + path + " --steps 3 --checkpoint " + checkpoints +
+                    " --checkpoint-every 3",
+                dir, output),
+            0)
+      << output;
+  ASSERT_TRUE(std::filesystem::exists(checkpoints + "/checkpoint.safetensors"));
+  ASSERT_EQ(run(program + " --data " + path + " --steps 5 --resume " + checkpoints + " --log " +
+                    dir + "/resumed.jsonl",
+                dir, output),
+            0)
+      << output;
+  std::vector<std::pair<int64_t, std::string>> full = readLogLines(dir + "/full.jsonl");
+  std::vector<std::pair<int64_t, std::string>> resumed = readLogLines(dir + "/resumed.jsonl");
+  ASSERT_EQ(full.size(), 5u);
+  ASSERT_EQ(resumed.size(), 2u);
+  EXPECT_EQ(resumed[0], full[3]);
+  EXPECT_EQ(resumed[1], full[4]);
+}
+
+TEST_F(TrainingBadInputs, ResumingFromAMissingCheckpointFails) {
+  buildProgram();
+  std::string path = dir + "/data.npz", error;
+  ASSERT_TRUE(writeNpz(path, data, /*compress=*/false, error)) << error;
+  EXPECT_EQ(run(program + " --data " + path + " --resume " + dir + "/nowhere", dir, output), 1);
+  EXPECT_NE(output.find("checkpoint.safetensors"), std::string::npos) << output;
+}
+
 } // namespace
