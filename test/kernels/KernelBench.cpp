@@ -127,5 +127,33 @@ int main(int argc, char **argv) {
                {"dilations", std::vector<int64_t>{1, 1}},
                {"ceil_mode", int64_t{0}}}),
         4.0 * 8 * 64 * 112 * 112, true);
+  // Backward kernels, on the forward sizes above.
+  Attributes conv = attrs({{"strides", std::vector<int64_t>{1, 1}},
+                           {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                           {"dilations", std::vector<int64_t>{1, 1}},
+                           {"group", int64_t{1}}});
+  bench(filter, "conv_grad_input f32 8x64x56x56 k3 p1", "conv_grad_input",
+        {{F32, {8, 64, 56, 56}}, {F32, {64, 64, 3, 3}}}, {{F32, {8, 64, 56, 56}}}, conv,
+        2.0 * 8 * 64 * 56 * 56 * 64 * 9, false);
+  bench(filter, "conv_grad_weight f32 8x64x56x56 k3 p1", "conv_grad_weight",
+        {{F32, {8, 64, 56, 56}}, {F32, {8, 64, 56, 56}}}, {{F32, {64, 64, 3, 3}}}, conv,
+        2.0 * 8 * 64 * 56 * 56 * 64 * 9, false);
+  bench(filter, "gelu_grad f32 8M", "gelu_grad", {{F32, {m8}}, {F32, {m8}}}, {{F32, {m8}}}, {},
+        12.0 * m8, true);
+  bench(filter, "softmax_grad f32 8192x1024 (rows)", "softmax_grad",
+        {{F32, {8192, 1024}}, {F32, {8192, 1024}}}, {{F32, {8192, 1024}}},
+        attrs({{"axis", int64_t{1}}}), 12.0 * m8, true);
+  bench(filter, "layer_norm_grad f32 8192x1024", "layer_norm_grad",
+        {{F32, {8192, 1024}}, {F32, {8192, 1024}}, {F32, {1024}}},
+        {{F32, {8192, 1024}}, {F32, {1024}}, {F32, {1024}}},
+        attrs({{"axis", int64_t{1}}, {"epsilon", 1e-5}}), 12.0 * m8, true);
+  bench(filter, "max_pool_grad f32 8x64x112x112 k3 s2 p1", "max_pool_grad",
+        {{F32, {8, 64, 56, 56}}, {F32, {8, 64, 112, 112}}}, {{F32, {8, 64, 112, 112}}},
+        attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
+               {"strides", std::vector<int64_t>{2, 2}},
+               {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+               {"dilations", std::vector<int64_t>{1, 1}},
+               {"ceil_mode", int64_t{0}}}),
+        (8.0 + 2.0) * 8 * 64 * 112 * 112, true);
   return 0;
 }
