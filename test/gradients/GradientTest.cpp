@@ -72,7 +72,7 @@ constexpr double kHalfRelativeTolerance = 1e-3;
 // error, so the objective's noise divided by 2 * step is ~1e-4 for these tiny cases' magnitudes.
 // The tolerance is 1% of the gradient plus an absolute 2e-3 for gradients near zero, which
 // still catches a wrong rule (errors of the order of the gradient itself); the worst case
-// observed uses less than a tenth of it.
+// observed uses about a tenth of it.
 constexpr double kFiniteDifferenceStep = 1e-3;
 constexpr double kFiniteDifferenceRelative = 1e-2;
 constexpr double kFiniteDifferenceAbsolute = 2e-3;
