@@ -2,6 +2,7 @@
 #include "kernels/cpu/ThreadPool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 namespace memc::kernels {
@@ -10,6 +11,20 @@ namespace {
 
 // Set on pool workers and on a caller while it runs its loop, so nested loops run inline.
 thread_local bool insideParallelLoop = false;
+
+/// How long a thread polls before it sleeps: a few wake-ups' worth.
+constexpr std::chrono::microseconds kPollTime{50};
+
+/// Polls until `done()` or kPollTime has passed; returns done().
+template <typename Done> bool pollBriefly(Done done) {
+  auto deadline = std::chrono::steady_clock::now() + kPollTime;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
 
 } // namespace
 
@@ -31,7 +46,7 @@ ThreadPool::ThreadPool(int numThreads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex);
-    stopping = true;
+    stopping.store(true);
   }
   wake.notify_all();
   for (std::thread &worker : workers)
@@ -53,17 +68,20 @@ void ThreadPool::runChunks() {
 void ThreadPool::workerLoop() {
   insideParallelLoop = true;
   uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mutex);
   while (true) {
-    wake.wait(lock, [&] { return stopping || generation != seen; });
-    if (stopping)
+    auto ready = [&] { return stopping.load() || generation.load() != seen; };
+    if (!pollBriefly(ready)) {
+      std::unique_lock<std::mutex> lock(mutex);
+      wake.wait(lock, ready);
+    }
+    if (stopping.load())
       return;
-    seen = generation;
-    lock.unlock();
+    seen = generation.load();
     runChunks();
-    lock.lock();
-    if (--runningWorkers == 0)
+    if (runningWorkers.fetch_sub(1) == 1) {
+      std::lock_guard<std::mutex> lock(mutex); // the caller checks and sleeps under it
       finished.notify_one();
+    }
   }
 }
 
@@ -91,15 +109,18 @@ void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain, const Ra
     chunkSize = (total + chunks - 1) / chunks;
     numChunks = (total + chunkSize - 1) / chunkSize;
     nextChunk.store(0);
-    runningWorkers = static_cast<int>(workers.size());
-    ++generation;
+    runningWorkers.store(static_cast<int>(workers.size()));
+    generation.fetch_add(1); // publishes the loop to polling workers
   }
   wake.notify_all();
   insideParallelLoop = true;
   runChunks();
   insideParallelLoop = false;
-  std::unique_lock<std::mutex> lock(mutex);
-  finished.wait(lock, [&] { return runningWorkers == 0; });
+  auto done = [&] { return runningWorkers.load() == 0; };
+  if (!pollBriefly(done)) {
+    std::unique_lock<std::mutex> lock(mutex);
+    finished.wait(lock, done);
+  }
   body = nullptr;
 }
 

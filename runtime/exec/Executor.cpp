@@ -255,19 +255,25 @@ bool Executor::restoreParameters(const SafetensorsFile &checkpoint, std::string 
   return true;
 }
 
-bool Executor::readParameters(NamedArrays &arrays, std::string &error) {
+bool Executor::readBindings(const std::vector<PlanBinding> &bindings, NamedArrays &arrays,
+                            std::string &error) {
   arrays.clear();
-  for (const PlanBinding &parameter : loaded->parameters) {
-    const PlanBuffer &buffer = loaded->buffers[parameter.buffer];
+  arrays.reserve(bindings.size());
+  for (const PlanBinding &binding : bindings) {
+    const PlanBuffer &buffer = loaded->buffers[binding.buffer];
     HostArray array;
     array.dtype = buffer.dtype;
     array.shape = buffer.shape;
     array.bytes.resize(buffer.size);
     if (!device.copyToHost(array.bytes.data(), address(buffer), buffer.size, *stream, error))
       return false;
-    arrays.emplace_back(parameter.name, std::move(array));
+    arrays.emplace_back(binding.name, std::move(array));
   }
   return stream->synchronize(error);
+}
+
+bool Executor::readParameters(NamedArrays &arrays, std::string &error) {
+  return readBindings(loaded->parameters, arrays, error);
 }
 
 bool Executor::readOutputs(NamedArrays &arrays, std::string &error) {
@@ -275,19 +281,7 @@ bool Executor::readOutputs(NamedArrays &arrays, std::string &error) {
     error = "no outputs to read: run the program first (after binding inputs)";
     return false;
   }
-  arrays.clear();
-  arrays.reserve(loaded->outputs.size());
-  for (const PlanBinding &output : loaded->outputs) {
-    const PlanBuffer &buffer = loaded->buffers[output.buffer];
-    HostArray array;
-    array.dtype = buffer.dtype;
-    array.shape = buffer.shape;
-    array.bytes.resize(buffer.size);
-    if (!device.copyToHost(array.bytes.data(), address(buffer), buffer.size, *stream, error))
-      return false;
-    arrays.emplace_back(output.name, std::move(array));
-  }
-  return stream->synchronize(error);
+  return readBindings(loaded->outputs, arrays, error);
 }
 
 } // namespace memc::runtime

@@ -72,6 +72,9 @@ public:
 private:
   Executor(std::unique_ptr<LoadedPlan> plan, Device &device, const ExecutorOptions &options);
   bool allocateRegions(std::string &error);
+  /// Copies the bindings' buffers to the host.
+  bool readBindings(const std::vector<PlanBinding> &bindings, NamedArrays &arrays,
+                    std::string &error);
   void buildCalls();
   char *address(const PlanBuffer &buffer) const;
 

@@ -5,21 +5,7 @@
 
 namespace memc::runtime {
 
-uint64_t elementSize(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::I64:
-    return 8;
-  case DType::Bool:
-    return 1;
-  }
-  return 0;
-}
+uint64_t elementSize(DType dtype) { return kernels::dtypeSize(dtype); }
 
 const char *dtypeString(DType dtype) {
   switch (dtype) {

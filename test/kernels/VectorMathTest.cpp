@@ -121,7 +121,7 @@ template <Function F> void expectWithinUlps(double bound) {
 TEST(VectorMath, ExpWithinOneUlp) { expectWithinUlps<Function::Exp>(1.0); }
 TEST(VectorMath, TanhWithinTwoUlps) { expectWithinUlps<Function::Tanh>(2.0); }
 TEST(VectorMath, ErfWithinTwoUlps) { expectWithinUlps<Function::Erf>(2.0); }
-TEST(VectorMath, SigmoidWithinThreeUlps) { expectWithinUlps<Function::Sigmoid>(3.0); }
+TEST(VectorMath, SigmoidWithinTwoAndAHalfUlps) { expectWithinUlps<Function::Sigmoid>(2.5); }
 
 /// Bit-exact expectation (tells -0 from +0 and compares NaN with NaN).
 void expectSame(float got, float want, const char *what) {
