@@ -84,6 +84,7 @@ void groupByRow(const std::vector<int64_t> &rows, int64_t dim, std::vector<int64
     order[next[rows[i]]++] = static_cast<int64_t>(i);
 }
 
+/// sums[j] += source[j] in f32.
 template <typename T> void addRow(const T *source, float *sums, int64_t n) {
   for (int64_t j = 0; j < n; ++j)
     sums[j] += Element<T>::load(source[j]);

@@ -37,7 +37,7 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
       "matmul",      "softmax",    "log_softmax", "layer_norm", "batch_norm",   "reduce_sum",
       "reduce_mean", "reduce_max", "transpose",   "reshape",    "broadcast_to", "concat",
       "split",       "slice",      "gather",      "conv",       "max_pool",     "avg_pool",
-      "copy",
+      "copy", "sgd_update", "adamw_update",
       // Training: backward ops and losses.
       "gelu_grad", "softmax_grad", "log_softmax_grad", "layer_norm_grad", "batch_norm_grad",
       "gather_grad", "slice_grad", "conv_grad_input", "conv_grad_weight", "max_pool_grad",
