@@ -11,7 +11,7 @@
 // Blocks are sized by a fixed element budget, never by the thread count, so sums always run in
 // the same order. Threads split the products and the column loops, or, when there are many
 // small (image, group) tasks (depthwise convolutions, small images), the tasks themselves.
-// f16/bf16 tensors are widened to f32 scratch and the f32 result rounded once.
+// f16/bf16 tensors compute in f32 (FloatCompute.h).
 //
 // Scratch: std::vector (columns, packed gradients, widened operands), for now; the plan will
 // account for kernel workspace later.
@@ -19,7 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ConvolutionColumns.h"
-#include "kernels/cpu/ElementTypes.h"
+#include "kernels/cpu/FloatCompute.h"
 #include "kernels/cpu/Gemm.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
@@ -37,40 +37,6 @@ constexpr int64_t kColumnBudget = int64_t{1} << 22;
 /// Column matrices up to this many elements make a task small enough to run on one thread.
 constexpr int64_t kSmallTaskColumns = int64_t{1} << 20;
 
-/// The forward convolution of `input` with `weight` under the call's attributes gives `grad`.
-bool checkConvShapes(const TensorView &input, const TensorView &weight, const TensorView &grad,
-                     const Attributes &attributes, std::string &error) {
-  int64_t group;
-  std::vector<int64_t> strides, pads, dilations;
-  if (!requireInts(attributes, "strides", strides, error) ||
-      !requireInts(attributes, "pads", pads, error) ||
-      !requireInts(attributes, "dilations", dilations, error) ||
-      !requireInt(attributes, "group", group, error) || !checkRankAtLeast(input, 3, "input", error))
-    return false;
-  const Shape &x = input.shape, &w = weight.shape;
-  if (w.size() != x.size() || group <= 0 || x[1] % group != 0 || w[1] != x[1] / group ||
-      w[0] % group != 0) {
-    error = "conv weight " + formatShape(w) + " does not fit input " + formatShape(x) +
-            " with group " + std::to_string(group);
-    return false;
-  }
-  Shape expected;
-  if (!windowShape(x, w[0], Shape(w.begin() + 2, w.end()), strides, pads, dilations, false,
-                   expected, error) ||
-      !checkShape(grad, expected, "grad", error))
-    return false;
-  int64_t outSize, columnRows;
-  if (!checkedNumElements(Shape(expected.begin() + 2, expected.end()), outSize) ||
-      !checkedNumElements(Shape(w.begin() + 1, w.end()), columnRows) ||
-      columnRows > kMaxGemmDimension || outSize > kMaxGemmDimension ||
-      w[0] / group > kMaxGemmDimension) {
-    error = "conv is too large for one sgemm per group (" + std::to_string(columnRows) + " x " +
-            std::to_string(outSize) + ")";
-    return false;
-  }
-  return true;
-}
-
 // conv_grad_input(grad, weight) -> result, the forward input's type.
 bool checkConvGradInput(const KernelCall &call, std::string &error) {
   return checkCall(call, 2, 2, 1, error) &&
@@ -78,7 +44,7 @@ bool checkConvGradInput(const KernelCall &call, std::string &error) {
          checkSameDType(call.inputs[1], call.inputs[0], "weight", "grad", error) &&
          checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
          checkConvShapes(call.outputs[0], call.inputs[1], call.inputs[0], attributesOf(call),
-                         error);
+                         "grad", error);
 }
 
 // conv_grad_weight(grad, input) -> result, the weight's type.
@@ -88,7 +54,7 @@ bool checkConvGradWeight(const KernelCall &call, std::string &error) {
          checkSameDType(call.inputs[1], call.inputs[0], "input", "grad", error) &&
          checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
          checkConvShapes(call.inputs[1], call.outputs[0], call.inputs[0], attributesOf(call),
-                         error);
+                         "grad", error);
 }
 
 /// Runs task(t) for t in [0, tasks): over threads when the tasks are many and small, else one
@@ -189,42 +155,6 @@ void convGradWeightFloat(const ConvGeometry &g, const float *dy, const float *x,
     for (int64_t m = 0; m < mg; ++m)
       for (int64_t r = 0; r < rows; ++r)
         weights[m * rows + r] = sum[r * mg + m];
-  });
-}
-
-template <typename T> const float *widened(const TensorView &tensor, std::vector<float> &scratch) {
-  if constexpr (std::is_same_v<T, float>) {
-    return tensor.as<float>();
-  } else {
-    scratch.resize(static_cast<size_t>(tensor.numElements()));
-    const T *data = tensor.as<T>();
-    parallelFor(0, tensor.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i)
-        scratch[i] = Element<T>::load(data[i]);
-    });
-    return scratch.data();
-  }
-}
-
-/// Runs compute(grad, other, result) on f32 views of the call's tensors.
-template <typename Compute> void runInFloat(const KernelCall &call, Compute compute) {
-  const TensorView &result = call.outputs[0];
-  visitFloat(result.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    std::vector<float> gradScratch, otherScratch, resultScratch;
-    const float *grad = widened<T>(call.inputs[0], gradScratch);
-    const float *other = widened<T>(call.inputs[1], otherScratch);
-    if constexpr (std::is_same_v<T, float>) {
-      compute(grad, other, result.as<float>());
-    } else {
-      resultScratch.resize(static_cast<size_t>(result.numElements()));
-      compute(grad, other, resultScratch.data());
-      T *y = result.as<T>();
-      parallelFor(0, result.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i)
-          y[i] = Element<T>::store(resultScratch[i]);
-      });
-    }
   });
 }
 

@@ -1,10 +1,11 @@
-//===- ConvolutionColumns.h - im2col and its adjoint ------------*- C++ -*-===//
+//===- ConvolutionColumns.h - conv geometry, im2col, col2im -----*- C++ -*-===//
 //
-// The geometry of a grouped N-d convolution and the column matrix that turns it into matrix
-// products: for one image and group, col[(c, kernel tap), output position] is the input element
-// that tap reads for that output position, 0 in the padding. Column matrices are built (and
-// added back) a block of output rows at a time: output positions [first * lastOut,
-// (first + outputRows) * lastOut), where lastOut is the innermost output dimension.
+// The geometry of a grouped N-d convolution, the shape rule conv and its gradients check, and
+// the column matrix that turns a convolution into matrix products: for one image and group,
+// col[(c, kernel tap), output position] is the input element that tap reads for that output
+// position, 0 in the padding. Column matrices are built (and added back) a block of output rows
+// at a time: output positions [first * lastOut, (first + outputRows) * lastOut), where lastOut
+// is the innermost output dimension.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_CONVOLUTIONCOLUMNS_H
@@ -14,8 +15,16 @@
 #include "kernels/ShapeRules.h"
 
 #include <cstdint>
+#include <string>
 
 namespace memc::kernels {
+
+/// The shape rule of conv, conv_grad_input and conv_grad_weight: `input` [N, C, spatial...]
+/// convolved with `weight` [M, C/group, kernel...] under `attributes` gives `output` (named
+/// `outputRole` in messages), and each group's product fits one sgemm.
+bool checkConvShapes(const TensorView &input, const TensorView &weight, const TensorView &output,
+                     const Attributes &attributes, const std::string &outputRole,
+                     std::string &error);
 
 struct ConvGeometry {
   int64_t batch, channels, outChannels, group;

@@ -4,7 +4,8 @@
 // input position, the range [lo, hi) of its taps that land inside the input (computed up front,
 // so loops over a window test nothing), and the taps inside the padded input. The latter is
 // avg_pool's count_include_pad divisor: a ceil_mode window hanging past the end padding is
-// clipped there, as PyTorch clips it.
+// clipped there, as PyTorch clips it. The pooling kernels and their gradients share these
+// windows and the shape rule of their attributes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_POOLWINDOWS_H
@@ -12,22 +13,45 @@
 
 #include "kernels/Kernel.h"
 #include "kernels/ShapeRules.h"
+#include "kernels/cpu/CallChecks.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace memc::kernels {
 
+/// The window attributes of a max_pool (or, `average`, avg_pool) call are well formed and give
+/// `output` (named `outputRole` in messages) for `input`, of rank 3 or more.
+inline bool checkPoolWindows(const TensorView &input, const TensorView &output, bool average,
+                             const Attributes &attributes, const std::string &outputRole,
+                             std::string &error) {
+  std::vector<int64_t> kernel, strides, pads, dilations;
+  bool ceilMode, countIncludePad;
+  Shape expected;
+  return requireInts(attributes, "kernel_shape", kernel, error) &&
+         requireInts(attributes, "strides", strides, error) &&
+         requireInts(attributes, "pads", pads, error) &&
+         requireInts(attributes, "dilations", dilations, error) &&
+         requireBool(attributes, "ceil_mode", ceilMode, error) &&
+         (!average || requireBool(attributes, "count_include_pad", countIncludePad, error)) &&
+         windowShape(input.shape, input.shape[1], kernel, strides, pads, dilations, ceilMode,
+                     expected, error) &&
+         checkShape(output, expected, outputRole, error);
+}
+
 class PoolWindows {
 public:
-  /// Windows of a call whose attributes passed windowShape for `input` giving `output`.
+  /// Windows of a call whose attributes passed checkPoolWindows for `input` giving `output`.
   PoolWindows(const Shape &input, const Shape &output, const Attributes &attributes) {
     std::vector<int64_t> kernel, strides, pads;
     attributes.getInts("kernel_shape", kernel);
     attributes.getInts("strides", strides);
     attributes.getInts("pads", pads);
     attributes.getInts("dilations", dilations);
+    countIncludePad = attributes.intOr("count_include_pad", 0) == 1;
+    planeCount = input[0] * input[1];
     size_t rank = kernel.size();
     dims.resize(rank);
     inStrides.assign(rank, 1);
@@ -40,6 +64,8 @@ public:
         int64_t count = limit - start <= 0 ? 0 : (limit - start + dilation - 1) / dilation;
         return std::min(count, kernel[d]);
       };
+      inSize *= size;
+      outSize *= output[d + 2];
       for (int64_t o = 0; o < output[d + 2]; ++o) {
         int64_t start = o * strides[d] - pads[d];
         int64_t lo = start >= 0 ? 0 : std::min((-start + dilation - 1) / dilation, kernel[d]);
@@ -86,12 +112,28 @@ public:
 
   /// avg_pool's divisor for output position `out`, as PyTorch's: the taps inside the padded
   /// input with count_include_pad, else the taps inside the input (0: nothing to count).
-  int64_t divisor(const std::vector<int64_t> &out, bool countIncludePad) const {
+  int64_t divisor(const std::vector<int64_t> &out) const {
     int64_t count = 1;
     for (size_t d = 0; d < dims.size(); ++d)
       count *= countIncludePad ? dims[d].padded[out[d]] : dims[d].hi[out[d]] - dims[d].lo[out[d]];
     return count;
   }
+
+  /// Advances output position `out` (of the spatial rank) to the next one in row-major order.
+  void next(std::vector<int64_t> &out) const {
+    for (size_t d = out.size(); d-- > 0;) {
+      if (++out[d] < static_cast<int64_t>(dims[d].start.size()))
+        return;
+      out[d] = 0;
+    }
+  }
+
+  /// The spatial rank, the (image, channel) planes, and the elements of one input plane and of
+  /// one output plane.
+  size_t rank() const { return dims.size(); }
+  int64_t planes() const { return planeCount; }
+  int64_t inputPlaneSize() const { return inSize; }
+  int64_t outputPlaneSize() const { return outSize; }
 
 private:
   struct Ranges {
@@ -99,6 +141,8 @@ private:
   };
   std::vector<Ranges> dims;
   std::vector<int64_t> dilations, inStrides;
+  bool countIncludePad;
+  int64_t planeCount, inSize = 1, outSize = 1;
 };
 
 } // namespace memc::kernels

@@ -27,23 +27,6 @@ namespace memc::kernels {
 
 namespace {
 
-/// The window attributes of a pooling call and the grad shape they give for `input`.
-bool checkWindows(const TensorView &input, const TensorView &grad, bool average,
-                  const Attributes &attributes, std::string &error) {
-  std::vector<int64_t> kernel, strides, pads, dilations;
-  bool ceilMode, countIncludePad;
-  Shape expected;
-  return requireInts(attributes, "kernel_shape", kernel, error) &&
-         requireInts(attributes, "strides", strides, error) &&
-         requireInts(attributes, "pads", pads, error) &&
-         requireInts(attributes, "dilations", dilations, error) &&
-         requireBool(attributes, "ceil_mode", ceilMode, error) &&
-         (!average || requireBool(attributes, "count_include_pad", countIncludePad, error)) &&
-         windowShape(input.shape, input.shape[1], kernel, strides, pads, dilations, ceilMode,
-                     expected, error) &&
-         checkShape(grad, expected, "grad", error);
-}
-
 // max_pool_grad(grad, input) -> result: the grad may have its own float type.
 bool checkMaxPoolGrad(const KernelCall &call, std::string &error) {
   if (!checkCall(call, 2, 2, 1, error))
@@ -54,7 +37,7 @@ bool checkMaxPoolGrad(const KernelCall &call, std::string &error) {
          checkRankAtLeast(input, 3, "input", error) &&
          checkSameDType(call.outputs[0], input, "result", "input", error) &&
          checkShape(call.outputs[0], input.shape, "result", error) &&
-         checkWindows(input, grad, false, attributesOf(call), error);
+         checkPoolWindows(input, grad, false, attributesOf(call), "grad", error);
 }
 
 // avg_pool_grad(grad) -> result, the forward input's shape.
@@ -63,27 +46,18 @@ bool checkAvgPoolGrad(const KernelCall &call, std::string &error) {
          checkDType(call.inputs[0], kFloatTypes, "grad", error) &&
          checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
          checkRankAtLeast(call.outputs[0], 3, "result", error) &&
-         checkWindows(call.outputs[0], call.inputs[0], true, attributesOf(call), error);
-}
-
-/// Advances an output position, odometer style.
-void nextPosition(std::vector<int64_t> &out, const Shape &gradShape) {
-  for (size_t d = out.size(); d-- > 0;) {
-    if (++out[d] < gradShape[d + 2])
-      return;
-    out[d] = 0;
-  }
+         checkPoolWindows(call.outputs[0], call.inputs[0], true, attributesOf(call), "grad", error);
 }
 
 /// Runs addPlane(plane, sums) for every (image, channel) plane over threads: `sums` is the
 /// plane of the f32 result, or f32 scratch that is rounded into the result afterwards, zeroed
 /// either way.
 template <typename T, typename AddPlane>
-void forEachResultPlane(const TensorView &result, int64_t planes, int64_t outSize,
-                        AddPlane addPlane) {
-  int64_t inSize = result.numElements() / planes;
+void forEachResultPlane(const TensorView &result, const PoolWindows &windows, AddPlane addPlane) {
+  int64_t inSize = windows.inputPlaneSize();
   T *y = result.as<T>();
-  parallelFor(0, planes, std::max<int64_t>(1, kExpensiveGrain / outSize),
+  parallelFor(0, windows.planes(),
+              std::max<int64_t>(1, kExpensiveGrain / windows.outputPlaneSize()),
               [&](int64_t begin, int64_t end) {
                 std::vector<float> scratch;
                 for (int64_t plane = begin; plane < end; ++plane) {
@@ -108,19 +82,17 @@ bool runMaxPoolGrad(const KernelCall &call, std::string &) {
   if (result.numElements() == 0)
     return true;
   PoolWindows windows(input.shape, grad.shape, attributesOf(call));
-  size_t rank = input.shape.size() - 2;
-  int64_t planes = input.shape[0] * input.shape[1];
-  int64_t inSize = input.numElements() / planes, outSize = grad.numElements() / planes;
+  int64_t inSize = windows.inputPlaneSize(), outSize = windows.outputPlaneSize();
   visitFloat(input.dtype, [&](auto inputTag) {
     using T = typename decltype(inputTag)::type;
     visitFloat(grad.dtype, [&](auto gradTag) {
       using G = typename decltype(gradTag)::type;
       const T *x = input.as<T>();
       const G *dy = grad.as<G>();
-      forEachResultPlane<T>(result, planes, outSize, [&](int64_t plane, float *sums) {
+      forEachResultPlane<T>(result, windows, [&](int64_t plane, float *sums) {
         const T *in = x + plane * inSize;
-        std::vector<int64_t> out(rank, 0), tap(rank);
-        for (int64_t p = 0; p < outSize; ++p, nextPosition(out, grad.shape)) {
+        std::vector<int64_t> out(windows.rank(), 0), tap(windows.rank());
+        for (int64_t p = 0; p < outSize; ++p, windows.next(out)) {
           int64_t argmax = -1;
           float max = -std::numeric_limits<float>::infinity();
           windows.forEachTap(out, tap, [&](int64_t offset) {
@@ -146,17 +118,14 @@ bool runAvgPoolGrad(const KernelCall &call, std::string &) {
   if (result.numElements() == 0)
     return true;
   PoolWindows windows(result.shape, grad.shape, attributesOf(call));
-  bool countIncludePad = attributesOf(call).intOr("count_include_pad", 0) == 1;
-  size_t rank = result.shape.size() - 2;
-  int64_t planes = result.shape[0] * result.shape[1];
-  int64_t outSize = grad.numElements() / planes;
+  int64_t outSize = windows.outputPlaneSize();
   visitFloat(result.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *dy = grad.as<T>();
-    forEachResultPlane<T>(result, planes, outSize, [&](int64_t plane, float *sums) {
-      std::vector<int64_t> out(rank, 0), tap(rank);
-      for (int64_t p = 0; p < outSize; ++p, nextPosition(out, grad.shape)) {
-        int64_t divisor = windows.divisor(out, countIncludePad);
+    forEachResultPlane<T>(result, windows, [&](int64_t plane, float *sums) {
+      std::vector<int64_t> out(windows.rank(), 0), tap(windows.rank());
+      for (int64_t p = 0; p < outSize; ++p, windows.next(out)) {
+        int64_t divisor = windows.divisor(out);
         if (divisor == 0)
           continue;
         float share = Element<T>::load(dy[plane * outSize + p]) / static_cast<float>(divisor);

@@ -2,7 +2,6 @@
 #include "kernels/cpu/ThreadPool.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 
 namespace memc::kernels {
@@ -11,20 +10,6 @@ namespace {
 
 // Set on pool workers and on a caller while it runs its loop, so nested loops run inline.
 thread_local bool insideParallelLoop = false;
-
-/// How long a thread polls before it sleeps: a few wake-ups' worth.
-constexpr std::chrono::microseconds kPollTime{50};
-
-/// Polls until `done()` or kPollTime has passed; returns done().
-template <typename Done> bool pollBriefly(Done done) {
-  auto deadline = std::chrono::steady_clock::now() + kPollTime;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline)
-      return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
 
 } // namespace
 
@@ -46,7 +31,7 @@ ThreadPool::ThreadPool(int numThreads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex);
-    stopping.store(true);
+    stopping = true;
   }
   wake.notify_all();
   for (std::thread &worker : workers)
@@ -68,20 +53,17 @@ void ThreadPool::runChunks() {
 void ThreadPool::workerLoop() {
   insideParallelLoop = true;
   uint64_t seen = 0;
+  std::unique_lock<std::mutex> lock(mutex);
   while (true) {
-    auto ready = [&] { return stopping.load() || generation.load() != seen; };
-    if (!pollBriefly(ready)) {
-      std::unique_lock<std::mutex> lock(mutex);
-      wake.wait(lock, ready);
-    }
-    if (stopping.load())
+    wake.wait(lock, [&] { return stopping || generation != seen; });
+    if (stopping)
       return;
-    seen = generation.load();
+    seen = generation;
+    lock.unlock();
     runChunks();
-    if (runningWorkers.fetch_sub(1) == 1) {
-      std::lock_guard<std::mutex> lock(mutex); // the caller checks and sleeps under it
+    lock.lock();
+    if (--runningWorkers == 0)
       finished.notify_one();
-    }
   }
 }
 
@@ -109,18 +91,15 @@ void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain, const Ra
     chunkSize = (total + chunks - 1) / chunks;
     numChunks = (total + chunkSize - 1) / chunkSize;
     nextChunk.store(0);
-    runningWorkers.store(static_cast<int>(workers.size()));
-    generation.fetch_add(1); // publishes the loop to polling workers
+    runningWorkers = static_cast<int>(workers.size());
+    ++generation;
   }
   wake.notify_all();
   insideParallelLoop = true;
   runChunks();
   insideParallelLoop = false;
-  auto done = [&] { return runningWorkers.load() == 0; };
-  if (!pollBriefly(done)) {
-    std::unique_lock<std::mutex> lock(mutex);
-    finished.wait(lock, done);
-  }
+  std::unique_lock<std::mutex> lock(mutex);
+  finished.wait(lock, [&] { return runningWorkers == 0; });
   body = nullptr;
 }
 

@@ -5,10 +5,6 @@
 // inside a parallelFor body, or while another thread's parallelFor holds the pool, run inline:
 // nesting and concurrent callers are safe, just not parallel.
 //
-// A plan runs its steps' loops back to back, and waking a sleeping thread costs microseconds
-// each time, so workers poll for the next loop (and callers for their loop's end) for a short
-// while before they sleep.
-//
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_THREADPOOL_H
 #define MEMC_KERNELS_CPU_THREADPOOL_H
@@ -51,10 +47,9 @@ private:
   std::mutex mutex;
   std::condition_variable wake;
   std::condition_variable finished;
-  // Written under `mutex`, also polled without it.
-  std::atomic<uint64_t> generation{0};
-  std::atomic<int> runningWorkers{0};
-  std::atomic<bool> stopping{false};
+  uint64_t generation = 0;
+  int runningWorkers = 0;
+  bool stopping = false;
 
   // The loop being run; written under `mutex` before `generation` moves.
   const RangeFunction *body = nullptr;

@@ -122,6 +122,11 @@ bool readFile(const std::string &path, std::string &out, std::string &error) {
 
 bool writeFileAtomically(const std::string &path, std::initializer_list<std::string_view> parts,
                          unsigned mode, std::string &error) {
+  return writeFileAtomically(path, std::vector<std::string_view>(parts), mode, error);
+}
+
+bool writeFileAtomically(const std::string &path, const std::vector<std::string_view> &parts,
+                         unsigned mode, std::string &error) {
   std::string temp = path + ".tmp.XXXXXX";
   int fd = mkstemp(temp.data());
   if (fd < 0) {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace memc::runtime {
 
@@ -42,6 +43,9 @@ bool readFile(const std::string &path, std::string &out, std::string &error);
 /// Writes `parts` (concatenated) to `path` through a temporary file in the same directory and a
 /// rename, with permissions `mode` (before the umask).
 bool writeFileAtomically(const std::string &path, std::initializer_list<std::string_view> parts,
+                         unsigned mode, std::string &error);
+/// The same for a number of parts known only at run time (tensors written where they lie).
+bool writeFileAtomically(const std::string &path, const std::vector<std::string_view> &parts,
                          unsigned mode, std::string &error);
 
 /// Checks that `path` could be created or replaced by writeFileAtomically, so that a long run

@@ -3,6 +3,7 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/io/Files.h"
 #include "runtime/io/Npz.h"
+#include "runtime/io/OnnxWriter.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
 
@@ -166,10 +167,76 @@ int64_t resumeFrom(Executor &executor, const std::string &dir, std::string &erro
   return saved;
 }
 
-bool saveParameters(Executor &executor, const std::string &path, std::string &error) {
+bool isOnnxPath(const std::string &path) {
+  constexpr std::string_view suffix = ".onnx";
+  return path.size() > suffix.size() &&
+         path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// The initializers of the plan's ONNX template, each checked against the parameter or buffer
+/// binding of its name; their bytes are views of `values` (readParameters' arrays, in binding
+/// order) when given.
+bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan,
+                      const NamedArrays *values, std::vector<OnnxTensor> &tensors,
+                      std::string &error) {
+  if (training.onnx_template().empty()) {
+    error = "this program cannot save ONNX models: memc compiled it without the model's "
+            "template (before saving ONNX was supported); --save a .safetensors file, or "
+            "compile the program again";
+    return false;
+  }
+  std::map<std::string_view, size_t> bindingOf;
+  for (size_t i = 0; i < plan.parameters.size(); ++i)
+    if (plan.parameters[i].kind != "optimizer_state")
+      bindingOf[plan.parameters[i].name] = i;
+  for (const plan::OnnxInitializer &initializer : training.onnx_initializers()) {
+    auto found = bindingOf.find(initializer.name());
+    if (found == bindingOf.end()) {
+      error = "the plan's ONNX initializer '" + initializer.name() +
+              "' is not a parameter or buffer of the plan";
+      return false;
+    }
+    const PlanBuffer &buffer = plan.buffers[plan.parameters[found->second].buffer];
+    OnnxTensor tensor{initializer.name(), initializer.data_type(),
+                      {initializer.dims().begin(), initializer.dims().end()}, {}};
+    if (tensor.dataType != onnxDataType(buffer.dtype) || tensor.dims != buffer.shape) {
+      error = "the plan's ONNX initializer '" + initializer.name() + "' (data type " +
+              std::to_string(tensor.dataType) + ", dims " + shapeString(tensor.dims) +
+              ") does not match its parameter, " + dtypeString(buffer.dtype) +
+              shapeString(buffer.shape);
+      return false;
+    }
+    if (values) {
+      const std::vector<uint8_t> &bytes = (*values)[found->second].second.bytes;
+      tensor.bytes = {reinterpret_cast<const char *>(bytes.data()), bytes.size()};
+    }
+    tensors.push_back(std::move(tensor));
+  }
+  return true;
+}
+
+/// Before the first step: the save path can be written, and an ONNX save has what it needs.
+bool checkSavePath(const plan::Training &training, const LoadedPlan &plan,
+                   const std::string &path, std::string &error) {
+  std::vector<OnnxTensor> unused;
+  if (isOnnxPath(path) && !onnxInitializers(training, plan, nullptr, unused, error)) {
+    error = "--save " + path + ": " + error;
+    return false;
+  }
+  return checkWritable(path, error);
+}
+
+/// The trained parameters and buffers: the ONNX model for a .onnx path, safetensors otherwise.
+bool saveParameters(Executor &executor, const plan::Training &training, const std::string &path,
+                    std::string &error) {
   NamedArrays parameters;
   if (!executor.readParameters(parameters, error))
     return false;
+  if (isOnnxPath(path)) {
+    std::vector<OnnxTensor> tensors;
+    return onnxInitializers(training, executor.plan(), &parameters, tensors, error) &&
+           writeOnnxModel(path, training.onnx_template(), tensors, {}, error);
+  }
   std::vector<TensorRef> tensors;
   for (size_t i = 0; i < parameters.size(); ++i)
     if (executor.plan().parameters[i].kind != "optimizer_state")
@@ -205,6 +272,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   for (const auto &[name, array] : dataset.arrays)
     if (name == plan.training().labels_input() && !checkLabels(plan.training(), *array, error))
       return false;
+  if (options.savePath && !checkSavePath(plan.training(), *loaded, *options.savePath, error))
+    return false;
   if (options.dumpGradientsPath &&
       !dumpGradients(plan, weights, device, dataset.microBatch(0), *options.dumpGradientsPath,
                      error))
@@ -284,7 +353,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   }
   if (options.progress)
     std::fprintf(stderr, "\n");
-  return !options.savePath || saveParameters(*executor, *options.savePath, error);
+  return !options.savePath ||
+         saveParameters(*executor, plan.training(), *options.savePath, error);
 }
 
 } // namespace memc::runtime

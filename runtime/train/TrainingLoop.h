@@ -30,7 +30,8 @@ struct TrainingOptions {
   std::optional<std::string> logPath;
   /// The gradients of the first step (before any update), one array per trainable parameter.
   std::optional<std::string> dumpGradientsPath;
-  /// The trained parameters and buffers (safetensors).
+  /// The trained parameters and buffers: safetensors, or, for a path ending in ".onnx", the
+  /// source model with the trained weights (the program's ONNX template, OnnxWriter.h).
   std::optional<std::string> savePath;
   /// Every `checkpointEvery` steps, DIR/checkpoint.safetensors: parameters, buffers and
   /// optimizer state with the step number, written atomically (write, then rename).

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -22,9 +23,13 @@ namespace {
 const std::string kFixtures = MEMC_FIXTURES_DIR;
 const std::string kBin = MEMC_BIN_DIR;
 
-/// Runs a shell command; returns its exit status and fills `output` with stdout+stderr.
+/// Runs a shell command; returns its exit status and fills `output` with stdout+stderr. The log
+/// file is the running test's own: ctest runs tests in parallel.
 int run(const std::string &command, std::string &output) {
-  std::string log = testing::TempDir() + "/e2e_command.log";
+  const testing::TestInfo *test = testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = std::string(test->test_suite_name()) + "." + test->name();
+  std::replace(name.begin(), name.end(), '/', '_');
+  std::string log = testing::TempDir() + "/e2e_" + name + ".log";
   int status = std::system((command + " >" + log + " 2>&1").c_str());
   std::ifstream in(log);
   output.assign(std::istreambuf_iterator<char>(in), {});

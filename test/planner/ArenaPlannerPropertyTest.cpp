@@ -13,7 +13,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <functional>
 
 using namespace memc::planner;
@@ -88,39 +87,22 @@ INSTANTIATE_TEST_SUITE_P(Seeds, RandomBuffersTest,
                                   std::to_string(std::get<1>(info.param));
                          });
 
-double secondsToPlan(const std::vector<BufferRequest> &buffers, Assignment &plan) {
-  auto start = std::chrono::steady_clock::now();
-  plan = planArena(buffers);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// The budget keeps memc's planner under a second on 100k buffers in an optimised build; the
-// limit leaves room for slow or loaded machines, and much more for unoptimised or sanitised
-// builds.
-#ifdef NDEBUG
-constexpr double kSecondsAllowed = 5;
-#else
-constexpr double kSecondsAllowed = 60;
-#endif
-
-TEST(ArenaPlannerScale, PlansAHundredThousandShortLivedBuffersQuickly) {
+// Planning time is measured by bench/planner (memc-planner-bench), not asserted here: the
+// planner's budget counts work units, so its result does not depend on the machine's speed.
+TEST(ArenaPlannerScale, PlansAHundredThousandShortLivedBuffers) {
   std::vector<BufferRequest> buffers = uniformBuffers(100'000, 11, 30, 100'000);
-  Assignment plan;
-  double seconds = secondsToPlan(buffers, plan);
+  Assignment plan = planArena(buffers);
   expectValid(buffers, plan);
-  EXPECT_LT(seconds, kSecondsAllowed);
   EXPECT_LE(plan.arenaBytes, plan.lowerBoundBytes * 1.05) << plan.strategy;
 }
 
-TEST(ArenaPlannerScale, PlansATrainingStepWithAHundredThousandBuffersQuickly) {
+TEST(ArenaPlannerScale, PlansATrainingStepWithAHundredThousandBuffers) {
   // Most activations are live together at the forward/backward boundary, which puts every
   // gap-placing pass out of budget: the schedule-order allocators must still do well.
   std::vector<BufferRequest> buffers = trainingLikeBuffers(11'000, 12);
   ASSERT_GT(buffers.size(), 95'000u);
-  Assignment plan;
-  double seconds = secondsToPlan(buffers, plan);
+  Assignment plan = planArena(buffers);
   expectValid(buffers, plan);
-  EXPECT_LT(seconds, kSecondsAllowed);
   EXPECT_LE(plan.arenaBytes, plan.lowerBoundBytes * 1.02) << plan.strategy;
 }
 

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <numeric>
 #include <random>
 
@@ -186,20 +185,12 @@ TEST(ScheduleForMemory, NeverWorseThanTheGivenOrderOnRandomGraphs) {
   }
 }
 
-#ifdef NDEBUG
-constexpr double kSecondsAllowed = 5; // about 0.3 s in an optimised build
-#else
-constexpr double kSecondsAllowed = 60;
-#endif
-
-TEST(ScheduleForMemory, SchedulesAHundredThousandNodesQuickly) {
+// Scheduling time is measured by bench/planner, not asserted here.
+TEST(ScheduleForMemory, SchedulesAHundredThousandNodes) {
   ScheduleGraph graph = randomGraph(100'000, 5);
-  auto start = std::chrono::steady_clock::now();
   Schedule schedule = scheduleForMemory(graph);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(isTopologicalOrder(graph, schedule.order));
-  EXPECT_LT(seconds, kSecondsAllowed);
+  EXPECT_LE(schedule.peakBytes, schedule.baselinePeakBytes);
 }
 
 } // namespace

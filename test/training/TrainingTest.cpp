@@ -11,17 +11,15 @@
 // Then bad inputs: each is refused with exit code 1 and a message naming the problem.
 //
 //===----------------------------------------------------------------------===//
+#include "TrainingTestSupport.h"
 #include "runtime/io/Json.h"
 #include "runtime/io/Npz.h"
 #include "runtime/io/Safetensors.h"
 
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -31,44 +29,14 @@
 #include <vector>
 
 using namespace memc::runtime;
+using namespace memc::test;
 
 namespace {
 
-const std::string kFixtures = MEMC_FIXTURES_DIR;
-const std::string kData = MEMC_TRAINING_DATA_DIR;
-const std::string kBin = MEMC_BIN_DIR;
 constexpr double kGradientTolerance = 1e-4;
 constexpr double kLossTolerance = 1e-4;
 constexpr const char *kGradientPrefix = "grad/";
 constexpr const char *kInitialPrefix = "initial/";
-
-/// A directory of its own for the running test: ctest runs tests in parallel.
-std::string scratchDirectory() {
-  const testing::TestInfo *test = testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = std::string(test->test_suite_name()) + "." + test->name();
-  std::replace(name.begin(), name.end(), '/', '_');
-  std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "memc-training" / name;
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
-
-/// Runs a shell command; returns its exit status and fills `output` with stdout+stderr.
-int run(const std::string &command, const std::string &dir, std::string &output) {
-  std::string log = dir + "/command.log";
-  int status = std::system((command + " >" + log + " 2>&1").c_str());
-  std::ifstream in(log);
-  output.assign(std::istreambuf_iterator<char>(in), {});
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-/// `memc FIXTURE.onnx FLAGS... -o PROGRAM`, every flag single-quoted (globs stay globs).
-std::string memcCommand(const std::string &model, const std::vector<std::string> &flags,
-                        const std::string &program) {
-  std::string command = kBin + "/memc " + kFixtures + "/" + model + ".onnx";
-  for (const std::string &flag : flags)
-    command += " '" + flag + "'";
-  return command + " -o " + program;
-}
 
 const HostArray *find(const NamedArrays &arrays, const std::string &name) {
   for (const auto &[key, array] : arrays)

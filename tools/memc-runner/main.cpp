@@ -57,7 +57,7 @@ void printUsage(bool bundled) {
   if (bundled)
     std::printf("usage: %s --inputs IN.npz [--outputs OUT.npz] [--device NAME] [--stats]\n"
                 "   or (training programs): %s --data DATA.npz [--steps N] [--log LOG.jsonl]\n"
-                "       [--dump-grads GRADS.npz] [--save OUT.safetensors]\n"
+                "       [--dump-grads GRADS.npz] [--save OUT.safetensors|OUT.onnx]\n"
                 "       [--checkpoint DIR [--checkpoint-every N]] [--resume DIR]\n",
                 name, name);
   else
@@ -70,6 +70,11 @@ void printUsage(bool bundled) {
               "  --device NAME    device to run on (default: cpu)\n"
               "  --stats          time every step and print memory and time details\n"
               "  --repeat N       run N times and report the median time\n");
+  if (bundled)
+    std::printf("  --save FILE      after training, the trained parameters and buffers as\n"
+                "                   safetensors; or, when FILE ends in .onnx, the model itself\n"
+                "                   with the trained weights (any ONNX consumer reads it; beyond\n"
+                "                   2 GiB, the weights go to FILE.data beside it)\n");
 }
 
 bool parseArguments(int argc, char **argv, Options &options, std::string &error) {

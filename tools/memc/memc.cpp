@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/OnnxImporter.h"
 #include "compiler/importer/WeightStore.h"
+#include "compiler/lowering/OnnxTemplate.h"
 #include "compiler/lowering/PlanBuilder.h"
 #include "compiler/lowering/ProgramWriter.h"
 #include "compiler/pipeline/Pipeline.h"
@@ -308,6 +309,13 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
     return 1;
   }
   std::string error;
+  // Saving ONNX is optional to training: a model memc cannot make a template of still trains.
+  if (!memc::addOnnxTemplate(*plan, modelPath, weights, error)) {
+    llvm::errs() << "memc: warning: the program will not save ONNX models (--save OUT.onnx): "
+                 << error << "\n";
+    plan->mutable_training()->clear_onnx_template();
+    plan->mutable_training()->clear_onnx_initializers();
+  }
   if (!memc::writeProgram(*plan, weights, runnerPath(argv0), outputPath, error)) {
     llvm::errs() << "memc: error: " << error << "\n";
     return 1;

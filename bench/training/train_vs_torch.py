@@ -1,0 +1,101 @@
+"""CPU training-step time: memc's training executable against PyTorch (forward, cross-entropy,
+backward, AdamW step) on the same model, same batch, same thread count, in one run. Prints a
+markdown table for docs/benchmarks.md.
+
+Run with Debian's torch: /usr/bin/python3 bench/training/train_vs_torch.py [BUILD_DIR] [STEPS]
+
+The models are the test fixtures' architectures (test/fixtures/export_fixtures.py) at a larger
+size. Each side runs STEPS steps; the table reports the median step time after 3 warm-up steps.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "test", "fixtures"))
+import export_fixtures as fixtures  # noqa: E402
+
+THREADS = int(os.environ.get("MEMC_NUM_THREADS", os.cpu_count() or 1))
+WARMUP = 3
+
+
+def torch_step_ms(model, inputs, labels, steps):
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        optimizer.zero_grad()
+        logits = model(inputs)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+        loss.backward()
+        optimizer.step()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times[WARMUP:])
+
+
+def memc_step_ms(build, onnx_path, input_name, inputs, labels, freeze, steps, work):
+    program = os.path.join(work, "train")
+    command = [os.path.join(build, "bin", "memc"), onnx_path, "--loss", "cross_entropy",
+               "--optimizer", "adamw", "--lr", "1e-3", "-o", program]
+    for glob in freeze:
+        command += ["--freeze", glob]
+    subprocess.run(command, check=True, capture_output=True)
+    data = os.path.join(work, "data.npz")
+    np.savez(data, **{input_name: inputs.numpy(), "labels": labels.numpy()})
+    log = os.path.join(work, "log.jsonl")
+    env = dict(os.environ, MEMC_NUM_THREADS=str(THREADS))
+    subprocess.run([program, "--data", data, "--steps", str(steps), "--log", log], check=True,
+                   capture_output=True, env=env)
+    times = [json.loads(line)["ms"] for line in open(log)]
+    return statistics.median(times[WARMUP:])
+
+
+def configure(dim, seq, heads, vocab):
+    fixtures.DIM, fixtures.SEQ, fixtures.HEADS, fixtures.VOCAB = dim, seq, heads, vocab
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
+    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 15
+    torch.set_num_threads(THREADS)
+    torch.manual_seed(0)
+    configure(dim=256, seq=128, heads=8, vocab=512)
+    tokens = torch.randint(0, 512, (8, 128))
+    targets = torch.randint(0, 512, (8, 128))
+    cases = [
+        ("GPT-2 style, 2 layers, d256, B8×T128", fixtures.GPT2(), tokens, targets, "input_ids",
+         ["h.*.attn.bias"]),
+        ("Llama style, 2 layers, d256, B8×T128", fixtures.Llama(), tokens, targets, "input_ids",
+         ["rope_*"]),
+        ("ResNet style, B32×3×32×32", fixtures.ResNet(), torch.randn(32, 3, 32, 32),
+         torch.randint(0, 10, (32,)), "input", []),
+        ("MLP 16-32-32-10, B4", fixtures.MLP(), torch.randn(4, 16), torch.randint(0, 10, (4,)),
+         "input", []),
+    ]
+    print(f"Threads: {THREADS}; {steps} steps each, median after {WARMUP} warm-up steps.\n")
+    print("| model | PyTorch ms/step | memc ms/step | memc / PyTorch |")
+    print("|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as work:
+        for name, model, inputs, labels, input_name, freeze in cases:
+            path = os.path.join(work, "model.onnx")
+            model.eval()
+            torch.onnx.export(model, inputs, path, input_names=[input_name],
+                              output_names=["logits"], opset_version=17,
+                              do_constant_folding=False,
+                              training=torch.onnx.TrainingMode.PRESERVE)
+            ours = memc_step_ms(build, path, input_name, inputs, labels, freeze, steps, work)
+            reference = torch_step_ms(model, inputs, labels, steps)
+            print(f"| {name} | {reference:.3f} | {ours:.3f} | {ours / reference:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
