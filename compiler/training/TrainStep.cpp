@@ -126,6 +126,13 @@ Value buildLoss(OpBuilder &b, Location loc, Value prediction, Value labels,
   return mean;
 }
 
+/// A scalar constant of `like`'s element type.
+Value scalarLike(OpBuilder &b, Location loc, Value like, double value) {
+  Type element = cast<RankedTensorType>(like.getType()).getElementType();
+  return b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
+                                                          b.getFloatAttr(element, value)));
+}
+
 /// Sum of squares of every gradient, sqrt, and the scale clip_grad_norm_ applies:
 /// min(1, max_norm / (norm + 1e-6)).
 SmallVector<Value> clipByGlobalNorm(OpBuilder &b, Location loc, ArrayRef<Value> gradients,
@@ -293,7 +300,8 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     if ((*trainable)[i])
       trainableArgs.push_back(i);
-  SmallVector<std::string> stateNames;
+  SmallVector<std::string> stateNames, accumulatorNames;
+  bool accumulates = hasOptimizer && options.optimizer.accumulationSteps > 1;
   if (hasOptimizer) {
     for (unsigned index : trainableArgs) {
       auto type = cast<RankedTensorType>(forward.getArgument(index).getType());
@@ -306,12 +314,23 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
              b.getNamedAttr(kParamKindAttr, b.getStringAttr("optimizer_state"))}));
       }
     }
+    for (unsigned index : accumulates ? trainableArgs : SmallVector<unsigned>{}) {
+      accumulatorNames.push_back(argAttr(forward, index, kParamNameAttr).str() + ".grad_accum");
+      argTypes.push_back(forward.getArgument(index).getType());
+      argAttrs.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr(kParamNameAttr, b.getStringAttr(accumulatorNames.back())),
+           b.getNamedAttr(kParamKindAttr, b.getStringAttr("optimizer_state"))}));
+    }
     auto scalar = RankedTensorType::get({}, b.getF32Type());
     argTypes.push_back(scalar);
     argAttrs.push_back(inputAttr(kLearningRateInput));
     if (options.optimizer.kind == OptimizerKind::AdamW) {
       argTypes.push_back(scalar);
       argAttrs.push_back(inputAttr(kStepInput));
+    }
+    if (accumulates) {
+      argTypes.push_back(scalar);
+      argAttrs.push_back(inputAttr(kApplyInput));
     }
   }
 
@@ -364,6 +383,18 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
     gradient = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0)));
   }
+  // Accumulation: the update sees the mean of the micro-batches' gradients so far.
+  unsigned stateArg = forward.getNumArguments() + 1;
+  unsigned accumulatorArg = stateArg + stateNames.size();
+  SmallVector<Value> accumulated;
+  if (accumulates) {
+    for (auto [i, gradient] : llvm::enumerate(*gradients)) {
+      Value sum = b.create<AddOp>(loc, step.getArgument(accumulatorArg + i), gradient);
+      accumulated.push_back(sum);
+      gradient = b.create<MulOp>(
+          loc, sum, scalarLike(b, loc, sum, 1.0 / options.optimizer.accumulationSteps));
+    }
+  }
   if (options.optimizer.clipGradNorm > 0 && !gradients->empty())
     *gradients = clipByGlobalNorm(b, loc, *gradients, options.optimizer.clipGradNorm);
 
@@ -380,27 +411,40 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
           marked("memc.gradient_of", argAttr(forward, index, kParamNameAttr).getValue()));
     }
   } else {
-    unsigned stateArg = forward.getNumArguments() + 1;
-    Value lr = step.getArgument(stateArg + stateNames.size());
-    Value stepNumber = options.optimizer.kind == OptimizerKind::AdamW
-                           ? step.getArgument(stateArg + stateNames.size() + 1)
-                           : Value();
+    unsigned scalarArg = accumulatorArg + accumulatorNames.size();
+    Value lr = step.getArgument(scalarArg);
+    bool adamw = options.optimizer.kind == OptimizerKind::AdamW;
+    Value stepNumber = adamw ? step.getArgument(scalarArg + 1) : Value();
+    // With accumulation, parameters and state change only on the micro-batch that applies.
+    Value apply;
+    if (accumulates) {
+      Value flag = step.getArgument(scalarArg + (adamw ? 2 : 1));
+      apply = b.create<GreaterOp>(loc, flag, scalarLike(b, loc, flag, 0.5));
+    }
+    auto applied = [&](Value updated, Value current) -> Value {
+      return apply ? b.create<WhereOp>(loc, apply, updated, current).getResult() : updated;
+    };
     size_t stateIndex = 0;
-    for (auto [index, gradient] : llvm::zip(trainableArgs, *gradients)) {
+    for (auto [i, index, gradient] : llvm::enumerate(trainableArgs, *gradients)) {
       Value param = stepArgument(index);
       size_t stateCount =
           optimizerState(options.optimizer, cast<RankedTensorType>(param.getType())).size();
       ValueRange state = step.getArguments().slice(stateArg + stateIndex, stateCount);
       SmallVector<Value> updated =
           buildUpdate(b, loc, options.optimizer, param, gradient, state, lr, stepNumber);
-      results.push_back(updated[0]);
+      results.push_back(applied(updated[0], param));
       resultAttrs.push_back(
           marked("memc.updates", argAttr(forward, index, kParamNameAttr).getValue()));
       for (size_t s = 0; s < stateCount; ++s) {
-        results.push_back(updated[1 + s]);
+        results.push_back(applied(updated[1 + s], state[s]));
         resultAttrs.push_back(marked("memc.updates", stateNames[stateIndex + s]));
       }
       stateIndex += stateCount;
+      if (accumulates) { // restart the sum after an update
+        Value zero = scalarLike(b, loc, accumulated[i], 0.0);
+        results.push_back(b.create<WhereOp>(loc, apply, zero, accumulated[i]));
+        resultAttrs.push_back(marked("memc.updates", accumulatorNames[i]));
+      }
     }
   }
   if (hasOptimizer)

@@ -25,6 +25,10 @@ struct OptimizerOptions {
   /// Clip the gradients' global L2 norm to this value first (torch.nn.utils.clip_grad_norm_);
   /// 0 disables.
   double clipGradNorm = 0.0;
+  /// Gradient accumulation: the step adds its gradients into accumulators (state NAME.grad_accum)
+  /// and updates the parameters, with the mean of the accumulated gradients, only where the
+  /// run-time input memc.apply is 1 (every `accumulationSteps`-th micro-batch).
+  int64_t accumulationSteps = 1;
 };
 
 struct TrainStepOptions {
@@ -49,6 +53,7 @@ struct TrainStepOptions {
 /// Names of the run-time scalar inputs a step with an optimizer takes.
 constexpr llvm::StringLiteral kLearningRateInput = "memc.lr";
 constexpr llvm::StringLiteral kStepInput = "memc.step";
+constexpr llvm::StringLiteral kApplyInput = "memc.apply";
 
 /// Adds `@train_step` (options.functionName) to `module`, built from `@forward`: the forward
 /// computation (batch normalization in training mode), the loss, and the reverse sweep. Its

@@ -19,6 +19,7 @@ namespace {
 
 constexpr const char *kLearningRateInput = "memc.lr";
 constexpr const char *kStepInput = "memc.step";
+constexpr const char *kApplyInput = "memc.apply";
 
 HostArray scalar(float value) {
   HostArray array{DType::F32, {}, std::vector<uint8_t>(sizeof(float))};
@@ -75,7 +76,7 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
     byName[name] = &array;
   std::vector<std::string> problems;
   for (const PlanBinding &input : plan.inputs) {
-    if (input.name == kLearningRateInput || input.name == kStepInput)
+    if (input.name == kLearningRateInput || input.name == kStepInput || input.name == kApplyInput)
       continue;
     const PlanBuffer &buffer = plan.buffers[input.buffer];
     auto it = byName.find(input.name);
@@ -303,23 +304,33 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   for (const PlanBinding &input : executor->plan().inputs)
     needsStep |= input.name == kStepInput;
   const std::string &lossName = plan.training().loss_output();
+  // A step is one optimizer step: `micro` micro-batches, the last of which applies the update.
+  int64_t micro = std::max<int64_t>(1, plan.training().accumulation_steps());
   for (int64_t step = firstStep; step <= options.steps; ++step) {
     double lr = learningRateAt(plan.training(), step);
-    NamedArrays inputs = dataset.microBatch(step - 1);
-    inputs.emplace_back(kLearningRateInput, scalar(static_cast<float>(lr)));
-    if (needsStep)
-      inputs.emplace_back(kStepInput, scalar(static_cast<float>(step)));
     auto start = std::chrono::steady_clock::now();
-    NamedArrays outputs;
-    if (!executor->bindInputs(inputs, error) || !executor->run(error) ||
-        !executor->readOutputs(outputs, error))
-      return false;
+    double lossSum = 0;
+    for (int64_t k = 0; k < micro; ++k) {
+      NamedArrays inputs = dataset.microBatch((step - 1) * micro + k);
+      inputs.emplace_back(kLearningRateInput, scalar(static_cast<float>(lr)));
+      if (needsStep)
+        inputs.emplace_back(kStepInput, scalar(static_cast<float>(step)));
+      if (micro > 1)
+        inputs.emplace_back(kApplyInput, scalar(k == micro - 1 ? 1.0f : 0.0f));
+      NamedArrays outputs;
+      if (!executor->bindInputs(inputs, error) || !executor->run(error) ||
+          !executor->readOutputs(outputs, error))
+        return false;
+      for (const auto &[name, array] : outputs)
+        if (name == lossName) {
+          float value;
+          std::memcpy(&value, array.bytes.data(), sizeof(float));
+          lossSum += value;
+        }
+    }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
-    float loss = NAN;
-    for (const auto &[name, array] : outputs)
-      if (name == lossName)
-        std::memcpy(&loss, array.bytes.data(), sizeof(float));
+    float loss = static_cast<float>(lossSum / micro);
     const ExecutionStats &stats = executor->stats();
     uint64_t peak = stats.arenaHighWaterBytes + stats.persistentBytes + stats.constantBytes;
     if (log) {
@@ -337,7 +348,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     if (options.progress)
       std::fprintf(stderr, "\rstep %lld/%lld  loss %.5f  %.1f samples/s  memory %.1f MiB",
                    (long long)step, (long long)options.steps, loss,
-                   dataset.batch / (ms / 1e3), peak / 1048576.0);
+                   dataset.batch * micro / (ms / 1e3), peak / 1048576.0);
     else
       std::fprintf(stderr, "step %lld loss %.6f\n", (long long)step, loss);
     if (!std::isfinite(loss)) {

@@ -107,9 +107,11 @@ CONFIGS = {
     "sgd_nesterov": {"optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "nesterov": True,
                      "weight_decay": 1e-3, "clip": 0.0},
     "adamw_clip": dict(ADAMW, clip=1.0, explicit=True),
+    # Gradient accumulation: each optimizer step sums (loss / 3).backward() over 3 micro-batches.
+    "adamw_accum": dict(ADAMW, accum=3),
 }
 CASES = [(m.name, "adamw") for m in MODELS] + [("mlp", "sgd_nesterov"),
-                                               ("gpt2", "adamw_clip")]
+                                               ("gpt2", "adamw_clip"), ("mlp", "adamw_accum")]
 
 
 def memc_flags(model, config):
@@ -126,6 +128,8 @@ def memc_flags(model, config):
                   "--eps", repr(c["eps"])]
     if c["clip"]:
         flags += ["--clip-grad-norm", repr(c["clip"])]
+    if c.get("accum", 1) > 1:
+        flags += ["--grad-accum", str(c["accum"])]
     for glob in model.freeze:
         flags += ["--freeze", glob]
     return flags
@@ -250,19 +254,23 @@ def train(model, data, config, dtype=torch.float32):
     initial = saved_tensors(module)
     optimizer = make_optimizer(config, module.parameters())
     clip = CONFIGS[config]["clip"]
+    accum = CONFIGS[config].get("accum", 1)
     losses = []
     with float64_throughout() if dtype == torch.float64 else contextlib.nullcontext():
         for step in range(STEPS):
-            inputs, labels = micro_batch(data, model, step)
-            if inputs.is_floating_point():
-                inputs = inputs.to(dtype)
             optimizer.zero_grad()
-            loss = loss_of(module, inputs, labels)
-            loss.backward()
+            total = 0.0
+            for k in range(accum):
+                inputs, labels = micro_batch(data, model, step * accum + k)
+                if inputs.is_floating_point():
+                    inputs = inputs.to(dtype)
+                loss = loss_of(module, inputs, labels)
+                (loss / accum).backward()
+                total += loss.item()
             if clip:
                 torch.nn.utils.clip_grad_norm_(module.parameters(), clip)
             optimizer.step()
-            losses.append(loss.item())
+            losses.append(total / accum)
     updates = {name: (tensor - initial[name]).numpy()
                for name, tensor in saved_tensors(module).items()}
     return np.array(losses, np.float32), updates

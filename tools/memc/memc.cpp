@@ -240,9 +240,9 @@ bool trainingOptions(memc::TrainStepOptions &options) {
       beta2 >= 1 || epsilon <= 0 || clipGradNorm < 0 || warmup < 0 || decaySteps < 0)
     return error("--lr, --eps must be positive; --momentum, --clip-grad-norm, --warmup, "
                  "--decay-steps non-negative; --beta1, --beta2 in [0, 1)");
-  if (gradAccum != 1)
-    return error("--grad-accum " + std::to_string(gradAccum) +
-                 ": gradient accumulation is not supported yet (use 1)");
+  if (gradAccum < 1)
+    return error("--grad-accum must be at least 1, got " + std::to_string(gradAccum));
+  opt.accumulationSteps = gradAccum;
   if (nesterov && (opt.kind != memc::OptimizerKind::Sgd || momentum == 0))
     return error("--nesterov needs --optimizer sgd with --momentum > 0");
   opt.momentum = momentum;
@@ -291,6 +291,7 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
   training->set_learning_rate(learningRate);
   training->set_warmup_steps(warmup);
   training->set_decay_steps(decaySteps);
+  training->set_accumulation_steps(gradAccum);
   if (options.loss == memc::LossKind::CrossEntropy) {
     auto step = module.lookupSymbol<func::FuncOp>("train_step");
     for (BlockArgument argument : step.getArguments())
