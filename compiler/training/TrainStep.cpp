@@ -272,6 +272,15 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   FailureOr<RankedTensorType> labels = labelsType(prediction, options, forward.getLoc());
   if (failed(labels))
     return failure();
+  // A dropout mask is a function of the op's seed alone, so training would reuse one mask every
+  // step: refuse rather than train differently from PyTorch.
+  WalkResult dropout = forward.walk([](DropoutOp op) {
+    op.emitError("dropout in a training graph is not supported yet (its mask would repeat every "
+                 "step); export the model in eval mode or set the dropout ratio to 0");
+    return WalkResult::interrupt();
+  });
+  if (dropout.wasInterrupted())
+    return failure();
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     for (StringRef attr : {StringRef("memc.input"), StringRef(kParamNameAttr)})
       if (StringAttr name = argAttr(forward, i, attr); name && name.getValue() == options.labelsName)
