@@ -84,13 +84,15 @@ public:
   bool forEachTap(const std::vector<int64_t> &out, std::vector<int64_t> &tap, Visit &&visit) const {
     size_t rank = dims.size(), last = rank - 1;
     int64_t offset = 0;
+    bool empty = false;
     for (size_t d = 0; d < rank; ++d) {
       int64_t lo = dims[d].lo[out[d]];
-      if (lo >= dims[d].hi[out[d]])
-        return false;
+      empty |= lo >= dims[d].hi[out[d]];
       offset += (dims[d].start[out[d]] + lo * dilations[d]) * inStrides[d];
       tap[d] = lo;
     }
+    if (empty)
+      return false;
     int64_t innerTaps = dims[last].hi[out[last]] - dims[last].lo[out[last]];
     int64_t step = dilations[last];
     // A plain loop over the innermost dimension's taps, an odometer over the others'.
