@@ -17,26 +17,22 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
 
   void runOnOperation() override {
     TrainStepOptions options;
-    if (loss == "mse") {
-      options.loss = LossKind::MeanSquaredError;
-    } else if (loss != "cross_entropy") {
-      getOperation().emitError("unknown loss '") << loss << "' (cross_entropy or mse)";
+    std::optional<LossKind> lossKind = parseLossKind(loss);
+    std::optional<OptimizerKind> optimizerKind = parseOptimizerKind(optimizer);
+    if (!lossKind || !optimizerKind) {
+      getOperation().emitError("unknown loss '")
+          << loss << "' or optimizer '" << optimizer
+          << "' (losses: cross_entropy, mse; optimizers: none, sgd, adamw)";
       return signalPassFailure();
     }
+    options.loss = *lossKind;
     options.lossInput = lossInput;
     options.labelsName = labels;
     options.ignoreIndex = ignoreIndex;
     options.freeze.assign(freeze.begin(), freeze.end());
     options.trainable.assign(trainable.begin(), trainable.end());
     OptimizerOptions &opt = options.optimizer;
-    if (optimizer == "sgd") {
-      opt.kind = OptimizerKind::Sgd;
-    } else if (optimizer == "adamw") {
-      opt.kind = OptimizerKind::AdamW;
-    } else if (optimizer != "none") {
-      getOperation().emitError("unknown optimizer '") << optimizer << "' (none, sgd or adamw)";
-      return signalPassFailure();
-    }
+    opt.kind = *optimizerKind;
     opt.momentum = momentum;
     opt.nesterov = nesterov;
     opt.weightDecay = weightDecay;

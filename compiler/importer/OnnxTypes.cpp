@@ -1,5 +1,6 @@
 //===- OnnxTypes.cpp - ONNX data types and tensor decoding ----------------===//
 #include "compiler/importer/NodeImporter.h"
+#include "compiler/importer/WeightStore.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/Endian.h"
@@ -39,29 +40,6 @@ std::string onnxDataTypeName(int32_t onnxDataType) {
 
 namespace {
 
-/// Bytes per element of the types a host tensor can decode; 0 for others.
-size_t rawElementSize(int32_t dataType) {
-  switch (dataType) {
-  case onnx::TensorProto::BOOL:
-  case onnx::TensorProto::INT8:
-  case onnx::TensorProto::UINT8:
-    return 1;
-  case onnx::TensorProto::FLOAT16:
-  case onnx::TensorProto::BFLOAT16:
-  case onnx::TensorProto::INT16:
-  case onnx::TensorProto::UINT16:
-    return 2;
-  case onnx::TensorProto::FLOAT:
-  case onnx::TensorProto::INT32:
-    return 4;
-  case onnx::TensorProto::DOUBLE:
-  case onnx::TensorProto::INT64:
-    return 8;
-  default:
-    return 0;
-  }
-}
-
 double halfToDouble(uint16_t bits, const llvm::fltSemantics &semantics) {
   llvm::APFloat value(semantics, llvm::APInt(16, bits));
   return value.convertToDouble();
@@ -90,7 +68,7 @@ FailureOr<HostTensor> decodeRawTensor(int32_t dataType, ArrayRef<int64_t> shape,
   FailureOr<int64_t> count = checkedElementCount(shape, error);
   if (failed(count))
     return failure();
-  size_t size = rawElementSize(dataType);
+  size_t size = onnxElementSize(dataType);
   if (size == 0) {
     error = "cannot decode a constant of type " + onnxDataTypeName(dataType);
     return failure();
@@ -127,9 +105,6 @@ FailureOr<HostTensor> decodeRawTensor(int32_t dataType, ArrayRef<int64_t> shape,
       break;
     case onnx::TensorProto::INT16:
       ints.push_back(static_cast<int16_t>(endian::read16le(p)));
-      break;
-    case onnx::TensorProto::UINT16:
-      ints.push_back(endian::read16le(p));
       break;
     case onnx::TensorProto::INT8:
       ints.push_back(static_cast<int8_t>(*p));

@@ -259,6 +259,24 @@ SmallVector<Value> buildUpdate(OpBuilder &b, Location loc, const OptimizerOption
 
 } // namespace
 
+std::optional<LossKind> parseLossKind(StringRef name) {
+  if (name == "cross_entropy")
+    return LossKind::CrossEntropy;
+  if (name == "mse")
+    return LossKind::MeanSquaredError;
+  return std::nullopt;
+}
+
+std::optional<OptimizerKind> parseOptimizerKind(StringRef name) {
+  if (name == "none")
+    return OptimizerKind::None;
+  if (name == "sgd")
+    return OptimizerKind::Sgd;
+  if (name == "adamw")
+    return OptimizerKind::AdamW;
+  return std::nullopt;
+}
+
 FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &options) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,10 @@ struct TrainStepOptions {
   /// Warn about parameters the loss does not depend on (once per compilation is enough).
   bool warnUnreachable = true;
 };
+
+/// The command-line spellings: "cross_entropy" / "mse"; "none" / "sgd" / "adamw".
+std::optional<LossKind> parseLossKind(llvm::StringRef name);
+std::optional<OptimizerKind> parseOptimizerKind(llvm::StringRef name);
 
 /// Names of the run-time scalar inputs a step with an optimizer takes.
 constexpr llvm::StringLiteral kLearningRateInput = "memc.lr";

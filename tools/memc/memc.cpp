@@ -223,19 +223,15 @@ bool trainingOptions(memc::TrainStepOptions &options) {
     llvm::errs() << "memc: error: " << message << "\n";
     return false;
   };
-  if (loss == "cross_entropy")
-    options.loss = memc::LossKind::CrossEntropy;
-  else if (loss == "mse")
-    options.loss = memc::LossKind::MeanSquaredError;
-  else
+  std::optional<memc::LossKind> lossKind = memc::parseLossKind(loss);
+  if (!lossKind)
     return error("--loss must be cross_entropy or mse, got '" + loss + "'");
+  options.loss = *lossKind;
   memc::OptimizerOptions &opt = options.optimizer;
-  if (optimizer == "sgd")
-    opt.kind = memc::OptimizerKind::Sgd;
-  else if (optimizer == "adamw")
-    opt.kind = memc::OptimizerKind::AdamW;
-  else
+  std::optional<memc::OptimizerKind> optimizerKind = memc::parseOptimizerKind(optimizer);
+  if (!optimizerKind || *optimizerKind == memc::OptimizerKind::None)
     return error("--optimizer must be sgd or adamw, got '" + optimizer + "'");
+  opt.kind = *optimizerKind;
   if (!(learningRate > 0) || momentum < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 ||
       beta2 >= 1 || epsilon <= 0 || clipGradNorm < 0 || warmup < 0 || decaySteps < 0)
     return error("--lr, --eps must be positive; --momentum, --clip-grad-norm, --warmup, "
