@@ -290,15 +290,9 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   FailureOr<RankedTensorType> labels = labelsType(prediction, options, forward.getLoc());
   if (failed(labels))
     return failure();
-  // A dropout mask is a function of the op's seed alone, so training would reuse one mask every
-  // step: refuse rather than train differently from PyTorch.
-  WalkResult dropout = forward.walk([](DropoutOp op) {
-    op.emitError("dropout in a training graph is not supported yet (its mask would repeat every "
-                 "step); export the model in eval mode or set the dropout ratio to 0");
-    return WalkResult::interrupt();
-  });
-  if (dropout.wasInterrupted())
-    return failure();
+  // Dropout masks must change every step: the step takes a salt (the runtime's seed and step
+  // number) that every dropout mixes into its seed.
+  bool hasDropout = forward.walk([](DropoutOp) { return WalkResult::interrupt(); }).wasInterrupted();
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     for (StringRef attr : {StringRef("memc.input"), StringRef(kParamNameAttr)})
       if (StringAttr name = argAttr(forward, i, attr); name && name.getValue() == options.labelsName)
@@ -360,6 +354,10 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
       argAttrs.push_back(inputAttr(kApplyInput));
     }
   }
+  if (hasDropout) {
+    argTypes.push_back(RankedTensorType::get({}, b.getI64Type()));
+    argAttrs.push_back(inputAttr(kSaltInput));
+  }
 
   b.setInsertionPointAfter(forward);
   auto step = b.create<func::FuncOp>(loc, options.functionName, b.getFunctionType(argTypes, {}));
@@ -380,6 +378,8 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
       batchNorm.setTraining(true);
       batchNorms.push_back(batchNorm);
     }
+    if (auto dropout = dyn_cast<DropoutOp>(clone))
+      dropout.getSaltMutable().assign(step.getArguments().back());
   }
   Value predictionValue = mapping.lookup(returnOp.getOperand(*lossIndex));
   Value loss =

@@ -59,6 +59,8 @@ std::optional<OptimizerKind> parseOptimizerKind(llvm::StringRef name);
 constexpr llvm::StringLiteral kLearningRateInput = "memc.lr";
 constexpr llvm::StringLiteral kStepInput = "memc.step";
 constexpr llvm::StringLiteral kApplyInput = "memc.apply";
+/// i64 scalar that steps with dropout mix into every mask: different for every micro-batch.
+constexpr llvm::StringLiteral kSaltInput = "memc.salt";
 
 /// Adds `@train_step` (options.functionName) to `module`, built from `@forward`: the forward
 /// computation (batch normalization in training mode), the loss, and the reverse sweep. Its

@@ -194,7 +194,11 @@ LogicalResult CastOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImp
 LogicalResult DropoutOp::buildGradients(OpBuilder &b, ValueRange dy,
                                         SmallVectorImpl<Value> &dx) {
   // Dropout is linear in its input with a mask fixed by the seed: the same op again.
-  return unary(dx, b.create<DropoutOp>(getLoc(), dy[0], getRatioAttr(), getSeedAttr()));
+  dx.push_back(b.create<DropoutOp>(getLoc(), dy[0].getType(), dy[0], getSalt(), getRatioAttr(),
+                                   getSeedAttr()));
+  if (getSalt())
+    dx.push_back(nullptr);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

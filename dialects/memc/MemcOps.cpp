@@ -69,6 +69,8 @@ LogicalResult DropoutOp::verify() {
   double ratio = getRatio().convertToDouble();
   if (ratio < 0.0 || ratio >= 1.0)
     return emitOpError("ratio must be in [0, 1), got ") << ratio;
+  if (getSalt() && getSalt().getType().getRank() != 0)
+    return emitOpError("salt must be a scalar");
   return success();
 }
 

@@ -139,21 +139,28 @@ def Memc_CastOp : Memc_Op<"cast", [Memc_Differentiable, Pure, Elementwise, SameO
 }
 
 def Memc_DropoutOp : Memc_Op<"dropout",
-    [Memc_Differentiable, SameOperandsAndResultType, InferTypeOpInterface]> {
+    [Memc_Differentiable, Pure, AllTypesMatch<["input", "result"]>,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "Dropout with a fixed seed";
   let description = [{
     Zeroes each element with probability `ratio` and scales the rest by `1 / (1 - ratio)`. The
-    mask is a pure function of `seed` and the element index, so forward and backward (and
-    recomputation) draw the same mask. ONNX models exported in eval mode carry no dropout; the
-    training builder inserts it where the model asks for it.
+    mask is a pure function of `seed`, the optional scalar `salt` and the element index, so
+    forward and backward (and recomputation) draw the same mask. Training steps pass a salt
+    that changes every step (the runtime's seed and step number), so masks differ between steps
+    as in PyTorch. ONNX models exported in eval mode carry no dropout.
 
     ```mlir
     %y = memc.dropout %x {ratio = 1.000000e-01 : f64, seed = 0 : i64} : tensor<4x16xf32>
+    %z = memc.dropout %x salt %step {ratio = 1.000000e-01 : f64, seed = 3 : i64}
+        : tensor<4x16xf32>, tensor<i64>
     ```
   }];
-  let arguments = (ins Memc_FloatTensor:$input, F64Attr:$ratio, I64Attr:$seed);
+  let arguments = (ins Memc_FloatTensor:$input, Optional<StaticShapeTensorOf<[I64]>>:$salt,
+                       F64Attr:$ratio, I64Attr:$seed);
   let results = (outs Memc_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input (`salt` $salt^)? attr-dict `:` type($input) (`,` type($salt)^)?
+  }];
   let hasVerifier = 1;
 }
 

@@ -93,12 +93,12 @@ public:
     }
     if (empty)
       return false;
-    int64_t innerTaps = dims[last].hi[out[last]] - dims[last].lo[out[last]];
     int64_t step = dilations[last];
+    int64_t rowSpan = (dims[last].hi[out[last]] - dims[last].lo[out[last]]) * step;
     // A plain loop over the innermost dimension's taps, an odometer over the others'.
     for (bool more = true; more;) {
-      for (int64_t t = 0; t < innerTaps; ++t)
-        visit(offset + t * step);
+      for (int64_t tapOffset = offset; tapOffset < offset + rowSpan; tapOffset += step)
+        visit(tapOffset);
       more = false;
       for (size_t d = last; d-- > 0 && !more;) {
         offset += dilations[d] * inStrides[d];

@@ -359,10 +359,19 @@ uint64_t mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+/// Inputs: the tensor and, optionally, a scalar i64 salt that varies the mask between steps.
 bool checkDropout(const KernelCall &call, std::string &error) {
   double ratio;
   int64_t seed;
   const Attributes &attributes = attributesOf(call);
+  if (call.inputs.size() == 2) {
+    if (!checkDType(call.inputs[1], {DType::I64}, "salt", error) ||
+        !checkShape(call.inputs[1], {}, "salt", error))
+      return false;
+    KernelCall data = call;
+    data.inputs.pop_back();
+    return checkDropout(data, error);
+  }
   if (!checkSameTypeAndShape(call, TypeClass::Float, error) ||
       !requireFloat(attributes, "ratio", ratio, error) ||
       !requireInt(attributes, "seed", seed, error))
@@ -380,6 +389,8 @@ bool runDropout(const KernelCall &call, std::string &) {
   // pure function of (seed, i), so forward, backward and recomputation see the same mask and
   // any thread split gives the same result.
   uint64_t key = mix64(static_cast<uint64_t>(attributesOf(call).intOr("seed", 0)));
+  if (call.inputs.size() == 2)
+    key = mix64(key ^ mix64(static_cast<uint64_t>(*call.inputs[1].as<int64_t>())));
   float scale = static_cast<float>(1.0 / (1.0 - ratio));
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

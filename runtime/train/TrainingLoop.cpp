@@ -20,6 +20,22 @@ namespace {
 constexpr const char *kLearningRateInput = "memc.lr";
 constexpr const char *kStepInput = "memc.step";
 constexpr const char *kApplyInput = "memc.apply";
+constexpr const char *kSaltInput = "memc.salt";
+
+/// The dropout salt of micro-batch `index` (0-based) under `seed`.
+HostArray salt(int64_t seed, int64_t index) {
+  HostArray array{DType::I64, {}, std::vector<uint8_t>(sizeof(int64_t))};
+  int64_t value = seed * 1000003 + index;
+  std::memcpy(array.bytes.data(), &value, sizeof(int64_t));
+  return array;
+}
+
+bool hasInput(const LoadedPlan &plan, const char *name) {
+  for (const PlanBinding &input : plan.inputs)
+    if (input.name == name)
+      return true;
+  return false;
+}
 
 HostArray scalar(float value) {
   HostArray array{DType::F32, {}, std::vector<uint8_t>(sizeof(float))};
@@ -76,7 +92,8 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
     byName[name] = &array;
   std::vector<std::string> problems;
   for (const PlanBinding &input : plan.inputs) {
-    if (input.name == kLearningRateInput || input.name == kStepInput || input.name == kApplyInput)
+    if (input.name == kLearningRateInput || input.name == kStepInput ||
+        input.name == kApplyInput || input.name == kSaltInput)
       continue;
     const PlanBuffer &buffer = plan.buffers[input.buffer];
     auto it = byName.find(input.name);
@@ -117,12 +134,14 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
 
 /// Runs the gradients plan (no update) on the first micro-batch with the initial weights.
 bool dumpGradients(const plan::Plan &plan, const SafetensorsFile &weights, Device &device,
-                   const NamedArrays &batch, const std::string &path, std::string &error) {
+                   NamedArrays batch, int64_t seed, const std::string &path, std::string &error) {
   std::unique_ptr<LoadedPlan> loaded = validatePlan(plan.gradients(), device.kernels(), error);
   if (!loaded) {
     error = "the gradients plan: " + error;
     return false;
   }
+  if (hasInput(*loaded, kSaltInput))
+    batch.emplace_back(kSaltInput, salt(seed, 0));
   std::unique_ptr<Executor> executor = Executor::create(std::move(loaded), device, {}, error);
   NamedArrays outputs, gradients;
   if (!executor || !executor->loadParameters(weights, error) ||
@@ -276,8 +295,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   if (options.savePath && !checkSavePath(plan.training(), *loaded, *options.savePath, error))
     return false;
   if (options.dumpGradientsPath &&
-      !dumpGradients(plan, weights, device, dataset.microBatch(0), *options.dumpGradientsPath,
-                     error))
+      !dumpGradients(plan, weights, device, dataset.microBatch(0), options.seed,
+                     *options.dumpGradientsPath, error))
     return false;
 
   std::unique_ptr<Executor> executor = Executor::create(std::move(loaded), device, {}, error);
@@ -300,9 +319,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       return false;
     }
   }
-  bool needsStep = false;
-  for (const PlanBinding &input : executor->plan().inputs)
-    needsStep |= input.name == kStepInput;
+  bool needsStep = hasInput(executor->plan(), kStepInput);
+  bool needsSalt = hasInput(executor->plan(), kSaltInput);
   const std::string &lossName = plan.training().loss_output();
   // A step is one optimizer step: `micro` micro-batches, the last of which applies the update.
   int64_t micro = std::max<int64_t>(1, plan.training().accumulation_steps());
@@ -311,7 +329,10 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     auto start = std::chrono::steady_clock::now();
     double lossSum = 0;
     for (int64_t k = 0; k < micro; ++k) {
-      NamedArrays inputs = dataset.microBatch((step - 1) * micro + k);
+      int64_t index = (step - 1) * micro + k;
+      NamedArrays inputs = dataset.microBatch(index);
+      if (needsSalt)
+        inputs.emplace_back(kSaltInput, salt(options.seed, index));
       inputs.emplace_back(kLearningRateInput, scalar(static_cast<float>(lr)));
       if (needsStep)
         inputs.emplace_back(kStepInput, scalar(static_cast<float>(step)));

@@ -42,6 +42,9 @@ struct TrainingOptions {
   std::optional<std::string> resumeDir;
   /// A progress line on stderr.
   bool progress = false;
+  /// Seeds the dropout masks: each micro-batch's masks depend on the seed and its index, so a
+  /// run (and a resumed run) is reproducible and masks differ between steps.
+  int64_t seed = 0;
 };
 
 /// The learning rate of step `step` (1-based): linear warmup, then cosine decay to zero.

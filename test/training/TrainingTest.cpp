@@ -487,4 +487,29 @@ TEST_F(TrainingBadInputs, ResumingFromAMissingCheckpointFails) {
   EXPECT_NE(output.find("checkpoint.safetensors"), std::string::npos) << output;
 }
 
+TEST_F(TrainingBadInputs, DropoutMasksFollowTheSeed) {
+  // mlp_dropout.onnx keeps nn.Dropout(0.5) (exported in training mode): the masks depend on
+  // --seed and the micro-batch, so one seed reproduces a run and another changes it.
+  std::string dropoutProgram = dir + "/dropout.train";
+  ASSERT_EQ(run(memcCommand("mlp_dropout", {"--loss", "cross_entropy"}, dropoutProgram), dir,
+                output),
+            0)
+      << output;
+  std::string path = dir + "/data.npz", error;
+  ASSERT_TRUE(writeNpz(path, data, /*compress=*/false, error)) << error;
+  auto losses = [&](int seed, const std::string &name) {
+    std::string log = dir + "/" + name + ".jsonl";
+    EXPECT_EQ(run(dropoutProgram + " --data " + path + " --steps 3 --seed " +
+                      std::to_string(seed) + " --log " + log,
+                  dir, output),
+              0)
+        << output;
+    return readLogLines(log);
+  };
+  auto first = losses(1, "first"), again = losses(1, "again"), other = losses(2, "other");
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(first, again);
+  EXPECT_NE(first, other);
+}
+
 } // namespace

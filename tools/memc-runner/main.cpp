@@ -37,7 +37,7 @@ struct Options {
   std::optional<std::string> plan, weights, inputs, outputs;
   // Training programs.
   std::optional<std::string> data, steps, log, dumpGrads, save, checkpoint, checkpointEvery,
-      resume;
+      resume, seed;
   std::string device = "cpu";
   /// Runs of the schedule; the summary reports the median time (benchmarks).
   int repeat = 1;
@@ -58,7 +58,7 @@ void printUsage(bool bundled) {
     std::printf("usage: %s --inputs IN.npz [--outputs OUT.npz] [--device NAME] [--stats]\n"
                 "   or (training programs): %s --data DATA.npz [--steps N] [--log LOG.jsonl]\n"
                 "       [--dump-grads GRADS.npz] [--save OUT.safetensors|OUT.onnx]\n"
-                "       [--checkpoint DIR [--checkpoint-every N]] [--resume DIR]\n",
+                "       [--checkpoint DIR [--checkpoint-every N]] [--resume DIR] [--seed S]\n",
                 name, name);
   else
     std::printf("usage: %s --plan PLAN [--weights WEIGHTS.safetensors] --inputs IN.npz\n"
@@ -84,7 +84,8 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
       {"--data", &options.data},       {"--steps", &options.steps},
       {"--log", &options.log},         {"--dump-grads", &options.dumpGrads},
       {"--save", &options.save},       {"--checkpoint", &options.checkpoint},
-      {"--checkpoint-every", &options.checkpointEvery}, {"--resume", &options.resume}};
+      {"--checkpoint-every", &options.checkpointEvery}, {"--resume", &options.resume},
+      {"--seed", &options.seed}};
   std::optional<std::string> device, repeat;
   valued["--device"] = &device;
   valued["--repeat"] = &repeat;
@@ -182,6 +183,13 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
     if (*end != '\0' || steps < 1)
       return fail("--steps needs a positive count, got '" + *options.steps + "'");
     training.steps = steps;
+  }
+  if (options.seed) {
+    char *end = nullptr;
+    long long seed = std::strtoll(options.seed->c_str(), &end, 10);
+    if (*end != '\0')
+      return fail("--seed needs an integer, got '" + *options.seed + "'");
+    training.seed = seed;
   }
   training.checkpointDir = options.checkpoint;
   training.resumeDir = options.resume;

@@ -1,10 +1,17 @@
-// RUN: not memc-opt --memc-build-train-step %s 2>&1 | FileCheck %s
+// RUN: memc-opt --memc-build-train-step --canonicalize %s | FileCheck %s
 
-// CHECK: error: dropout in a training graph is not supported yet (its mask would repeat every step)
+// Dropout in a training step mixes a per-step salt (input memc.salt) into its mask, and the
+// backward pass draws the same mask: the same op with the same seed and salt.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[SALT:[a-z0-9]+]]: tensor<i64> {memc.input = "memc.salt"}
+// CHECK: memc.dropout %{{.*}} salt %[[SALT]] {ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<4x8xf32>, tensor<i64>
+// CHECK: memc.dropout %{{.*}} salt %[[SALT]] {ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<4x8xf32>, tensor<i64>
 func.func @forward(%x: tensor<4x8xf32> {memc.input = "x"},
-                   %w: tensor<8x3xf32> {memc.param = "w", memc.param_kind = "parameter"})
+                   %w: tensor<8x8xf32> {memc.param = "w", memc.param_kind = "parameter"},
+                   %v: tensor<8x3xf32> {memc.param = "v", memc.param_kind = "parameter"})
     -> (tensor<4x3xf32> {memc.output = "logits"}) {
-  %0 = memc.dropout %x {ratio = 0.1 : f64, seed = 0 : i64} : tensor<4x8xf32>
-  %1 = memc.matmul %0, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
-  return %1 : tensor<4x3xf32>
+  %0 = memc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %1 = memc.dropout %0 {ratio = 0.1 : f64, seed = 7 : i64} : tensor<4x8xf32>
+  %2 = memc.matmul %1, %v : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  return %2 : tensor<4x3xf32>
 }
