@@ -13,8 +13,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -79,8 +79,7 @@ private:
   LogicalResult checkNodesSupported();
   void countUses();
   LogicalResult createFunction();
-  LogicalResult collectInputs(SmallVectorImpl<Type> &types,
-                              SmallVectorImpl<DictionaryAttr> &attrs,
+  LogicalResult collectInputs(SmallVectorImpl<Type> &types, SmallVectorImpl<DictionaryAttr> &attrs,
                               SmallVectorImpl<std::string> &names);
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &input);
   LogicalResult collectParameters(SmallVectorImpl<Type> &types,
@@ -156,8 +155,8 @@ LogicalResult OnnxImporter::checkOpset() {
   if (opset >= kMinOpset && opset <= kMaxOpset)
     return success();
   return emitError(modelLocation())
-         << "the model uses ONNX opset " << opset << "; memc imports opsets " << kMinOpset
-         << " to " << kMaxOpset << " (export with torch.onnx.export(..., opset_version=17))";
+         << "the model uses ONNX opset " << opset << "; memc imports opsets " << kMinOpset << " to "
+         << kMaxOpset << " (export with torch.onnx.export(..., opset_version=17))";
 }
 
 LogicalResult OnnxImporter::checkNodesSupported() {
@@ -169,8 +168,8 @@ LogicalResult OnnxImporter::checkNodesSupported() {
     const onnx::NodeProto &node = model.graph().node(i);
     std::string name = node.name().empty() ? "#" + std::to_string(i) : node.name();
     if (!isDefaultDomain(node.domain()))
-      unsupported[node.domain() + "::" + node.op_type() + " (unknown domain '" +
-                  node.domain() + "')"]
+      unsupported[node.domain() + "::" + node.op_type() + " (unknown domain '" + node.domain() +
+                  "')"]
           .push_back(name);
     else if (!builders.count(node.op_type()))
       unsupported[node.op_type()].push_back(name);
@@ -223,13 +222,13 @@ FailureOr<RankedTensorType> OnnxImporter::inputType(const onnx::ValueInfoProto &
   const onnx::TypeProto::Tensor &tensorType = input.type().tensor_type();
   Type elementType = elementTypeFor(&context, tensorType.elem_type());
   if (!elementType)
-    return emitError(modelLocation()) << "graph input '" << name << "' has element type "
-                                      << onnxDataTypeName(tensorType.elem_type())
-                                      << ", which memc does not support";
+    return emitError(modelLocation())
+           << "graph input '" << name << "' has element type "
+           << onnxDataTypeName(tensorType.elem_type()) << ", which memc does not support";
   if (!tensorType.has_shape())
-    return emitError(modelLocation()) << "graph input '" << name
-                                      << "' has no shape; give one with --input-shape " << name
-                                      << "=DIMS";
+    return emitError(modelLocation())
+           << "graph input '" << name << "' has no shape; give one with --input-shape " << name
+           << "=DIMS";
   SmallVector<int64_t> shape;
   std::string written; // the ONNX shape, symbolic names included, for messages
   bool symbolic = false;
@@ -258,9 +257,8 @@ FailureOr<RankedTensorType> OnnxImporter::inputType(const onnx::ValueInfoProto &
     agrees = dims[i] >= 0 && (shape[i] == ShapedType::kDynamic || shape[i] == dims[i]);
   if (!agrees)
     return emitError(modelLocation())
-           << "--input-shape " << name << "=" << llvm::join(llvm::map_range(dims, [](int64_t d) {
-                return std::to_string(d);
-              }), "x")
+           << "--input-shape " << name << "="
+           << llvm::join(llvm::map_range(dims, [](int64_t d) { return std::to_string(d); }), "x")
            << " does not fit the model's shape [" << written << "]";
   return RankedTensorType::get(dims, elementType);
 }
@@ -283,7 +281,7 @@ LogicalResult OnnxImporter::collectInputs(SmallVectorImpl<Type> &types,
     }
     types.push_back(*type);
     attrs.push_back(builder.getDictionaryAttr(
-        builder.getNamedAttr("memc.input", builder.getStringAttr(input.name()))));
+        builder.getNamedAttr(kInputNameAttr, builder.getStringAttr(input.name()))));
     names.push_back(input.name());
   }
   for (const auto &[name, dims] : options.inputShapes)
@@ -317,7 +315,7 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
                              builder.getStringAttr(trainable ? "parameter" : "buffer"))};
     if (name != stored.name)
       attributes.push_back(
-          builder.getNamedAttr("memc.param_source", builder.getStringAttr(stored.name)));
+          builder.getNamedAttr(kParamSourceAttr, builder.getStringAttr(stored.name)));
     types.push_back(RankedTensorType::get(stored.shape, elementType));
     attrs.push_back(builder.getDictionaryAttr(attributes));
     names.push_back(name);
@@ -345,8 +343,8 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
   // stored one, so every layer keeps training on its own.
   llvm::StringMap<const StoredTensor *> sourceOf;
   for (const onnx::NodeProto &node : model.graph().node()) {
-    if (node.op_type() != "Identity" || !isDefaultDomain(node.domain()) ||
-        node.input_size() != 1 || node.output_size() != 1 || node.output(0).empty())
+    if (node.op_type() != "Identity" || !isDefaultDomain(node.domain()) || node.input_size() != 1 ||
+        node.output_size() != 1 || node.output(0).empty())
       continue;
     const StoredTensor *source = weights.find(node.input(0));
     if (!source)
@@ -362,7 +360,7 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
 }
 
 Location OnnxImporter::nodeLocation(const onnx::NodeProto &node, int index) {
-  std::string name = !node.name().empty()       ? node.name()
+  std::string name = !node.name().empty()     ? node.name()
                      : node.output_size() > 0 ? node.op_type() + ":" + node.output(0)
                                               : node.op_type() + "#" + std::to_string(index);
   return NameLoc::get(builder.getStringAttr(name));
@@ -458,10 +456,11 @@ LogicalResult OnnxImporter::createReturn() {
       return failure();
     results.push_back(*value);
     resultAttrs.push_back(builder.getDictionaryAttr(
-        builder.getNamedAttr("memc.output", builder.getStringAttr(output.name()))));
+        builder.getNamedAttr(kOutputNameAttr, builder.getStringAttr(output.name()))));
   }
   builder.create<func::ReturnOp>(modelLocation(), results);
-  function.setType(builder.getFunctionType(function.getArgumentTypes(), ValueRange(results).getTypes()));
+  function.setType(
+      builder.getFunctionType(function.getArgumentTypes(), ValueRange(results).getTypes()));
   function.setAllResultAttrs(resultAttrs);
   return success();
 }
@@ -498,8 +497,8 @@ DenseElementsAttr toElementsAttr(const HostTensor &tensor, RankedTensorType type
   return DenseElementsAttr::get(type, values);
 }
 
-FailureOr<Value> OnnxImporter::materialize(ImportedTensor &tensor,
-                                           std::optional<Type> elementType, Location loc) {
+FailureOr<Value> OnnxImporter::materialize(ImportedTensor &tensor, std::optional<Type> elementType,
+                                           Location loc) {
   if (tensor.value && (!elementType || getElementTypeOrSelf(tensor.value) == *elementType))
     return tensor.value;
   if (!tensor.constant)

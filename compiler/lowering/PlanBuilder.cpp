@@ -209,20 +209,20 @@ LogicalResult PlanBuilder::findUpdates() {
       parameters[name.getValue()] = argument;
   Operation *terminator = function.getBody().front().getTerminator();
   for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
-    auto name = function.getResultAttrOfType<StringAttr>(index, "memc.updates");
+    auto name = function.getResultAttrOfType<StringAttr>(index, kUpdatesAttr);
     if (!name)
       continue;
     BlockArgument argument = parameters.lookup(name.getValue());
     if (!argument || argument.getType() != value.getType())
-      return function.emitError("result ") << index << " updates '" << name.getValue()
-                                           << "', which is no parameter of its type";
+      return function.emitError("result ")
+             << index << " updates '" << name.getValue() << "', which is no parameter of its type";
     Operation *producer = value.getDefiningOp();
     if (value == argument)
       continue; // unchanged
     if (!producer || isa<ConstantOp, ReshapeOp>(producer) ||
         !updatedArgument.try_emplace(value, argument).second)
-      return function.emitError("result ") << index << " ('" << name.getValue()
-                                           << "') must be computed by a step of its own";
+      return function.emitError("result ")
+             << index << " ('" << name.getValue() << "') must be computed by a step of its own";
   }
   return success();
 }
@@ -240,7 +240,7 @@ LogicalResult PlanBuilder::assignStorage() {
       result.mutable_buffers(buffer)->set_offset(persistent);
       persistent = alignUp(persistent + storageBytes(argument.getType()), plan::kPlanAlignment);
     } else {
-      auto input = function.getArgAttrOfType<StringAttr>(index, "memc.input");
+      auto input = function.getArgAttrOfType<StringAttr>(index, kInputNameAttr);
       addBuffer(argument, plan::ARENA, input ? input.str() : "input" + std::to_string(index));
     }
   }
@@ -405,8 +405,8 @@ LogicalResult PlanBuilder::placeArena(PlanSummary &summary) {
           operand.getType() != op->getResult(0).getType() ||
           last[owner] != static_cast<int64_t>(index))
         continue;
-      hints.push_back({static_cast<int32_t>(requestOf[owner]),
-                       static_cast<int32_t>(requestOf[written])});
+      hints.push_back(
+          {static_cast<int32_t>(requestOf[owner]), static_cast<int32_t>(requestOf[written])});
       break;
     }
   }
@@ -440,8 +440,7 @@ LogicalResult PlanBuilder::placeArena(PlanSummary &summary) {
       for (uint32_t input : step.inputs())
         if (result.buffers(output).region() == plan::PERSISTENT &&
             result.buffers(input).region() == plan::PERSISTENT &&
-            result.buffers(input).offset() == result.buffers(output).offset() &&
-            !step.in_place()) {
+            result.buffers(input).offset() == result.buffers(output).offset() && !step.in_place()) {
           step.set_in_place(true);
           ++summary.inPlaceSteps;
         }
@@ -460,7 +459,7 @@ void PlanBuilder::bindInterface() {
     if (auto name = function.getArgAttrOfType<StringAttr>(index, kParamNameAttr)) {
       binding = result.add_parameters();
       binding->set_name(name.str());
-      auto source = function.getArgAttrOfType<StringAttr>(index, "memc.param_source");
+      auto source = function.getArgAttrOfType<StringAttr>(index, kParamSourceAttr);
       binding->set_source(source ? source.str() : name.str());
       auto kind = function.getArgAttrOfType<StringAttr>(index, kParamKindAttr);
       binding->set_kind(kind ? kind.str() : "parameter");
@@ -472,12 +471,12 @@ void PlanBuilder::bindInterface() {
   }
   for (auto [index, value] :
        llvm::enumerate(function.getBody().front().getTerminator()->getOperands())) {
-    if (function.getResultAttr(index, "memc.updates"))
+    if (function.getResultAttr(index, kUpdatesAttr))
       continue; // written over its argument, not an output
     plan::Binding *binding = result.add_outputs();
-    auto name = function.getResultAttrOfType<StringAttr>(index, "memc.output");
+    auto name = function.getResultAttrOfType<StringAttr>(index, kOutputNameAttr);
     if (!name) // a gradient is named after its parameter
-      name = function.getResultAttrOfType<StringAttr>(index, "memc.gradient_of");
+      name = function.getResultAttrOfType<StringAttr>(index, kGradientOfAttr);
     binding->set_name(name ? name.str() : "output" + std::to_string(index));
     binding->set_buffer(bufferOf[value]);
   }

@@ -29,8 +29,8 @@ FailureOr<llvm::SmallVector<bool>> selectTrainable(func::FuncOp forward,
     for (const std::string &text : texts) {
       llvm::Expected<llvm::GlobPattern> pattern = llvm::GlobPattern::create(text);
       if (!pattern)
-        return emitError(forward.getLoc()) << "invalid glob '" << text
-                                           << "': " << llvm::toString(pattern.takeError());
+        return emitError(forward.getLoc())
+               << "invalid glob '" << text << "': " << llvm::toString(pattern.takeError());
       patterns.push_back(std::move(*pattern));
     }
     return success();
@@ -62,8 +62,8 @@ FailureOr<llvm::SmallVector<bool>> selectTrainable(func::FuncOp forward,
                           StringRef flag) {
     for (size_t p = 0; p < texts.size(); ++p)
       if (!used[p]) {
-        emitError(forward.getLoc()) << flag << " '" << texts[p]
-                                    << "' matches no parameter or buffer name";
+        emitError(forward.getLoc())
+            << flag << " '" << texts[p] << "' matches no parameter or buffer name";
         unmatched = true;
       }
   };
@@ -85,14 +85,14 @@ FailureOr<unsigned> lossInputIndex(func::FuncOp forward, const TrainStepOptions 
   }
   std::string names;
   for (unsigned i = 0; i < count; ++i) {
-    auto name = forward.getResultAttrOfType<StringAttr>(i, "memc.output");
+    auto name = forward.getResultAttrOfType<StringAttr>(i, kOutputNameAttr);
     if (name && name.getValue() == options.lossInput)
       return i;
     names += (names.empty() ? "" : ", ") + (name ? name.str() : "?");
   }
-  return emitError(forward.getLoc()) << "--loss-input '" << options.lossInput
-                                     << "' is not an output of the model (outputs: " << names
-                                     << ")";
+  return emitError(forward.getLoc())
+         << "--loss-input '" << options.lossInput
+         << "' is not an output of the model (outputs: " << names << ")";
 }
 
 FailureOr<RankedTensorType> labelsType(RankedTensorType logits, const TrainStepOptions &options,
@@ -100,8 +100,7 @@ FailureOr<RankedTensorType> labelsType(RankedTensorType logits, const TrainStepO
   if (options.loss == LossKind::MeanSquaredError)
     return logits;
   if (logits.getRank() < 1 || !isa<FloatType>(logits.getElementType()))
-    return emitError(loc) << "cross_entropy needs floating logits [..., classes], got "
-                          << logits;
+    return emitError(loc) << "cross_entropy needs floating logits [..., classes], got " << logits;
   return RankedTensorType::get(logits.getShape().drop_back(),
                                IntegerType::get(logits.getContext(), 64));
 }
@@ -118,8 +117,8 @@ Value buildLoss(OpBuilder &b, Location loc, Value prediction, Value labels,
   SmallVector<int64_t> axes;
   for (int64_t axis = 0; axis < rank; ++axis)
     axes.push_back(axis);
-  Value mean = b.create<ReduceMeanOp>(loc, squared, b.getDenseI64ArrayAttr(axes),
-                                      b.getBoolAttr(false));
+  Value mean =
+      b.create<ReduceMeanOp>(loc, squared, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
   auto meanType = cast<RankedTensorType>(mean.getType());
   if (!meanType.getElementType().isF32())
     mean = b.create<CastOp>(loc, meanType.clone(b.getF32Type()), mean);
@@ -136,7 +135,7 @@ Value scalarLike(OpBuilder &b, Location loc, Value like, double value) {
 /// Sum of squares of every gradient, sqrt, and the scale clip_grad_norm_ applies:
 /// min(1, max_norm / (norm + 1e-6)).
 SmallVector<Value> clipByGlobalNorm(OpBuilder &b, Location loc, ArrayRef<Value> gradients,
-                                   double maxNorm) {
+                                    double maxNorm) {
   auto scalarType = RankedTensorType::get({}, b.getF32Type());
   Value total;
   for (Value gradient : gradients) {
@@ -147,8 +146,8 @@ SmallVector<Value> clipByGlobalNorm(OpBuilder &b, Location loc, ArrayRef<Value> 
     SmallVector<int64_t> axes;
     for (int64_t axis = 0; axis < type.getRank(); ++axis)
       axes.push_back(axis);
-    Value sum = b.create<ReduceSumOp>(loc, squares, b.getDenseI64ArrayAttr(axes),
-                                      b.getBoolAttr(false));
+    Value sum =
+        b.create<ReduceSumOp>(loc, squares, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
     total = total ? b.create<AddOp>(loc, total, sum).getResult() : sum;
   }
   auto constant = [&](double value) {
@@ -193,8 +192,8 @@ SmallVector<std::pair<Value, Value>> runningStatisticsUpdate(OpBuilder &b, Batch
   Value mean = b.create<ReduceMeanOp>(loc, x, axesAttr, b.getBoolAttr(false));
   Value centered = b.create<SubOp>(
       loc, x, b.create<ReshapeOp>(loc, cast<RankedTensorType>(mean.getType()).clone(kept), mean));
-  Value variance = b.create<ReduceMeanOp>(loc, b.create<MulOp>(loc, centered, centered),
-                                          axesAttr, b.getBoolAttr(false));
+  Value variance = b.create<ReduceMeanOp>(loc, b.create<MulOp>(loc, centered, centered), axesAttr,
+                                          b.getBoolAttr(false));
   Value unbiased =
       b.create<MulOp>(loc, variance, scalar(double(count) / std::max<int64_t>(count - 1, 1)));
   double momentum = op.getMomentum().convertToDouble();
@@ -292,10 +291,12 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
     return failure();
   // Dropout masks must change every step: the step takes a salt (the runtime's seed and step
   // number) that every dropout mixes into its seed.
-  bool hasDropout = forward.walk([](DropoutOp) { return WalkResult::interrupt(); }).wasInterrupted();
+  bool hasDropout =
+      forward.walk([](DropoutOp) { return WalkResult::interrupt(); }).wasInterrupted();
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
-    for (StringRef attr : {StringRef("memc.input"), StringRef(kParamNameAttr)})
-      if (StringAttr name = argAttr(forward, i, attr); name && name.getValue() == options.labelsName)
+    for (StringRef attr : {StringRef(kInputNameAttr), StringRef(kParamNameAttr)})
+      if (StringAttr name = argAttr(forward, i, attr);
+          name && name.getValue() == options.labelsName)
         return emitError(forward.getLoc())
                << "--labels '" << options.labelsName
                << "' is already the name of a model input or parameter; choose another";
@@ -314,7 +315,7 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   SmallVector<DictionaryAttr> argAttrs;
   forward.getAllArgAttrs(argAttrs);
   auto inputAttr = [&](StringRef name) {
-    return b.getDictionaryAttr(b.getNamedAttr("memc.input", b.getStringAttr(name)));
+    return b.getDictionaryAttr(b.getNamedAttr(kInputNameAttr, b.getStringAttr(name)));
   };
   argAttrs.insert(argAttrs.begin() + labelsPosition, inputAttr(options.labelsName));
   SmallVector<unsigned> trainableArgs; // indices into @forward's arguments
@@ -382,8 +383,7 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
       dropout.getSaltMutable().assign(step.getArguments().back());
   }
   Value predictionValue = mapping.lookup(returnOp.getOperand(*lossIndex));
-  Value loss =
-      buildLoss(b, loc, predictionValue, step.getArgument(labelsPosition), options);
+  Value loss = buildLoss(b, loc, predictionValue, step.getArgument(labelsPosition), options);
   // The computation to differentiate: the forward clone and the loss, in order.
   SmallVector<Operation *> ops;
   for (Operation &op : *body)
@@ -392,9 +392,9 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   SmallVector<Value> wrt;
   for (unsigned index : trainableArgs)
     wrt.push_back(stepArgument(index));
-  Value seed = b.create<ConstantOp>(
-      loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
-                                  b.getF32FloatAttr(1.0f)));
+  Value seed =
+      b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                                       b.getF32FloatAttr(1.0f)));
   FailureOr<SmallVector<Value>> gradients = buildReverseSweep(b, ops, loss, seed, wrt);
   if (failed(gradients)) {
     step.erase();
@@ -405,7 +405,7 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
       continue;
     if (options.warnUnreachable)
       emitWarning(loc) << "parameter '" << argAttr(forward, index, kParamNameAttr).getValue()
-                     << "' has no path to the loss; its gradient is zero";
+                       << "' has no path to the loss; its gradient is zero";
     auto type = cast<RankedTensorType>(stepArgument(index).getType());
     gradient = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0)));
@@ -427,7 +427,7 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
 
   SmallVector<Value> results = {loss};
   SmallVector<DictionaryAttr> resultAttrs = {
-      b.getDictionaryAttr(b.getNamedAttr("memc.output", b.getStringAttr("loss")))};
+      b.getDictionaryAttr(b.getNamedAttr(kOutputNameAttr, b.getStringAttr("loss")))};
   auto marked = [&](StringRef attr, StringRef name) {
     return b.getDictionaryAttr(b.getNamedAttr(attr, b.getStringAttr(name)));
   };
@@ -435,7 +435,7 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
     for (auto [index, gradient] : llvm::zip(trainableArgs, *gradients)) {
       results.push_back(gradient);
       resultAttrs.push_back(
-          marked("memc.gradient_of", argAttr(forward, index, kParamNameAttr).getValue()));
+          marked(kGradientOfAttr, argAttr(forward, index, kParamNameAttr).getValue()));
     }
   } else {
     unsigned scalarArg = accumulatorArg + accumulatorNames.size();
@@ -461,26 +461,26 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
           buildUpdate(b, loc, options.optimizer, param, gradient, state, lr, stepNumber);
       results.push_back(applied(updated[0], param));
       resultAttrs.push_back(
-          marked("memc.updates", argAttr(forward, index, kParamNameAttr).getValue()));
+          marked(kUpdatesAttr, argAttr(forward, index, kParamNameAttr).getValue()));
       for (size_t s = 0; s < stateCount; ++s) {
         results.push_back(applied(updated[1 + s], state[s]));
-        resultAttrs.push_back(marked("memc.updates", stateNames[stateIndex + s]));
+        resultAttrs.push_back(marked(kUpdatesAttr, stateNames[stateIndex + s]));
       }
       stateIndex += stateCount;
       if (accumulates) { // restart the sum after an update
         Value zero = scalarLike(b, loc, accumulated[i], 0.0);
         results.push_back(b.create<WhereOp>(loc, apply, zero, accumulated[i]));
-        resultAttrs.push_back(marked("memc.updates", accumulatorNames[i]));
+        resultAttrs.push_back(marked(kUpdatesAttr, accumulatorNames[i]));
       }
     }
   }
   if (hasOptimizer)
     for (BatchNormOp batchNorm : batchNorms)
       for (auto [statistic, updated] : runningStatisticsUpdate(b, batchNorm)) {
-        auto name = step.getArgAttrOfType<StringAttr>(
-            cast<BlockArgument>(statistic).getArgNumber(), kParamNameAttr);
+        auto name = step.getArgAttrOfType<StringAttr>(cast<BlockArgument>(statistic).getArgNumber(),
+                                                      kParamNameAttr);
         results.push_back(updated);
-        resultAttrs.push_back(marked("memc.updates", name.getValue()));
+        resultAttrs.push_back(marked(kUpdatesAttr, name.getValue()));
       }
   b.create<func::ReturnOp>(loc, results);
   step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));

@@ -22,6 +22,15 @@ namespace memc {
 /// Argument attributes that tie a function argument to a tensor in the model's weight store.
 constexpr llvm::StringLiteral kParamNameAttr = "memc.param";
 constexpr llvm::StringLiteral kParamKindAttr = "memc.param_kind";
+/// The initializer holding the initial values of a parameter the exporter deduplicated.
+constexpr llvm::StringLiteral kParamSourceAttr = "memc.param_source";
+/// Graph inputs (arguments) and outputs (results) by their ONNX names.
+constexpr llvm::StringLiteral kInputNameAttr = "memc.input";
+constexpr llvm::StringLiteral kOutputNameAttr = "memc.output";
+/// Training-step results: the parameter a gradient belongs to, or the argument a new value
+/// replaces.
+constexpr llvm::StringLiteral kGradientOfAttr = "memc.gradient_of";
+constexpr llvm::StringLiteral kUpdatesAttr = "memc.updates";
 /// The model file a function's parameters are read from (on the module).
 constexpr llvm::StringLiteral kWeightsFileAttr = "memc.weights";
 

@@ -45,17 +45,17 @@ cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"), cl::Req
 cl::opt<std::string> outputPath("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(memcCategory));
 enum class Mode { Import, Infer, Train };
-cl::opt<Mode> mode("mode", cl::desc("What to build (default: train when --loss is given)"),
-                   cl::init(Mode::Import),
-                   cl::values(clEnumValN(Mode::Import, "import", "print the model as memc IR"),
-                              clEnumValN(Mode::Infer, "infer",
-                                         "an executable computing the model's outputs"),
-                              clEnumValN(Mode::Train, "train",
-                                         "an executable training the model")),
-                   cl::cat(memcCategory));
+cl::opt<Mode>
+    mode("mode", cl::desc("What to build (default: train when --loss is given)"),
+         cl::init(Mode::Import),
+         cl::values(clEnumValN(Mode::Import, "import", "print the model as memc IR"),
+                    clEnumValN(Mode::Infer, "infer", "an executable computing the model's outputs"),
+                    clEnumValN(Mode::Train, "train", "an executable training the model")),
+         cl::cat(memcCategory));
 
 cl::OptionCategory trainingCategory("memc training options");
-cl::opt<std::string> loss("loss", cl::desc("Loss: cross_entropy or mse"), cl::cat(trainingCategory));
+cl::opt<std::string> loss("loss", cl::desc("Loss: cross_entropy or mse"),
+                          cl::cat(trainingCategory));
 cl::opt<std::string> lossInput("loss-input", cl::desc("Graph output the loss is computed from"),
                                cl::cat(trainingCategory));
 cl::opt<std::string> labels("labels", cl::desc("Name of the labels input"), cl::init("labels"),
@@ -70,28 +70,27 @@ cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"), cl::cat(tr
 cl::opt<double> weightDecay("weight-decay", cl::desc("Weight decay"), cl::init(-1.0),
                             cl::cat(trainingCategory));
 cl::opt<double> beta1("beta1", cl::desc("AdamW beta1"), cl::init(0.9), cl::cat(trainingCategory));
-cl::opt<double> beta2("beta2", cl::desc("AdamW beta2"), cl::init(0.999),
-                      cl::cat(trainingCategory));
+cl::opt<double> beta2("beta2", cl::desc("AdamW beta2"), cl::init(0.999), cl::cat(trainingCategory));
 cl::opt<double> epsilon("eps", cl::desc("AdamW epsilon"), cl::init(1e-8),
                         cl::cat(trainingCategory));
 cl::opt<double> clipGradNorm("clip-grad-norm", cl::desc("Clip the gradients' global norm"),
                              cl::init(0.0), cl::cat(trainingCategory));
-cl::opt<int64_t> gradAccum("grad-accum", cl::desc("Micro-batches per optimizer step"),
-                           cl::init(1), cl::cat(trainingCategory));
+cl::opt<int64_t> gradAccum("grad-accum", cl::desc("Micro-batches per optimizer step"), cl::init(1),
+                           cl::cat(trainingCategory));
 cl::opt<int64_t> warmup("warmup", cl::desc("Linear learning-rate warmup steps"), cl::init(0),
                         cl::cat(trainingCategory));
-cl::opt<int64_t> decaySteps("decay-steps", cl::desc("Cosine decay steps after warmup"),
-                            cl::init(0), cl::cat(trainingCategory));
+cl::opt<int64_t> decaySteps("decay-steps", cl::desc("Cosine decay steps after warmup"), cl::init(0),
+                            cl::cat(trainingCategory));
 cl::list<std::string> freeze("freeze", cl::desc("Glob of parameters that do not train"),
                              cl::cat(trainingCategory));
 cl::list<std::string> trainable("trainable", cl::desc("Glob of the only parameters that train"),
                                 cl::cat(trainingCategory));
 enum class Emit { Mlir, MlirImport };
-cl::opt<Emit> emit("emit", cl::desc("What to produce"), cl::init(Emit::Mlir),
-                   cl::values(clEnumValN(Emit::Mlir, "mlir", "memc IR in canonical form"),
-                              clEnumValN(Emit::MlirImport, "mlir-import",
-                                         "memc IR exactly as imported")),
-                   cl::cat(memcCategory));
+cl::opt<Emit>
+    emit("emit", cl::desc("What to produce"), cl::init(Emit::Mlir),
+         cl::values(clEnumValN(Emit::Mlir, "mlir", "memc IR in canonical form"),
+                    clEnumValN(Emit::MlirImport, "mlir-import", "memc IR exactly as imported")),
+         cl::cat(memcCategory));
 cl::list<std::string> inputShapes("input-shape",
                                   cl::desc("Static shape for a graph input with symbolic dims"),
                                   cl::value_desc("NAME=DIMS, e.g. input_ids=4x128"),
@@ -110,8 +109,7 @@ bool parseInputShape(llvm::StringRef text, memc::ImportOptions &options, std::st
   for (llvm::StringRef part : parts) {
     int64_t dim;
     if (part.getAsInteger(10, dim) || dim <= 0) {
-      error = "--input-shape " + text.str() + ": '" + part.str() +
-              "' is not a positive dimension";
+      error = "--input-shape " + text.str() + ": '" + part.str() + "' is not a positive dimension";
       return false;
     }
     shape.push_back(dim);
@@ -151,12 +149,13 @@ void printSummary(ModuleOp module, double seconds) {
   module.walk([&](func::FuncOp function) {
     for (BlockArgument argument : function.getArguments()) {
       auto type = cast<RankedTensorType>(argument.getType());
-      auto kind = function.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
-                                                        memc::kParamKindAttr);
+      auto kind =
+          function.getArgAttrOfType<StringAttr>(argument.getArgNumber(), memc::kParamKindAttr);
       if (!kind) {
-        auto name = function.getArgAttrOfType<StringAttr>(argument.getArgNumber(), "memc.input");
-        inputs += (inputs.empty() ? "" : ", ") + (name ? name.str() : "?") + " " +
-                  describeValue(type);
+        auto name =
+            function.getArgAttrOfType<StringAttr>(argument.getArgNumber(), memc::kInputNameAttr);
+        inputs +=
+            (inputs.empty() ? "" : ", ") + (name ? name.str() : "?") + " " + describeValue(type);
       } else if (kind.getValue() == "parameter") {
         ++parameters;
         parameterElements += type.getNumElements();
@@ -166,7 +165,7 @@ void printSummary(ModuleOp module, double seconds) {
       }
     }
     for (unsigned i = 0; i < function.getNumResults(); ++i) {
-      auto name = function.getResultAttrOfType<StringAttr>(i, "memc.output");
+      auto name = function.getResultAttrOfType<StringAttr>(i, memc::kOutputNameAttr);
       outputs += (outputs.empty() ? "" : ", ") + (name ? name.str() : "?") + " " +
                  describeValue(function.getResultTypes()[i]);
     }
@@ -232,8 +231,8 @@ bool trainingOptions(memc::TrainStepOptions &options) {
   if (!optimizerKind || *optimizerKind == memc::OptimizerKind::None)
     return error("--optimizer must be sgd or adamw, got '" + optimizer + "'");
   opt.kind = *optimizerKind;
-  if (!(learningRate > 0) || momentum < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 ||
-      beta2 >= 1 || epsilon <= 0 || clipGradNorm < 0 || warmup < 0 || decaySteps < 0)
+  if (!(learningRate > 0) || momentum < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1 ||
+      epsilon <= 0 || clipGradNorm < 0 || warmup < 0 || decaySteps < 0)
     return error("--lr, --eps must be positive; --momentum, --clip-grad-norm, --warmup, "
                  "--decay-steps non-negative; --beta1, --beta2 in [0, 1)");
   if (gradAccum < 1)
@@ -244,8 +243,8 @@ bool trainingOptions(memc::TrainStepOptions &options) {
   opt.momentum = momentum;
   opt.nesterov = nesterov;
   // torch.optim defaults: SGD none, AdamW 0.01.
-  opt.weightDecay = weightDecay >= 0 ? weightDecay
-                                     : (opt.kind == memc::OptimizerKind::AdamW ? 0.01 : 0.0);
+  opt.weightDecay =
+      weightDecay >= 0 ? weightDecay : (opt.kind == memc::OptimizerKind::AdamW ? 0.01 : 0.0);
   opt.beta1 = beta1;
   opt.beta2 = beta2;
   opt.eps = epsilon;
@@ -291,7 +290,8 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
   if (options.loss == memc::LossKind::CrossEntropy) {
     auto step = module.lookupSymbol<func::FuncOp>("train_step");
     for (BlockArgument argument : step.getArguments())
-      if (auto name = step.getArgAttrOfType<StringAttr>(argument.getArgNumber(), "memc.input");
+      if (auto name =
+              step.getArgAttrOfType<StringAttr>(argument.getArgNumber(), memc::kInputNameAttr);
           name && name.getValue() == labels) {
         // The logits' class axis is the one the labels lack: read it off the loss's operand.
         for (Operation *user : argument.getUsers())
@@ -333,8 +333,9 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions({&memcCategory, &trainingCategory});
-  cl::ParseCommandLineOptions(argc, argv, "memc: compile ONNX models into memory-optimized "
-                                          "training executables\n");
+  cl::ParseCommandLineOptions(argc, argv,
+                              "memc: compile ONNX models into memory-optimized "
+                              "training executables\n");
   auto start = std::chrono::steady_clock::now();
 
   if (!loss.empty() && mode == Mode::Import)
@@ -383,8 +384,7 @@ int main(int argc, char **argv) {
   }
   module->print(output->os());
   output->keep();
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   printSummary(*module, seconds);
   return 0;
 }
