@@ -15,15 +15,19 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-import torch
-import torch.nn.functional as F
+THREADS = int(os.environ.get("MEMC_NUM_THREADS", os.cpu_count() or 1))
+# Debian's torch runs its matmuls on OpenBLAS, whose threads torch.set_num_threads does not
+# limit: hold them to the same count before torch loads, so both sides use THREADS threads.
+os.environ["OPENBLAS_NUM_THREADS"] = str(THREADS)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "test", "fixtures"))
 import export_fixtures as fixtures  # noqa: E402
 
-THREADS = int(os.environ.get("MEMC_NUM_THREADS", os.cpu_count() or 1))
 WARMUP = 3
 
 
