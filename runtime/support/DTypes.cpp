@@ -8,21 +8,8 @@ namespace memc::runtime {
 uint64_t elementSize(DType dtype) { return kernels::dtypeSize(dtype); }
 
 const char *dtypeString(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::I64:
-    return "i64";
-  case DType::I32:
-    return "i32";
-  case DType::Bool:
-    return "bool";
-  }
-  return "?";
+  // The runtime's messages and files say "bool" where the kernels say "i1".
+  return dtype == DType::Bool ? "bool" : kernels::dtypeName(dtype);
 }
 
 bool dtypeFromValue(int64_t value, DType &out) {
