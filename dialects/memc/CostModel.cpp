@@ -1,0 +1,81 @@
+//===- CostModel.cpp - FLOPs and bytes of one memc op ---------------------===//
+#include "dialects/memc/CostModel.h"
+#include "dialects/memc/MemcDialect.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace memc {
+namespace {
+
+double elements(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() ? static_cast<double>(type.getNumElements()) : 0.0;
+}
+
+double bytesOf(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  return static_cast<double>(type.getNumElements()) * (bits == 1 ? 1 : bits / 8);
+}
+
+/// FLOPs per output element of elementwise and normalisation ops: the arithmetic a careful
+/// kernel does (exp, erf and tanh count as a few operations each, as in profilers' tables).
+double flopsPerElement(Operation *op) {
+  return TypeSwitch<Operation *, double>(op)
+      .Case<GeluOp, GeluGradOp>([](auto) { return 14.0; })
+      .Case<ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp, PowOp>([](auto) { return 4.0; })
+      .Case<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp>([](auto) { return 5.0; })
+      .Case<LayerNormOp, BatchNormOp>([](auto) { return 8.0; })
+      .Case<LayerNormGradOp, BatchNormGradOp>([](auto) { return 12.0; })
+      .Case<AdamWUpdateOp>([](auto) { return 12.0; })
+      .Case<SgdUpdateOp, DropoutOp, CrossEntropyOp, CrossEntropyGradOp>([](auto) { return 4.0; })
+      .Case<TransposeOp, BroadcastToOp, ConcatOp, SplitOp, SliceOp, SliceGradOp, GatherOp,
+            GatherGradOp, CastOp, TriluOp>([](auto) { return 0.0; })
+      .Default([](Operation *) { return 1.0; });
+}
+
+} // namespace
+
+OpCost estimateOpCost(Operation *op) {
+  OpCost cost;
+  if (isa<ConstantOp, ReshapeOp>(op))
+    return cost;
+  double outputElements = 0;
+  for (Value operand : op->getOperands())
+    cost.bytes += bytesOf(operand);
+  for (Value result : op->getResults()) {
+    cost.bytes += bytesOf(result);
+    outputElements += elements(result);
+  }
+  if (auto matmul = dyn_cast<MatMulOp>(op)) {
+    // 2*M*N*K per batch: output elements times the contracted length.
+    auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+    cost.flops = 2.0 * elements(matmul.getResult()) * lhs.getShape().back();
+    return cost;
+  }
+  if (isa<ConvOp, ConvGradInputOp, ConvGradWeightOp>(op)) {
+    // Each multiply-add pairs one element of the forward output with one weight element of its
+    // group: 2 * forward outputs * (weight elements / output channels). conv_grad_input(grad,
+    // weight) and conv_grad_weight(grad, input) read the forward output's shape off `grad`.
+    Value weight = isa<ConvGradWeightOp>(op) ? op->getResult(0) : op->getOperand(1);
+    double forwardOutputs = isa<ConvOp>(op) ? elements(op->getResult(0)) : elements(op->getOperand(0));
+    int64_t outChannels = cast<RankedTensorType>(weight.getType()).getShape()[0];
+    cost.flops = 2.0 * forwardOutputs * elements(weight) / std::max<int64_t>(1, outChannels);
+    return cost;
+  }
+  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, MaxPoolOp, AvgPoolOp, MaxPoolGradOp,
+          AvgPoolGradOp>(op)) {
+    // One operation per element read.
+    cost.flops = elements(op->getOperand(0));
+    return cost;
+  }
+  cost.flops = flopsPerElement(op) * outputElements;
+  return cost;
+}
+
+} // namespace memc
