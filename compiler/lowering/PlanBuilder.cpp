@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/lowering/PlanBuilder.h"
+#include "compiler/lowering/BufferCategories.h"
 #include "compiler/planner/ArenaPlanner.h"
 #include "compiler/planner/Assignment.h"
 #include "compiler/planner/MemoryScheduler.h"
@@ -185,6 +186,7 @@ private:
   uint64_t constantBytesUsed = 0;
   /// Training steps: results marked `memc.updates = NAME` and the argument each overwrites.
   llvm::DenseMap<Value, BlockArgument> updatedArgument;
+  llvm::DenseMap<Value, plan::Category> categories;
 };
 
 uint32_t PlanBuilder::addBuffer(Value value, plan::Region region, const std::string &name) {
@@ -197,6 +199,7 @@ uint32_t PlanBuilder::addBuffer(Value value, plan::Region region, const std::str
   buffer->set_region(region);
   buffer->set_size_bytes(storageBytes(type));
   buffer->set_name(name);
+  buffer->set_category(categories.lookup(value));
   bufferOf[value] = index;
   allocationOf.push_back(index);
   return index;
@@ -485,6 +488,7 @@ void PlanBuilder::bindInterface() {
 LogicalResult PlanBuilder::build(PlanSummary &summary) {
   result.set_format_version(plan::kPlanFormatVersion);
   result.set_alignment(plan::kPlanAlignment);
+  categories = classifyValues(function);
   if (failed(assignStorage()))
     return failure();
   scheduleSteps(summary);

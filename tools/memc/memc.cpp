@@ -16,6 +16,9 @@
 #include "compiler/lowering/PlanBuilder.h"
 #include "compiler/lowering/ProgramWriter.h"
 #include "compiler/pipeline/Pipeline.h"
+#include "compiler/remat/PlanWithinBudget.h"
+#include "compiler/report/MemoryReport.h"
+#include "compiler/report/MemorySvg.h"
 #include "compiler/training/TrainStep.h"
 #include "dialects/memc/MemcDialect.h"
 #include "dialects/memc/ShapeInference.h"
@@ -85,6 +88,34 @@ cl::list<std::string> freeze("freeze", cl::desc("Glob of parameters that do not 
                              cl::cat(trainingCategory));
 cl::list<std::string> trainable("trainable", cl::desc("Glob of the only parameters that train"),
                                 cl::cat(trainingCategory));
+cl::OptionCategory memoryCategory("memc memory options");
+cl::opt<std::string> vramBudget("vram-budget",
+                                cl::desc("Device memory the program may use at its peak "
+                                         "(e.g. 24GiB, 1.5GB, 512MiB)"),
+                                cl::value_desc("size"), cl::cat(memoryCategory));
+cl::opt<memc::RematMode> rematMode(
+    "remat", cl::desc("What to recompute in the backward instead of keeping it"),
+    cl::init(memc::RematMode::Auto),
+    cl::values(clEnumValN(memc::RematMode::Auto, "auto", "only as much as the budget needs"),
+               clEnumValN(memc::RematMode::None, "none", "keep every activation"),
+               clEnumValN(memc::RematMode::Full, "full", "keep only layer boundaries")),
+    cl::cat(memoryCategory));
+cl::opt<memc::RematSolver> rematSolver(
+    "remat-solver", cl::desc("How --remat auto decides"), cl::init(memc::RematSolver::Heuristic),
+    cl::values(clEnumValN(memc::RematSolver::Heuristic, "heuristic", "greedy, in well under a second"),
+               clEnumValN(memc::RematSolver::Ilp, "ilp",
+                          "integer program (COIN-OR CBC), the heuristic where it cannot solve")),
+    cl::cat(memoryCategory));
+cl::opt<double> ilpTimeLimit("ilp-time-limit", cl::desc("Seconds the ILP solver may take"),
+                             cl::init(20.0), cl::cat(memoryCategory));
+cl::opt<bool> report("report", cl::desc("Print where the peak's bytes go"),
+                     cl::cat(memoryCategory));
+cl::opt<std::string> reportJson("report-json", cl::desc("Write the memory report as JSON"),
+                                cl::value_desc("file"), cl::cat(memoryCategory));
+cl::opt<std::string> reportSvg("report-svg",
+                               cl::desc("Draw memory over the schedule, before and after remat"),
+                               cl::value_desc("file"), cl::cat(memoryCategory));
+
 enum class Emit { Mlir, MlirImport };
 cl::opt<Emit>
     emit("emit", cl::desc("What to produce"), cl::init(Emit::Mlir),
@@ -189,12 +220,103 @@ std::string runnerPath(const char *argv0) {
   return std::string(path);
 }
 
+/// The budget and remat flags; false (with a message) on a malformed size.
+bool budgetOptions(memc::BudgetOptions &options) {
+  if (!vramBudget.empty()) {
+    options.budgetBytes = memc::parseByteSize(vramBudget);
+    if (!options.budgetBytes || *options.budgetBytes == 0) {
+      llvm::errs() << "memc: error: --vram-budget expects a size such as 24GiB, 1.5GB or 512MiB, "
+                      "got '"
+                   << vramBudget << "'\n";
+      return false;
+    }
+  }
+  if (!(ilpTimeLimit > 0)) {
+    llvm::errs() << "memc: error: --ilp-time-limit must be positive\n";
+    return false;
+  }
+  options.mode = rematMode;
+  options.solver = rematSolver;
+  options.ilpTimeLimitSeconds = ilpTimeLimit;
+  return true;
+}
+
+/// Prints and writes the reports asked for; false if a file cannot be written.
+bool emitReports(const memc::BudgetedPlan &planned, const memc::BudgetOptions &options) {
+  if (report.getNumOccurrences() == 0 && reportJson.empty() && reportSvg.empty())
+    return true;
+  memc::MemoryReport memory = memc::buildMemoryReport(planned, options.budgetBytes);
+  if (report)
+    memc::printMemoryReport(memory, llvm::errs());
+  auto write = [](const std::string &path, auto &&print) {
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
+    if (!file) {
+      llvm::errs() << "memc: error: " << error << "\n";
+      return false;
+    }
+    print(file->os());
+    file->keep();
+    return true;
+  };
+  if (!reportJson.empty() &&
+      !write(reportJson, [&](llvm::raw_ostream &os) { memc::writeMemoryReportJson(memory, os); }))
+    return false;
+  std::string title = llvm::sys::path::filename(modelPath).str();
+  if (!reportSvg.empty() && !write(reportSvg, [&](llvm::raw_ostream &os) {
+        memc::writeMemorySvg(memory, title, os);
+      }))
+    return false;
+  return true;
+}
+
+/// The error for a budget memc cannot meet: the lowest peak it reached, where those bytes go, and
+/// the flags that would lower it.
+void reportInfeasibleBudget(const memc::BudgetedPlan &planned, const memc::BudgetOptions &options,
+                            bool training) {
+  memc::MemoryReport memory = memc::buildMemoryReport(planned, options.budgetBytes);
+  llvm::raw_ostream &os = llvm::errs();
+  os << "memc: error: the budget of " << memc::formatBytes(*options.budgetBytes)
+     << " is too small: the lowest peak memc reaches with these flags is "
+     << memc::formatBytes(memory.peakBytes) << " (" << memory.peakBytes << " bytes";
+  if (training)
+    os << ", --remat " << (options.mode == memc::RematMode::None ? "none" : planned.strategy);
+  os << ")\n  at that peak:";
+  for (int c = 1; c < memc::kNumCategories; ++c)
+    if (memory.breakdown[c])
+      os << " " << memc::categoryName(c) << " " << memc::formatBytes(memory.breakdown[c]) << ";";
+  if (memory.unusedArenaBytes)
+    os << " unused arena " << memc::formatBytes(memory.unusedArenaBytes) << ";";
+  os << "\n  what would lower it:";
+  if (training && options.mode == memc::RematMode::None)
+    os << " --remat auto (recompute activations instead of keeping them);";
+  os << " a smaller batch (--input-shape);";
+  if (training) {
+    if (memory.breakdown[memc::plan::OPTIMIZER_STATE])
+      os << " --freeze or --trainable (no gradients or optimizer state for frozen parameters);"
+         << (optimizer == "adamw" ? " --optimizer sgd (AdamW keeps two states per parameter);"
+                                  : "");
+  }
+  os << " lower precision and optimizer-state sharding are not available yet\n";
+}
+
 int compileInference(ModuleOp module, const memc::WeightStore &weights, const char *argv0) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
-  memc::PlanSummary summary;
-  FailureOr<memc::plan::Plan> plan = memc::buildPlan(forward, modelPath, &summary);
-  if (failed(plan))
+  memc::BudgetOptions budget;
+  if (!budgetOptions(budget))
     return 1;
+  budget.mode = memc::RematMode::None; // nothing to recompute without a backward
+  FailureOr<memc::BudgetedPlan> planned = memc::planWithinBudget(forward, modelPath, budget);
+  if (failed(planned))
+    return 1;
+  if (!emitReports(*planned, budget))
+    return 1;
+  if (!planned->fits) {
+    reportInfeasibleBudget(*planned, budget, /*training=*/false);
+    return 1;
+  }
+  memc::PlanSummary &summary = planned->summary;
+  FailureOr<memc::plan::Plan> plan = std::move(planned->plan);
   if (outputPath == "-") {
     llvm::errs() << "memc: error: --mode=infer needs -o PATH for the executable\n";
     return 1;
@@ -268,17 +390,38 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
   if (failed(memc::buildTrainStep(module, gradientsOnly)) ||
       failed(memc::buildTrainStep(module, options)))
     return 1;
+  memc::BudgetOptions budget;
+  if (!budgetOptions(budget))
+    return 1;
   PassManager pm(module.getContext());
   memc::buildCanonicalizationPipeline(pm);
   if (failed(pm.run(module)))
     return 1;
-  memc::PlanSummary summary;
-  FailureOr<memc::plan::Plan> plan =
-      memc::buildPlan(module.lookupSymbol<func::FuncOp>("train_step"), modelPath, &summary);
-  FailureOr<memc::plan::Plan> gradients =
-      memc::buildPlan(module.lookupSymbol<func::FuncOp>("gradients"), modelPath);
-  if (failed(plan) || failed(gradients))
+  FailureOr<memc::BudgetedPlan> planned = memc::planWithinBudget(
+      module.lookupSymbol<func::FuncOp>("train_step"), modelPath, budget);
+  if (failed(planned))
     return 1;
+  for (const std::string &note : planned->notes)
+    llvm::errs() << "memc: note: " << note << "\n";
+  if (!emitReports(*planned, budget))
+    return 1;
+  if (!planned->fits) {
+    reportInfeasibleBudget(*planned, budget, /*training=*/true);
+    return 1;
+  }
+  // --dump-grads runs this one on its own; it gets the same budget, but a debugging aid that
+  // misses it only warns.
+  FailureOr<memc::BudgetedPlan> gradientsPlanned = memc::planWithinBudget(
+      module.lookupSymbol<func::FuncOp>("gradients"), modelPath, budget);
+  if (failed(gradientsPlanned))
+    return 1;
+  if (!gradientsPlanned->fits)
+    llvm::errs() << "memc: warning: the gradients program of --dump-grads needs "
+                 << memc::formatBytes(memc::planPeakBytes(gradientsPlanned->plan))
+                 << ", more than the budget\n";
+  memc::PlanSummary &summary = planned->summary;
+  FailureOr<memc::plan::Plan> plan = std::move(planned->plan);
+  FailureOr<memc::plan::Plan> gradients = std::move(gradientsPlanned->plan);
   memc::plan::Training *training = plan->mutable_training();
   training->set_loss_output("loss");
   training->set_labels_input(labels);
@@ -318,13 +461,21 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
     return 1;
   }
   llvm::errs() << llvm::format(
-      "memc: wrote %s: training step of %zu steps (%zu in place), arena %.2f MiB (lower bound "
-      "%.2f MiB, ratio %.3f), persistent %.2f MiB (parameters and optimizer state)\n",
-      outputPath.c_str(), summary.steps, summary.inPlaceSteps, summary.arenaBytes / 1048576.0,
+      "memc: wrote %s: training step of %zu steps (%zu in place), peak %.2f MiB: arena %.2f MiB "
+      "(lower bound %.2f MiB, ratio %.3f), persistent %.2f MiB (parameters and optimizer "
+      "state)",
+      outputPath.c_str(), summary.steps, summary.inPlaceSteps,
+      memc::planPeakBytes(*plan) / 1048576.0, summary.arenaBytes / 1048576.0,
       summary.arenaLowerBoundBytes / 1048576.0,
       summary.arenaLowerBoundBytes ? double(summary.arenaBytes) / summary.arenaLowerBoundBytes
                                    : 1.0,
       summary.persistentBytes / 1048576.0);
+  if (planned->clones)
+    llvm::errs() << llvm::format("; recomputing %lld ops (%.1f%% of the step's FLOPs, %s)",
+                                 (long long)planned->clones,
+                                 100.0 * planned->recomputeFlops / planned->stepFlops,
+                                 planned->strategy.c_str());
+  llvm::errs() << "\n";
   return 0;
 }
 
@@ -332,7 +483,7 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions({&memcCategory, &trainingCategory});
+  cl::HideUnrelatedOptions({&memcCategory, &trainingCategory, &memoryCategory});
   cl::ParseCommandLineOptions(argc, argv,
                               "memc: compile ONNX models into memory-optimized "
                               "training executables\n");

@@ -1,0 +1,131 @@
+//===- BufferCategories.cpp - what each value's bytes are for -------------===//
+#include "compiler/lowering/BufferCategories.h"
+#include "dialects/memc/MemcDialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+
+namespace memc {
+namespace {
+
+constexpr llvm::StringLiteral kRecomputedTag = "memc.recomputed";
+
+bool isLossResult(func::FuncOp function, unsigned index) {
+  auto name = function.getResultAttrOfType<StringAttr>(index, kOutputNameAttr);
+  return name && name.getValue() == "loss";
+}
+
+/// Whether an op outside `forward` reads `value`, directly or through views.
+bool readOutside(Value value, const llvm::DenseSet<Operation *> &forward) {
+  return llvm::any_of(value.getUsers(), [&](Operation *user) {
+    if (auto view = dyn_cast<ReshapeOp>(user); view && forward.contains(user))
+      return readOutside(view.getResult(), forward);
+    return !forward.contains(user) && !isa<func::ReturnOp>(user);
+  });
+}
+
+} // namespace
+
+Location recomputedLocation(Location original) {
+  return FusedLoc::get(original.getContext(), {original},
+                       StringAttr::get(original.getContext(), kRecomputedTag));
+}
+
+bool isRecomputed(Operation *op) {
+  auto fused = dyn_cast<FusedLoc>(op->getLoc());
+  auto tag = fused ? dyn_cast_or_null<StringAttr>(fused.getMetadata()) : StringAttr();
+  return tag && tag.getValue() == kRecomputedTag;
+}
+
+llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
+  llvm::DenseMap<Value, plan::Category> category;
+  Block &body = function.getBody().front();
+  Operation *terminator = body.getTerminator();
+
+  for (BlockArgument argument : function.getArguments()) {
+    unsigned index = argument.getArgNumber();
+    auto kind = function.getArgAttrOfType<StringAttr>(index, kParamKindAttr);
+    auto name = function.getArgAttrOfType<StringAttr>(index, kParamNameAttr);
+    if (!kind && !name)
+      category[argument] = plan::INPUTS;
+    else if (kind && kind.getValue() == "optimizer_state")
+      category[argument] = name && name.getValue().ends_with(".grad_accum") ? plan::GRADIENTS
+                                                                           : plan::OPTIMIZER_STATE;
+    else
+      category[argument] = plan::PARAMETERS;
+  }
+
+  // Forward: the loss and its ancestors.
+  llvm::DenseSet<Operation *> forward;
+  std::vector<Value> work;
+  for (unsigned i = 0; i < function.getNumResults(); ++i)
+    if (isLossResult(function, i))
+      work.push_back(terminator->getOperand(i));
+  while (!work.empty()) {
+    Operation *op = work.back().getDefiningOp();
+    work.pop_back();
+    if (op && forward.insert(op).second)
+      llvm::append_range(work, op->getOperands());
+  }
+
+  // Gradients: what updates read as gradients and the step returns as gradients, and the
+  // same-typed adds, scalings and views producing them.
+  llvm::DenseSet<Value> gradients;
+  std::vector<Value> gradientWork;
+  for (Operation &op : body) {
+    if (isa<SgdUpdateOp, AdamWUpdateOp>(op))
+      gradientWork.push_back(op.getOperand(1));
+  }
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+    if (function.getResultAttr(index, kGradientOfAttr))
+      gradientWork.push_back(value);
+    // A new gradient accumulator is a gradient too.
+    if (auto updated = function.getResultAttrOfType<StringAttr>(index, kUpdatesAttr);
+        updated && updated.getValue().ends_with(".grad_accum"))
+      gradientWork.push_back(value);
+  }
+  while (!gradientWork.empty()) {
+    Value value = gradientWork.back();
+    gradientWork.pop_back();
+    if (!gradients.insert(value).second)
+      continue;
+    Operation *producer = value.getDefiningOp();
+    if (!producer || !isa<AddOp, MulOp, DivOp, ReshapeOp, WhereOp>(producer))
+      continue;
+    for (Value operand : producer->getOperands())
+      if (operand.getType() == value.getType() && !isa<BlockArgument>(operand))
+        gradientWork.push_back(operand);
+  }
+
+  for (Operation &op : body.without_terminator()) {
+    bool isForward = forward.contains(&op), clone = isRecomputed(&op);
+    for (Value result : op.getResults()) {
+      plan::Category kind = plan::TEMPORARIES;
+      if (isa<ConstantOp>(op))
+        kind = plan::CONSTANTS;
+      else if (gradients.contains(result))
+        kind = plan::GRADIENTS;
+      else if (clone)
+        kind = plan::ACTIVATIONS;
+      else if (isForward && readOutside(result, forward))
+        kind = plan::ACTIVATIONS;
+      category[result] = kind;
+    }
+  }
+  // Views share their source's category; updated state keeps its argument's.
+  for (Operation &op : body)
+    if (auto reshape = dyn_cast<ReshapeOp>(op))
+      category[reshape.getResult()] = category.lookup(reshape.getInput());
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands()))
+    if (auto updated = function.getResultAttrOfType<StringAttr>(index, kUpdatesAttr))
+      for (BlockArgument argument : function.getArguments())
+        if (auto name = function.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                               kParamNameAttr);
+            name && name == updated)
+          category[value] = category.lookup(argument);
+  return category;
+}
+
+} // namespace memc

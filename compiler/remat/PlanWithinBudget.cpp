@@ -1,0 +1,192 @@
+//===- PlanWithinBudget.cpp - a plan whose peak fits the VRAM budget ------===//
+#include "compiler/remat/PlanWithinBudget.h"
+#include "compiler/remat/RematHeuristic.h"
+#include "compiler/remat/RematIR.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <chrono>
+#include <cmath>
+
+using namespace mlir;
+
+namespace memc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// One candidate: the decision applied to a copy of the function, and its plan.
+struct Attempt {
+  func::FuncOp function; // detached copy, owned by the attempt
+  plan::Plan plan;
+  PlanSummary summary;
+  remat::RematOutcome simulated;
+  std::string strategy;
+  uint64_t peak = 0;
+  int64_t clones = 0;
+
+  Attempt() = default;
+  Attempt(Attempt &&other) noexcept { *this = std::move(other); }
+  Attempt &operator=(Attempt &&other) noexcept {
+    std::swap(function, other.function);
+    plan = std::move(other.plan);
+    summary = std::move(other.summary);
+    simulated = other.simulated;
+    strategy = std::move(other.strategy);
+    peak = other.peak;
+    clones = other.clones;
+    return *this;
+  }
+  ~Attempt() {
+    if (function)
+      function.erase();
+  }
+};
+
+FailureOr<Attempt> tryDecision(func::FuncOp function, const std::string &modelName,
+                               const remat::ExtractedRematGraph &original,
+                               const remat::RematDecision &decision, std::string strategy) {
+  Attempt attempt;
+  attempt.function = function.clone();
+  // The copy's ops come in the same order, so the original's node numbering applies.
+  remat::ExtractedRematGraph copy = remat::extractRematGraph(attempt.function);
+  if (copy.nodeOps.size() != original.nodeOps.size())
+    return function.emitError("internal: the function's copy has another step count");
+  attempt.clones = remat::applyRemat(copy, decision);
+  attempt.simulated = remat::simulateRemat(original.graph, decision);
+  FailureOr<plan::Plan> plan = buildPlan(attempt.function, modelName, &attempt.summary);
+  if (failed(plan))
+    return failure();
+  attempt.plan = std::move(*plan);
+  attempt.peak = planPeakBytes(attempt.plan);
+  attempt.strategy = std::move(strategy);
+  return attempt;
+}
+
+} // namespace
+
+uint64_t planPeakBytes(const plan::Plan &plan) {
+  return plan.persistent_bytes() + plan.arena_bytes() + plan.constant_data().size();
+}
+
+std::optional<uint64_t> parseByteSize(llvm::StringRef text) {
+  text = text.trim();
+  size_t split = text.find_if([](char c) { return !(llvm::isDigit(c) || c == '.'); });
+  llvm::StringRef number = text.substr(0, split), unit = text.substr(split).trim();
+  double value;
+  if (number.empty() || number.getAsDouble(value) || !(value >= 0))
+    return std::nullopt;
+  static const std::pair<const char *, double> units[] = {
+      {"", 1},           {"b", 1},           {"kb", 1e3},          {"mb", 1e6},
+      {"gb", 1e9},       {"tb", 1e12},       {"kib", 1024.0},      {"mib", 1048576.0},
+      {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+  std::string lower = unit.lower();
+  for (auto [name, scale] : units)
+    if (lower == name) {
+      double bytes = std::floor(value * scale);
+      if (bytes > 1.8e19)
+        return std::nullopt;
+      return static_cast<uint64_t>(bytes);
+    }
+  return std::nullopt;
+}
+
+FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::string &modelName,
+                                         const BudgetOptions &options) {
+  BudgetedPlan result;
+  FailureOr<plan::Plan> baseline = buildPlan(function, modelName, &result.baselineSummary);
+  if (failed(baseline))
+    return failure();
+  result.baseline = std::move(*baseline);
+  remat::ExtractedRematGraph extracted = remat::extractRematGraph(function);
+  result.stepFlops = remat::stepFlops(extracted.graph);
+  uint64_t baselinePeak = planPeakBytes(result.baseline);
+  auto keepBaseline = [&]() {
+    result.plan = result.baseline;
+    result.summary = result.baselineSummary;
+    result.fits = !options.budgetBytes || baselinePeak <= *options.budgetBytes;
+    return result;
+  };
+  bool fitsAsIs = !options.budgetBytes || baselinePeak <= *options.budgetBytes;
+  if (options.mode == RematMode::None || (options.mode == RematMode::Auto && fitsAsIs))
+    return keepBaseline();
+
+  auto start = Clock::now();
+  std::vector<Attempt> attempts;
+  auto attempt = [&](const remat::RematDecision &decision, std::string strategy) -> LogicalResult {
+    FailureOr<Attempt> tried = tryDecision(function, modelName, extracted, decision, strategy);
+    if (failed(tried))
+      return failure();
+    attempts.push_back(std::move(*tried));
+    return success();
+  };
+
+  if (options.mode == RematMode::Full) {
+    if (failed(attempt(remat::boundaryRemat(extracted.graph, 1), "full")))
+      return failure();
+  } else {
+    // Auto: the least recomputation under the budget. The simulator's peak is a lower bound of
+    // what the planner reaches only up to fragmentation and workspace, so a plan that misses
+    // lowers the solver's limit by what it missed by.
+    uint64_t budget = *options.budgetBytes;
+    uint64_t limit = budget;
+    for (int round = 0; round < 6; ++round) {
+      remat::RematDecision decision = remat::greedyRemat(extracted.graph, limit);
+      if (remat::simulateRemat(extracted.graph, decision).peakBytes > limit)
+        break; // the heuristic cannot go lower
+      if (failed(attempt(decision, "auto (heuristic)")))
+        return failure();
+      if (attempts.back().peak <= budget)
+        break;
+      uint64_t overflow = attempts.back().peak - budget;
+      if (overflow >= limit)
+        break;
+      limit -= overflow;
+    }
+    bool met = llvm::any_of(attempts, [&](const Attempt &a) { return a.peak <= budget; });
+    if (!met) {
+      // Layer-boundary checkpointing can reach lower than the greedy's peak-local choices.
+      if (failed(attempt(remat::chenSqrtRemat(extracted.graph), "chen-sqrt")) ||
+          failed(attempt(remat::boundaryRemat(extracted.graph, 1), "full")))
+        return failure();
+      if (!llvm::any_of(attempts, [&](const Attempt &a) { return a.peak <= budget; }) &&
+          failed(attempt(remat::greedyRemat(extracted.graph, 0), "auto (heuristic, lowest)")))
+        return failure();
+    }
+  }
+  result.solveSeconds = secondsSince(start);
+
+  // The cheapest attempt within the budget; without one, the lowest peak.
+  Attempt *chosen = nullptr;
+  for (Attempt &candidate : attempts) {
+    bool fits = !options.budgetBytes || candidate.peak <= *options.budgetBytes;
+    if (!chosen) {
+      chosen = &candidate;
+      continue;
+    }
+    bool chosenFits = !options.budgetBytes || chosen->peak <= *options.budgetBytes;
+    if (fits && (!chosenFits ||
+                 candidate.simulated.recomputeCost < chosen->simulated.recomputeCost))
+      chosen = &candidate;
+    else if (!fits && !chosenFits && candidate.peak < chosen->peak)
+      chosen = &candidate;
+  }
+  if (!chosen)
+    return keepBaseline();
+  if (options.mode == RematMode::Auto && chosen->peak >= baselinePeak)
+    return keepBaseline(); // recomputation did not help
+  result.fits = !options.budgetBytes || chosen->peak <= *options.budgetBytes;
+  function.getBody().takeBody(chosen->function.getBody());
+  result.plan = std::move(chosen->plan);
+  result.summary = std::move(chosen->summary);
+  result.strategy = chosen->strategy;
+  result.clones = chosen->clones;
+  result.recomputeFlops = chosen->simulated.recomputeFlops;
+  return result;
+}
+
+} // namespace memc

@@ -1,0 +1,66 @@
+//===- PlanWithinBudget.h - a plan whose peak fits the VRAM budget -*- C++ -*-===//
+//
+// What `memc --vram-budget` does: plan the training step as it is; if its peak (persistent
+// state, constants and the arena) exceeds the budget, decide what to recompute, apply it to a
+// copy of the function and plan that, the real planner's peak being the check. When the plan
+// misses the budget the simulator promised (the planner's arena is above its bound, or kernel
+// workspace the simulator does not see), the limit given to the solver drops by the overflow
+// and it decides again. The function is rewritten only when a decision is taken.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_COMPILER_REMAT_PLANWITHINBUDGET_H
+#define MEMC_COMPILER_REMAT_PLANWITHINBUDGET_H
+
+#include "compiler/lowering/PlanBuilder.h"
+
+#include <optional>
+#include <string>
+
+namespace memc {
+
+enum class RematMode { Auto, None, Full };
+enum class RematSolver { Heuristic, Ilp };
+
+struct BudgetOptions {
+  std::optional<uint64_t> budgetBytes;
+  RematMode mode = RematMode::Auto;
+  RematSolver solver = RematSolver::Heuristic;
+  double ilpTimeLimitSeconds = 20;
+};
+
+struct BudgetedPlan {
+  plan::Plan plan;
+  PlanSummary summary;
+  /// The plan without recomputation (the same as `plan` when nothing is recomputed).
+  plan::Plan baseline;
+  PlanSummary baselineSummary;
+  /// Whether plan's peak is within the budget (true without one). When false, `plan` is the
+  /// lowest-peak plan memc found.
+  bool fits = true;
+  /// What was recomputed: "none", "auto", "full", "chen-sqrt", with the solver.
+  std::string strategy = "none";
+  int64_t clones = 0;
+  double recomputeFlops = 0;
+  /// FLOPs of the training step without recomputation (cost model of dialects/memc).
+  double stepFlops = 0;
+  double solveSeconds = 0;
+  /// Things the user should know (an ILP that fell back to the heuristic).
+  std::vector<std::string> notes;
+};
+
+/// Bytes the program holds on the device at its peak: persistent state, constants and arena.
+uint64_t planPeakBytes(const plan::Plan &plan);
+
+/// Parses "24GiB", "1.5GB", "512MiB", "1000000" (bytes). Units: B, KB, MB, GB, TB (powers of
+/// 1000) and KiB, MiB, GiB, TiB (powers of 1024), case-insensitive.
+std::optional<uint64_t> parseByteSize(llvm::StringRef text);
+
+/// Plans `function` within the budget, rewriting it when recomputation is chosen. Fails only
+/// when planning itself fails (errors emitted); a budget it cannot meet gives fits = false.
+mlir::FailureOr<BudgetedPlan> planWithinBudget(mlir::func::FuncOp function,
+                                               const std::string &modelName,
+                                               const BudgetOptions &options);
+
+} // namespace memc
+
+#endif // MEMC_COMPILER_REMAT_PLANWITHINBUDGET_H

@@ -1,0 +1,256 @@
+//===- MemoryReport.cpp - where every byte of the peak goes ---------------===//
+#include "compiler/report/MemoryReport.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <map>
+
+namespace memc {
+
+const char *categoryName(int category) {
+  static const char *names[kNumCategories] = {
+      "other",       "parameters", "gradients", "optimizer_state", "activations",
+      "temporaries", "workspace",  "inputs",    "constants"};
+  return category >= 0 && category < kNumCategories ? names[category] : "other";
+}
+
+std::string formatBytes(uint64_t bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format(unit == 0 ? "%.0f %s" : "%.2f %s", value, units[unit]);
+  return text;
+}
+
+namespace {
+
+/// First and last step of every arena allocation (views count for the buffer they view).
+struct ArenaLifetimes {
+  std::vector<int64_t> first, last;
+  std::vector<uint32_t> owner;
+  explicit ArenaLifetimes(const plan::Plan &plan) {
+    int n = plan.buffers_size();
+    first.assign(n, -1);
+    last.assign(n, -1);
+    owner.resize(n);
+    for (int i = 0; i < n; ++i) {
+      uint32_t root = i;
+      while (plan.buffers(root).has_alias_of())
+        root = plan.buffers(root).alias_of();
+      owner[i] = root;
+    }
+    int64_t end = std::max(0, plan.steps_size() - 1);
+    auto touch = [&](uint32_t buffer, int64_t step) {
+      uint32_t root = owner[buffer];
+      if (plan.buffers(root).region() != plan::ARENA)
+        return;
+      first[root] = first[root] < 0 ? step : std::min(first[root], step);
+      last[root] = std::max(last[root], step);
+    };
+    for (const plan::Binding &input : plan.inputs())
+      touch(input.buffer(), 0);
+    for (int s = 0; s < plan.steps_size(); ++s) {
+      for (uint32_t buffer : plan.steps(s).inputs())
+        touch(buffer, s);
+      for (uint32_t buffer : plan.steps(s).outputs())
+        touch(buffer, s);
+    }
+    for (const plan::Binding &output : plan.outputs())
+      touch(output.buffer(), end);
+  }
+  bool liveAt(uint32_t buffer, int64_t step) const {
+    return owner[buffer] == buffer && first[buffer] >= 0 && first[buffer] <= step &&
+           step <= last[buffer];
+  }
+};
+
+CategoryBytes persistentBytes(const plan::Plan &plan) {
+  CategoryBytes bytes{};
+  for (const plan::Binding &parameter : plan.parameters()) {
+    const plan::Buffer &buffer = plan.buffers(parameter.buffer());
+    bytes[buffer.category()] += buffer.size_bytes();
+  }
+  bytes[plan::CONSTANTS] += plan.constant_data().size();
+  return bytes;
+}
+
+} // namespace
+
+MemoryTimeline memoryTimeline(const plan::Plan &plan) {
+  MemoryTimeline timeline;
+  timeline.arenaBytes = plan.arena_bytes();
+  CategoryBytes fixed = persistentBytes(plan);
+  ArenaLifetimes lifetimes(plan);
+  int64_t steps = std::max(1, plan.steps_size());
+  std::vector<std::array<int64_t, kNumCategories>> delta(steps + 1);
+  for (auto &row : delta)
+    row.fill(0);
+  for (int i = 0; i < plan.buffers_size(); ++i) {
+    if (lifetimes.owner[i] != static_cast<uint32_t>(i) || lifetimes.first[i] < 0)
+      continue;
+    int category = plan.buffers(i).category();
+    delta[lifetimes.first[i]][category] += plan.buffers(i).size_bytes();
+    delta[lifetimes.last[i] + 1][category] -= plan.buffers(i).size_bytes();
+  }
+  std::array<int64_t, kNumCategories> running{};
+  for (int64_t s = 0; s < steps; ++s) {
+    CategoryBytes row = fixed;
+    for (int c = 0; c < kNumCategories; ++c) {
+      running[c] += delta[s][c];
+      row[c] += static_cast<uint64_t>(running[c]);
+    }
+    timeline.steps.push_back(row);
+  }
+  return timeline;
+}
+
+MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64_t> budget) {
+  MemoryReport report;
+  const plan::Plan &plan = planned.plan;
+  report.budgetBytes = budget;
+  report.peakBytes = planPeakBytes(plan);
+  report.baselinePeakBytes = planPeakBytes(planned.baseline);
+  report.lowerBoundBytes =
+      plan.persistent_bytes() + plan.constant_data().size() + plan.arena_lower_bound_bytes();
+  report.plannerRatio = plan.arena_lower_bound_bytes()
+                            ? double(plan.arena_bytes()) / plan.arena_lower_bound_bytes()
+                            : 1.0;
+  report.strategy = planned.strategy;
+  report.clones = planned.clones;
+  report.recomputeFlops = planned.recomputeFlops;
+  report.stepFlops = planned.stepFlops;
+  report.solveSeconds = planned.solveSeconds;
+  report.before = memoryTimeline(planned.baseline);
+  report.after = memoryTimeline(plan);
+
+  auto total = [](const CategoryBytes &row) {
+    uint64_t sum = 0;
+    for (uint64_t bytes : row)
+      sum += bytes;
+    return sum;
+  };
+  const std::vector<CategoryBytes> &steps = report.after.steps;
+  for (size_t s = 0; s < steps.size(); ++s)
+    if (total(steps[s]) > total(steps[report.peakStep]))
+      report.peakStep = static_cast<int64_t>(s);
+  if (!steps.empty())
+    report.breakdown = steps[report.peakStep];
+  uint64_t live = total(report.breakdown);
+  report.unusedArenaBytes = report.peakBytes > live ? report.peakBytes - live : 0;
+  if (report.peakStep < plan.steps_size()) {
+    report.peakKernel = plan.steps(report.peakStep).kernel();
+    report.peakLocation = plan.steps(report.peakStep).location();
+  }
+  ArenaLifetimes lifetimes(plan);
+  for (int i = 0; i < plan.buffers_size(); ++i) {
+    if (!lifetimes.liveAt(i, report.peakStep))
+      continue;
+    const plan::Buffer &buffer = plan.buffers(i);
+    report.largest.push_back({buffer.name(), buffer.category(), buffer.size_bytes(),
+                              {buffer.shape().begin(), buffer.shape().end()}});
+  }
+  std::stable_sort(report.largest.begin(), report.largest.end(),
+                   [](const auto &a, const auto &b) { return a.bytes > b.bytes; });
+  if (report.largest.size() > 10)
+    report.largest.resize(10);
+  return report;
+}
+
+void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os) {
+  os << "memc memory report\n";
+  os << "  peak            " << formatBytes(report.peakBytes);
+  if (report.budgetBytes)
+    os << " of a " << formatBytes(*report.budgetBytes) << " budget"
+       << (report.peakBytes <= *report.budgetBytes ? "" : " (over budget)");
+  os << "\n  lower bound     " << formatBytes(report.lowerBoundBytes)
+     << llvm::format(" (arena at %.4fx its bound)\n", report.plannerRatio);
+  os << "  without remat   " << formatBytes(report.baselinePeakBytes) << "\n";
+  os << "  recomputation   " << report.strategy;
+  if (report.clones)
+    os << llvm::format(": %lld ops run twice, %.2f%% of the step's FLOPs (%.3g of %.3g), "
+                       "decided in %.2f s",
+                       (long long)report.clones, report.recomputeFlopsPercent(),
+                       report.recomputeFlops, report.stepFlops, report.solveSeconds);
+  os << "\n  at the peak (step " << report.peakStep << ", " << report.peakKernel;
+  if (!report.peakLocation.empty())
+    os << " '" << report.peakLocation << "'";
+  os << "):\n";
+  for (int c = 1; c < kNumCategories; ++c)
+    if (report.breakdown[c])
+      os << llvm::format("    %-16s %12s  %5.1f%%\n", categoryName(c),
+                         formatBytes(report.breakdown[c]).c_str(),
+                         100.0 * report.breakdown[c] / std::max<uint64_t>(1, report.peakBytes));
+  if (report.unusedArenaBytes)
+    os << llvm::format("    %-16s %12s\n", static_cast<const char *>("(unused arena)"),
+                       formatBytes(report.unusedArenaBytes).c_str());
+  os << "  largest tensors live there:\n";
+  for (const MemoryReport::Tensor &tensor : report.largest) {
+    os << llvm::format("    %12s  %-12s ", formatBytes(tensor.bytes).c_str(),
+                       categoryName(tensor.category));
+    os << (tensor.name.empty() ? "(unnamed)" : tensor.name) << " [";
+    for (size_t i = 0; i < tensor.shape.size(); ++i)
+      os << (i ? "x" : "") << tensor.shape[i];
+    os << "]\n";
+  }
+}
+
+void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
+  llvm::json::Object breakdown;
+  for (int c = 1; c < kNumCategories; ++c)
+    breakdown[categoryName(c)] = static_cast<int64_t>(report.breakdown[c]);
+  breakdown["unused_arena"] = static_cast<int64_t>(report.unusedArenaBytes);
+  llvm::json::Array largest;
+  for (const MemoryReport::Tensor &tensor : report.largest) {
+    llvm::json::Array shape;
+    for (int64_t dim : tensor.shape)
+      shape.push_back(dim);
+    largest.push_back(llvm::json::Object{{"name", tensor.name},
+                                         {"category", categoryName(tensor.category)},
+                                         {"bytes", static_cast<int64_t>(tensor.bytes)},
+                                         {"shape", std::move(shape)}});
+  }
+  auto series = [](const MemoryTimeline &timeline) {
+    llvm::json::Array steps;
+    for (const CategoryBytes &row : timeline.steps) {
+      uint64_t sum = 0;
+      for (uint64_t bytes : row)
+        sum += bytes;
+      steps.push_back(static_cast<int64_t>(sum));
+    }
+    return steps;
+  };
+  llvm::json::Object root{
+      {"peak_bytes", static_cast<int64_t>(report.peakBytes)},
+      {"lower_bound_bytes", static_cast<int64_t>(report.lowerBoundBytes)},
+      {"budget_bytes", report.budgetBytes ? llvm::json::Value(static_cast<int64_t>(*report.budgetBytes))
+                                          : llvm::json::Value(nullptr)},
+      {"fits", !report.budgetBytes || report.peakBytes <= *report.budgetBytes},
+      {"planner_ratio", report.plannerRatio},
+      {"baseline_peak_bytes", static_cast<int64_t>(report.baselinePeakBytes)},
+      {"remat_strategy", report.strategy},
+      {"recomputed_ops", report.clones},
+      {"recompute_flops", report.recomputeFlops},
+      {"step_flops", report.stepFlops},
+      {"recompute_flops_pct", report.recomputeFlopsPercent()},
+      {"remat_seconds", report.solveSeconds},
+      {"peak_step", report.peakStep},
+      {"peak_kernel", report.peakKernel},
+      {"peak_location", report.peakLocation},
+      {"breakdown", std::move(breakdown)},
+      {"largest_tensors", std::move(largest)},
+      {"live_bytes_per_step", series(report.after)},
+      {"baseline_live_bytes_per_step", series(report.before)},
+  };
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+}
+
+} // namespace memc

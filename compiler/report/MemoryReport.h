@@ -1,0 +1,76 @@
+//===- MemoryReport.h - where every byte of the peak goes --------*- C++ -*-===//
+//
+// `memc --report`, `--report-json FILE` and the infeasible-budget error read one MemoryReport,
+// built from the plans themselves (what the runtime will allocate), never from estimates: the
+// bytes live at every step by category (plan::Category), the step where the peak occurs and the
+// largest tensors live there (named after their ONNX nodes), the lower bound and the planner's
+// ratio, and the recomputation the budget cost.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_COMPILER_REPORT_MEMORYREPORT_H
+#define MEMC_COMPILER_REPORT_MEMORYREPORT_H
+
+#include "compiler/remat/PlanWithinBudget.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <array>
+#include <optional>
+
+namespace memc {
+
+/// Indexed by plan::Category.
+constexpr int kNumCategories = 9;
+using CategoryBytes = std::array<uint64_t, kNumCategories>;
+
+/// The category's name in reports and JSON keys ("optimizer_state", ...).
+const char *categoryName(int category);
+
+/// Bytes live at every step of a plan, persistent state and constants included.
+struct MemoryTimeline {
+  std::vector<CategoryBytes> steps;
+  uint64_t arenaBytes = 0;
+};
+MemoryTimeline memoryTimeline(const plan::Plan &plan);
+
+struct MemoryReport {
+  uint64_t peakBytes = 0, lowerBoundBytes = 0, baselinePeakBytes = 0;
+  std::optional<uint64_t> budgetBytes;
+  /// At the peak step; `unusedArenaBytes` is the arena not live there (fragmentation), so the
+  /// breakdown and it sum to peakBytes.
+  CategoryBytes breakdown{};
+  uint64_t unusedArenaBytes = 0;
+  int64_t peakStep = 0;
+  std::string peakKernel, peakLocation;
+  struct Tensor {
+    std::string name;
+    int category = 0;
+    uint64_t bytes = 0;
+    std::vector<int64_t> shape;
+  };
+  /// The largest arena tensors live at the peak step, largest first.
+  std::vector<Tensor> largest;
+  double plannerRatio = 1;
+  std::string strategy;
+  int64_t clones = 0;
+  double recomputeFlops = 0, stepFlops = 0, solveSeconds = 0;
+  double recomputeFlopsPercent() const {
+    return stepFlops > 0 ? 100.0 * recomputeFlops / stepFlops : 0.0;
+  }
+  MemoryTimeline before, after;
+};
+
+MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64_t> budget);
+
+/// The human-readable report (--report).
+void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os);
+
+/// The JSON object of --report-json.
+void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os);
+
+/// "1.23 GiB" and the like.
+std::string formatBytes(uint64_t bytes);
+
+} // namespace memc
+
+#endif // MEMC_COMPILER_REPORT_MEMORYREPORT_H
