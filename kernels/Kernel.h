@@ -1,12 +1,17 @@
 //===- Kernel.h - the kernel interface shared by every backend --*- C++ -*-===//
 //
 // A kernel implements one memc op (same name as the op's mnemonic: "add", "matmul",
-// "layer_norm", ...) on one device. It has two entry points:
+// "layer_norm", ...) on one device. It has up to three entry points:
 //  - check: validates dtypes, shapes and attributes of one call before anything runs. Plans are
 //    untrusted input; the runtime checks every step of a plan when it loads it.
 //  - run: computes, assuming check passed. It returns false with a message only for errors that
 //    depend on tensor *values* and so cannot be checked at load time (a gather index out of
 //    range); it never reads or writes out of bounds, whatever the values.
+//  - workspace: the scratch bytes one call needs, a pure function of the call's dtypes, shapes and
+//    attributes (never of the thread count or the data), so that the compiler can plan them as
+//    an arena buffer live at the step and the memory the runtime allocates stays the plan. The
+//    runtime hands the scratch in as call.workspace; kernels allocate nothing that grows with
+//    their tensors. Null: the kernel needs none.
 // Backends register their kernels in a KernelTable by name; the runtime resolves each plan step
 // to a kernel at load time, so an unknown kernel is a load error, not a run-time crash.
 //
@@ -49,14 +54,28 @@ struct KernelCall {
   std::vector<TensorView> inputs;
   std::vector<TensorView> outputs;
   const Attributes *attributes = nullptr;
+  /// Scratch of at least the kernel's workspace(call) bytes (null when that is 0), aligned to
+  /// kWorkspaceAlignment; its contents on entry are unspecified.
+  void *workspace = nullptr;
+  uint64_t workspaceBytes = 0;
 };
+
+/// Alignment of KernelCall::workspace, and of every piece a kernel carves from it.
+constexpr uint64_t kWorkspaceAlignment = 64;
 
 struct Kernel {
   /// Returns false with a message if the call is not one this kernel can compute.
   bool (*check)(const KernelCall &call, std::string &error);
   /// Returns false with a message on a data-dependent error; the outputs are then unspecified.
   bool (*run)(const KernelCall &call, std::string &error);
+  /// Scratch bytes the call needs (check passed); null when the kernel needs none.
+  uint64_t (*workspace)(const KernelCall &call) = nullptr;
 };
+
+/// kernel.workspace(call), or 0 when the kernel has no workspace entry.
+inline uint64_t workspaceBytes(const Kernel &kernel, const KernelCall &call) {
+  return kernel.workspace ? kernel.workspace(call) : 0;
+}
 
 /// Kernels of one backend, by op name.
 using KernelTable = std::map<std::string, Kernel>;

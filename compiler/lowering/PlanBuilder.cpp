@@ -6,7 +6,9 @@
 // 2. Schedule: ops become steps in a memory-aware topological order (compiler/planner).
 // 3. Live ranges: an arena allocation lives from the step that writes it to its last reader
 //    (aliases included); graph inputs from the start, graph outputs to the end.
-// 4. Offsets: the arena planner packs the allocations, taking in-place reuse for elementwise ops
+// 4. Workspace: a step whose CPU kernel needs scratch gets an arena buffer of that size, live at
+//    the step alone (the kernel sizes it, runtime/plan/StepWorkspace.h).
+// 5. Offsets: the arena planner packs the allocations, taking in-place reuse for elementwise ops
 //    whose operand dies where their result is born.
 //
 //===----------------------------------------------------------------------===//
@@ -16,7 +18,9 @@
 #include "compiler/planner/Assignment.h"
 #include "compiler/planner/MemoryScheduler.h"
 #include "dialects/memc/MemcDialect.h"
+#include "kernels/cpu/CpuKernels.h"
 #include "runtime/plan/PlanFormat.h"
+#include "runtime/plan/StepWorkspace.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -172,6 +176,7 @@ private:
   uint32_t addBuffer(Value value, plan::Region region, const std::string &name);
   void scheduleSteps(PlanSummary &summary);
   LogicalResult emitSteps();
+  LogicalResult addWorkspaces(PlanSummary &summary);
   LogicalResult placeArena(PlanSummary &summary);
   void bindInterface();
 
@@ -360,6 +365,33 @@ LogicalResult PlanBuilder::emitSteps() {
   return success();
 }
 
+LogicalResult PlanBuilder::addWorkspaces(PlanSummary &summary) {
+  // Sized by the CPU kernels: the only backend memc runs on. A backend whose kernels need more
+  // would have to be asked as well.
+  const kernels::KernelTable &table = kernels::cpuKernels();
+  for (auto [index, op] : llvm::enumerate(stepOps)) {
+    uint64_t bytes = 0;
+    std::string error;
+    if (!runtime::stepWorkspaceBytes(result, result.steps(index), table, bytes, error))
+      return op->emitError("internal: cannot size the kernel's workspace: ") << error;
+    if (bytes == 0)
+      continue;
+    plan::Step *step = result.mutable_steps(index);
+    uint32_t buffer = result.buffers_size();
+    plan::Buffer *workspace = result.add_buffers();
+    workspace->set_dtype(plan::BOOL); // one-byte elements: shape [bytes]
+    workspace->add_shape(static_cast<int64_t>(bytes));
+    workspace->set_region(plan::ARENA);
+    workspace->set_size_bytes(bytes);
+    workspace->set_name((step->location().empty() ? step->kernel() : step->location()) +
+                        ".workspace");
+    allocationOf.push_back(buffer);
+    step->set_workspace(buffer);
+    summary.workspacePeakBytes = std::max(summary.workspacePeakBytes, bytes);
+  }
+  return success();
+}
+
 LogicalResult PlanBuilder::placeArena(PlanSummary &summary) {
   // One allocation per arena buffer that owns its bytes; aliases extend their owner's range.
   int64_t lastStep = std::max<int64_t>(0, static_cast<int64_t>(stepOps.size()) - 1);
@@ -378,6 +410,8 @@ LogicalResult PlanBuilder::placeArena(PlanSummary &summary) {
         touch(buffer, index);
     for (uint32_t buffer : step.outputs())
       touch(buffer, index);
+    if (step.has_workspace())
+      touch(step.workspace(), index);
   }
   for (Value value : function.getBody().front().getTerminator()->getOperands())
     if (result.buffers(bufferOf[value]).region() == plan::ARENA)
@@ -492,7 +526,7 @@ LogicalResult PlanBuilder::build(PlanSummary &summary) {
   if (failed(assignStorage()))
     return failure();
   scheduleSteps(summary);
-  if (failed(emitSteps()))
+  if (failed(emitSteps()) || failed(addWorkspaces(summary)))
     return failure();
   if (failed(placeArena(summary)))
     return failure();

@@ -25,6 +25,8 @@ struct PlanSummary {
   uint64_t constantBytes = 0;
   size_t steps = 0;
   size_t inPlaceSteps = 0;
+  /// The largest scratch one step's kernel needs (its workspace buffer, in the arena).
+  uint64_t workspacePeakBytes = 0;
   /// Peak live bytes of the schedule memc chose and of the function's original order.
   uint64_t schedulePeakBytes = 0;
   uint64_t originalOrderPeakBytes = 0;

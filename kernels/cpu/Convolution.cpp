@@ -6,10 +6,10 @@
 // near kColumnScratch elements whatever the image size. A 1x1 convolution with unit strides and
 // no padding multiplies the image directly. f16/bf16 tensors compute in f32 (FloatCompute.h).
 //
-// Scratch: std::vector (columns, widened operands), for now; the plan will account for kernel
-// workspace later.
+// Workspace: the column block, the bias as f32 and, for f16/bf16, the widened operands.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Workspace.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ConvolutionColumns.h"
 #include "kernels/cpu/ElementTypes.h"
@@ -40,14 +40,37 @@ bool checkConv(const KernelCall &call, std::string &error) {
           checkShape(call.inputs[2], {call.inputs[1].shape[0]}, "bias", error));
 }
 
-void convFloat(const ConvGeometry &g, const float *x, const float *w, const float *bias, float *y) {
+/// Output rows whose columns are built at once.
+int64_t columnBlockRows(const ConvGeometry &g) {
+  return std::clamp<int64_t>(kColumnScratch / std::max<int64_t>(1, g.columnRows * g.outSpatial.back()),
+                             1, g.outputRows());
+}
+
+struct ConvScratch {
+  FloatOperands operands;
+  float *bias = nullptr;
+  float *columns = nullptr;
+};
+
+ConvScratch carveConv(const KernelCall &call, WorkspaceCarver &carver) {
+  ConvScratch scratch;
+  if (call.outputs[0].numElements() == 0)
+    return scratch;
+  ConvGeometry g(call.inputs[0].shape, call.inputs[1].shape, call.outputs[0].shape,
+                 attributesOf(call));
+  scratch.operands = carveFloatOperands(call, carver);
+  if (call.inputs.size() == 3)
+    scratch.bias = carver.take<float>(call.inputs[2].numElements());
+  if (!g.isPointwise())
+    scratch.columns = carver.take<float>(g.columnRows * columnBlockRows(g) * g.outSpatial.back());
+  return scratch;
+}
+
+void convFloat(const ConvGeometry &g, const float *x, const float *w, const float *bias,
+               float *columns, float *y) {
   int64_t lastOut = g.outSpatial.back(), outerRows = g.outputRows();
-  int64_t blockRows = std::clamp<int64_t>(
-      kColumnScratch / std::max<int64_t>(1, g.columnRows * lastOut), 1, outerRows);
+  int64_t blockRows = columnBlockRows(g);
   bool pointwise = g.isPointwise();
-  std::vector<float> columns;
-  if (!pointwise)
-    columns.resize(static_cast<size_t>(g.columnRows * blockRows * lastOut));
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t group = 0; group < g.group; ++group) {
       const float *image = x + (n * g.channels + group * g.groupChannels) * g.inSize;
@@ -64,9 +87,9 @@ void convFloat(const ConvGeometry &g, const float *x, const float *w, const floa
         parallelFor(0, g.columnRows, std::max<int64_t>(1, kElementwiseGrain / width),
                     [&](int64_t begin, int64_t end) {
                       buildColumns(g, image, first, rows, begin, end,
-                                   columns.data() + begin * width, width);
+                                   columns + begin * width, width);
                     });
-        gemmParallel(g.groupOutChannels, width, g.columnRows, weights, g.columnRows, columns.data(),
+        gemmParallel(g.groupOutChannels, width, g.columnRows, weights, g.columnRows, columns,
                      width, out + first * lastOut, g.outSize);
       }
     }
@@ -84,23 +107,27 @@ void convFloat(const ConvGeometry &g, const float *x, const float *w, const floa
               });
 }
 
-bool runConv(const KernelCall &call, std::string &) {
+bool runConv(const KernelCall &call, std::string &error) {
   const TensorView &output = call.outputs[0];
   if (output.numElements() == 0)
     return true;
+  WorkspaceCarver carver(call);
+  ConvScratch scratch = carveConv(call, carver);
+  if (!carver.fits(error))
+    return false;
   ConvGeometry geometry(call.inputs[0].shape, call.inputs[1].shape, output.shape,
                         attributesOf(call));
-  std::vector<float> bias;
-  if (call.inputs.size() == 3)
-    bias = loadAsFloat(call.inputs[2]);
-  runInFloat(call, [&](const float *x, const float *w, float *y) {
-    convFloat(geometry, x, w, bias.empty() ? nullptr : bias.data(), y);
+  const float *bias = scratch.bias ? loadAsFloat(call.inputs[2], scratch.bias) : nullptr;
+  runInFloat(call, scratch.operands, [&](const float *x, const float *w, float *y) {
+    convFloat(geometry, x, w, bias, scratch.columns, y);
   });
   return true;
 }
 
 } // namespace
 
-void addConvolutionKernels(KernelTable &table) { table["conv"] = Kernel{&checkConv, &runConv}; }
+void addConvolutionKernels(KernelTable &table) {
+  table["conv"] = Kernel{&checkConv, &runConv, &carvedWorkspaceBytes<carveConv>};
+}
 
 } // namespace memc::kernels

@@ -13,10 +13,13 @@
 // small (image, group) tasks (depthwise convolutions, small images), the tasks themselves.
 // f16/bf16 tensors compute in f32 (FloatCompute.h).
 //
-// Scratch: std::vector (columns, packed gradients, widened operands), for now; the plan will
-// account for kernel workspace later.
+// Workspace: W^T (conv_grad_input), one set of block scratch (columns; packed dY^T and the f32
+// dW^T sums for conv_grad_weight) per task slot, and the widened operands for f16/bf16. Tasks
+// spread over threads use at most kMaxWorkspaceSlots slots (ThreadPool.h), so the workspace does
+// not depend on the thread count.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Workspace.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ConvolutionColumns.h"
 #include "kernels/cpu/FloatCompute.h"
@@ -57,37 +60,106 @@ bool checkConvGradWeight(const KernelCall &call, std::string &error) {
                          "grad", error);
 }
 
-/// Runs task(t) for t in [0, tasks): over threads when the tasks are many and small, else one
-/// after the other (each task then splits its own loops over threads).
+/// Scratch slots `tasks` tasks use: one per concurrent task when they are small enough to
+/// spread over threads, else one (each task then splits its own loops over threads).
+int64_t taskSlots(const ConvGeometry &g, int64_t tasks) {
+  if (g.columnRows * g.outSize > kSmallTaskColumns)
+    return 1;
+  return std::clamp<int64_t>(tasks, 1, kMaxWorkspaceSlots);
+}
+
+/// Runs task(t, slot) for t in [0, tasks), slot < taskSlots(g, tasks): over threads when the
+/// tasks are many and small, else one after the other on slot 0.
 template <typename Task> void runTasks(const ConvGeometry &g, int64_t tasks, Task task) {
-  bool spread =
-      tasks >= ThreadPool::global().numThreads() && g.columnRows * g.outSize <= kSmallTaskColumns;
+  bool spread = taskSlots(g, tasks) > 1 && tasks >= ThreadPool::global().numThreads();
   if (!spread) {
     for (int64_t t = 0; t < tasks; ++t)
-      task(t);
+      task(t, 0);
     return;
   }
-  parallelFor(0, tasks, 1, [&](int64_t begin, int64_t end) {
+  parallelForSlots(0, tasks, 1, [&](int64_t slot, int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t)
-      task(t);
+      task(t, slot);
   });
 }
 
-void convGradInputFloat(const ConvGeometry &g, const float *dy, const float *w, float *dx) {
+/// Output rows whose columns conv_grad_input builds at once.
+int64_t gradInputBlockRows(const ConvGeometry &g) {
+  return std::clamp<int64_t>(kColumnBudget / std::max<int64_t>(1, g.columnRows * g.outSpatial.back()),
+                             1, g.outputRows());
+}
+
+/// Output rows (of all images, in order) whose columns and gradients conv_grad_weight packs at
+/// once.
+int64_t gradWeightBlockRows(const ConvGeometry &g) {
+  int64_t totalRows = g.batch * g.outputRows();
+  return std::clamp<int64_t>(
+      kColumnBudget / std::max<int64_t>(1, (g.columnRows + g.groupOutChannels) * g.outSpatial.back()),
+      1, std::max<int64_t>(1, totalRows));
+}
+
+struct GradInputScratch {
+  FloatOperands operands;
+  float *transposed = nullptr;
+  float *columns = nullptr; // one block per slot, slotStride elements apart
+  int64_t slotStride = 0;
+};
+
+GradInputScratch carveGradInput(const KernelCall &call, WorkspaceCarver &carver) {
+  GradInputScratch scratch;
+  if (call.outputs[0].numElements() == 0)
+    return scratch;
+  ConvGeometry g(call.outputs[0].shape, call.inputs[1].shape, call.inputs[0].shape,
+                 attributesOf(call));
+  scratch.operands = carveFloatOperands(call, carver);
+  scratch.transposed = carver.take<float>(g.outChannels * g.columnRows);
+  if (!g.isPointwise()) {
+    scratch.slotStride = g.columnRows * gradInputBlockRows(g) * g.outSpatial.back();
+    scratch.columns = carver.take<float>(taskSlots(g, g.batch * g.group) * scratch.slotStride);
+  }
+  return scratch;
+}
+
+struct GradWeightScratch {
+  FloatOperands operands;
+  // Per slot, each piece's stride elements apart.
+  float *columns = nullptr, *packed = nullptr, *sum = nullptr, *product = nullptr;
+  int64_t columnStride = 0, packedStride = 0, sumStride = 0;
+};
+
+GradWeightScratch carveGradWeight(const KernelCall &call, WorkspaceCarver &carver) {
+  GradWeightScratch scratch;
+  if (call.outputs[0].numElements() == 0)
+    return scratch;
+  ConvGeometry g(call.inputs[1].shape, call.outputs[0].shape, call.inputs[0].shape,
+                 attributesOf(call));
+  scratch.operands = carveFloatOperands(call, carver);
+  int64_t slots = taskSlots(g, g.group), width = gradWeightBlockRows(g) * g.outSpatial.back();
+  scratch.columnStride = g.columnRows * width;
+  scratch.packedStride = width * g.groupOutChannels;
+  scratch.sumStride = g.columnRows * g.groupOutChannels;
+  scratch.columns = carver.take<float>(slots * scratch.columnStride);
+  scratch.packed = carver.take<float>(slots * scratch.packedStride);
+  scratch.sum = carver.take<float>(slots * scratch.sumStride);
+  scratch.product = carver.take<float>(slots * scratch.sumStride);
+  return scratch;
+}
+
+void convGradInputFloat(const ConvGeometry &g, const GradInputScratch &scratch, const float *dy,
+                        const float *w, float *dx) {
   int64_t rows = g.columnRows, mg = g.groupOutChannels;
   // W_g^T for every group.
-  std::vector<float> transposed(static_cast<size_t>(g.outChannels * rows));
+  float *transposed = scratch.transposed;
   for (int64_t group = 0; group < g.group; ++group)
     for (int64_t m = 0; m < mg; ++m)
       for (int64_t r = 0; r < rows; ++r)
         transposed[(group * rows + r) * mg + m] = w[(group * mg + m) * rows + r];
   bool pointwise = g.isPointwise();
   int64_t lastOut = g.outSpatial.back(), outerRows = g.outputRows();
-  int64_t blockRows =
-      std::clamp<int64_t>(kColumnBudget / std::max<int64_t>(1, rows * lastOut), 1, outerRows);
-  runTasks(g, g.batch * g.group, [&](int64_t task) {
+  int64_t blockRows = gradInputBlockRows(g);
+  runTasks(g, g.batch * g.group, [&](int64_t task, int64_t slot) {
     int64_t n = task / g.group, group = task % g.group;
-    const float *weights = transposed.data() + group * rows * mg;
+    const float *weights = transposed + group * rows * mg;
     const float *grad = dy + (n * g.outChannels + group * mg) * g.outSize;
     float *image = dx + (n * g.channels + group * g.groupChannels) * g.inSize;
     if (pointwise) {
@@ -95,31 +167,32 @@ void convGradInputFloat(const ConvGeometry &g, const float *dy, const float *w, 
       return;
     }
     std::fill(image, image + g.groupChannels * g.inSize, 0.0f);
-    std::vector<float> columns(static_cast<size_t>(rows * blockRows * lastOut));
+    float *columns = scratch.columns + slot * scratch.slotStride;
     for (int64_t first = 0; first < outerRows; first += blockRows) {
       int64_t count = std::min(blockRows, outerRows - first), width = count * lastOut;
-      gemmParallel(rows, width, mg, weights, mg, grad + first * lastOut, g.outSize, columns.data(),
+      gemmParallel(rows, width, mg, weights, mg, grad + first * lastOut, g.outSize, columns,
                    width);
       parallelFor(0, g.groupChannels, std::max<int64_t>(1, kElementwiseGrain / (g.taps * width)),
                   [&](int64_t begin, int64_t end) {
-                    addColumns(g, columns.data(), width, first, count, begin, end, image);
+                    addColumns(g, columns, width, first, count, begin, end, image);
                   });
     }
   });
 }
 
-void convGradWeightFloat(const ConvGeometry &g, const float *dy, const float *x, float *dw) {
+void convGradWeightFloat(const ConvGeometry &g, const GradWeightScratch &scratch, const float *dy,
+                         const float *x, float *dw) {
   int64_t rows = g.columnRows, mg = g.groupOutChannels;
   int64_t lastOut = g.outSpatial.back(), outerRows = g.outputRows();
   // Output rows of all images, in order: the products' reduction dimension.
   int64_t totalRows = g.batch * outerRows;
-  int64_t blockRows =
-      std::clamp<int64_t>(kColumnBudget / std::max<int64_t>(1, (rows + mg) * lastOut), 1,
-                          std::max<int64_t>(1, totalRows));
-  runTasks(g, g.group, [&](int64_t group) {
-    std::vector<float> columns(static_cast<size_t>(rows * blockRows * lastOut));
-    std::vector<float> packed(static_cast<size_t>(blockRows * lastOut * mg));
-    std::vector<float> sum(static_cast<size_t>(rows * mg), 0.0f), product;
+  int64_t blockRows = gradWeightBlockRows(g);
+  runTasks(g, g.group, [&](int64_t group, int64_t slot) {
+    float *columns = scratch.columns + slot * scratch.columnStride;
+    float *packed = scratch.packed + slot * scratch.packedStride;
+    float *sum = scratch.sum + slot * scratch.sumStride;
+    float *product = scratch.product + slot * scratch.sumStride;
+    std::fill(sum, sum + rows * mg, 0.0f);
     for (int64_t block = 0; block < totalRows; block += blockRows) {
       int64_t count = std::min(blockRows, totalRows - block), width = count * lastOut;
       // Each image's part of the block: its columns, and its gradient rows transposed.
@@ -131,7 +204,7 @@ void convGradWeightFloat(const ConvGeometry &g, const float *dy, const float *x,
         parallelFor(0, rows, std::max<int64_t>(1, kElementwiseGrain / (part * lastOut)),
                     [&](int64_t begin, int64_t end) {
                       buildColumns(g, image, first, part, begin, end,
-                                   columns.data() + begin * width + column, width);
+                                   columns + begin * width + column, width);
                     });
         parallelFor(0, part * lastOut, std::max<int64_t>(1, kElementwiseGrain / mg),
                     [&](int64_t begin, int64_t end) {
@@ -143,12 +216,11 @@ void convGradWeightFloat(const ConvGeometry &g, const float *dy, const float *x,
         column += part * lastOut;
       }
       if (block == 0) {
-        gemmParallel(rows, mg, width, columns.data(), width, packed.data(), mg, sum.data(), mg);
+        gemmParallel(rows, mg, width, columns, width, packed, mg, sum, mg);
         continue;
       }
-      product.resize(sum.size());
-      gemmParallel(rows, mg, width, columns.data(), width, packed.data(), mg, product.data(), mg);
-      for (size_t i = 0; i < sum.size(); ++i)
+      gemmParallel(rows, mg, width, columns, width, packed, mg, product, mg);
+      for (int64_t i = 0; i < rows * mg; ++i)
         sum[i] += product[i];
     }
     float *weights = dw + group * mg * rows;
@@ -158,26 +230,34 @@ void convGradWeightFloat(const ConvGeometry &g, const float *dy, const float *x,
   });
 }
 
-bool runConvGradInput(const KernelCall &call, std::string &) {
+bool runConvGradInput(const KernelCall &call, std::string &error) {
   const TensorView &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
+  WorkspaceCarver carver(call);
+  GradInputScratch scratch = carveGradInput(call, carver);
+  if (!carver.fits(error))
+    return false;
   ConvGeometry geometry(result.shape, call.inputs[1].shape, call.inputs[0].shape,
                         attributesOf(call));
-  runInFloat(call, [&](const float *dy, const float *w, float *dx) {
-    convGradInputFloat(geometry, dy, w, dx);
+  runInFloat(call, scratch.operands, [&](const float *dy, const float *w, float *dx) {
+    convGradInputFloat(geometry, scratch, dy, w, dx);
   });
   return true;
 }
 
-bool runConvGradWeight(const KernelCall &call, std::string &) {
+bool runConvGradWeight(const KernelCall &call, std::string &error) {
   const TensorView &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
+  WorkspaceCarver carver(call);
+  GradWeightScratch scratch = carveGradWeight(call, carver);
+  if (!carver.fits(error))
+    return false;
   ConvGeometry geometry(call.inputs[1].shape, result.shape, call.inputs[0].shape,
                         attributesOf(call));
-  runInFloat(call, [&](const float *dy, const float *x, float *dw) {
-    convGradWeightFloat(geometry, dy, x, dw);
+  runInFloat(call, scratch.operands, [&](const float *dy, const float *x, float *dw) {
+    convGradWeightFloat(geometry, scratch, dy, x, dw);
   });
   return true;
 }
@@ -185,8 +265,10 @@ bool runConvGradWeight(const KernelCall &call, std::string &) {
 } // namespace
 
 void addConvolutionBackwardKernels(KernelTable &table) {
-  table["conv_grad_input"] = Kernel{&checkConvGradInput, &runConvGradInput};
-  table["conv_grad_weight"] = Kernel{&checkConvGradWeight, &runConvGradWeight};
+  table["conv_grad_input"] =
+      Kernel{&checkConvGradInput, &runConvGradInput, &carvedWorkspaceBytes<carveGradInput>};
+  table["conv_grad_weight"] =
+      Kernel{&checkConvGradWeight, &runConvGradWeight, &carvedWorkspaceBytes<carveGradWeight>};
 }
 
 } // namespace memc::kernels

@@ -111,13 +111,12 @@ template <typename Fn> decltype(auto) visitBits(DType dtype, Fn &&fn) {
   }
 }
 
-/// A float tensor's values as f32 (small per-channel operands: scales, biases, statistics).
-inline std::vector<float> loadAsFloat(const TensorView &tensor) {
-  std::vector<float> values(static_cast<size_t>(tensor.numElements()));
+/// A float tensor's values as f32 in `values` (numElements of them), which it returns.
+inline float *loadAsFloat(const TensorView &tensor, float *values) {
   visitFloat(tensor.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *data = tensor.as<T>();
-    for (size_t i = 0; i < values.size(); ++i)
+    for (int64_t i = 0; i < tensor.numElements(); ++i)
       values[i] = Element<T>::load(data[i]);
   });
   return values;

@@ -6,10 +6,10 @@
 // transpose, slice and broadcast_to are one strided walk (StridedLayout) with different
 // strides; runs that are contiguous on both sides become memcpy.
 //
-// Scratch: std::vector (gather's validated indices), for now; the plan will account for kernel
-// workspace later.
+// Workspace: gather's validated indices.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Workspace.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
@@ -343,13 +343,21 @@ bool checkGather(const KernelCall &call, std::string &error) {
          checkShape(call.outputs[0], expected, "output", error);
 }
 
+/// The indices, validated and made non-negative.
+int64_t *carveGather(const KernelCall &call, WorkspaceCarver &carver) {
+  return carver.take<int64_t>(call.inputs[1].numElements());
+}
+
 bool runGather(const KernelCall &call, std::string &error) {
   const TensorView &data = call.inputs[0], &indices = call.inputs[1], &output = call.outputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
   int64_t dim = data.shape[axis];
   int64_t count = indices.numElements();
+  WorkspaceCarver carver(call);
+  int64_t *rows = carveGather(call, carver);
+  if (!carver.fits(error))
+    return false;
   // Indices are data: validate them all before writing anything.
-  std::vector<int64_t> rows(static_cast<size_t>(count));
   bool valid = visitIndex(indices.dtype, [&](auto tag) {
     using I = typename decltype(tag)::type;
     const I *values = indices.as<I>();
@@ -394,7 +402,7 @@ void addLayoutKernels(KernelTable &table) {
   table["slice"] = Kernel{&checkSlice, &runSlice};
   table["concat"] = Kernel{&checkConcat, &runConcat};
   table["split"] = Kernel{&checkSplit, &runSplit};
-  table["gather"] = Kernel{&checkGather, &runGather};
+  table["gather"] = Kernel{&checkGather, &runGather, &carvedWorkspaceBytes<carveGather>};
 }
 
 } // namespace memc::kernels

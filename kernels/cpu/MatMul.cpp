@@ -5,12 +5,14 @@
 // is one tall product; other batches are a loop of products, spread over threads by batch when
 // the matrices are small. Integer matmul is a plain loop whose products and sums wrap.
 //
-// Scratch: std::vector for the widened operands and the f32 result, for now; the plan will
-// account for kernel workspace later.
+// Workspace: the batch index pairs of a looped batch and, for f16/bf16, the widened operands
+// and f32 result.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Workspace.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
+#include "kernels/cpu/FloatCompute.h"
 #include "kernels/cpu/Gemm.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/StridedLayout.h"
@@ -45,20 +47,47 @@ struct MatMulDims {
       batchCount *= dim;
   }
 
-  /// For each batch of the result, the batch indices of lhs and rhs it multiplies.
-  std::vector<std::pair<int64_t, int64_t>> batchPairs() const {
-    std::vector<std::pair<int64_t, int64_t>> pairs;
-    pairs.reserve(batchCount);
+  /// A batch that shares one right-hand matrix and does not broadcast the left: one tall
+  /// product of the stacked rows.
+  bool stacksRows() const {
+    int64_t lhsCount = 1, rhsCount = 1;
+    for (int64_t dim : lhsBatch)
+      lhsCount *= dim;
+    for (int64_t dim : rhsBatch)
+      rhsCount *= dim;
+    return rhsCount == 1 && lhsCount == batchCount && batchCount * m <= kMaxGemmDimension;
+  }
+
+  /// Fills `pairs` (batchCount of them) with, for each batch of the result, the batch indices
+  /// of lhs and rhs it multiplies.
+  void batchPairs(std::pair<int64_t, int64_t> *pairs) const {
     StridedLayout<2> layout = broadcastLayout<2>(batch, {&lhsBatch, &rhsBatch});
     layout.forEachRun(0, layout.numElements(),
                       [&](int64_t, const std::array<int64_t, 2> &offsets, int64_t count) {
                         for (int64_t i = 0; i < count; ++i)
-                          pairs.emplace_back(offsets[0] + i * layout.innerStride(0),
-                                             offsets[1] + i * layout.innerStride(1));
+                          *pairs++ = {offsets[0] + i * layout.innerStride(0),
+                                      offsets[1] + i * layout.innerStride(1)};
                       });
-    return pairs;
   }
 };
+
+struct MatMulScratch {
+  FloatOperands operands;
+  std::pair<int64_t, int64_t> *pairs = nullptr; // null for a stacked float product
+};
+
+MatMulScratch carveMatMul(const KernelCall &call, WorkspaceCarver &carver) {
+  MatMulScratch scratch;
+  if (call.outputs[0].numElements() == 0)
+    return scratch;
+  MatMulDims dims(call.inputs[0].shape, call.inputs[1].shape);
+  bool floating = isFloating(call.outputs[0].dtype);
+  if (floating)
+    scratch.operands = carveFloatOperands(call, carver);
+  if (!floating || !dims.stacksRows())
+    scratch.pairs = carver.take<std::pair<int64_t, int64_t>>(dims.batchCount);
+  return scratch;
+}
 
 bool checkMatMul(const KernelCall &call, std::string &error) {
   Shape expected;
@@ -77,19 +106,14 @@ bool checkMatMul(const KernelCall &call, std::string &error) {
   return true;
 }
 
-void matmulFloat(const MatMulDims &dims, const float *a, const float *b, float *c) {
+void matmulFloat(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, const float *a,
+                 const float *b, float *c) {
   int64_t m = dims.m, n = dims.n, k = dims.k;
-  int64_t lhsCount = 1, rhsCount = 1;
-  for (int64_t dim : dims.lhsBatch)
-    lhsCount *= dim;
-  for (int64_t dim : dims.rhsBatch)
-    rhsCount *= dim;
-  // One shared right-hand matrix and no broadcast of the left: stack the batch into rows.
-  if (rhsCount == 1 && lhsCount == dims.batchCount && dims.batchCount * m <= kMaxGemmDimension) {
+  if (dims.stacksRows()) {
     gemmParallel(dims.batchCount * m, n, k, a, k, b, n, c, n);
     return;
   }
-  std::vector<std::pair<int64_t, int64_t>> pairs = dims.batchPairs();
+  dims.batchPairs(pairs);
   auto multiply = [&](int64_t batch, bool parallel) {
     const float *lhs = a + pairs[batch].first * m * k;
     const float *rhs = b + pairs[batch].second * k * n;
@@ -113,10 +137,12 @@ void matmulFloat(const MatMulDims &dims, const float *a, const float *b, float *
               });
 }
 
-template <typename T> void matmulInteger(const MatMulDims &dims, const T *a, const T *b, T *c) {
+template <typename T>
+void matmulInteger(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, const T *a,
+                   const T *b, T *c) {
   using U = std::make_unsigned_t<T>;
   int64_t m = dims.m, n = dims.n, k = dims.k;
-  std::vector<std::pair<int64_t, int64_t>> pairs = dims.batchPairs();
+  dims.batchPairs(pairs);
   parallelFor(0, dims.batchCount * m, std::max<int64_t>(1, kElementwiseGrain / (n * k + 1)),
               [&](int64_t begin, int64_t end) {
                 for (int64_t row = begin; row < end; ++row) {
@@ -134,45 +160,24 @@ template <typename T> void matmulInteger(const MatMulDims &dims, const T *a, con
               });
 }
 
-/// The tensor's values as f32: its own buffer for f32, else a widened copy in `scratch`.
-template <typename T> const float *asFloat(const TensorView &tensor, std::vector<float> &scratch) {
-  if constexpr (std::is_same_v<T, float>) {
-    return tensor.as<float>();
-  } else {
-    scratch.resize(static_cast<size_t>(tensor.numElements()));
-    const T *data = tensor.as<T>();
-    parallelFor(0, tensor.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i)
-        scratch[i] = Element<T>::load(data[i]);
-    });
-    return scratch.data();
-  }
-}
-
-bool runMatMul(const KernelCall &call, std::string &) {
+bool runMatMul(const KernelCall &call, std::string &error) {
   const TensorView &output = call.outputs[0];
   MatMulDims dims(call.inputs[0].shape, call.inputs[1].shape);
   if (output.numElements() == 0)
     return true;
+  WorkspaceCarver carver(call);
+  MatMulScratch scratch = carveMatMul(call, carver);
+  if (!carver.fits(error))
+    return false;
   visitNumeric(output.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T>) {
-      matmulInteger<T>(dims, call.inputs[0].as<T>(), call.inputs[1].as<T>(), output.as<T>());
+      matmulInteger<T>(dims, scratch.pairs, call.inputs[0].as<T>(), call.inputs[1].as<T>(),
+                       output.as<T>());
     } else {
-      std::vector<float> lhsScratch, rhsScratch, outScratch;
-      const float *a = asFloat<T>(call.inputs[0], lhsScratch);
-      const float *b = asFloat<T>(call.inputs[1], rhsScratch);
-      if constexpr (std::is_same_v<T, float>) {
-        matmulFloat(dims, a, b, output.as<float>());
-      } else {
-        outScratch.resize(static_cast<size_t>(output.numElements()));
-        matmulFloat(dims, a, b, outScratch.data());
-        T *y = output.as<T>();
-        parallelFor(0, output.numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i)
-            y[i] = Element<T>::store(outScratch[i]);
-        });
-      }
+      runInFloat(call, scratch.operands, [&](const float *a, const float *b, float *c) {
+        matmulFloat(dims, scratch.pairs, a, b, c);
+      });
     }
   });
   return true;
@@ -180,6 +185,6 @@ bool runMatMul(const KernelCall &call, std::string &) {
 
 } // namespace
 
-void addMatMulKernels(KernelTable &table) { table["matmul"] = Kernel{&checkMatMul, &runMatMul}; }
+void addMatMulKernels(KernelTable &table) { table["matmul"] = Kernel{&checkMatMul, &runMatMul, &carvedWorkspaceBytes<carveMatMul>}; }
 
 } // namespace memc::kernels

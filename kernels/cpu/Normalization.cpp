@@ -8,13 +8,14 @@
 // vectorize.
 //
 // Scale, bias and statistics may have any float type, independently of the input (the ops
-// allow it); they are small and read once into f32 vectors.
+// allow it); they are small and read once into f32 arrays.
 //
-// Scratch: std::vector (those vectors, the exponentials of up to 2^20 elements per thread of a
-// softmax along a non-innermost axis), for now; the plan will account for kernel workspace
-// later.
+// Workspace: those f32 arrays, and for a softmax along a non-innermost axis one slot per
+// concurrent piece of work (at most kMaxWorkspaceSlots) holding a block's maxima, sums and up
+// to 2^20 exponentials.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
@@ -197,13 +198,10 @@ template <typename T, bool Log> void softmaxRow(const T *x, T *y, int64_t n) {
 /// non-innermost axis, vectorized across c.
 template <typename T, bool Log>
 void softmaxColumns(const T *x, T *y, int64_t length, int64_t stride, int64_t width,
-                    std::vector<float> &scratch, std::vector<float> &maxima,
-                    std::vector<double> &sums) {
-  maxima.assign(width, -std::numeric_limits<float>::infinity());
-  sums.assign(width, 0.0);
+                    float *scratch, float *maxima, double *sums) {
+  std::fill(maxima, maxima + width, -std::numeric_limits<float>::infinity());
+  std::fill(sums, sums + width, 0.0);
   bool keep = length * width <= kSoftmaxScratch;
-  if (keep)
-    scratch.resize(length * width);
   for (int64_t j = 0; j < length; ++j)
     for (int64_t c = 0; c < width; ++c) {
       float v = Element<T>::load(x[j * stride + c]);
@@ -229,32 +227,74 @@ void softmaxColumns(const T *x, T *y, int64_t length, int64_t stride, int64_t wi
     }
 }
 
-template <bool Log> bool runSoftmax(const KernelCall &call, std::string &) {
+/// Rows of a softmax task: up to this many interleaved rows along a non-innermost axis.
+constexpr int64_t kSoftmaxBlock = 64;
+
+/// The softmax's tasks: (outer index, block of up to kSoftmaxBlock interleaved rows).
+struct SoftmaxTasks {
+  int64_t outer, length, inner, blocks, grain;
+
+  explicit SoftmaxTasks(const KernelCall &call) {
+    const Shape &shape = call.inputs[0].shape;
+    int64_t axis = attributesOf(call).intOr("axis", 0);
+    outer = product(shape, 0, axis);
+    length = shape[axis];
+    inner = product(shape, axis + 1, shape.size());
+    blocks = (inner + kSoftmaxBlock - 1) / kSoftmaxBlock;
+    grain = std::max<int64_t>(1, kExpensiveGrain / (length * std::min(inner, kSoftmaxBlock)));
+  }
+  int64_t count() const { return outer * blocks; }
+};
+
+/// Per slot (softmaxColumns only): a block's maxima, sums and kept exponentials.
+struct SoftmaxScratch {
+  float *maxima = nullptr, *exponentials = nullptr;
+  double *sums = nullptr;
+  int64_t exponentialStride = 0;
+};
+
+SoftmaxScratch carveSoftmax(const KernelCall &call, WorkspaceCarver &carver) {
+  SoftmaxScratch scratch;
+  if (call.inputs[0].numElements() == 0)
+    return scratch;
+  SoftmaxTasks tasks(call);
+  if (tasks.inner == 1)
+    return scratch;
+  int64_t slots = workspaceSlots(0, tasks.count(), tasks.grain);
+  scratch.exponentialStride =
+      std::min(tasks.length * std::min(tasks.inner, kSoftmaxBlock), kSoftmaxScratch);
+  scratch.maxima = carver.take<float>(slots * kSoftmaxBlock);
+  scratch.sums = carver.take<double>(slots * kSoftmaxBlock);
+  scratch.exponentials = carver.take<float>(slots * scratch.exponentialStride);
+  return scratch;
+}
+
+template <bool Log> bool runSoftmax(const KernelCall &call, std::string &error) {
   const TensorView &input = call.inputs[0];
-  int64_t axis = attributesOf(call).intOr("axis", 0);
-  int64_t outer = product(input.shape, 0, axis), length = input.shape[axis];
-  int64_t inner = product(input.shape, axis + 1, input.shape.size());
   if (input.numElements() == 0)
     return true;
-  // Tasks are (outer index, block of up to 64 interleaved rows).
-  constexpr int64_t kBlock = 64;
-  int64_t blocks = (inner + kBlock - 1) / kBlock;
+  WorkspaceCarver carver(call);
+  SoftmaxScratch scratch = carveSoftmax(call, carver);
+  if (!carver.fits(error))
+    return false;
+  SoftmaxTasks tasks(call);
+  int64_t length = tasks.length, inner = tasks.inner, blocks = tasks.blocks;
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = input.as<T>();
     T *y = call.outputs[0].as<T>();
-    int64_t grain = std::max<int64_t>(1, kExpensiveGrain / (length * std::min(inner, kBlock)));
-    parallelFor(0, outer * blocks, grain, [&](int64_t begin, int64_t end) {
-      std::vector<float> scratch, maxima;
-      std::vector<double> sums;
+    parallelForSlots(0, tasks.count(), tasks.grain, [&](int64_t slot, int64_t begin, int64_t end) {
       for (int64_t task = begin; task < end; ++task) {
-        int64_t o = task / blocks, c0 = (task % blocks) * kBlock;
+        int64_t o = task / blocks, c0 = (task % blocks) * kSoftmaxBlock;
         int64_t offset = o * length * inner + c0;
         if (inner == 1)
           softmaxRow<T, Log>(x + offset, y + offset, length);
         else
           softmaxColumns<T, Log>(x + offset, y + offset, length, inner,
-                                 std::min(kBlock, inner - c0), scratch, maxima, sums);
+                                 std::min(kSoftmaxBlock, inner - c0),
+                                 scratch.exponentials + slot * scratch.exponentialStride,
+                                 scratch.maxima + slot * kSoftmaxBlock,
+                                 scratch.sums + slot * kSoftmaxBlock);
       }
     });
   });
@@ -320,7 +360,21 @@ MEMC_VECTOR_CLONES void layerNormRow(const T *in, T *out, int64_t width, const f
   }
 }
 
-bool runLayerNorm(const KernelCall &call, std::string &) {
+/// The scale and bias as f32.
+struct AffineScratch {
+  float *scale = nullptr, *bias = nullptr;
+};
+
+AffineScratch carveLayerNorm(const KernelCall &call, WorkspaceCarver &carver) {
+  AffineScratch scratch;
+  if (call.inputs[0].numElements() == 0)
+    return scratch;
+  scratch.scale = carver.take<float>(call.inputs[1].numElements());
+  scratch.bias = carver.take<float>(call.inputs[1].numElements());
+  return scratch;
+}
+
+bool runLayerNorm(const KernelCall &call, std::string &error) {
   const TensorView &input = call.inputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
@@ -328,9 +382,16 @@ bool runLayerNorm(const KernelCall &call, std::string &) {
   int64_t width = product(input.shape, axis, input.shape.size());
   if (input.numElements() == 0)
     return true;
-  std::vector<float> scale = loadAsFloat(call.inputs[1]);
-  std::vector<float> bias =
-      call.inputs.size() > 2 ? loadAsFloat(call.inputs[2]) : std::vector<float>(width, 0.0f);
+  WorkspaceCarver carver(call);
+  AffineScratch scratch = carveLayerNorm(call, carver);
+  if (!carver.fits(error))
+    return false;
+  const float *scale = loadAsFloat(call.inputs[1], scratch.scale);
+  const float *bias = scratch.bias;
+  if (call.inputs.size() > 2)
+    loadAsFloat(call.inputs[2], scratch.bias);
+  else
+    std::fill(scratch.bias, scratch.bias + width, 0.0f);
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = input.as<T>();
@@ -338,7 +399,7 @@ bool runLayerNorm(const KernelCall &call, std::string &) {
     parallelFor(
         0, rows, std::max<int64_t>(1, kElementwiseGrain / width), [&](int64_t begin, int64_t end) {
           for (int64_t row = begin; row < end; ++row)
-            layerNormRow(x + row * width, y + row * width, width, scale.data(), bias.data(),
+            layerNormRow(x + row * width, y + row * width, width, scale, bias,
                          epsilon);
         });
   });
@@ -369,7 +430,14 @@ bool checkBatchNorm(const KernelCall &call, std::string &error) {
   return true;
 }
 
-bool runBatchNorm(const KernelCall &call, std::string &) {
+/// Scale, bias, mean and var as f32, one array of `channels` after the other.
+float *carveBatchNorm(const KernelCall &call, WorkspaceCarver &carver) {
+  if (call.inputs[0].numElements() == 0)
+    return nullptr;
+  return carver.take<float>(4 * call.inputs[0].shape[1]);
+}
+
+bool runBatchNorm(const KernelCall &call, std::string &error) {
   const TensorView &input = call.inputs[0];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   bool training = attributesOf(call).intOr("training", 0) == 1;
@@ -377,8 +445,14 @@ bool runBatchNorm(const KernelCall &call, std::string &) {
   int64_t spatial = product(input.shape, 2, input.shape.size());
   if (input.numElements() == 0)
     return true;
-  std::vector<float> scale = loadAsFloat(call.inputs[1]), bias = loadAsFloat(call.inputs[2]);
-  std::vector<float> mean = loadAsFloat(call.inputs[3]), var = loadAsFloat(call.inputs[4]);
+  WorkspaceCarver carver(call);
+  float *statistics = carveBatchNorm(call, carver);
+  if (!carver.fits(error))
+    return false;
+  const float *scale = loadAsFloat(call.inputs[1], statistics);
+  const float *bias = loadAsFloat(call.inputs[2], statistics + channels);
+  const float *mean = loadAsFloat(call.inputs[3], statistics + 2 * channels);
+  const float *var = loadAsFloat(call.inputs[4], statistics + 3 * channels);
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = input.as<T>();
@@ -420,10 +494,13 @@ bool runBatchNorm(const KernelCall &call, std::string &) {
 } // namespace
 
 void addNormalizationKernels(KernelTable &table) {
-  table["softmax"] = Kernel{&checkSoftmax, &runSoftmax<false>};
-  table["log_softmax"] = Kernel{&checkSoftmax, &runSoftmax<true>};
-  table["layer_norm"] = Kernel{&checkLayerNorm, &runLayerNorm};
-  table["batch_norm"] = Kernel{&checkBatchNorm, &runBatchNorm};
+  table["softmax"] = Kernel{&checkSoftmax, &runSoftmax<false>, &carvedWorkspaceBytes<carveSoftmax>};
+  table["log_softmax"] =
+      Kernel{&checkSoftmax, &runSoftmax<true>, &carvedWorkspaceBytes<carveSoftmax>};
+  table["layer_norm"] =
+      Kernel{&checkLayerNorm, &runLayerNorm, &carvedWorkspaceBytes<carveLayerNorm>};
+  table["batch_norm"] =
+      Kernel{&checkBatchNorm, &runBatchNorm, &carvedWorkspaceBytes<carveBatchNorm>};
 }
 
 } // namespace memc::kernels

@@ -13,10 +13,11 @@
 // thread count. batch_norm_grad is threaded over channels. Both read a row (a channel) whole
 // before writing its dx, so dx may share the grad's or the input's buffer.
 //
-// Scratch: std::vector (the per-block sums, the scale), for now; the plan will account for
-// kernel workspace later.
+// Workspace: the scale as f32, the f64 gradient sums (per block for layer_norm_grad) and, for
+// layer_norm_grad, two f32 rows per slot (blocks run in at most kMaxWorkspaceSlots pieces).
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
@@ -63,11 +64,12 @@ bool checkScaleShapes(const KernelCall &call, const Shape &scaleShape, std::stri
          checkShape(call.outputs[2], scaleShape, "bias_grad", error);
 }
 
-void storeFloats(const std::vector<double> &values, const TensorView &tensor) {
+/// Rounds the tensor's numElements f64 `values` into it.
+void storeFloats(const double *values, const TensorView &tensor) {
   visitFloat(tensor.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T *data = tensor.as<T>();
-    for (size_t i = 0; i < values.size(); ++i)
+    for (int64_t i = 0; i < tensor.numElements(); ++i)
       data[i] = Element<T>::store(static_cast<float>(values[i]));
   });
 }
@@ -130,38 +132,75 @@ MEMC_VECTOR_CLONES void layerNormGradRow(const T *dy, const T *x, T *dx, int64_t
     dx[j] = Element<T>::store(factor * (scaled[j] - meanScaled - normalized[j] * meanProjection));
 }
 
-bool runLayerNormGrad(const KernelCall &call, std::string &) {
+/// How layer_norm_grad splits its rows: blocks fixed by the shape alone, so the sums' order is
+/// too.
+struct RowBlocks {
+  int64_t rows = 1, width = 1, rowsPerBlock = 1, blocks = 0;
+
+  explicit RowBlocks(const KernelCall &call) {
+    const TensorView &input = call.inputs[1];
+    int64_t axis = attributesOf(call).intOr("axis", 0);
+    for (int64_t d = 0; d < input.rank(); ++d)
+      (d < axis ? rows : width) *= input.shape[d];
+    if (width == 0)
+      return;
+    rowsPerBlock = std::max<int64_t>(1, kElementwiseGrain / width);
+    rowsPerBlock = std::max(rowsPerBlock, (rows + kMaxRowBlocks - 1) / kMaxRowBlocks);
+    blocks = (rows + rowsPerBlock - 1) / rowsPerBlock;
+  }
+};
+
+struct LayerNormGradScratch {
+  float *scale = nullptr;
+  double *sums = nullptr;      // per block: dscale terms, then dbias terms
+  double *scaleGrad = nullptr; // then biasGrad, `width` apart
+  float *rows = nullptr;       // per slot: 2 * width
+};
+
+LayerNormGradScratch carveLayerNormGrad(const KernelCall &call, WorkspaceCarver &carver) {
+  LayerNormGradScratch scratch;
+  RowBlocks split(call);
+  if (split.width == 0)
+    return scratch;
+  scratch.scale = carver.take<float>(split.width);
+  scratch.sums = carver.take<double>(2 * split.blocks * split.width);
+  scratch.scaleGrad = carver.take<double>(2 * split.width);
+  scratch.rows = carver.take<float>(workspaceSlots(0, split.blocks, 1) * 2 * split.width);
+  return scratch;
+}
+
+bool runLayerNormGrad(const KernelCall &call, std::string &error) {
   const TensorView &input = call.inputs[1];
-  int64_t axis = attributesOf(call).intOr("axis", 0);
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
-  int64_t rows = 1, width = 1;
-  for (int64_t d = 0; d < input.rank(); ++d)
-    (d < axis ? rows : width) *= input.shape[d];
+  RowBlocks split(call);
+  int64_t rows = split.rows, width = split.width, rowsPerBlock = split.rowsPerBlock;
+  int64_t blocks = split.blocks;
   if (width == 0)
     return true;
-  // Blocks of rows fixed by the shape alone, so the sums' order is too.
-  int64_t rowsPerBlock = std::max<int64_t>(1, kElementwiseGrain / width);
-  rowsPerBlock = std::max(rowsPerBlock, (rows + kMaxRowBlocks - 1) / kMaxRowBlocks);
-  int64_t blocks = (rows + rowsPerBlock - 1) / rowsPerBlock;
-  std::vector<double> sums(static_cast<size_t>(2 * blocks * width), 0.0);
-  std::vector<float> scale = loadAsFloat(call.inputs[2]);
+  WorkspaceCarver carver(call);
+  LayerNormGradScratch scratch = carveLayerNormGrad(call, carver);
+  if (!carver.fits(error))
+    return false;
+  double *sums = scratch.sums;
+  std::fill(sums, sums + 2 * blocks * width, 0.0);
+  const float *scale = loadAsFloat(call.inputs[2], scratch.scale);
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *dy = call.inputs[0].as<T>(), *x = input.as<T>();
     T *dx = call.outputs[0].as<T>();
-    parallelFor(0, blocks, 1, [&](int64_t begin, int64_t end) {
-      std::vector<float> scratch(static_cast<size_t>(2 * width));
+    parallelForSlots(0, blocks, 1, [&](int64_t slot, int64_t begin, int64_t end) {
+      float *rowScratch = scratch.rows + slot * 2 * width;
       for (int64_t block = begin; block < end; ++block) {
-        double *scaleSums = sums.data() + 2 * block * width, *biasSums = scaleSums + width;
+        double *scaleSums = sums + 2 * block * width, *biasSums = scaleSums + width;
         for (int64_t row = block * rowsPerBlock; row < std::min(rows, (block + 1) * rowsPerBlock);
              ++row)
           layerNormGradRow(dy + row * width, x + row * width, dx + row * width, width, epsilon,
-                           scale.data(), scaleSums, biasSums, scratch.data(),
-                           scratch.data() + width);
+                           scale, scaleSums, biasSums, rowScratch, rowScratch + width);
       }
     });
   });
-  std::vector<double> scaleGrad(static_cast<size_t>(width), 0.0), biasGrad = scaleGrad;
+  double *scaleGrad = scratch.scaleGrad, *biasGrad = scratch.scaleGrad + width;
+  std::fill(scaleGrad, scaleGrad + 2 * width, 0.0);
   parallelFor(0, width, kElementwiseGrain / std::max<int64_t>(blocks, 1),
               [&](int64_t begin, int64_t end) {
                 for (int64_t block = 0; block < blocks; ++block)
@@ -184,15 +223,36 @@ bool checkBatchNormGrad(const KernelCall &call, std::string &error) {
          checkScaleShapes(call, {call.inputs[1].shape[1]}, error);
 }
 
-bool runBatchNormGrad(const KernelCall &call, std::string &) {
+/// The scale as f32, then the f64 dscale and dbias, `channels` each.
+struct BatchNormGradScratch {
+  float *scale = nullptr;
+  double *scaleGrad = nullptr, *biasGrad = nullptr;
+};
+
+BatchNormGradScratch carveBatchNormGrad(const KernelCall &call, WorkspaceCarver &carver) {
+  int64_t channels = call.inputs[1].shape[1];
+  BatchNormGradScratch scratch;
+  scratch.scale = carver.take<float>(channels);
+  scratch.scaleGrad = carver.take<double>(channels);
+  scratch.biasGrad = carver.take<double>(channels);
+  return scratch;
+}
+
+bool runBatchNormGrad(const KernelCall &call, std::string &error) {
   const TensorView &input = call.inputs[1];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   int64_t batch = input.shape[0], channels = input.shape[1], spatial = 1;
   for (int64_t d = 2; d < input.rank(); ++d)
     spatial *= input.shape[d];
   int64_t perChannel = batch * spatial;
-  std::vector<float> scale = loadAsFloat(call.inputs[2]);
-  std::vector<double> scaleGrad(static_cast<size_t>(channels), 0.0), biasGrad = scaleGrad;
+  WorkspaceCarver carver(call);
+  BatchNormGradScratch scratch = carveBatchNormGrad(call, carver);
+  if (!carver.fits(error))
+    return false;
+  const float *scale = loadAsFloat(call.inputs[2], scratch.scale);
+  double *scaleGrad = scratch.scaleGrad, *biasGrad = scratch.biasGrad;
+  std::fill(scaleGrad, scaleGrad + channels, 0.0);
+  std::fill(biasGrad, biasGrad + channels, 0.0);
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *dy = call.inputs[0].as<T>(), *x = input.as<T>();
@@ -246,8 +306,10 @@ bool runBatchNormGrad(const KernelCall &call, std::string &) {
 } // namespace
 
 void addNormalizationBackwardKernels(KernelTable &table) {
-  table["layer_norm_grad"] = Kernel{&checkLayerNormGrad, &runLayerNormGrad};
-  table["batch_norm_grad"] = Kernel{&checkBatchNormGrad, &runBatchNormGrad};
+  table["layer_norm_grad"] = Kernel{&checkLayerNormGrad, &runLayerNormGrad,
+                                    &carvedWorkspaceBytes<carveLayerNormGrad>};
+  table["batch_norm_grad"] = Kernel{&checkBatchNormGrad, &runBatchNormGrad,
+                                    &carvedWorkspaceBytes<carveBatchNormGrad>};
 }
 
 } // namespace memc::kernels

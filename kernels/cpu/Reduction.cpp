@@ -14,10 +14,12 @@
 // truncation toward zero. An empty reduction gives 0 (sum), NaN (mean of floats), 0 (mean of
 // integers) or -inf/the type's lowest value (max).
 //
-// Scratch: std::vector (per-thread accumulators, the partial results), for now; the plan will
-// account for kernel workspace later.
+// Workspace: the partial results of a cut reduced range (8 bytes per accumulator, enough for
+// any of them). The per-thread accumulators of one block (at most 256) stay on the heap: their
+// size does not grow with the tensors.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
@@ -145,9 +147,22 @@ constexpr int64_t kReduceBlock = int64_t{1} << 16;
 /// Fewer output blocks than this cannot keep a many-core machine busy.
 constexpr int64_t kFewTasks = 32;
 
+/// The partial results reduce() keeps when it cuts the reduced range into blocks (whether it
+/// does depends on the shape only, never on the thread count, so that every machine sums in the
+/// same order); 0 when it does not.
+int64_t partialResults(const ReductionLayout &layout) {
+  int64_t blockWidth = std::min(layout.width, kWidthBlock);
+  int64_t tasks = (layout.outputs / layout.width) * ((layout.width + blockWidth - 1) / blockWidth);
+  if (tasks >= kFewTasks || layout.count < 2 * kReduceBlock)
+    return 0;
+  return tasks * ((layout.count + kReduceBlock - 1) / kReduceBlock) * blockWidth;
+}
+
+/// `partials` holds partialResults(layout) accumulators of 8 bytes.
 template <typename T, typename Reducer>
-void reduce(const ReductionLayout &layout, const T *x, T *y) {
+void reduce(const ReductionLayout &layout, const T *x, T *y, uint64_t *partialSlots) {
   using Acc = typename Reducer::Acc;
+  static_assert(sizeof(Acc) <= sizeof(uint64_t) && alignof(Acc) <= alignof(uint64_t));
   int64_t width = layout.width;
   int64_t blockWidth = std::min(width, kWidthBlock);
   int64_t widthBlocks = (width + blockWidth - 1) / blockWidth;
@@ -191,10 +206,8 @@ void reduce(const ReductionLayout &layout, const T *x, T *y) {
       y[first(task) + w] = Reducer::finish(acc[w], layout.count);
   };
 
-  // Whether to cut the reduced range depends on the shape only, never on the thread count, so
-  // that every machine sums in the same order.
   int64_t reduceBlocks = 1;
-  if (tasks < kFewTasks && layout.count >= 2 * kReduceBlock)
+  if (partialResults(layout) > 0)
     reduceBlocks = (layout.count + kReduceBlock - 1) / kReduceBlock;
   if (reduceBlocks == 1) {
     int64_t grain = std::max<int64_t>(1, kElementwiseGrain / (layout.count * blockWidth + 1));
@@ -207,7 +220,7 @@ void reduce(const ReductionLayout &layout, const T *x, T *y) {
     });
     return;
   }
-  std::vector<Acc> partials(tasks * reduceBlocks * blockWidth);
+  Acc *partials = reinterpret_cast<Acc *>(partialSlots);
   parallelFor(0, tasks * reduceBlocks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t unit = begin; unit < end; ++unit) {
       int64_t task = unit / reduceBlocks, block = unit % reduceBlocks;
@@ -238,15 +251,31 @@ bool checkReduce(const KernelCall &call, std::string &error) {
          checkShape(call.outputs[0], expected, "output", error);
 }
 
-template <template <typename> class Reducer> bool runReduce(const KernelCall &call, std::string &) {
+ReductionLayout layoutOf(const KernelCall &call) {
   std::vector<int64_t> axes;
   attributesOf(call).getInts("axes", axes);
-  ReductionLayout layout(call.inputs[0].shape, axes);
+  return ReductionLayout(call.inputs[0].shape, axes);
+}
+
+uint64_t *carveReduce(const KernelCall &call, WorkspaceCarver &carver) {
+  ReductionLayout layout = layoutOf(call);
+  if (layout.outputs == 0)
+    return nullptr;
+  return carver.take<uint64_t>(partialResults(layout));
+}
+
+template <template <typename> class Reducer>
+bool runReduce(const KernelCall &call, std::string &error) {
+  ReductionLayout layout = layoutOf(call);
   if (layout.outputs == 0)
     return true;
+  WorkspaceCarver carver(call);
+  uint64_t *partials = carveReduce(call, carver);
+  if (!carver.fits(error))
+    return false;
   visitNumeric(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    reduce<T, Reducer<T>>(layout, call.inputs[0].as<T>(), call.outputs[0].as<T>());
+    reduce<T, Reducer<T>>(layout, call.inputs[0].as<T>(), call.outputs[0].as<T>(), partials);
   });
   return true;
 }
@@ -254,9 +283,10 @@ template <template <typename> class Reducer> bool runReduce(const KernelCall &ca
 } // namespace
 
 void addReductionKernels(KernelTable &table) {
-  table["reduce_sum"] = Kernel{&checkReduce, &runReduce<SumReducer>};
-  table["reduce_mean"] = Kernel{&checkReduce, &runReduce<MeanReducer>};
-  table["reduce_max"] = Kernel{&checkReduce, &runReduce<MaxReducer>};
+  auto workspace = &carvedWorkspaceBytes<carveReduce>;
+  table["reduce_sum"] = Kernel{&checkReduce, &runReduce<SumReducer>, workspace};
+  table["reduce_mean"] = Kernel{&checkReduce, &runReduce<MeanReducer>, workspace};
+  table["reduce_max"] = Kernel{&checkReduce, &runReduce<MaxReducer>, workspace};
 }
 
 } // namespace memc::kernels

@@ -107,4 +107,23 @@ void parallelFor(int64_t begin, int64_t end, int64_t grain, const RangeFunction 
   ThreadPool::global().parallelFor(begin, end, grain, body);
 }
 
+int64_t workspaceSlots(int64_t begin, int64_t end, int64_t grain) {
+  int64_t total = std::max<int64_t>(end - begin, 0);
+  return std::clamp<int64_t>(total / std::max<int64_t>(grain, 1), 1, kMaxWorkspaceSlots);
+}
+
+void parallelForSlots(int64_t begin, int64_t end, int64_t grain, const SlotRangeFunction &body) {
+  if (end <= begin)
+    return;
+  int64_t slots = workspaceSlots(begin, end, grain);
+  int64_t pieceSize = (end - begin + slots - 1) / slots;
+  parallelFor(0, slots, 1, [&](int64_t first, int64_t last) {
+    for (int64_t slot = first; slot < last; ++slot) {
+      int64_t pieceBegin = begin + slot * pieceSize;
+      if (pieceBegin < end)
+        body(slot, pieceBegin, std::min(end, pieceBegin + pieceSize));
+    }
+  });
+}
+
 } // namespace memc::kernels

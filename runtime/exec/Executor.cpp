@@ -95,6 +95,11 @@ void Executor::buildCalls() {
     for (uint32_t output : step.outputs)
       calls[t].outputs.push_back(view(output));
     calls[t].attributes = &step.attributes;
+    if (step.hasWorkspace) {
+      const PlanBuffer &workspace = loaded->buffers[step.workspace];
+      calls[t].workspace = address(workspace);
+      calls[t].workspaceBytes = workspace.size;
+    }
   }
 }
 

@@ -77,6 +77,15 @@ private:
                       " already wrote (arena values are written once)");
         ranges[output] = {step, step};
       }
+      // Scratch is written and read at its step alone: a value live exactly then.
+      const PlanStep &current = plan.steps[t];
+      if (current.hasWorkspace && inArena(current.workspace)) {
+        if (ranges[current.workspace].first != kNeverWritten)
+          return fail(stepLabel(t) + " uses arena " + bufferLabel(current.workspace) +
+                      " as its workspace, but " + writerLabel(ranges[current.workspace].first) +
+                      " already uses it (a workspace belongs to one step)");
+        ranges[current.workspace] = {step, step};
+      }
     }
     int64_t end = static_cast<int64_t>(plan.steps.size());
     for (const PlanBinding &output : plan.outputs) {

@@ -20,6 +20,7 @@ namespace memc::runtime {
 /// dies at that step, and that no two values live at the same step share arena bytes (except an
 /// in-place output taking over its input's bytes). A view (Buffer.alias_of) stands for the buffer
 /// owning its bytes: reading it reads the owner, binding it as an output keeps the owner alive.
+/// A step's workspace buffer is a value written and last read at that step.
 /// Zero-byte buffers take no part.
 bool analyzeArena(LoadedPlan &plan, std::string &error);
 

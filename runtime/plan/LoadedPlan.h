@@ -42,6 +42,9 @@ struct PlanStep {
   kernels::Attributes attributes;
   std::string location;
   bool inPlace = false;
+  /// The arena buffer holding the kernel's scratch at this step (Step.workspace), if any.
+  bool hasWorkspace = false;
+  uint32_t workspace = 0;
 };
 
 struct PlanBinding {

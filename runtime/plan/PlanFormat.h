@@ -14,7 +14,8 @@ namespace memc::plan {
 
 /// Plan.format_version of the plans this runtime executes. Bump on every incompatible change to
 /// Plan.proto or to the meaning of its fields.
-constexpr uint32_t kPlanFormatVersion = 1;
+/// 2: steps carry their kernel's workspace (Step.workspace); kernels no longer allocate scratch.
+constexpr uint32_t kPlanFormatVersion = 2;
 
 /// The alignment the compiler gives arena and persistent buffers (Plan.alignment): enough for
 /// any vector load on CPUs and for CUDA's 256-byte allocation granularity.

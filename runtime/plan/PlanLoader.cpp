@@ -20,10 +20,12 @@
 //    outputs are pairwise disjoint; a step's outputs are disjoint from its inputs unless the
 //    step is in place, in which case each output is disjoint from every input or has exactly one
 //    input's bytes, and at least one has; the kernel's check accepts the dtypes, shapes and
-//    attributes.
+//    attributes. A workspace buffer exists, is an arena buffer that is not a view, and has at
+//    least the bytes the kernel's workspace entry asks for; a kernel that needs workspace gets
+//    one.
 //  - Arena values (Liveness.h): written once, by a step or as an input, before any step reads
-//    them; outputs are written; no two values live at the same step share bytes, except an
-//    in-place output taking over its dying input's bytes.
+//    them; outputs are written; a workspace lives at its step only; no two values live at the
+//    same step share bytes, except an in-place output taking over its dying input's bytes.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/plan/PlanLoader.h"
@@ -31,6 +33,7 @@
 #include "runtime/plan/Liveness.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanFormat.h"
+#include "runtime/plan/StepCall.h"
 #include "runtime/support/Bytes.h"
 
 #include <algorithm>
@@ -245,33 +248,6 @@ private:
     return true;
   }
 
-  bool convertAttributes(const plan::Step &step, kernels::Attributes &attributes,
-                         const std::string &label) {
-    for (const plan::Attribute &attribute : step.attributes()) {
-      if (attribute.name().empty() || attributes.has(attribute.name()))
-        return fail(label + ": attribute " + quoted(attribute.name()) +
-                    (attribute.name().empty() ? " has no name" : " appears twice"));
-      switch (attribute.value_case()) {
-      case plan::Attribute::kI:
-        attributes.set(attribute.name(), attribute.i());
-        break;
-      case plan::Attribute::kF:
-        attributes.set(attribute.name(), attribute.f());
-        break;
-      case plan::Attribute::kInts:
-        attributes.set(attribute.name(), std::vector<int64_t>(attribute.ints().values().begin(),
-                                                              attribute.ints().values().end()));
-        break;
-      case plan::Attribute::kS:
-        attributes.set(attribute.name(), attribute.s());
-        break;
-      case plan::Attribute::VALUE_NOT_SET:
-        return fail(label + ": attribute " + quoted(attribute.name()) + " has no value");
-      }
-    }
-    return true;
-  }
-
   bool sameBytes(uint32_t a, uint32_t b) const {
     const PlanBuffer &x = out.buffers[a], &y = out.buffers[b];
     return x.region == y.region && x.offset == y.offset && x.size == y.size;
@@ -310,16 +286,42 @@ private:
     return true;
   }
 
-  bool checkKernel(const PlanStep &step, const std::string &label) {
+  bool checkKernel(const plan::Step &source, const PlanStep &step, const std::string &label) {
     kernels::KernelCall call;
-    for (uint32_t input : step.inputs)
-      call.inputs.push_back({nullptr, out.buffers[input].dtype, out.buffers[input].shape});
-    for (uint32_t output : step.outputs)
-      call.outputs.push_back({nullptr, out.buffers[output].dtype, out.buffers[output].shape});
-    call.attributes = &step.attributes;
     std::string message;
+    if (!describeStepCall(proto, source, step.attributes, call, message))
+      return fail(label + ": " + message);
     if (!step.kernel->check(call, message))
       return fail(label + ": " + (message.empty() ? "the kernel rejects this call" : message));
+    uint64_t needed = kernels::workspaceBytes(*step.kernel, call);
+    uint64_t given = step.hasWorkspace ? out.buffers[step.workspace].size : 0;
+    if (given < needed)
+      return fail(label + ": the kernel needs " + std::to_string(needed) +
+                  " bytes of workspace but the step " +
+                  (step.hasWorkspace ? "gives it " + bufferLabel(step.workspace) + " of " +
+                                           std::to_string(given) + " bytes"
+                                     : std::string("has none")) +
+                  " (recompile the model with this memc)");
+    return true;
+  }
+
+  bool checkWorkspace(const plan::Step &source, PlanStep &step, const std::string &label) {
+    if (!source.has_workspace())
+      return true;
+    step.hasWorkspace = true;
+    step.workspace = source.workspace();
+    if (step.workspace >= out.buffers.size())
+      return fail(label + ": workspace buffer " + std::to_string(step.workspace) +
+                  " does not exist (the plan has " + std::to_string(out.buffers.size()) + ")");
+    const PlanBuffer &buffer = out.buffers[step.workspace];
+    if (buffer.region != Region::Arena || buffer.view)
+      return fail(label + ": workspace " + bufferLabel(step.workspace) +
+                  " must be an arena buffer that is not a view");
+    for (const std::vector<uint32_t> *used : {&step.inputs, &step.outputs})
+      for (uint32_t buffer : *used)
+        if (buffer == step.workspace)
+          return fail(label + ": workspace " + bufferLabel(step.workspace) +
+                      " is also an input or output of the step");
     return true;
   }
 
@@ -350,8 +352,11 @@ private:
       if (out.buffers[output].region == Region::Persistent && isInput(output))
         return fail(label + ": writes the graph input " + bufferLabel(output));
     }
-    return convertAttributes(source, step.attributes, label) && checkAliasing(step, label) &&
-           checkKernel(step, label);
+    std::string message;
+    if (!convertStepAttributes(source, step.attributes, message))
+      return fail(label + ": " + message);
+    return checkWorkspace(source, step, label) && checkAliasing(step, label) &&
+           checkKernel(source, step, label);
   }
 
   bool isInput(uint32_t buffer) const {

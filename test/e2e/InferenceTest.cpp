@@ -6,7 +6,9 @@
 // stays inside its planned arena and refuses bad inputs with exit code 1.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/bundle/Bundle.h"
 #include "runtime/io/Npz.h"
+#include "runtime/plan/Plan.pb.h"
 
 #include <gtest/gtest.h>
 
@@ -84,6 +86,32 @@ TEST_P(InferenceTest, MatchesPyTorch) {
     float a = actual->as<float>()[i], e = expected->as<float>()[i];
     ASSERT_LE(std::abs(a - e), 1e-5 + 1e-4 * std::abs(e)) << "element " << i;
   }
+}
+
+// Kernel scratch is planned: the ResNet's convolutions get arena workspace buffers, live at
+// their step, which the runner allocates as part of the arena.
+TEST(InferenceWorkspaceTest, ConvolutionStepsHaveWorkspace) {
+  std::string program = testing::TempDir() + "/resnet_workspace.run", output, error;
+  ASSERT_EQ(run(kBin + "/memc --mode=infer " + kFixtures + "/resnet.onnx -o " + program, output),
+            0)
+      << output;
+  Bundle bundle;
+  ASSERT_EQ(readBundle(program, bundle, error), BundleStatus::Found) << error;
+  memc::plan::Plan plan;
+  ASSERT_TRUE(plan.ParseFromArray(bundle.plan.data(), static_cast<int>(bundle.plan.size())));
+  int convSteps = 0;
+  for (const memc::plan::Step &step : plan.steps()) {
+    if (step.kernel() != "conv")
+      continue;
+    ++convSteps;
+    ASSERT_TRUE(step.has_workspace()) << step.location();
+    const memc::plan::Buffer &workspace = plan.buffers(static_cast<int>(step.workspace()));
+    EXPECT_EQ(workspace.region(), memc::plan::ARENA);
+    EXPECT_GT(workspace.size_bytes(), 0u);
+    EXPECT_LE(workspace.offset() + workspace.size_bytes(), plan.arena_bytes());
+    EXPECT_EQ(workspace.name(), step.location() + ".workspace");
+  }
+  EXPECT_GT(convSteps, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, InferenceTest,

@@ -246,7 +246,7 @@ std::string runError(const std::string &kernel, const std::vector<OwnedTensor> &
   KernelCall call = makeCall(inputs, outputs, attributes);
   std::string error;
   EXPECT_TRUE(kernelNamed(kernel).check(call, error)) << error;
-  if (kernelNamed(kernel).run(call, error))
+  if (runWithWorkspace(kernelNamed(kernel), call, error))
     return "";
   EXPECT_FALSE(error.empty()) << kernel << " failed without a message";
   return error;

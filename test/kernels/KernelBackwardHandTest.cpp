@@ -53,7 +53,7 @@ std::vector<OwnedTensor> runOnNaN(const std::string &kernel, const std::vector<O
   KernelCall call = makeCall(inputs, outputs, attributes);
   std::string error;
   EXPECT_TRUE(kernelNamed(kernel).check(call, error)) << kernel << ": " << error;
-  EXPECT_TRUE(kernelNamed(kernel).run(call, error)) << kernel << ": " << error;
+  EXPECT_TRUE(runWithWorkspace(kernelNamed(kernel), call, error)) << kernel << ": " << error;
   return outputs;
 }
 
@@ -331,7 +331,7 @@ TEST(KernelBackwardInPlace, MatchesPyTorchOverEachInput) {
       std::string error;
       const Kernel &k = kernelNamed(c.kernel);
       ASSERT_TRUE(k.check(call, error)) << c.name << ": " << error;
-      ASSERT_TRUE(k.run(call, error)) << c.name << ": " << error;
+      ASSERT_TRUE(runWithWorkspace(k, call, error)) << c.name << ": " << error;
       outputs[0] = buffers[j];
       for (size_t i = 0; i < c.outputs.size(); ++i) {
         double rtol = c.rtol >= 0 ? c.rtol : defaultRtol(c.outputs[i].dtype);

@@ -64,6 +64,11 @@ void bench(const char *filter, const std::string &label, const std::string &kern
     std::printf("%-40s check failed: %s\n", label.c_str(), error.c_str());
     return;
   }
+  // The workspace the plan would give the step (64-byte aligned, as the arena's buffers are).
+  std::vector<uint64_t> workspace((workspaceBytes(k, call) + 63) / 8 + 8);
+  call.workspace = reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(workspace.data()) + 63) /
+                                            64 * 64);
+  call.workspaceBytes = workspaceBytes(k, call);
   k.run(call, error); // warm up: pages, thread pool, BLAS buffers
   double best = 1e30;
   for (int rep = 0; rep < 7; ++rep) {

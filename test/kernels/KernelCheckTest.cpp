@@ -341,7 +341,7 @@ TEST(KernelCheck, MutatedReferenceCallsNeverCrash) {
         buffers.push_back(randomTensor(t.dtype, t.shape, random));
         t.data = buffers.back().bytes.data();
       }
-      kernel.run(call, error);
+      runWithWorkspace(kernel, call, error);
     }
   }
   RecordProperty("accepted", accepted);

@@ -156,7 +156,7 @@ TEST(MatMul, HandComputedAndEmptyContraction) {
   KernelCall call = makeCall(operands, outputs, Attributes());
   std::string error;
   ASSERT_TRUE(kernelNamed("matmul").check(call, error)) << error;
-  ASSERT_TRUE(kernelNamed("matmul").run(call, error));
+  ASSERT_TRUE(runWithWorkspace(kernelNamed("matmul"), call, error));
   EXPECT_EQ(outputs[0].values(), (std::vector<double>{0, 0, 0, 0}));
 }
 
@@ -169,7 +169,7 @@ TEST(Gather, OutOfRangeIndexIsARunErrorNotACrash) {
     KernelCall call = makeCall(inputs, outputs, a);
     std::string error;
     ASSERT_TRUE(kernelNamed("gather").check(call, error)) << error;
-    EXPECT_FALSE(kernelNamed("gather").run(call, error));
+    EXPECT_FALSE(runWithWorkspace(kernelNamed("gather"), call, error));
     EXPECT_NE(error.find("out of range"), std::string::npos) << error;
   }
   EXPECT_EQ(run1("gather", {table, tensor(DType::I32, {2}, {-3, 2})}, DType::F32, {2, 2}, a),

@@ -91,7 +91,7 @@ TEST_P(KernelReferenceInPlace, MatchesPyTorch) {
     std::string error;
     const Kernel &k = kernelNamed(c.kernel);
     ASSERT_TRUE(k.check(call, error)) << error;
-    ASSERT_TRUE(k.run(call, error)) << error;
+    ASSERT_TRUE(runWithWorkspace(k, call, error)) << error;
     expectOutputsMatch(c, buffers);
   }
 }

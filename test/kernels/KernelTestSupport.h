@@ -138,6 +138,18 @@ inline std::string checkError(const std::string &kernel,
   return ok ? std::string() : (error.empty() ? "<no message>" : error);
 }
 
+/// Runs the call as the runtime does: with workspace(call) bytes of 64-byte-aligned scratch,
+/// filled with garbage so that a kernel relying on zeroed scratch fails.
+inline bool runWithWorkspace(const Kernel &kernel, KernelCall call, std::string &error) {
+  uint64_t bytes = workspaceBytes(kernel, call);
+  std::vector<uint8_t> storage(bytes + kWorkspaceAlignment, 0xA5);
+  uintptr_t address = reinterpret_cast<uintptr_t>(storage.data());
+  address = (address + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  call.workspace = bytes == 0 ? nullptr : reinterpret_cast<void *>(address);
+  call.workspaceBytes = bytes;
+  return kernel.run(call, error);
+}
+
 /// Checks and runs `kernel`, returning outputs of the given types and shapes.
 inline std::vector<OwnedTensor> runKernel(const std::string &kernel,
                                           const std::vector<OwnedTensor> &inputs,
@@ -153,7 +165,7 @@ inline std::vector<OwnedTensor> runKernel(const std::string &kernel,
     ADD_FAILURE() << kernel << " check failed: " << error;
     return outputs;
   }
-  if (!k.run(call, error))
+  if (!runWithWorkspace(k, call, error))
     ADD_FAILURE() << kernel << " run failed: " << error;
   return outputs;
 }

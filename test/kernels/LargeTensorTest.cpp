@@ -55,7 +55,7 @@ TEST(LargeTensor, InPlaceMulOfManyElements) {
   call.outputs.resize(1);
   std::string error;
   ASSERT_TRUE(kernelNamed("mul").check(call, error)) << error;
-  ASSERT_TRUE(kernelNamed("mul").run(call, error));
+  ASSERT_TRUE(runWithWorkspace(kernelNamed("mul"), call, error));
   for (int64_t i = 0; i < 3000000; ++i)
     ASSERT_EQ(inputs[0].as<float>()[i], original.as<float>()[i] * b.as<float>()[i]) << i;
 }

@@ -290,3 +290,57 @@ TEST(PlanLoaderTest, ZeroSizedBuffersTakeNoBytes) {
 }
 
 } // namespace
+
+namespace {
+
+/// x -> staged_copy (with a workspace of `workspaceBytes`, or none) -> y.
+PlanBuilder stagedCopyPlan(int64_t workspaceBytes) {
+  PlanBuilder b;
+  b.plan.set_arena_bytes(1024);
+  uint32_t x = b.buffer({4}, plan::ARENA, 0, "x");
+  uint32_t y = b.buffer({4}, plan::ARENA, 256, "y");
+  plan::Step &step = b.step("staged_copy", {x}, {y});
+  if (workspaceBytes >= 0)
+    step.set_workspace(b.buffer({workspaceBytes}, plan::ARENA, 512, "node0.workspace", plan::BOOL));
+  b.input("x", x);
+  b.output("y", y);
+  return b;
+}
+
+TEST(PlanLoaderTest, WorkspaceLivesAtItsStep) {
+  std::string error;
+  std::unique_ptr<LoadedPlan> loaded = loadPlan(stagedCopyPlan(16).bytes(), testKernels(), error);
+  ASSERT_TRUE(loaded) << error;
+  EXPECT_TRUE(loaded->steps[0].hasWorkspace);
+  EXPECT_EQ(loaded->liveRanges[2].first, 0);
+  EXPECT_EQ(loaded->liveRanges[2].last, 0);
+  EXPECT_EQ(loaded->timeline.allocated[1], (std::vector<uint32_t>{1, 2}));
+}
+
+TEST(PlanLoaderTest, RejectsTooSmallWorkspace) {
+  std::string error = loadError(stagedCopyPlan(15));
+  EXPECT_NE(error.find("step 0 ('staged_copy' from 'node0'): the kernel needs 16 bytes of "
+                       "workspace but the step gives it buffer 2 ('node0.workspace') of 15 bytes"),
+            std::string::npos)
+      << error;
+  error = loadError(stagedCopyPlan(-1));
+  EXPECT_NE(error.find("step 0 ('staged_copy' from 'node0'): the kernel needs 16 bytes of "
+                       "workspace but the step has none"),
+            std::string::npos)
+      << error;
+}
+
+TEST(PlanLoaderTest, WorkspaceMustBeAnArenaBufferOfItsOwn) {
+  PlanBuilder persistent = stagedCopyPlan(16);
+  persistent.plan.mutable_buffers(2)->set_region(plan::PERSISTENT);
+  persistent.plan.set_persistent_bytes(1024);
+  EXPECT_NE(loadError(persistent).find("must be an arena buffer"), std::string::npos);
+  PlanBuilder overlapping = stagedCopyPlan(16);
+  overlapping.plan.mutable_buffers(2)->set_offset(256); // y's bytes
+  EXPECT_NE(loadError(overlapping).find("overlap"), std::string::npos) << loadError(overlapping);
+  PlanBuilder missing = stagedCopyPlan(16);
+  missing.plan.mutable_steps(0)->set_workspace(7);
+  EXPECT_NE(loadError(missing).find("workspace buffer 7 does not exist"), std::string::npos);
+}
+
+} // namespace
