@@ -382,6 +382,7 @@ LogicalResult PlanBuilder::addWorkspaces(PlanSummary &summary) {
     workspace->set_dtype(plan::BOOL); // one-byte elements: shape [bytes]
     workspace->add_shape(static_cast<int64_t>(bytes));
     workspace->set_region(plan::ARENA);
+    workspace->set_category(plan::WORKSPACE);
     workspace->set_size_bytes(bytes);
     workspace->set_name((step->location().empty() ? step->kernel() : step->location()) +
                         ".workspace");

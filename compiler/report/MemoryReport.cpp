@@ -63,6 +63,8 @@ struct ArenaLifetimes {
         touch(buffer, s);
       for (uint32_t buffer : plan.steps(s).outputs())
         touch(buffer, s);
+      if (plan.steps(s).has_workspace())
+        touch(plan.steps(s).workspace(), s);
     }
     for (const plan::Binding &output : plan.outputs())
       touch(output.buffer(), end);
