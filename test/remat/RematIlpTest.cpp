@@ -76,7 +76,8 @@ std::vector<std::pair<std::string, RematGraph>> smallGraphs() {
   return {{"mlp3", mlpChainGraph(3, smallShape())},
           {"mlp6", mlpChainGraph(6, smallShape())},
           {"mlp7", mlpChainGraph(7)},
-          {"transformer1", transformerLikeGraph(1, smallShape())}};
+          {"transformer1", transformerLikeGraph(1)},
+          {"transformer1small", transformerLikeGraph(1, smallShape())}};
 }
 
 TEST(RematIlp, ModelNeverChargesLessThanTheSimulator) {
@@ -138,6 +139,28 @@ TEST(RematIlp, NeedsNoRecomputationWhenTheLimitHoldsAlready) {
   ASSERT_TRUE(result.solved);
   EXPECT_TRUE(result.provedOptimal);
   EXPECT_EQ(simulateRemat(graph, result.decision).recomputeCost, 0);
+}
+
+/// Asks for 7/8 of the peak without recomputation within `seconds`, and checks the time and
+/// that any answer holds.
+void expectAnswerWithin(const RematGraph &graph, double seconds) {
+  RematDecision keepAll(graph.numNodes(), 0);
+  uint64_t peak = simulateRemat(graph, keepAll).peakBytes;
+  IlpOptions options;
+  options.timeLimitSeconds = seconds;
+  auto start = std::chrono::steady_clock::now();
+  IlpResult result = solveRematIlp(graph, peak * 7 / 8, options);
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(elapsed, 2 * seconds);
+  if (result.solved)
+    EXPECT_LE(simulateRemat(graph, result.decision).peakBytes, peak * 7 / 8);
+  else
+    EXPECT_FALSE(result.status.empty());
+}
+
+TEST(RematIlp, HonoursTheTimeLimitInsideCbc) {
+  // Small enough to be handed to CBC, large enough that it may not finish in a second.
+  expectAnswerWithin(transformerLikeGraph(10), 1.0);
 }
 
 TEST(RematIlp, HonoursTheTimeLimitOnALargeGraph) {
