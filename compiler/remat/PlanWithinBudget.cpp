@@ -2,6 +2,7 @@
 #include "compiler/remat/PlanWithinBudget.h"
 #include "compiler/remat/RematHeuristic.h"
 #include "compiler/remat/RematIR.h"
+#include "compiler/remat/RematIlp.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -134,11 +135,28 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
     // lowers the solver's limit by what it missed by.
     uint64_t budget = *options.budgetBytes;
     uint64_t limit = budget;
+    bool useIlp = options.solver == RematSolver::Ilp;
     for (int round = 0; round < 6; ++round) {
-      remat::RematDecision decision = remat::greedyRemat(extracted.graph, limit);
+      remat::RematDecision decision;
+      std::string strategy = "auto (heuristic)";
+      if (useIlp) {
+        remat::IlpResult ilp =
+            remat::solveRematIlp(extracted.graph, limit, {options.ilpTimeLimitSeconds});
+        if (ilp.solved) {
+          decision = std::move(ilp.decision);
+          strategy = ilp.provedOptimal ? "auto (ilp, optimal)" : "auto (ilp)";
+        } else {
+          // The heuristic takes over for this and every later round.
+          result.notes.push_back("the ILP solver gave no decision (" + ilp.status +
+                                 "); the heuristic decides");
+          useIlp = false;
+        }
+      }
+      if (!useIlp)
+        decision = remat::greedyRemat(extracted.graph, limit);
       if (remat::simulateRemat(extracted.graph, decision).peakBytes > limit)
-        break; // the heuristic cannot go lower
-      if (failed(attempt(decision, "auto (heuristic)")))
+        break; // the solver cannot go lower
+      if (failed(attempt(decision, strategy)))
         return failure();
       if (attempts.back().peak <= budget)
         break;
@@ -186,6 +204,7 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
   result.strategy = chosen->strategy;
   result.clones = chosen->clones;
   result.recomputeFlops = chosen->simulated.recomputeFlops;
+  result.recomputeCost = chosen->simulated.recomputeCost;
   return result;
 }
 

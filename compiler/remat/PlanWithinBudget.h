@@ -40,7 +40,8 @@ struct BudgetedPlan {
   /// What was recomputed: "none", "auto", "full", "chen-sqrt", with the solver.
   std::string strategy = "none";
   int64_t clones = 0;
-  double recomputeFlops = 0;
+  /// What the recomputation costs: FLOPs, and the cost model's objective (FLOPs and bytes).
+  double recomputeFlops = 0, recomputeCost = 0;
   /// FLOPs of the training step without recomputation (cost model of dialects/memc).
   double stepFlops = 0;
   double solveSeconds = 0;
