@@ -36,6 +36,7 @@ RematSchedule buildRematSchedule(const RematGraph &graph, const RematDecision &d
   RematSchedule schedule;
   schedule.valueBytes = graph.valueBytes;
   schedule.keepAlive = graph.keepAlive;
+  schedule.steps.reserve(graph.nodes.size() * 2);
   auto recomputed = [&](int32_t node) {
     return node >= 0 && graph.nodes[node].recomputable && node < (int32_t)decision.size() &&
            decision[node];
@@ -43,10 +44,25 @@ RematSchedule buildRematSchedule(const RematGraph &graph, const RematDecision &d
   // cloneOf[v]: the clone's value standing for graph value v, or -1.
   std::vector<int32_t> cloneOf(graph.numValues(), -1);
   std::vector<char> cloned(graph.numNodes(), 0);
+  auto readValue = [&](int32_t value) { return cloneOf[value] >= 0 ? cloneOf[value] : value; };
+  auto beginStep = [&](int32_t node, bool clone) {
+    RematStep step;
+    step.node = node;
+    step.clone = clone;
+    step.inputsBegin = static_cast<uint32_t>(schedule.ids.size());
+    schedule.steps.push_back(step);
+  };
+  auto endInputs = [&]() {
+    schedule.steps.back().outputsBegin = static_cast<uint32_t>(schedule.ids.size());
+  };
+  auto endStep = [&]() {
+    schedule.steps.back().outputsEnd = static_cast<uint32_t>(schedule.ids.size());
+  };
   // Inserts the clone of `node` (and first those of its recomputed producers), iteratively so
   // that deep chains cannot overflow the stack.
+  std::vector<std::pair<int32_t, bool>> work;
   auto materialize = [&](int32_t root) {
-    std::vector<std::pair<int32_t, bool>> work = {{root, false}};
+    work.assign(1, {root, false});
     while (!work.empty()) {
       auto [node, inputsReady] = work.back();
       work.pop_back();
@@ -62,35 +78,31 @@ RematSchedule buildRematSchedule(const RematGraph &graph, const RematDecision &d
         continue;
       }
       cloned[node] = 1;
-      RematStep step;
-      step.node = node;
-      step.clone = true;
+      beginStep(node, /*clone=*/true);
       for (int32_t value : graph.nodes[node].inputs)
-        step.inputs.push_back(cloneOf[value] >= 0 ? cloneOf[value] : value);
+        schedule.ids.push_back(readValue(value));
+      endInputs();
       for (int32_t value : graph.nodes[node].outputs) {
         cloneOf[value] = static_cast<int32_t>(schedule.valueBytes.size());
         schedule.valueBytes.push_back(graph.valueBytes[value]);
         schedule.keepAlive.push_back(0);
-        step.outputs.push_back(cloneOf[value]);
+        schedule.ids.push_back(cloneOf[value]);
       }
-      schedule.steps.push_back(std::move(step));
+      endStep();
     }
   };
   for (int32_t node = 0; node < graph.numNodes(); ++node) {
     const RematGraph::Node &original = graph.nodes[node];
-    RematStep step;
-    step.node = node;
-    step.outputs = original.outputs;
-    if (original.forward) {
-      step.inputs = original.inputs;
-    } else {
+    if (!original.forward)
       for (int32_t value : original.inputs)
         if (recomputed(graph.producer[value]))
           materialize(graph.producer[value]);
-      for (int32_t value : original.inputs)
-        step.inputs.push_back(cloneOf[value] >= 0 ? cloneOf[value] : value);
-    }
-    schedule.steps.push_back(std::move(step));
+    beginStep(node, /*clone=*/false);
+    for (int32_t value : original.inputs)
+      schedule.ids.push_back(original.forward ? value : readValue(value));
+    endInputs();
+    schedule.ids.insert(schedule.ids.end(), original.outputs.begin(), original.outputs.end());
+    endStep();
   }
   return schedule;
 }
@@ -100,9 +112,9 @@ std::vector<uint64_t> liveBytesPerStep(const RematSchedule &schedule) {
   size_t values = schedule.valueBytes.size();
   std::vector<int64_t> first(values, -1), last(values, -1);
   for (int64_t s = 0; s < steps; ++s) {
-    for (int32_t value : schedule.steps[s].inputs)
+    for (int32_t value : schedule.inputs(s))
       last[value] = s;
-    for (int32_t value : schedule.steps[s].outputs) {
+    for (int32_t value : schedule.outputs(s)) {
       first[value] = s;
       last[value] = std::max(last[value], s);
     }

@@ -24,6 +24,7 @@
 #ifndef MEMC_COMPILER_REMAT_REMATGRAPH_H
 #define MEMC_COMPILER_REMAT_REMATGRAPH_H
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -65,18 +66,41 @@ struct RematGraph {
 /// recomputable are ignored.
 using RematDecision = std::vector<char>;
 
-/// One step of the schedule a decision produces.
-struct RematStep {
-  int32_t node = -1;  // the original node, or the node this step is a clone of
-  bool clone = false;
-  std::vector<int32_t> inputs, outputs; // value ids; clones write new ids >= graph.numValues()
+/// Value ids, a view into a schedule's storage.
+struct IdRange {
+  const int32_t *first = nullptr, *last = nullptr;
+  const int32_t *begin() const { return first; }
+  const int32_t *end() const { return last; }
+  size_t size() const { return static_cast<size_t>(last - first); }
+  int32_t operator[](size_t i) const { return first[i]; }
+  std::vector<int32_t> vector() const { return {first, last}; }
 };
 
+/// One step of the schedule a decision produces.
+struct RematStep {
+  int32_t node = -1; // the original node, or the node this step is a clone of
+  bool clone = false;
+  /// Where the step's value ids lie in the schedule's storage; clones write new ids >=
+  /// graph.numValues().
+  uint32_t inputsBegin = 0, outputsBegin = 0, outputsEnd = 0;
+};
+
+/// Simulations build thousands of schedules: value ids live in one array, not per step.
 struct RematSchedule {
   std::vector<RematStep> steps;
+  std::vector<int32_t> ids;
   /// Bytes of every value, the graph's followed by the clones', and which live to the end.
   std::vector<uint64_t> valueBytes;
   std::vector<char> keepAlive;
+
+  IdRange inputs(size_t step) const {
+    const RematStep &s = steps[step];
+    return {ids.data() + s.inputsBegin, ids.data() + s.outputsBegin};
+  }
+  IdRange outputs(size_t step) const {
+    const RematStep &s = steps[step];
+    return {ids.data() + s.outputsBegin, ids.data() + s.outputsEnd};
+  }
 };
 
 /// The steps that executing `decision` runs, by the rule above.

@@ -33,9 +33,9 @@ struct Lifetimes {
     last.assign(values, -1);
     std::vector<char> written(values, 0);
     for (int64_t s = 0; s < static_cast<int64_t>(schedule.steps.size()); ++s) {
-      for (int32_t value : schedule.steps[s].inputs)
+      for (int32_t value : schedule.inputs(s))
         last[value] = s;
-      for (int32_t value : schedule.steps[s].outputs) {
+      for (int32_t value : schedule.outputs(s)) {
         first[value] = s;
         written[value] = 1;
         last[value] = std::max(last[value], s);
@@ -79,18 +79,17 @@ Score score(const RematGraph &graph, const RematSchedule &schedule, uint64_t lim
 /// those alive until the clone runs would cost more than it frees), recursively.
 std::vector<int32_t> recomputeClosure(const RematGraph &graph, const ValueFacts &facts,
                                       const RematDecision &decision, int32_t root) {
+  // Closures are a handful of nodes: a linear search beats a per-call visited array.
   std::vector<int32_t> closure = {root}, work = {root};
-  std::vector<char> inClosure(graph.numNodes(), 0);
-  inClosure[root] = 1;
   while (!work.empty()) {
     int32_t node = work.back();
     work.pop_back();
     for (int32_t value : graph.nodes[node].inputs) {
       int32_t producer = graph.producer[value];
-      if (producer < 0 || inClosure[producer] || decision[producer] ||
-          !graph.nodes[producer].recomputable || facts.readByBackward[value])
+      if (producer < 0 || decision[producer] || !graph.nodes[producer].recomputable ||
+          facts.readByBackward[value] ||
+          std::find(closure.begin(), closure.end(), producer) != closure.end())
         continue;
-      inClosure[producer] = 1;
       closure.push_back(producer);
       work.push_back(producer);
     }
@@ -98,30 +97,60 @@ std::vector<int32_t> recomputeClosure(const RematGraph &graph, const ValueFacts 
   return closure;
 }
 
-} // namespace
+double decisionCost(const RematGraph &graph, const RematDecision &decision) {
+  return simulateRemat(graph, decision).recomputeCost;
+}
 
-RematDecision greedyRemat(const RematGraph &graph, uint64_t peakLimitBytes) {
-  ValueFacts facts(graph);
-  RematDecision decision(graph.numNodes(), 0);
+/// How the greedy values freeing a value's bytes.
+enum class Benefit {
+  /// Its bytes, if it is live at the peak step (XLA-style: work at the peak).
+  AtPeak,
+  /// Its bytes times how much of the schedule's excess over the limit it spans: values that
+  /// stand in several peaks at once come first.
+  OverExcess,
+};
+
+/// Adds recomputation to `decision` until the peak fits or nothing at the peak is left to
+/// recompute; `rejected` nodes are never added. Returns whether the peak fits.
+bool addUntilFits(const RematGraph &graph, const ValueFacts &facts, RematDecision &decision,
+                  std::vector<char> rejected, uint64_t peakLimitBytes, Benefit benefit) {
   RematSchedule schedule = buildRematSchedule(graph, decision);
   Score current = score(graph, schedule, peakLimitBytes);
-  std::vector<char> rejected(graph.numNodes(), 0);
+  uint64_t arenaLimit = peakLimitBytes > graph.fixedBytes ? peakLimitBytes - graph.fixedBytes : 0;
   while (current.peak > peakLimitBytes) {
     // Candidates: recomputable forward ops with outputs live at the peak only because the
     // backward reads them later.
     Lifetimes lifetimes(schedule);
     int64_t step = current.peakStep;
     int32_t peakNode = schedule.steps[step].node;
+    bool forwardPeak = !schedule.steps[step].clone && graph.nodes[peakNode].forward;
+    // Prefix sums of each step's share of the largest excess.
+    std::vector<double> excessShare(schedule.steps.size() + 1, 0.0);
+    if (benefit == Benefit::OverExcess) {
+      std::vector<uint64_t> live = liveBytesPerStep(schedule);
+      double largest = static_cast<double>(current.peak - graph.fixedBytes - arenaLimit);
+      for (size_t s = 0; s < live.size(); ++s)
+        excessShare[s + 1] =
+            excessShare[s] +
+            (live[s] > arenaLimit ? static_cast<double>(live[s] - arenaLimit) / largest : 0.0);
+    }
     std::vector<double> freed(graph.numNodes(), 0.0);
     for (int32_t value = 0; value < graph.numValues(); ++value) {
       int32_t producer = graph.producer[value];
       if (producer < 0 || decision[producer] || rejected[producer] ||
           !graph.nodes[producer].recomputable || !facts.readByBackward[value] ||
           lifetimes.first[value] > step || lifetimes.last[value] < step ||
-          (schedule.steps[step].clone == false && graph.nodes[peakNode].forward &&
-           facts.lastForwardReader[value] >= peakNode))
+          (forwardPeak && facts.lastForwardReader[value] >= peakNode))
         continue;
-      freed[producer] += static_cast<double>(graph.valueBytes[value]);
+      double weight = 1.0;
+      if (benefit == Benefit::OverExcess) {
+        // Only the part of its life after its last forward reader goes away.
+        int64_t from = std::max<int64_t>(lifetimes.first[value],
+                                         facts.lastForwardReader[value] + 1);
+        from = std::min<int64_t>(from, step);
+        weight = excessShare[lifetimes.last[value] + 1] - excessShare[from];
+      }
+      freed[producer] += weight * static_cast<double>(graph.valueBytes[value]);
     }
     int32_t best = -1;
     double bestRatio = -1;
@@ -141,7 +170,7 @@ RematDecision greedyRemat(const RematGraph &graph, uint64_t peakLimitBytes) {
       }
     }
     if (best < 0)
-      break; // nothing left to recompute at the peak
+      return false; // nothing left to recompute at the peak
     for (int32_t member : bestClosure)
       decision[member] = 1;
     RematSchedule trial = buildRematSchedule(graph, decision);
@@ -155,22 +184,104 @@ RematDecision greedyRemat(const RematGraph &graph, uint64_t peakLimitBytes) {
       decision[member] = 0;
     rejected[best] = 1;
   }
-  if (current.peak > peakLimitBytes)
-    return decision;
-  // Undo what the limit does not need, the most expensive first.
+  return true;
+}
+
+/// Undoes every recomputation the limit does not need, those that free the fewest bytes per
+/// unit of cost first (the knapsack view: keep the best value for money).
+void pruneUnneeded(const RematGraph &graph, RematDecision &decision, uint64_t peakLimitBytes) {
   std::vector<int32_t> chosen;
-  for (int32_t node = 0; node < graph.numNodes(); ++node)
-    if (decision[node])
-      chosen.push_back(node);
-  std::stable_sort(chosen.begin(), chosen.end(), [&](int32_t a, int32_t b) {
-    return graph.nodes[a].cost > graph.nodes[b].cost;
-  });
+  std::vector<double> bytesPerCost(graph.numNodes(), 0.0);
+  for (int32_t node = 0; node < graph.numNodes(); ++node) {
+    if (!decision[node])
+      continue;
+    chosen.push_back(node);
+    double bytes = 0;
+    for (int32_t value : graph.nodes[node].outputs)
+      bytes += static_cast<double>(graph.valueBytes[value]);
+    bytesPerCost[node] = bytes / (graph.nodes[node].cost + 1.0);
+  }
+  std::stable_sort(chosen.begin(), chosen.end(),
+                   [&](int32_t a, int32_t b) { return bytesPerCost[a] < bytesPerCost[b]; });
   for (int32_t node : chosen) {
     decision[node] = 0;
     if (simulateRemat(graph, decision).peakBytes > peakLimitBytes)
       decision[node] = 1;
   }
+}
+
+/// One greedy run: add recomputation until the peak is at most `descentLimit` (the limit, or
+/// lower to then prune back from below), prune to the limit, then improve.
+RematDecision greedyWith(const RematGraph &graph, const ValueFacts &facts,
+                         uint64_t peakLimitBytes, uint64_t descentLimit, Benefit benefit) {
+  RematDecision decision(graph.numNodes(), 0);
+  std::vector<char> none(graph.numNodes(), 0);
+  addUntilFits(graph, facts, decision, none, descentLimit, benefit);
+  if (simulateRemat(graph, decision).peakBytes > peakLimitBytes)
+    return decision;
+  pruneUnneeded(graph, decision, peakLimitBytes);
+  // Improvement, a ruin-and-recreate walk: the greedy's early choices were made for a peak that
+  // later moved. Forbid the most expensive recomputation of the current decision, let the greedy
+  // refill from there, prune, and walk on from the result even when it costs more (the next
+  // round forbids its most expensive choice in turn, so expensive alternatives get excluded one
+  // by one until a cheaper combination appears); keep the cheapest decision seen. A bounded
+  // number of rounds keeps the decision well under a second on 24-layer transformers.
+  RematDecision current = decision;
+  double cost = decisionCost(graph, decision);
+  std::vector<char> forbidden(graph.numNodes(), 0), tried(graph.numNodes(), 0);
+  for (int round = 0; round < 24; ++round) {
+    int32_t expensive = -1;
+    for (int32_t node = 0; node < graph.numNodes(); ++node)
+      if (current[node] && !tried[node] &&
+          (expensive < 0 || graph.nodes[node].cost > graph.nodes[expensive].cost))
+        expensive = node;
+    if (expensive < 0)
+      break;
+    tried[expensive] = 1;
+    forbidden[expensive] = 1;
+    RematDecision trial = current;
+    trial[expensive] = 0;
+    if (!addUntilFits(graph, facts, trial, forbidden, peakLimitBytes, benefit)) {
+      forbidden[expensive] = 0; // needed: nothing else frees its bytes
+      continue;
+    }
+    pruneUnneeded(graph, trial, peakLimitBytes);
+    current = trial;
+    if (double trialCost = decisionCost(graph, trial); trialCost < cost) {
+      cost = trialCost;
+      decision = std::move(trial);
+    }
+  }
   return decision;
+}
+
+} // namespace
+
+RematDecision greedyRemat(const RematGraph &graph, uint64_t peakLimitBytes) {
+  // Two ways of valuing freed bytes, and a descent as low as the greedy goes pruned back up to
+  // the limit; the cheapest decision that fits wins (the lowest peak when none fits).
+  ValueFacts facts(graph);
+  RematDecision best;
+  RematOutcome bestOutcome;
+  struct Variant {
+    Benefit benefit;
+    bool fromBelow;
+  };
+  for (Variant variant : {Variant{Benefit::AtPeak, false}, Variant{Benefit::OverExcess, false},
+                          Variant{Benefit::AtPeak, true}}) {
+    RematDecision decision =
+        greedyWith(graph, facts, peakLimitBytes, variant.fromBelow ? 0 : peakLimitBytes,
+                   variant.benefit);
+    RematOutcome outcome = simulateRemat(graph, decision);
+    bool fits = outcome.peakBytes <= peakLimitBytes;
+    bool bestFits = !best.empty() && bestOutcome.peakBytes <= peakLimitBytes;
+    if (best.empty() || (fits && (!bestFits || outcome.recomputeCost < bestOutcome.recomputeCost)) ||
+        (!fits && !bestFits && outcome.peakBytes < bestOutcome.peakBytes)) {
+      best = std::move(decision);
+      bestOutcome = outcome;
+    }
+  }
+  return best;
 }
 
 std::vector<std::vector<int32_t>> layerBoundaries(const RematGraph &graph) {

@@ -607,9 +607,9 @@ uint64_t modelPeakBytes(const RematGraph &graph, const RematDecision &decision) 
   size_t values = schedule.valueBytes.size();
   std::vector<int64_t> first(values, -1), last(values, -1);
   for (int64_t s = 0; s < steps; ++s) {
-    for (int32_t value : schedule.steps[s].inputs)
+    for (int32_t value : schedule.inputs(s))
       last[value] = s;
-    for (int32_t value : schedule.steps[s].outputs) {
+    for (int32_t value : schedule.outputs(s)) {
       first[value] = s;
       last[value] = std::max(last[value], s);
     }
@@ -632,7 +632,7 @@ uint64_t modelPeakBytes(const RematGraph &graph, const RematDecision &decision) 
         charge += schedule.valueBytes[v];
     }
     for (int64_t g = s; g < steps && schedule.steps[g].clone; ++g)
-      for (int32_t value : schedule.steps[g].outputs)
+      for (int32_t value : schedule.outputs(g))
         charge += schedule.valueBytes[value];
     peak = std::max(peak, charge);
   }

@@ -46,8 +46,8 @@ TEST(RematGraph, RecomputingAValueFreesItUntilItsBackwardUse) {
   ASSERT_EQ(schedule.steps.size(), 6u);
   EXPECT_TRUE(schedule.steps[4].clone);
   EXPECT_EQ(schedule.steps[4].node, chain.f);
-  EXPECT_EQ(schedule.steps[4].inputs, std::vector<int32_t>{chain.x});
-  EXPECT_EQ(schedule.steps[5].inputs[0], schedule.steps[4].outputs[0]);
+  EXPECT_EQ(schedule.inputs(4).vector(), std::vector<int32_t>{chain.x});
+  EXPECT_EQ(schedule.inputs(5)[0], schedule.outputs(4)[0]);
   RematOutcome outcome = simulateRemat(chain.graph, decision);
   // a dies at g's step, but x now lives until the clone: g's step holds x, a and b.
   EXPECT_EQ(outcome.peakBytes, 100u + 1000 + 2000);
@@ -64,8 +64,8 @@ TEST(RematGraph, ClonesOfChainsReadClones) {
   EXPECT_EQ(schedule.steps[3].node, chain.f);
   EXPECT_TRUE(schedule.steps[3].clone);
   EXPECT_EQ(schedule.steps[4].node, chain.g);
-  EXPECT_EQ(schedule.steps[4].inputs[0], schedule.steps[3].outputs[0]);
-  EXPECT_EQ(schedule.steps[6].inputs[0], schedule.steps[3].outputs[0]);
+  EXPECT_EQ(schedule.inputs(4)[0], schedule.outputs(3)[0]);
+  EXPECT_EQ(schedule.inputs(6)[0], schedule.outputs(3)[0]);
   // The loss node is not recomputable: the decision's entry for it is ignored.
   EXPECT_EQ(simulateRemat(chain.graph, decision).clones, 2);
 }
