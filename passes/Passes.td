@@ -75,4 +75,33 @@ def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
   let dependentDialects = ["::memc::MemcDialect", "::mlir::func::FuncDialect"];
 }
 
+def Rematerialize : Pass<"memc-remat", "::mlir::func::FuncOp"> {
+  let summary = "Recompute forward values in the backward so the step fits a memory budget";
+  let description = [{
+    On a training step (a function with a result named "loss"), decides which forward ops run
+    again just before their first backward use instead of keeping their results, and clones
+    them there (compiler/remat). `mode=auto` recomputes only what `budget` needs, with the
+    least recompute cost (FLOPs and bytes of the shared cost model), the memory planner's peak
+    of the rewritten function being the check; `mode=full` keeps only layer boundaries.
+    Functions without a loss are left alone. A budget that cannot be met is an error naming the
+    lowest peak reached.
+
+    ```mlir
+    // memc-opt --memc-remat="mode=full"
+    %h = memc.gelu %x ...           // forward
+    ...
+    %h2 = memc.gelu %x ...          // recomputed just before the backward reads it
+    %dw = memc.matmul %hT, %dy ...
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"", "auto, none or full">,
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Peak bytes allowed (24GiB, 512MiB, ...); auto does nothing without one">,
+    Option<"solver", "solver", "std::string", /*default=*/"\"heuristic\"",
+           "heuristic or ilp">,
+  ];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
 #endif // MEMC_PASSES_TD
