@@ -15,7 +15,6 @@
 #include "compiler/remat/PlanWithinBudget.h"
 #include "compiler/remat/RematHeuristic.h"
 #include "compiler/remat/RematIR.h"
-#include "compiler/remat/RematIlp.h"
 #include "compiler/report/MemoryReport.h"
 #include "compiler/training/TrainStep.h"
 
@@ -132,22 +131,6 @@ int main(int argc, char **argv) {
   double decisionSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   (void)half;
-  if (const char *dbg = std::getenv("MEMC_DEBUG_LIMIT")) {
-    uint64_t limit = std::stoull(dbg);
-    auto show = [&](const char *what, const remat::RematDecision &d) {
-      remat::RematOutcome o = remat::simulateRemat(extracted.graph, d);
-      std::printf("%s: peak %llu cost %.4g flops %.4g\n", what, (unsigned long long)o.peakBytes, o.recomputeCost, o.recomputeFlops);
-      for (int n = 0; n < extracted.graph.numNodes(); ++n)
-        if (d[n] && extracted.graph.nodes[n].recomputable) {
-          std::string loc; llvm::raw_string_ostream os(loc); extracted.nodeOps[n]->getLoc().print(os);
-          std::printf("   %d %s cost %.3g out %llu %s\n", n, extracted.nodeOps[n]->getName().getStringRef().str().c_str(), extracted.graph.nodes[n].cost, (unsigned long long)extracted.graph.valueBytes[extracted.graph.nodes[n].outputs[0]], loc.c_str());
-        }
-    };
-    show("greedy", remat::greedyRemat(extracted.graph, limit));
-    remat::IlpResult r = remat::solveRematIlp(extracted.graph, limit, {20});
-    show("ilp", r.decision);
-    return 0;
-  }
   int64_t forwardNodes = 0;
   for (const remat::RematGraph::Node &node : extracted.graph.nodes)
     forwardNodes += node.forward;

@@ -171,6 +171,37 @@ std::vector<double> readLogLosses(const std::string &path) {
   return losses;
 }
 
+/// The largest device memory any step of the log measured (peak_bytes).
+uint64_t readLogPeak(const std::string &path) {
+  std::ifstream in(path);
+  uint64_t peak = 0;
+  std::string line, error;
+  while (std::getline(in, line)) {
+    JsonValue entry;
+    if (!parseJson(line, entry, error))
+      continue; // readLogLosses reports it
+    const JsonValue *bytes = entry.find("peak_bytes");
+    EXPECT_TRUE(bytes && bytes->isInteger()) << line;
+    if (bytes && bytes->isInteger())
+      peak = std::max<uint64_t>(peak, bytes->integer());
+  }
+  return peak;
+}
+
+bool hasFlag(const std::vector<std::string> &flags, const std::string &flag) {
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+/// The value of --vram-budget in the cases' spelling (NKiB), in bytes; 0 without one.
+uint64_t budgetOf(const std::vector<std::string> &flags) {
+  auto it = std::find(flags.begin(), flags.end(), "--vram-budget");
+  if (it == flags.end() || it + 1 == flags.end())
+    return 0;
+  std::string text = *(it + 1);
+  EXPECT_EQ(text.substr(text.size() - 3), "KiB") << "the cases give budgets in KiB";
+  return std::stoull(text.substr(0, text.size() - 3)) * 1024;
+}
+
 class TrainingTest : public testing::TestWithParam<TrainingCase> {
 protected:
   /// The first step's gradients name PyTorch's trainable parameters and match PyTorch's.
@@ -281,12 +312,20 @@ TEST_P(TrainingTest, MatchesPyTorch) {
               trained = dir + "/trained.safetensors";
   ASSERT_EQ(run(memcCommand(trainingCase.model, trainingCase.flags, program), dir, output), 0)
       << output;
+  // The memory cases exist to run with recomputation: make sure they do.
+  bool memoryCase = hasFlag(trainingCase.flags, "--vram-budget") ||
+                    hasFlag(trainingCase.flags, "--remat");
+  if (memoryCase)
+    EXPECT_NE(output.find("recomputing"), std::string::npos) << output;
   ASSERT_EQ(run(program + " --data " + kData + "/" + trainingCase.model + ".data.npz" +
                     " --steps " + std::to_string(trainingCase.steps) + " --log " + log +
                     " --dump-grads " + grads + " --save " + trained,
                 dir, output),
             0)
       << output;
+  // The budget holds as measured by the runtime, not only as planned.
+  if (uint64_t budget = budgetOf(trainingCase.flags))
+    EXPECT_LE(readLogPeak(log), budget);
   NamedArrays reference;
   ASSERT_TRUE(readNpz(kData + "/" + trainingCase.model + ".reference.npz", reference, error))
       << error;

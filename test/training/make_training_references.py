@@ -112,6 +112,15 @@ CONFIGS = {
 }
 CASES = [(m.name, "adamw") for m in MODELS] + [("mlp", "sgd_nesterov"),
                                                ("gpt2", "adamw_clip"), ("mlp", "adamw_accum")]
+# Recomputation must not change numerics: these cases train with the adamw references under a
+# budget between the lowest peak memc reaches and the peak without recomputation (measured with
+# `memc --report`), and with --remat full. The test checks that memc did recompute.
+MEMORY_VARIANTS = {
+    "gpt2": [("budget", ["--vram-budget", "490KiB"]), ("remat_full", ["--remat", "full"])],
+    "llama": [("budget", ["--vram-budget", "450KiB"])],
+    "bert": [("remat_full", ["--remat", "full"])],
+    "resnet_bn": [("budget", ["--vram-budget", "187KiB"])],
+}
 
 
 def memc_flags(model, config):
@@ -330,6 +339,11 @@ def main():
                           "update_tolerances": tolerances})
             print(f"{name} {config}: losses {' '.join(f'{x:.6f}' for x in losses)}; "
                   f"update tolerances {tolerances}")
+            if config != "adamw":
+                continue
+            for variant, extra in MEMORY_VARIANTS.get(name, []):
+                cases.append(dict(cases[-1], name=f"{name}_{config}_{variant}",
+                                  flags=memc_flags(model, config) + extra))
         save_npz(os.path.join(DATA_DIR, model.name + ".reference.npz"), reference)
     with open(os.path.join(DATA_DIR, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
