@@ -20,18 +20,6 @@ int32_t RematGraph::addNode(Node node) {
   return id;
 }
 
-bool RematGraph::hasBackwardReader(int32_t node) const {
-  // Cheap enough for the sizes involved; callers that ask for every node use readers lists.
-  for (const Node &reader : nodes) {
-    if (reader.forward)
-      continue;
-    for (int32_t value : reader.inputs)
-      if (producer[value] == node)
-        return true;
-  }
-  return false;
-}
-
 RematSchedule buildRematSchedule(const RematGraph &graph, const RematDecision &decision) {
   RematSchedule schedule;
   schedule.valueBytes = graph.valueBytes;

@@ -57,9 +57,6 @@ struct RematGraph {
   int32_t numNodes() const { return static_cast<int32_t>(nodes.size()); }
   int32_t numValues() const { return static_cast<int32_t>(valueBytes.size()); }
 
-  /// Whether some backward node reads a value of forward node n: only those nodes' decisions
-  /// change anything by themselves.
-  bool hasBackwardReader(int32_t node) const;
 };
 
 /// Per node: nonzero where the forward node is recomputed. Entries of nodes that are not

@@ -383,7 +383,9 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
       dropout.getSaltMutable().assign(step.getArguments().back());
   }
   Value predictionValue = mapping.lookup(returnOp.getOperand(*lossIndex));
-  Value loss = buildLoss(b, loc, predictionValue, step.getArgument(labelsPosition), options);
+  // Named so that reports can say where the loss and its gradient live.
+  Value loss = buildLoss(b, NameLoc::get(b.getStringAttr("loss")), predictionValue,
+                         step.getArgument(labelsPosition), options);
   // The computation to differentiate: the forward clone and the loss, in order.
   SmallVector<Operation *> ops;
   for (Operation &op : *body)
