@@ -32,6 +32,19 @@
 using namespace mlir;
 
 namespace memc {
+
+uint64_t storageBytes(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  uint64_t bits = tensor.getElementType().getIntOrFloatBitWidth();
+  return tensor.getNumElements() * (bits == 1 ? 1 : bits / 8);
+}
+
+Value allocationRoot(Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getInput();
+  return value;
+}
+
 namespace {
 
 FailureOr<plan::DType> planDType(Type type, Location loc) {
@@ -49,12 +62,6 @@ FailureOr<plan::DType> planDType(Type type, Location loc) {
   if (element.isInteger(1))
     return plan::BOOL;
   return emitError(loc) << "no plan element type for " << element;
-}
-
-uint64_t storageBytes(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  uint64_t bits = tensor.getElementType().getIntOrFloatBitWidth();
-  return tensor.getNumElements() * (bits == 1 ? 1 : bits / 8);
 }
 
 uint64_t alignUp(uint64_t value, uint64_t alignment) {
@@ -127,13 +134,6 @@ std::string locationName(Location loc) {
       if (std::string name = locationName(inner); !name.empty())
         return name;
   return "";
-}
-
-/// The value that owns `value`'s bytes: through reshapes to the first non-reshape producer.
-Value allocationRoot(Value value) {
-  while (auto reshape = value.getDefiningOp<ReshapeOp>())
-    value = reshape.getInput();
-  return value;
 }
 
 /// The most bytes live at one step, where an in-place pair the planner took counts once at the

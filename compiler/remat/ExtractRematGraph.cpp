@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/remat/RematIR.h"
+#include "compiler/lowering/PlanBuilder.h"
+#include "compiler/planner/LiveRange.h"
 #include "dialects/memc/CostModel.h"
 #include "dialects/memc/MemcDialect.h"
 
@@ -17,22 +19,6 @@ using namespace mlir;
 
 namespace memc::remat {
 namespace {
-
-uint64_t storageBytes(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  uint64_t bits = tensor.getElementType().getIntOrFloatBitWidth();
-  return tensor.getNumElements() * (bits == 1 ? 1 : bits / 8);
-}
-
-uint64_t alignUp(uint64_t value, uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
-
-Value allocationRoot(Value value) {
-  while (auto reshape = value.getDefiningOp<ReshapeOp>())
-    value = reshape.getInput();
-  return value;
-}
 
 /// The ops the loss is computed from (empty without a result named "loss").
 llvm::DenseSet<Operation *> lossAncestors(func::FuncOp function) {
@@ -66,7 +52,8 @@ ExtractedRematGraph extractRematGraph(func::FuncOp function) {
   for (BlockArgument argument : function.getArguments())
     if (function.getArgAttr(argument.getArgNumber(), kParamNameAttr)) {
       persistent.insert(argument);
-      graph.fixedBytes = alignUp(graph.fixedBytes + storageBytes(argument.getType()), 256);
+      graph.fixedBytes =
+          planner::alignTo(graph.fixedBytes + storageBytes(argument.getType()), 256);
     }
   for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
     if (function.getResultAttr(index, kUpdatesAttr))
@@ -89,7 +76,7 @@ ExtractedRematGraph extractRematGraph(func::FuncOp function) {
   llvm::DenseSet<Operation *> forward = lossAncestors(function);
   for (Operation &op : body.without_terminator()) {
     if (auto constant = dyn_cast<ConstantOp>(op)) {
-      graph.fixedBytes += alignUp(storageBytes(constant.getType()), 64);
+      graph.fixedBytes += planner::alignTo(storageBytes(constant.getType()), 64);
       continue;
     }
     if (isa<ReshapeOp>(op))

@@ -95,28 +95,40 @@ RematSchedule buildRematSchedule(const RematGraph &graph, const RematDecision &d
   return schedule;
 }
 
-std::vector<uint64_t> liveBytesPerStep(const RematSchedule &schedule) {
+ValueLifetimes valueLifetimes(const RematSchedule &schedule) {
   int64_t steps = static_cast<int64_t>(schedule.steps.size());
   size_t values = schedule.valueBytes.size();
-  std::vector<int64_t> first(values, -1), last(values, -1);
+  std::vector<int64_t> written(values, -1), read(values, -1);
   for (int64_t s = 0; s < steps; ++s) {
     for (int32_t value : schedule.inputs(s))
-      last[value] = s;
-    for (int32_t value : schedule.outputs(s)) {
-      first[value] = s;
-      last[value] = std::max(last[value], s);
-    }
+      read[value] = s;
+    for (int32_t value : schedule.outputs(s))
+      written[value] = s;
   }
-  std::vector<int64_t> delta(steps + 1, 0);
+  ValueLifetimes lifetimes;
+  lifetimes.first.assign(values, 0);
+  lifetimes.last.assign(values, -1);
   for (size_t value = 0; value < values; ++value) {
-    if (first[value] < 0 && last[value] < 0 && !schedule.keepAlive[value])
-      continue; // never touched
-    int64_t begin = first[value] < 0 ? 0 : first[value];
-    int64_t end = schedule.keepAlive[value] ? steps - 1 : std::max(last[value], begin);
-    if (steps == 0)
-      break;
-    delta[begin] += static_cast<int64_t>(schedule.valueBytes[value]);
-    delta[end + 1] -= static_cast<int64_t>(schedule.valueBytes[value]);
+    bool touched = written[value] >= 0 || read[value] >= 0 || schedule.keepAlive[value];
+    if (!touched || steps == 0)
+      continue;
+    lifetimes.first[value] = std::max<int64_t>(written[value], 0);
+    lifetimes.last[value] = schedule.keepAlive[value]
+                                ? steps - 1
+                                : std::max(read[value], lifetimes.first[value]);
+  }
+  return lifetimes;
+}
+
+std::vector<uint64_t> liveBytesPerStep(const RematSchedule &schedule) {
+  int64_t steps = static_cast<int64_t>(schedule.steps.size());
+  ValueLifetimes lifetimes = valueLifetimes(schedule);
+  std::vector<int64_t> delta(steps + 1, 0);
+  for (size_t value = 0; value < schedule.valueBytes.size(); ++value) {
+    if (lifetimes.last[value] < lifetimes.first[value])
+      continue;
+    delta[lifetimes.first[value]] += static_cast<int64_t>(schedule.valueBytes[value]);
+    delta[lifetimes.last[value] + 1] -= static_cast<int64_t>(schedule.valueBytes[value]);
   }
   std::vector<uint64_t> live(steps);
   int64_t running = 0;

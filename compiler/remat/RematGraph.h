@@ -114,8 +114,18 @@ struct RematOutcome {
 
 RematOutcome simulateRemat(const RematGraph &graph, const RematDecision &decision);
 
-/// Arena bytes live at each step of `schedule`; values no step writes are graph inputs, live
-/// from the first step. O(steps + values + reads).
+/// The steps each value of a schedule lives over, by the planner's rule: from its writer (the
+/// first step for graph inputs) to its last reader (the last step for returned values). Values
+/// nothing touches live nowhere (last < first).
+struct ValueLifetimes {
+  std::vector<int64_t> first, last;
+  bool liveAt(int32_t value, int64_t step) const {
+    return first[value] <= step && step <= last[value];
+  }
+};
+ValueLifetimes valueLifetimes(const RematSchedule &schedule);
+
+/// Arena bytes live at each step of `schedule`. O(steps + values + reads).
 std::vector<uint64_t> liveBytesPerStep(const RematSchedule &schedule);
 
 /// Total FLOPs of one training step without recomputation.

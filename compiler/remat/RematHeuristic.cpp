@@ -24,30 +24,6 @@ struct ValueFacts {
   }
 };
 
-/// Lifetimes (first and last step) of every value of a schedule.
-struct Lifetimes {
-  std::vector<int64_t> first, last;
-  explicit Lifetimes(const RematSchedule &schedule) {
-    size_t values = schedule.valueBytes.size();
-    first.assign(values, 0);
-    last.assign(values, -1);
-    std::vector<char> written(values, 0);
-    for (int64_t s = 0; s < static_cast<int64_t>(schedule.steps.size()); ++s) {
-      for (int32_t value : schedule.inputs(s))
-        last[value] = s;
-      for (int32_t value : schedule.outputs(s)) {
-        first[value] = s;
-        written[value] = 1;
-        last[value] = std::max(last[value], s);
-      }
-    }
-    int64_t end = static_cast<int64_t>(schedule.steps.size()) - 1;
-    for (size_t value = 0; value < values; ++value)
-      if (schedule.keepAlive[value])
-        last[value] = end;
-  }
-};
-
 struct Score {
   uint64_t peak = 0;
   /// Sum over steps of the bytes above the limit: falls with every byte freed at any step over
@@ -120,7 +96,7 @@ bool addUntilFits(const RematGraph &graph, const ValueFacts &facts, RematDecisio
   while (current.peak > peakLimitBytes) {
     // Candidates: recomputable forward ops with outputs live at the peak only because the
     // backward reads them later.
-    Lifetimes lifetimes(schedule);
+    ValueLifetimes lifetimes = valueLifetimes(schedule);
     int64_t step = current.peakStep;
     int32_t peakNode = schedule.steps[step].node;
     bool forwardPeak = !schedule.steps[step].clone && graph.nodes[peakNode].forward;

@@ -605,15 +605,7 @@ uint64_t modelPeakBytes(const RematGraph &graph, const RematDecision &decision) 
   std::vector<uint64_t> live = liveBytesPerStep(schedule);
   int64_t steps = static_cast<int64_t>(schedule.steps.size());
   size_t values = schedule.valueBytes.size();
-  std::vector<int64_t> first(values, -1), last(values, -1);
-  for (int64_t s = 0; s < steps; ++s) {
-    for (int32_t value : schedule.inputs(s))
-      last[value] = s;
-    for (int32_t value : schedule.outputs(s)) {
-      first[value] = s;
-      last[value] = std::max(last[value], s);
-    }
-  }
+  ValueLifetimes lifetimes = valueLifetimes(schedule);
   uint64_t peak = 0;
   for (int64_t s = 0; s < steps; ++s) {
     if (!schedule.steps[s].clone) {
@@ -624,13 +616,9 @@ uint64_t modelPeakBytes(const RematGraph &graph, const RematDecision &decision) 
       continue; // charged with the group it belongs to
     // A group of clones starts at s: charge what lives across step s - 1 and all its clones.
     uint64_t charge = 0;
-    for (size_t v = 0; v < values; ++v) {
-      bool touched = first[v] >= 0 || last[v] >= 0 || schedule.keepAlive[v];
-      int64_t begin = std::max<int64_t>(first[v], 0);
-      int64_t end = schedule.keepAlive[v] ? steps - 1 : std::max(last[v], begin);
-      if (touched && begin <= s - 1 && end > s - 1)
+    for (size_t v = 0; v < values; ++v)
+      if (lifetimes.first[v] <= s - 1 && lifetimes.last[v] > s - 1)
         charge += schedule.valueBytes[v];
-    }
     for (int64_t g = s; g < steps && schedule.steps[g].clone; ++g)
       for (int32_t value : schedule.outputs(g))
         charge += schedule.valueBytes[value];
