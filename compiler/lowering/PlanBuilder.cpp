@@ -389,6 +389,7 @@ LogicalResult PlanBuilder::addWorkspaces(PlanSummary &summary) {
     allocationOf.push_back(buffer);
     step->set_workspace(buffer);
     summary.workspacePeakBytes = std::max(summary.workspacePeakBytes, bytes);
+    summary.workspaceOf[op] = bytes;
   }
   return success();
 }

@@ -13,6 +13,7 @@
 #include "runtime/plan/Plan.pb.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <string>
 
@@ -27,6 +28,8 @@ struct PlanSummary {
   size_t inPlaceSteps = 0;
   /// The largest scratch one step's kernel needs (its workspace buffer, in the arena).
   uint64_t workspacePeakBytes = 0;
+  /// Kernel workspace of every op that needs one (rematerialization counts it for clones too).
+  llvm::DenseMap<mlir::Operation *, uint64_t> workspaceOf;
   /// Peak live bytes of the schedule memc chose and of the function's original order.
   uint64_t schedulePeakBytes = 0;
   uint64_t originalOrderPeakBytes = 0;

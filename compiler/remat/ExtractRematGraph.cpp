@@ -42,7 +42,8 @@ llvm::DenseSet<Operation *> lossAncestors(func::FuncOp function) {
 
 } // namespace
 
-ExtractedRematGraph extractRematGraph(func::FuncOp function) {
+ExtractedRematGraph extractRematGraph(func::FuncOp function,
+                                      const llvm::DenseMap<Operation *, uint64_t> &workspaceOf) {
   ExtractedRematGraph extracted;
   RematGraph &graph = extracted.graph;
   Block &body = function.getBody().front();
@@ -99,6 +100,7 @@ ExtractedRematGraph extractRematGraph(func::FuncOp function) {
     node.cost = recomputeCost(cost);
     node.flops = cost.flops;
     node.forward = forward.contains(&op);
+    node.workspaceBytes = workspaceOf.lookup(&op);
     node.recomputable = node.forward && !anyReturned && !node.outputs.empty() &&
                         op.getNumResults() == node.outputs.size();
     graph.addNode(std::move(node));

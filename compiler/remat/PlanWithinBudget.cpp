@@ -103,7 +103,8 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
   if (failed(baseline))
     return failure();
   result.baseline = std::move(*baseline);
-  remat::ExtractedRematGraph extracted = remat::extractRematGraph(function);
+  remat::ExtractedRematGraph extracted =
+      remat::extractRematGraph(function, result.baselineSummary.workspaceOf);
   result.stepFlops = remat::stepFlops(extracted.graph);
   uint64_t baselinePeak = planPeakBytes(result.baseline);
   auto keepBaseline = [&]() {
@@ -134,9 +135,16 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
     // what the planner reaches only up to fragmentation and workspace, so a plan that misses
     // lowers the solver's limit by what it missed by.
     uint64_t budget = *options.budgetBytes;
-    uint64_t limit = budget;
+    // The simulator follows the function's order; the planner's scheduler often finds a lower
+    // peak (segments of clones interleaved with the backward), while fragmentation can add a
+    // little. So the solver's limit moves by what the real plan missed (until one fits), then
+    // up by half of what a fitting plan had to spare (to buy back recomputation), keeping the
+    // cheapest plan that fits.
+    int64_t limit = static_cast<int64_t>(budget);
     bool useIlp = options.solver == RematSolver::Ilp;
-    for (int round = 0; round < 6; ++round) {
+    remat::RematDecision previous;
+    bool fitted = false;
+    for (int round = 0; round < 6 && limit > 0; ++round) {
       remat::RematDecision decision;
       std::string strategy = "auto (heuristic)";
       if (useIlp) {
@@ -154,16 +162,23 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
       }
       if (!useIlp)
         decision = remat::greedyRemat(extracted.graph, limit);
-      if (remat::simulateRemat(extracted.graph, decision).peakBytes > limit)
-        break; // the solver cannot go lower
+      if (decision == previous)
+        break; // the limit moved too little to change anything
       if (failed(attempt(decision, strategy)))
         return failure();
-      if (attempts.back().peak <= budget)
-        break;
-      uint64_t overflow = attempts.back().peak - budget;
-      if (overflow >= limit)
-        break;
-      limit -= overflow;
+      previous = std::move(decision);
+      int64_t spare = static_cast<int64_t>(budget) - static_cast<int64_t>(attempts.back().peak);
+      if (spare < 0) {
+        if (fitted)
+          break; // the cheaper try missed: keep what fitted
+        // A little more than the miss, so that rounds do not creep up on the budget.
+        limit += spare - static_cast<int64_t>(budget / 1000);
+        continue;
+      }
+      fitted = true;
+      if (spare * 100 <= static_cast<int64_t>(budget))
+        break; // within 1% of the budget: as good as it gets
+      limit += spare / 2;
     }
     bool met = llvm::any_of(attempts, [&](const Attempt &a) { return a.peak <= budget; });
     if (!met) {

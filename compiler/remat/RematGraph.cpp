@@ -37,6 +37,7 @@ RematSchedule buildRematSchedule(const RematGraph &graph, const RematDecision &d
     RematStep step;
     step.node = node;
     step.clone = clone;
+    step.workspaceBytes = graph.nodes[node].workspaceBytes;
     step.inputsBegin = static_cast<uint32_t>(schedule.ids.size());
     schedule.steps.push_back(step);
   };
@@ -134,7 +135,7 @@ std::vector<uint64_t> liveBytesPerStep(const RematSchedule &schedule) {
   int64_t running = 0;
   for (int64_t s = 0; s < steps; ++s) {
     running += delta[s];
-    live[s] = static_cast<uint64_t>(running);
+    live[s] = static_cast<uint64_t>(running) + schedule.steps[s].workspaceBytes;
   }
   return live;
 }

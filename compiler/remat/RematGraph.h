@@ -40,6 +40,8 @@ struct RematGraph {
     bool forward = false;
     /// A forward node that may run again: none of its outputs is returned.
     bool recomputable = false;
+    /// Kernel scratch live during the node's step only (and its clone's).
+    uint64_t workspaceBytes = 0;
   };
   /// Steps in execution order: the forward, then the backward and the optimizer.
   std::vector<Node> nodes;
@@ -77,6 +79,7 @@ struct IdRange {
 struct RematStep {
   int32_t node = -1; // the original node, or the node this step is a clone of
   bool clone = false;
+  uint64_t workspaceBytes = 0;
   /// Where the step's value ids lie in the schedule's storage; clones write new ids >=
   /// graph.numValues().
   uint32_t inputsBegin = 0, outputsBegin = 0, outputsEnd = 0;
@@ -125,7 +128,8 @@ struct ValueLifetimes {
 };
 ValueLifetimes valueLifetimes(const RematSchedule &schedule);
 
-/// Arena bytes live at each step of `schedule`. O(steps + values + reads).
+/// Arena bytes live at each step of `schedule`, the step's workspace included. O(steps + values
+/// + reads).
 std::vector<uint64_t> liveBytesPerStep(const RematSchedule &schedule);
 
 /// Total FLOPs of one training step without recomputation.

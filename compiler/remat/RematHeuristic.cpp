@@ -186,16 +186,19 @@ void pruneUnneeded(const RematGraph &graph, RematDecision &decision, uint64_t pe
   }
 }
 
-/// One greedy run: add recomputation until the peak is at most `descentLimit` (the limit, or
-/// lower to then prune back from below), prune to the limit, then improve.
-RematDecision greedyWith(const RematGraph &graph, const ValueFacts &facts,
-                         uint64_t peakLimitBytes, uint64_t descentLimit, Benefit benefit) {
-  RematDecision decision(graph.numNodes(), 0);
+/// One greedy run from `decision`: add recomputation until the peak is at most `descentLimit`
+/// (the limit, or lower to then prune back from below), prune to the limit, then, if `walk`,
+/// improve.
+RematDecision greedyWith(const RematGraph &graph, const ValueFacts &facts, RematDecision decision,
+                         uint64_t peakLimitBytes, uint64_t descentLimit, Benefit benefit,
+                         bool walk) {
   std::vector<char> none(graph.numNodes(), 0);
   addUntilFits(graph, facts, decision, none, descentLimit, benefit);
   if (simulateRemat(graph, decision).peakBytes > peakLimitBytes)
     return decision;
   pruneUnneeded(graph, decision, peakLimitBytes);
+  if (!walk)
+    return decision;
   // Improvement, a ruin-and-recreate walk: the greedy's early choices were made for a peak that
   // later moved. Forbid the most expensive recomputation of the current decision, let the greedy
   // refill from there, prune, and walk on from the result even when it costs more (the next
@@ -234,20 +237,29 @@ RematDecision greedyWith(const RematGraph &graph, const ValueFacts &facts,
 } // namespace
 
 RematDecision greedyRemat(const RematGraph &graph, uint64_t peakLimitBytes) {
-  // Two ways of valuing freed bytes, and a descent as low as the greedy goes pruned back up to
-  // the limit; the cheapest decision that fits wins (the lowest peak when none fits).
+  // Starting points: nothing recomputed, growing by two ways of valuing freed bytes; a descent
+  // as low as the greedy goes, pruned back up to the limit; and layer-boundary checkpointing
+  // with segments of 1, 2, 4, sqrt(n) and 2 sqrt(n) layers, pruned likewise (segment
+  // recomputation reaches peaks the op-by-op greedy cannot, on ResNets in particular). The
+  // cheapest decision that fits wins (the lowest peak when none fits).
   ValueFacts facts(graph);
+  RematDecision empty(graph.numNodes(), 0);
+  std::vector<RematDecision> candidates = {
+      greedyWith(graph, facts, empty, peakLimitBytes, peakLimitBytes, Benefit::AtPeak, true),
+      greedyWith(graph, facts, empty, peakLimitBytes, peakLimitBytes, Benefit::OverExcess, true),
+      greedyWith(graph, facts, empty, peakLimitBytes, 0, Benefit::AtPeak, true)};
+  int sqrtBoundaries = static_cast<int>(
+      std::lround(std::sqrt(static_cast<double>(layerBoundaries(graph).size()))));
+  std::vector<int> segments = {1, 2, 4, sqrtBoundaries, 2 * sqrtBoundaries};
+  std::sort(segments.begin(), segments.end());
+  segments.erase(std::unique(segments.begin(), segments.end()), segments.end());
+  for (int segment : segments)
+    if (segment >= 1)
+      candidates.push_back(greedyWith(graph, facts, boundaryRemat(graph, segment),
+                                      peakLimitBytes, peakLimitBytes, Benefit::AtPeak, false));
   RematDecision best;
   RematOutcome bestOutcome;
-  struct Variant {
-    Benefit benefit;
-    bool fromBelow;
-  };
-  for (Variant variant : {Variant{Benefit::AtPeak, false}, Variant{Benefit::OverExcess, false},
-                          Variant{Benefit::AtPeak, true}}) {
-    RematDecision decision =
-        greedyWith(graph, facts, peakLimitBytes, variant.fromBelow ? 0 : peakLimitBytes,
-                   variant.benefit);
+  for (RematDecision &decision : candidates) {
     RematOutcome outcome = simulateRemat(graph, decision);
     bool fits = outcome.peakBytes <= peakLimitBytes;
     bool bestFits = !best.empty() && bestOutcome.peakBytes <= peakLimitBytes;
