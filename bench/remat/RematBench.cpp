@@ -180,6 +180,8 @@ int main(int argc, char **argv) {
                     ilp->recomputeCost > 0 ? heuristic->recomputeCost / ilp->recomputeCost
                                            : (heuristic->recomputeCost > 0 ? INFINITY : 1.0));
       comparison = text;
+      if (ilp->strategy.find("optimal") != std::string::npos)
+        comparison += " (ilp optimal)";
     } else if (ilp && ilp->fits) {
       comparison = "ilp fell back: " + ilp->strategy;
     }

@@ -4,6 +4,7 @@
 #include "compiler/remat/RematIR.h"
 #include "compiler/remat/RematIlp.h"
 
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <chrono>
@@ -22,30 +23,13 @@ double secondsSince(Clock::time_point start) {
 
 /// One candidate: the decision applied to a copy of the function, and its plan.
 struct Attempt {
-  func::FuncOp function; // detached copy, owned by the attempt
+  OwningOpRef<func::FuncOp> function; // detached copy
   plan::Plan plan;
   PlanSummary summary;
   remat::RematOutcome simulated;
   std::string strategy;
   uint64_t peak = 0;
   int64_t clones = 0;
-
-  Attempt() = default;
-  Attempt(Attempt &&other) noexcept { *this = std::move(other); }
-  Attempt &operator=(Attempt &&other) noexcept {
-    std::swap(function, other.function);
-    plan = std::move(other.plan);
-    summary = std::move(other.summary);
-    simulated = other.simulated;
-    strategy = std::move(other.strategy);
-    peak = other.peak;
-    clones = other.clones;
-    return *this;
-  }
-  ~Attempt() {
-    if (function)
-      function.erase();
-  }
 };
 
 FailureOr<Attempt> tryDecision(func::FuncOp function, const std::string &modelName,
@@ -54,12 +38,12 @@ FailureOr<Attempt> tryDecision(func::FuncOp function, const std::string &modelNa
   Attempt attempt;
   attempt.function = function.clone();
   // The copy's ops come in the same order, so the original's node numbering applies.
-  remat::ExtractedRematGraph copy = remat::extractRematGraph(attempt.function);
+  remat::ExtractedRematGraph copy = remat::extractRematGraph(*attempt.function);
   if (copy.nodeOps.size() != original.nodeOps.size())
     return function.emitError("internal: the function's copy has another step count");
   attempt.clones = remat::applyRemat(copy, decision);
   attempt.simulated = remat::simulateRemat(original.graph, decision);
-  FailureOr<plan::Plan> plan = buildPlan(attempt.function, modelName, &attempt.summary);
+  FailureOr<plan::Plan> plan = buildPlan(*attempt.function, modelName, &attempt.summary);
   if (failed(plan))
     return failure();
   attempt.plan = std::move(*plan);
@@ -131,15 +115,12 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
     if (failed(attempt(remat::boundaryRemat(extracted.graph, 1), "full")))
       return failure();
   } else {
-    // Auto: the least recomputation under the budget. The simulator's peak is a lower bound of
-    // what the planner reaches only up to fragmentation and workspace, so a plan that misses
-    // lowers the solver's limit by what it missed by.
+    // Auto: the least recomputation under the budget. The simulator follows the function's
+    // order; the planner's scheduler often finds a lower peak (segments of clones interleaved
+    // with the backward), while fragmentation can add a little. So the solver's limit moves by
+    // what the real plan missed (until one fits), then up by half of what a fitting plan had
+    // to spare (to buy back recomputation), keeping the cheapest plan that fits.
     uint64_t budget = *options.budgetBytes;
-    // The simulator follows the function's order; the planner's scheduler often finds a lower
-    // peak (segments of clones interleaved with the backward), while fragmentation can add a
-    // little. So the solver's limit moves by what the real plan missed (until one fits), then
-    // up by half of what a fitting plan had to spare (to buy back recomputation), keeping the
-    // cheapest plan that fits.
     int64_t limit = static_cast<int64_t>(budget);
     bool useIlp = options.solver == RematSolver::Ilp;
     remat::RematDecision previous;
@@ -213,7 +194,7 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
   if (options.mode == RematMode::Auto && chosen->peak >= baselinePeak)
     return keepBaseline(); // recomputation did not help
   result.fits = !options.budgetBytes || chosen->peak <= *options.budgetBytes;
-  function.getBody().takeBody(chosen->function.getBody());
+  function.getBody().takeBody(chosen->function->getBody());
   result.plan = std::move(chosen->plan);
   result.summary = std::move(chosen->summary);
   result.strategy = chosen->strategy;
