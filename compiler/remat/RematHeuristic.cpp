@@ -73,6 +73,16 @@ std::vector<int32_t> recomputeClosure(const RematGraph &graph, const ValueFacts 
   return closure;
 }
 
+/// Simulations one greedy run may spend, counted in graph nodes simulated (one simulation of a
+/// 2,000-node step costs 2,000; 6M is about 70 ms here, and greedyRemat makes up to 8 runs). The
+/// descent always completes; pruning and the improvement walk stop when the work is spent, so
+/// large graphs get fewer rounds and the decision stays a pure function of its input.
+struct SearchWork {
+  int64_t left = 6'000'000;
+  bool spent() const { return left <= 0; }
+  void charge(const RematGraph &graph) { left -= graph.numNodes(); }
+};
+
 double decisionCost(const RematGraph &graph, const RematDecision &decision) {
   return simulateRemat(graph, decision).recomputeCost;
 }
@@ -88,8 +98,10 @@ enum class Benefit {
 
 /// Adds recomputation to `decision` until the peak fits or nothing at the peak is left to
 /// recompute; `rejected` nodes are never added. Returns whether the peak fits.
-bool addUntilFits(const RematGraph &graph, const ValueFacts &facts, RematDecision &decision,
+bool addUntilFits(const RematGraph &graph, const ValueFacts &facts, SearchWork &work,
+                  RematDecision &decision,
                   std::vector<char> rejected, uint64_t peakLimitBytes, Benefit benefit) {
+  work.charge(graph);
   RematSchedule schedule = buildRematSchedule(graph, decision);
   Score current = score(graph, schedule, peakLimitBytes);
   uint64_t arenaLimit = peakLimitBytes > graph.fixedBytes ? peakLimitBytes - graph.fixedBytes : 0;
@@ -149,6 +161,7 @@ bool addUntilFits(const RematGraph &graph, const ValueFacts &facts, RematDecisio
       return false; // nothing left to recompute at the peak
     for (int32_t member : bestClosure)
       decision[member] = 1;
+    work.charge(graph);
     RematSchedule trial = buildRematSchedule(graph, decision);
     Score next = score(graph, trial, peakLimitBytes);
     if (next < current) {
@@ -165,7 +178,8 @@ bool addUntilFits(const RematGraph &graph, const ValueFacts &facts, RematDecisio
 
 /// Undoes every recomputation the limit does not need, those that free the fewest bytes per
 /// unit of cost first (the knapsack view: keep the best value for money).
-void pruneUnneeded(const RematGraph &graph, RematDecision &decision, uint64_t peakLimitBytes) {
+void pruneUnneeded(const RematGraph &graph, SearchWork &work, RematDecision &decision,
+                   uint64_t peakLimitBytes) {
   std::vector<int32_t> chosen;
   std::vector<double> bytesPerCost(graph.numNodes(), 0.0);
   for (int32_t node = 0; node < graph.numNodes(); ++node) {
@@ -180,6 +194,9 @@ void pruneUnneeded(const RematGraph &graph, RematDecision &decision, uint64_t pe
   std::stable_sort(chosen.begin(), chosen.end(),
                    [&](int32_t a, int32_t b) { return bytesPerCost[a] < bytesPerCost[b]; });
   for (int32_t node : chosen) {
+    if (work.spent())
+      return;
+    work.charge(graph);
     decision[node] = 0;
     if (simulateRemat(graph, decision).peakBytes > peakLimitBytes)
       decision[node] = 1;
@@ -192,11 +209,12 @@ void pruneUnneeded(const RematGraph &graph, RematDecision &decision, uint64_t pe
 RematDecision greedyWith(const RematGraph &graph, const ValueFacts &facts, RematDecision decision,
                          uint64_t peakLimitBytes, uint64_t descentLimit, Benefit benefit,
                          bool walk) {
+  SearchWork work;
   std::vector<char> none(graph.numNodes(), 0);
-  addUntilFits(graph, facts, decision, none, descentLimit, benefit);
+  addUntilFits(graph, facts, work, decision, none, descentLimit, benefit);
   if (simulateRemat(graph, decision).peakBytes > peakLimitBytes)
     return decision;
-  pruneUnneeded(graph, decision, peakLimitBytes);
+  pruneUnneeded(graph, work, decision, peakLimitBytes);
   if (!walk)
     return decision;
   // Improvement, a ruin-and-recreate walk: the greedy's early choices were made for a peak that
@@ -208,7 +226,7 @@ RematDecision greedyWith(const RematGraph &graph, const ValueFacts &facts, Remat
   RematDecision current = decision;
   double cost = decisionCost(graph, decision);
   std::vector<char> forbidden(graph.numNodes(), 0), tried(graph.numNodes(), 0);
-  for (int round = 0; round < 24; ++round) {
+  for (int round = 0; round < 24 && !work.spent(); ++round) {
     int32_t expensive = -1;
     for (int32_t node = 0; node < graph.numNodes(); ++node)
       if (current[node] && !tried[node] &&
@@ -220,11 +238,11 @@ RematDecision greedyWith(const RematGraph &graph, const ValueFacts &facts, Remat
     forbidden[expensive] = 1;
     RematDecision trial = current;
     trial[expensive] = 0;
-    if (!addUntilFits(graph, facts, trial, forbidden, peakLimitBytes, benefit)) {
+    if (!addUntilFits(graph, facts, work, trial, forbidden, peakLimitBytes, benefit)) {
       forbidden[expensive] = 0; // needed: nothing else frees its bytes
       continue;
     }
-    pruneUnneeded(graph, trial, peakLimitBytes);
+    pruneUnneeded(graph, work, trial, peakLimitBytes);
     current = trial;
     if (double trialCost = decisionCost(graph, trial); trialCost < cost) {
       cost = trialCost;
@@ -246,7 +264,8 @@ RematDecision greedyRemat(const RematGraph &graph, uint64_t peakLimitBytes) {
   RematDecision empty(graph.numNodes(), 0);
   std::vector<RematDecision> candidates = {
       greedyWith(graph, facts, empty, peakLimitBytes, peakLimitBytes, Benefit::AtPeak, true),
-      greedyWith(graph, facts, empty, peakLimitBytes, peakLimitBytes, Benefit::OverExcess, true),
+      greedyWith(graph, facts, empty, peakLimitBytes, peakLimitBytes, Benefit::OverExcess,
+                 true),
       greedyWith(graph, facts, empty, peakLimitBytes, 0, Benefit::AtPeak, true)};
   int sqrtBoundaries = static_cast<int>(
       std::lround(std::sqrt(static_cast<double>(layerBoundaries(graph).size()))));

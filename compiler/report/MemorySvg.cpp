@@ -21,6 +21,22 @@ const char *categoryColor(int category) {
   return colors[category];
 }
 
+/// Text as SVG character data (a model's file name may hold & or <).
+std::string escaped(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else
+      out += c;
+  }
+  return out;
+}
+
 uint64_t total(const CategoryBytes &row) {
   uint64_t sum = 0;
   for (uint64_t bytes : row)
@@ -105,8 +121,8 @@ void writeMemorySvg(const MemoryReport &report, const std::string &title, llvm::
                      "font-family=\"sans-serif\">\n",
                      kWidth, height);
   os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  os << "<text x=\"" << kLeft << "\" y=\"22\" font-size=\"16\" font-weight=\"bold\">" << title
-     << "</text>\n";
+  os << llvm::format("<text x=\"%.0f\" y=\"22\" font-size=\"16\" font-weight=\"bold\">", kLeft)
+     << escaped(title) << "</text>\n";
   panel(os, report.before, kTop,
         scale, "without recomputation: peak " + formatBytes(report.baselinePeakBytes),
         report.budgetBytes);
