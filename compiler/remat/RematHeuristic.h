@@ -4,11 +4,14 @@
 //  - greedyRemat (--remat auto): only as much recomputation as a peak limit needs. At the
 //    step where the simulated peak occurs it recomputes the forward op whose kept outputs free
 //    the most bytes there per unit of recompute cost (with the ops it needs recomputed so that
-//    no unsaved value is kept alive for it), until the peak fits; then it returns, most
-//    expensive first, every op whose recomputation turns out not to be needed. Like XLA's
-//    HloRematerialization it works at the peak of the schedule; unlike it, it ranks ops
-//    globally by bytes per FLOP, which is what PyTorch's min-cut partitioner optimises too, so
-//    elementwise ops with large outputs (GELU, dropout, softmax) go first and matmuls last.
+//    no unsaved value is kept alive for it), until the peak fits; then it undoes every
+//    recomputation the limit does not need (worst bytes per cost first), and improves the
+//    result by a ruin-and-recreate walk. Like XLA's HloRematerialization it works at the peak of
+//    the schedule; unlike it, it ranks ops by bytes per unit of cost, which is what PyTorch's
+//    min-cut partitioner optimises too, so elementwise ops with large outputs (GELU, dropout,
+//    softmax) go first and matmuls last. It keeps the cheapest of several starts: two ways of
+//    valuing freed bytes, a descent as low as it goes pruned back up, and layer-boundary
+//    checkpoints of several segment lengths pruned likewise.
 //  - boundaryRemat (--remat full and Chen et al.'s sqrt(n) checkpointing): keep only the
 //    values at layer boundaries and recompute everything else. A boundary is a point of the
 //    forward where the fewest large values are live (the residual stream between transformer
