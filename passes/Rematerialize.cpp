@@ -21,7 +21,7 @@ struct RematerializePass : impl::RematerializeBase<RematerializePass> {
     mlir::func::FuncOp function = getOperation();
     BudgetOptions options;
     if (mode == "auto" || mode == "none" || mode == "full") {
-      options.mode = mode == "auto" ? RematMode::Auto
+      options.mode = mode == "auto"   ? RematMode::Auto
                      : mode == "none" ? RematMode::None
                                       : RematMode::Full;
     } else {

@@ -148,11 +148,11 @@ int main(int argc, char **argv) {
               "recomputation %s; lowest peak memc reaches %s (%s); `--remat full` %s at "
               "%.2f%% recompute. Heuristic decision alone at the budget halfway: %.3f s.\n\n",
               extracted.graph.numNodes(), (long long)forwardNodes, extracted.graph.numValues(),
-              bytes(baseline->peak).c_str(), bytes(lowest).c_str(),
-              lowestPoint->strategy.c_str(), bytes(fullPoint->peak).c_str(),
-              fullPoint->recomputePercent, decisionSeconds);
-  std::printf("| budget | auto (heuristic) | auto (ilp, %.0f s limit) | heuristic/ilp recompute cost |\n",
-              ilpSeconds);
+              bytes(baseline->peak).c_str(), bytes(lowest).c_str(), lowestPoint->strategy.c_str(),
+              bytes(fullPoint->peak).c_str(), fullPoint->recomputePercent, decisionSeconds);
+  std::printf(
+      "| budget | auto (heuristic) | auto (ilp, %.0f s limit) | heuristic/ilp recompute cost |\n",
+      ilpSeconds);
   std::printf("|---|---|---|---|\n");
   // Budgets as fractions of the peak without recomputation (down to the lowest peak), then
   // evenly between the lowest peak and that peak.
@@ -162,9 +162,9 @@ int main(int argc, char **argv) {
       budgets.push_back({std::to_string(int(fraction * 100 + 0.5)) + "% of none",
                          static_cast<uint64_t>(fraction * baseline->peak)});
   for (double share : {0.75, 0.5, 0.25, 0.0})
-    budgets.push_back({share == 0 ? std::string("lowest")
-                                  : "lowest + " + std::to_string(int(share * 100)) + "%",
-                       lowest + static_cast<uint64_t>(share * (baseline->peak - lowest))});
+    budgets.push_back(
+        {share == 0 ? std::string("lowest") : "lowest + " + std::to_string(int(share * 100)) + "%",
+         lowest + static_cast<uint64_t>(share * (baseline->peak - lowest))});
   for (auto &[label, budget] : budgets) {
     BudgetOptions options;
     options.budgetBytes = budget;

@@ -52,7 +52,7 @@ llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
       category[argument] = plan::INPUTS;
     else if (kind && kind.getValue() == "optimizer_state")
       category[argument] = name && name.getValue().ends_with(".grad_accum") ? plan::GRADIENTS
-                                                                           : plan::OPTIMIZER_STATE;
+                                                                            : plan::OPTIMIZER_STATE;
     else
       category[argument] = plan::PARAMETERS;
   }
@@ -121,8 +121,8 @@ llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
   for (auto [index, value] : llvm::enumerate(terminator->getOperands()))
     if (auto updated = function.getResultAttrOfType<StringAttr>(index, kUpdatesAttr))
       for (BlockArgument argument : function.getArguments())
-        if (auto name = function.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
-                                                               kParamNameAttr);
+        if (auto name =
+                function.getArgAttrOfType<StringAttr>(argument.getArgNumber(), kParamNameAttr);
             name && name == updated)
           category[value] = category.lookup(argument);
   return category;

@@ -1,6 +1,6 @@
 //===- ApplyRemat.cpp - clone recomputed forward ops into the backward ----===//
-#include "compiler/remat/RematIR.h"
 #include "compiler/lowering/BufferCategories.h"
+#include "compiler/remat/RematIR.h"
 #include "dialects/memc/MemcDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -26,8 +26,7 @@ int64_t applyRemat(const ExtractedRematGraph &extracted, const RematDecision &de
 
   IRMapping clones; // original value -> the value backward readers use instead
   int64_t cloneCount = 0;
-  OpBuilder builder(extracted.nodeOps.empty() ? nullptr
-                                              : extracted.nodeOps.front()->getContext());
+  OpBuilder builder(extracted.nodeOps.empty() ? nullptr : extracted.nodeOps.front()->getContext());
   // The value a backward op (or a clone) reads in place of `value`, inserting clones at the
   // builder's insertion point as needed.
   std::function<Value(Value)> remap = [&](Value value) -> Value {

@@ -6,9 +6,9 @@
 // parameter (`memc.updates`) are persistent.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/remat/RematIR.h"
 #include "compiler/lowering/PlanBuilder.h"
 #include "compiler/planner/LiveRange.h"
+#include "compiler/remat/RematIR.h"
 #include "dialects/memc/CostModel.h"
 #include "dialects/memc/MemcDialect.h"
 
@@ -53,8 +53,7 @@ ExtractedRematGraph extractRematGraph(func::FuncOp function,
   for (BlockArgument argument : function.getArguments())
     if (function.getArgAttr(argument.getArgNumber(), kParamNameAttr)) {
       persistent.insert(argument);
-      graph.fixedBytes =
-          planner::alignTo(graph.fixedBytes + storageBytes(argument.getType()), 256);
+      graph.fixedBytes = planner::alignTo(graph.fixedBytes + storageBytes(argument.getType()), 256);
     }
   for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
     if (function.getResultAttr(index, kUpdatesAttr))

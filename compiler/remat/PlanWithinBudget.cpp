@@ -65,10 +65,16 @@ std::optional<uint64_t> parseByteSize(llvm::StringRef text) {
   double value;
   if (number.empty() || number.getAsDouble(value) || !(value >= 0))
     return std::nullopt;
-  static const std::pair<const char *, double> units[] = {
-      {"", 1},           {"b", 1},           {"kb", 1e3},          {"mb", 1e6},
-      {"gb", 1e9},       {"tb", 1e12},       {"kib", 1024.0},      {"mib", 1048576.0},
-      {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+  static const std::pair<const char *, double> units[] = {{"", 1},
+                                                          {"b", 1},
+                                                          {"kb", 1e3},
+                                                          {"mb", 1e6},
+                                                          {"gb", 1e9},
+                                                          {"tb", 1e12},
+                                                          {"kib", 1024.0},
+                                                          {"mib", 1048576.0},
+                                                          {"gib", 1073741824.0},
+                                                          {"tib", 1099511627776.0}};
   std::string lower = unit.lower();
   for (auto [name, scale] : units)
     if (lower == name) {
@@ -183,8 +189,8 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
       continue;
     }
     bool chosenFits = !options.budgetBytes || chosen->peak <= *options.budgetBytes;
-    if (fits && (!chosenFits ||
-                 candidate.simulated.recomputeCost < chosen->simulated.recomputeCost))
+    if (fits &&
+        (!chosenFits || candidate.simulated.recomputeCost < chosen->simulated.recomputeCost))
       chosen = &candidate;
     else if (!fits && !chosenFits && candidate.peak < chosen->peak)
       chosen = &candidate;

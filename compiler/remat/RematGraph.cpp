@@ -114,9 +114,8 @@ ValueLifetimes valueLifetimes(const RematSchedule &schedule) {
     if (!touched || steps == 0)
       continue;
     lifetimes.first[value] = std::max<int64_t>(written[value], 0);
-    lifetimes.last[value] = schedule.keepAlive[value]
-                                ? steps - 1
-                                : std::max(read[value], lifetimes.first[value]);
+    lifetimes.last[value] =
+        schedule.keepAlive[value] ? steps - 1 : std::max(read[value], lifetimes.first[value]);
   }
   return lifetimes;
 }

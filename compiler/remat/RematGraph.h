@@ -58,7 +58,6 @@ struct RematGraph {
   int32_t addNode(Node node);
   int32_t numNodes() const { return static_cast<int32_t>(nodes.size()); }
   int32_t numValues() const { return static_cast<int32_t>(valueBytes.size()); }
-
 };
 
 /// Per node: nonzero where the forward node is recomputed. Entries of nodes that are not

@@ -98,8 +98,8 @@ enum class Benefit {
 /// Adds recomputation to `decision` until the peak fits or nothing at the peak is left to
 /// recompute; `rejected` nodes are never added. Returns whether the peak fits.
 bool addUntilFits(const RematGraph &graph, const ValueFacts &facts, SearchWork &work,
-                  RematDecision &decision,
-                  std::vector<char> rejected, uint64_t peakLimitBytes, Benefit benefit) {
+                  RematDecision &decision, std::vector<char> rejected, uint64_t peakLimitBytes,
+                  Benefit benefit) {
   work.charge(graph);
   RematSchedule schedule = buildRematSchedule(graph, decision);
   Score current = score(graph, schedule, peakLimitBytes);
@@ -132,8 +132,8 @@ bool addUntilFits(const RematGraph &graph, const ValueFacts &facts, SearchWork &
       double weight = 1.0;
       if (benefit == Benefit::OverExcess) {
         // Only the part of its life after its last forward reader goes away.
-        int64_t from = std::max<int64_t>(lifetimes.first[value],
-                                         facts.lastForwardReader[value] + 1);
+        int64_t from =
+            std::max<int64_t>(lifetimes.first[value], facts.lastForwardReader[value] + 1);
         from = std::min<int64_t>(from, step);
         weight = excessShare[lifetimes.last[value] + 1] - excessShare[from];
       }
@@ -263,25 +263,25 @@ RematDecision greedyRemat(const RematGraph &graph, uint64_t peakLimitBytes) {
   RematDecision empty(graph.numNodes(), 0);
   std::vector<RematDecision> candidates = {
       greedyWith(graph, facts, empty, peakLimitBytes, peakLimitBytes, Benefit::AtPeak, true),
-      greedyWith(graph, facts, empty, peakLimitBytes, peakLimitBytes, Benefit::OverExcess,
-                 true),
+      greedyWith(graph, facts, empty, peakLimitBytes, peakLimitBytes, Benefit::OverExcess, true),
       greedyWith(graph, facts, empty, peakLimitBytes, 0, Benefit::AtPeak, true)};
-  int sqrtBoundaries = static_cast<int>(
-      std::lround(std::sqrt(static_cast<double>(layerBoundaries(graph).size()))));
+  int sqrtBoundaries =
+      static_cast<int>(std::lround(std::sqrt(static_cast<double>(layerBoundaries(graph).size()))));
   std::vector<int> segments = {1, 2, 4, sqrtBoundaries, 2 * sqrtBoundaries};
   std::sort(segments.begin(), segments.end());
   segments.erase(std::unique(segments.begin(), segments.end()), segments.end());
   for (int segment : segments)
     if (segment >= 1)
-      candidates.push_back(greedyWith(graph, facts, boundaryRemat(graph, segment),
-                                      peakLimitBytes, peakLimitBytes, Benefit::AtPeak, false));
+      candidates.push_back(greedyWith(graph, facts, boundaryRemat(graph, segment), peakLimitBytes,
+                                      peakLimitBytes, Benefit::AtPeak, false));
   RematDecision best;
   RematOutcome bestOutcome;
   for (RematDecision &decision : candidates) {
     RematOutcome outcome = simulateRemat(graph, decision);
     bool fits = outcome.peakBytes <= peakLimitBytes;
     bool bestFits = !best.empty() && bestOutcome.peakBytes <= peakLimitBytes;
-    if (best.empty() || (fits && (!bestFits || outcome.recomputeCost < bestOutcome.recomputeCost)) ||
+    if (best.empty() ||
+        (fits && (!bestFits || outcome.recomputeCost < bestOutcome.recomputeCost)) ||
         (!fits && !bestFits && outcome.peakBytes < bestOutcome.peakBytes)) {
       best = std::move(decision);
       bestOutcome = outcome;
@@ -304,9 +304,10 @@ std::vector<std::vector<int32_t>> layerBoundaries(const RematGraph &graph) {
     int32_t node = forwardNodes[i];
     for (int32_t value : graph.nodes[node].outputs)
       live.push_back(value);
-    live.erase(std::remove_if(live.begin(), live.end(),
-                              [&](int32_t value) { return facts.lastForwardReader[value] <= node; }),
-               live.end());
+    live.erase(
+        std::remove_if(live.begin(), live.end(),
+                       [&](int32_t value) { return facts.lastForwardReader[value] <= node; }),
+        live.end());
     cuts.push_back(live);
   }
   // A boundary is a cut with the fewest large values (small ones, like normalisation

@@ -25,9 +25,9 @@ struct ExtractedRematGraph {
 /// "loss" (`memc.output`); a function without one (inference) has none, so nothing is
 /// recomputable.
 /// `workspaceOf` gives the kernel workspace of the ops that need one (PlanSummary::workspaceOf).
-ExtractedRematGraph extractRematGraph(
-    mlir::func::FuncOp function,
-    const llvm::DenseMap<mlir::Operation *, uint64_t> &workspaceOf = {});
+ExtractedRematGraph
+extractRematGraph(mlir::func::FuncOp function,
+                  const llvm::DenseMap<mlir::Operation *, uint64_t> &workspaceOf = {});
 
 /// Clones every recomputed forward op just before the first backward op that reads it (directly
 /// or through reshapes or other clones) and makes later backward readers read the clone. Clones

@@ -11,9 +11,9 @@
 namespace memc {
 
 const char *categoryName(int category) {
-  static const char *names[kNumCategories] = {
-      "other",       "parameters", "gradients", "optimizer_state", "activations",
-      "temporaries", "workspace",  "inputs",    "constants"};
+  static const char *names[kNumCategories] = {"other",           "parameters",  "gradients",
+                                              "optimizer_state", "activations", "temporaries",
+                                              "workspace",       "inputs",      "constants"};
   return category >= 0 && category < kNumCategories ? names[category] : "other";
 }
 
@@ -157,7 +157,9 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
     if (!lifetimes.liveAt(i, report.peakStep))
       continue;
     const plan::Buffer &buffer = plan.buffers(i);
-    report.largest.push_back({buffer.name(), buffer.category(), buffer.size_bytes(),
+    report.largest.push_back({buffer.name(),
+                              buffer.category(),
+                              buffer.size_bytes(),
                               {buffer.shape().begin(), buffer.shape().end()}});
   }
   std::stable_sort(report.largest.begin(), report.largest.end(),
@@ -233,8 +235,9 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
   llvm::json::Object root{
       {"peak_bytes", static_cast<int64_t>(report.peakBytes)},
       {"lower_bound_bytes", static_cast<int64_t>(report.lowerBoundBytes)},
-      {"budget_bytes", report.budgetBytes ? llvm::json::Value(static_cast<int64_t>(*report.budgetBytes))
-                                          : llvm::json::Value(nullptr)},
+      {"budget_bytes", report.budgetBytes
+                           ? llvm::json::Value(static_cast<int64_t>(*report.budgetBytes))
+                           : llvm::json::Value(nullptr)},
       {"fits", !report.budgetBytes || report.peakBytes <= *report.budgetBytes},
       {"planner_ratio", report.plannerRatio},
       {"baseline_peak_bytes", static_cast<int64_t>(report.baselinePeakBytes)},

@@ -9,15 +9,14 @@
 namespace memc {
 namespace {
 
-constexpr double kWidth = 960, kPanelHeight = 300, kLeft = 80, kRight = 180, kTop = 50,
-                 kGap = 60;
+constexpr double kWidth = 960, kPanelHeight = 300, kLeft = 80, kRight = 180, kTop = 50, kGap = 60;
 /// More steps than this are shown as the step with the most bytes in each of this many buckets.
 constexpr size_t kMaxColumns = 1200;
 
 const char *categoryColor(int category) {
-  static const char *colors[kNumCategories] = {"#999999", "#4e79a7", "#f28e2b", "#e15759",
-                                               "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
-                                               "#9c755f"};
+  static const char *colors[kNumCategories] = {"#999999", "#4e79a7", "#f28e2b",
+                                               "#e15759", "#76b7b2", "#59a14f",
+                                               "#edc948", "#b07aa1", "#9c755f"};
   return colors[category];
 }
 
@@ -66,8 +65,8 @@ void panel(llvm::raw_ostream &os, const MemoryTimeline &timeline, double top, do
   double plotWidth = kWidth - kLeft - kRight;
   auto x = [&](size_t i) { return kLeft + plotWidth * i / std::max<size_t>(1, data.size()); };
   auto y = [&](double bytes) { return top + kPanelHeight * (1.0 - bytes / scaleBytes); };
-  os << llvm::format("<text x=\"%.0f\" y=\"%.0f\" font-size=\"14\">", kLeft, top - 8)
-     << caption << "</text>\n";
+  os << llvm::format("<text x=\"%.0f\" y=\"%.0f\" font-size=\"14\">", kLeft, top - 8) << caption
+     << "</text>\n";
   // One band per category: from the stack below it to the stack including it.
   std::vector<double> below(data.size(), 0.0);
   for (int c = 1; c < kNumCategories; ++c) {
@@ -123,15 +122,14 @@ void writeMemorySvg(const MemoryReport &report, const std::string &title, llvm::
   os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   os << llvm::format("<text x=\"%.0f\" y=\"22\" font-size=\"16\" font-weight=\"bold\">", kLeft)
      << escaped(title) << "</text>\n";
-  panel(os, report.before, kTop,
-        scale, "without recomputation: peak " + formatBytes(report.baselinePeakBytes),
-        report.budgetBytes);
-  std::string caption = "memc's plan (" + report.strategy + "): peak " +
-                        formatBytes(report.peakBytes);
+  panel(os, report.before, kTop, scale,
+        "without recomputation: peak " + formatBytes(report.baselinePeakBytes), report.budgetBytes);
+  std::string caption =
+      "memc's plan (" + report.strategy + "): peak " + formatBytes(report.peakBytes);
   if (report.clones)
-    caption += llvm::formatv(", recomputing {0:F1}% of the step's FLOPs",
-                             report.recomputeFlopsPercent())
-                   .str();
+    caption +=
+        llvm::formatv(", recomputing {0:F1}% of the step's FLOPs", report.recomputeFlopsPercent())
+            .str();
   panel(os, report.after, kTop + kPanelHeight + kGap, scale, caption, report.budgetBytes);
   // Legend.
   double legendX = kWidth - kRight + 70, legendY = kTop + 10;

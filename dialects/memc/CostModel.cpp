@@ -63,7 +63,8 @@ OpCost estimateOpCost(Operation *op) {
     // group: 2 * forward outputs * (weight elements / output channels). conv_grad_input(grad,
     // weight) and conv_grad_weight(grad, input) read the forward output's shape off `grad`.
     Value weight = isa<ConvGradWeightOp>(op) ? op->getResult(0) : op->getOperand(1);
-    double forwardOutputs = isa<ConvOp>(op) ? elements(op->getResult(0)) : elements(op->getOperand(0));
+    double forwardOutputs =
+        isa<ConvOp>(op) ? elements(op->getResult(0)) : elements(op->getOperand(0));
     int64_t outChannels = cast<RankedTensorType>(weight.getType()).getShape()[0];
     cost.flops = 2.0 * forwardOutputs * elements(weight) / std::max<int64_t>(1, outChannels);
     return cost;

@@ -57,10 +57,10 @@ TEST_P(InferenceTest, MatchesPyTorch) {
   const Fixture &fixture = GetParam();
   std::string dir = testing::TempDir(), error, output;
   std::string program = dir + "/" + fixture.model + ".run";
-  ASSERT_EQ(run(kBin + "/memc --mode=infer " + kFixtures + "/" + fixture.model + ".onnx -o " +
-                    program,
-                output),
-            0)
+  ASSERT_EQ(
+      run(kBin + "/memc --mode=infer " + kFixtures + "/" + fixture.model + ".onnx -o " + program,
+          output),
+      0)
       << output;
 
   NamedArrays recorded, inputs, outputs;
@@ -92,8 +92,7 @@ TEST_P(InferenceTest, MatchesPyTorch) {
 // their step, which the runner allocates as part of the arena.
 TEST(InferenceWorkspaceTest, ConvolutionStepsHaveWorkspace) {
   std::string program = testing::TempDir() + "/resnet_workspace.run", output, error;
-  ASSERT_EQ(run(kBin + "/memc --mode=infer " + kFixtures + "/resnet.onnx -o " + program, output),
-            0)
+  ASSERT_EQ(run(kBin + "/memc --mode=infer " + kFixtures + "/resnet.onnx -o " + program, output), 0)
       << output;
   Bundle bundle;
   ASSERT_EQ(readBundle(program, bundle, error), BundleStatus::Found) << error;
@@ -114,16 +113,13 @@ TEST(InferenceWorkspaceTest, ConvolutionStepsHaveWorkspace) {
   EXPECT_GT(convSteps, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, InferenceTest,
-                         testing::Values(Fixture{"mlp", "input", "output"},
-                                         Fixture{"resnet", "input", "logits"},
-                                         Fixture{"resnet_bn", "input", "logits"},
-                                         Fixture{"gpt2", "input_ids", "logits"},
-                                         Fixture{"bert", "input_ids", "logits"},
-                                         Fixture{"llama", "input_ids", "logits"}),
-                         [](const testing::TestParamInfo<Fixture> &info) {
-                           return std::string(info.param.model);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, InferenceTest,
+    testing::Values(Fixture{"mlp", "input", "output"}, Fixture{"resnet", "input", "logits"},
+                    Fixture{"resnet_bn", "input", "logits"}, Fixture{"gpt2", "input_ids", "logits"},
+                    Fixture{"bert", "input_ids", "logits"},
+                    Fixture{"llama", "input_ids", "logits"}),
+    [](const testing::TestParamInfo<Fixture> &info) { return std::string(info.param.model); });
 
 TEST(InferenceErrors, WrongInputsAreRefusedWithExitCode1) {
   std::string dir = testing::TempDir(), error, output;
@@ -147,9 +143,8 @@ TEST(InferenceErrors, WrongInputsAreRefusedWithExitCode1) {
   EXPECT_NE(output.find("wrong_name"), std::string::npos) << output;
   // A truncated program: the bundle's footer is gone.
   std::string truncated = dir + "/mlp_truncated.run";
-  ASSERT_EQ(run("head -c -100 " + program + " > " + truncated + " && chmod +x " + truncated,
-                output),
-            0);
+  ASSERT_EQ(
+      run("head -c -100 " + program + " > " + truncated + " && chmod +x " + truncated, output), 0);
   EXPECT_EQ(run(truncated + " --inputs " + write("input", right), output), 1) << output;
 }
 

@@ -75,9 +75,9 @@ TEST(RematGraph, LiveBytesCountGraphInputsFromTheStartAndReturnedValuesToTheEnd)
   std::vector<uint64_t> live =
       liveBytesPerStep(buildRematSchedule(chain.graph, RematDecision(chain.graph.numNodes(), 0)));
   ASSERT_EQ(live.size(), 5u);
-  EXPECT_EQ(live[0], 100u + 1000);            // x, a
-  EXPECT_EQ(live[3], 1000u + 2000 + 4 + 50);  // a, b, loss, db
-  EXPECT_EQ(live[4], 1000u + 4 + 50 + 60);    // a, loss, db, da
+  EXPECT_EQ(live[0], 100u + 1000);           // x, a
+  EXPECT_EQ(live[3], 1000u + 2000 + 4 + 50); // a, b, loss, db
+  EXPECT_EQ(live[4], 1000u + 4 + 50 + 60);   // a, loss, db, da
 }
 
 } // namespace

@@ -1,6 +1,6 @@
 //===- RematHeuristicTest.cpp - the greedy against the ILP and the bounds -===//
-#include "SyntheticGraphs.h"
 #include "compiler/remat/RematHeuristic.h"
+#include "SyntheticGraphs.h"
 #include "compiler/remat/RematIlp.h"
 
 #include <gtest/gtest.h>
@@ -63,8 +63,8 @@ TEST(RematHeuristic, WithinFivePercentOfTheIlpOptimum) {
       if (optimum > 0)
         worst = std::max(worst, greedy.recomputeCost / optimum);
       EXPECT_LE(greedy.recomputeCost, optimum * 1.05 + 1e-9)
-          << layers << " layers, limit " << limit << ": greedy " << greedy.recomputeCost
-          << ", ilp " << optimum;
+          << layers << " layers, limit " << limit << ": greedy " << greedy.recomputeCost << ", ilp "
+          << optimum;
     }
   }
   EXPECT_GE(compared, 10) << "the ILP proved too few optima to compare against";

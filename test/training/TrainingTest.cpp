@@ -313,8 +313,8 @@ TEST_P(TrainingTest, MatchesPyTorch) {
   ASSERT_EQ(run(memcCommand(trainingCase.model, trainingCase.flags, program), dir, output), 0)
       << output;
   // The memory cases exist to run with recomputation: make sure they do.
-  bool memoryCase = hasFlag(trainingCase.flags, "--vram-budget") ||
-                    hasFlag(trainingCase.flags, "--remat");
+  bool memoryCase =
+      hasFlag(trainingCase.flags, "--vram-budget") || hasFlag(trainingCase.flags, "--remat");
   if (memoryCase)
     EXPECT_NE(output.find("recomputing"), std::string::npos) << output;
   ASSERT_EQ(run(program + " --data " + kData + "/" + trainingCase.model + ".data.npz" +
@@ -495,9 +495,8 @@ TEST_F(TrainingBadInputs, ResumingFromACheckpointReproducesTheUninterruptedRun) 
   ASSERT_TRUE(writeNpz(path, data, /*compress=*/false, error)) << error;
   std::string checkpoints = dir + "/checkpoints";
   std::filesystem::create_directories(checkpoints);
-  ASSERT_EQ(run(program + " --data " + path + " --steps 5 --log " + dir + "/full.jsonl", dir,
-                output),
-            0)
+  ASSERT_EQ(
+      run(program + " --data " + path + " --steps 5 --log " + dir + "/full.jsonl", dir, output), 0)
       << output;
   ASSERT_EQ(run(program + " --data " + path + " --steps 3 --checkpoint " + checkpoints +
                     " --checkpoint-every 3",
@@ -530,16 +529,15 @@ TEST_F(TrainingBadInputs, DropoutMasksFollowTheSeed) {
   // mlp_dropout.onnx keeps nn.Dropout(0.5) (exported in training mode): the masks depend on
   // --seed and the micro-batch, so one seed reproduces a run and another changes it.
   std::string dropoutProgram = dir + "/dropout.train";
-  ASSERT_EQ(run(memcCommand("mlp_dropout", {"--loss", "cross_entropy"}, dropoutProgram), dir,
-                output),
-            0)
+  ASSERT_EQ(
+      run(memcCommand("mlp_dropout", {"--loss", "cross_entropy"}, dropoutProgram), dir, output), 0)
       << output;
   std::string path = dir + "/data.npz", error;
   ASSERT_TRUE(writeNpz(path, data, /*compress=*/false, error)) << error;
   auto losses = [&](int seed, const std::string &name) {
     std::string log = dir + "/" + name + ".jsonl";
-    EXPECT_EQ(run(dropoutProgram + " --data " + path + " --steps 3 --seed " +
-                      std::to_string(seed) + " --log " + log,
+    EXPECT_EQ(run(dropoutProgram + " --data " + path + " --steps 3 --seed " + std::to_string(seed) +
+                      " --log " + log,
                   dir, output),
               0)
         << output;

@@ -102,7 +102,8 @@ cl::opt<memc::RematMode> rematMode(
     cl::cat(memoryCategory));
 cl::opt<memc::RematSolver> rematSolver(
     "remat-solver", cl::desc("How --remat auto decides"), cl::init(memc::RematSolver::Heuristic),
-    cl::values(clEnumValN(memc::RematSolver::Heuristic, "heuristic", "greedy, in well under a second"),
+    cl::values(clEnumValN(memc::RematSolver::Heuristic, "heuristic",
+                          "greedy, in well under a second"),
                clEnumValN(memc::RematSolver::Ilp, "ilp",
                           "integer program (COIN-OR CBC), the heuristic where it cannot solve")),
     cl::cat(memoryCategory));
@@ -263,9 +264,8 @@ bool emitReports(const memc::BudgetedPlan &planned, const memc::BudgetOptions &o
       !write(reportJson, [&](llvm::raw_ostream &os) { memc::writeMemoryReportJson(memory, os); }))
     return false;
   std::string title = llvm::sys::path::filename(modelPath).str();
-  if (!reportSvg.empty() && !write(reportSvg, [&](llvm::raw_ostream &os) {
-        memc::writeMemorySvg(memory, title, os);
-      }))
+  if (!reportSvg.empty() &&
+      !write(reportSvg, [&](llvm::raw_ostream &os) { memc::writeMemorySvg(memory, title, os); }))
     return false;
   return true;
 }
@@ -397,8 +397,8 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
   memc::buildCanonicalizationPipeline(pm);
   if (failed(pm.run(module)))
     return 1;
-  FailureOr<memc::BudgetedPlan> planned = memc::planWithinBudget(
-      module.lookupSymbol<func::FuncOp>("train_step"), modelPath, budget);
+  FailureOr<memc::BudgetedPlan> planned =
+      memc::planWithinBudget(module.lookupSymbol<func::FuncOp>("train_step"), modelPath, budget);
   if (failed(planned))
     return 1;
   for (const std::string &note : planned->notes)
@@ -411,8 +411,8 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
   }
   // --dump-grads runs this one on its own; it gets the same budget, but a debugging aid that
   // misses it only warns.
-  FailureOr<memc::BudgetedPlan> gradientsPlanned = memc::planWithinBudget(
-      module.lookupSymbol<func::FuncOp>("gradients"), modelPath, budget);
+  FailureOr<memc::BudgetedPlan> gradientsPlanned =
+      memc::planWithinBudget(module.lookupSymbol<func::FuncOp>("gradients"), modelPath, budget);
   if (failed(gradientsPlanned))
     return 1;
   if (!gradientsPlanned->fits)
@@ -471,10 +471,9 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
                                    : 1.0,
       summary.persistentBytes / 1048576.0);
   if (planned->clones)
-    llvm::errs() << llvm::format("; recomputing %lld ops (%.1f%% of the step's FLOPs, %s)",
-                                 (long long)planned->clones,
-                                 100.0 * planned->recomputeFlops / planned->stepFlops,
-                                 planned->strategy.c_str());
+    llvm::errs() << llvm::format(
+        "; recomputing %lld ops (%.1f%% of the step's FLOPs, %s)", (long long)planned->clones,
+        100.0 * planned->recomputeFlops / planned->stepFlops, planned->strategy.c_str());
   llvm::errs() << "\n";
   return 0;
 }
