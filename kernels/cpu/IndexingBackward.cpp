@@ -12,10 +12,12 @@
 // sliced positions in one strided walk, as slice reads them; it moves bits, so it takes every
 // element type.
 //
-// Scratch: std::vector (validated and sorted indices, an f32 row for f16/bf16), for now; the
-// plan will account for kernel workspace later.
+// Workspace (gather_grad only): the validated rows, the sorted positions and the group bounds,
+// plus for f16/bf16 one f32 destination row per slot (slices run in at most kMaxWorkspaceSlots
+// pieces). slice_grad needs none.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Workspace.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
@@ -48,10 +50,9 @@ bool checkGatherGrad(const KernelCall &call, std::string &error) {
 
 /// The row (in [0, dim)) each index takes; false with a message if one is outside
 /// [-dim, dim).
-bool validateIndices(const TensorView &indices, int64_t axis, int64_t dim,
-                     std::vector<int64_t> &rows, std::string &error) {
+bool validateIndices(const TensorView &indices, int64_t axis, int64_t dim, int64_t *rows,
+                     std::string &error) {
   int64_t count = indices.numElements();
-  rows.resize(static_cast<size_t>(count));
   return visitIndex(indices.dtype, [&](auto tag) {
     using I = typename decltype(tag)::type;
     const I *values = indices.as<I>();
@@ -71,17 +72,19 @@ bool validateIndices(const TensorView &indices, int64_t axis, int64_t dim,
 
 /// The index positions grouped by row, each group in position order (a stable counting sort):
 /// group r is order[starts[r], starts[r + 1]).
-void groupByRow(const std::vector<int64_t> &rows, int64_t dim, std::vector<int64_t> &starts,
-                std::vector<int64_t> &order) {
-  starts.assign(static_cast<size_t>(dim + 1), 0);
-  for (int64_t row : rows)
-    ++starts[row + 1];
+void groupByRow(const int64_t *rows, int64_t count, int64_t dim, int64_t *starts, int64_t *order) {
+  std::fill(starts, starts + dim + 1, 0);
+  for (int64_t i = 0; i < count; ++i)
+    ++starts[rows[i] + 1];
   for (int64_t r = 0; r < dim; ++r)
     starts[r + 1] += starts[r];
-  order.resize(rows.size());
-  std::vector<int64_t> next(starts.begin(), starts.end() - 1);
-  for (size_t i = 0; i < rows.size(); ++i)
-    order[next[rows[i]]++] = static_cast<int64_t>(i);
+  // starts[r] serves as group r's cursor and ends at group r's end, which is group r + 1's
+  // start: shifting the bounds back afterwards saves an array of cursors.
+  for (int64_t i = 0; i < count; ++i)
+    order[starts[rows[i]]++] = i;
+  for (int64_t r = dim - 1; r > 0; --r)
+    starts[r] = starts[r - 1];
+  starts[0] = 0;
 }
 
 /// sums[j] += source[j] in f32.
@@ -90,48 +93,77 @@ template <typename T> void addRow(const T *source, float *sums, int64_t n) {
     sums[j] += Element<T>::load(source[j]);
 }
 
+/// gather_grad's tasks: destination slices (outer index, row) of `inner` elements.
+struct GatherGradTasks {
+  int64_t dim, count, outer = 1, inner = 1, grain;
+
+  explicit GatherGradTasks(const KernelCall &call) {
+    const Shape &shape = call.outputs[0].shape;
+    int64_t axis = attributesOf(call).intOr("axis", 0);
+    dim = shape[axis];
+    count = call.inputs[1].numElements();
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= shape[d];
+    for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d)
+      inner *= shape[d];
+    grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1));
+  }
+  int64_t tasks() const { return outer * dim; }
+};
+
+struct GatherGradScratch {
+  int64_t *rows = nullptr, *starts = nullptr, *order = nullptr;
+  float *sums = nullptr; // f16/bf16: `inner` floats per slot
+};
+
+GatherGradScratch carveGatherGrad(const KernelCall &call, WorkspaceCarver &carver) {
+  GatherGradTasks tasks(call);
+  GatherGradScratch scratch;
+  scratch.rows = carver.take<int64_t>(tasks.count);
+  scratch.starts = carver.take<int64_t>(tasks.dim + 1);
+  scratch.order = carver.take<int64_t>(tasks.count);
+  if (call.outputs[0].dtype != DType::F32)
+    scratch.sums = carver.take<float>(workspaceSlots(0, tasks.tasks(), tasks.grain) * tasks.inner);
+  return scratch;
+}
+
 bool runGatherGrad(const KernelCall &call, std::string &error) {
   const TensorView &grad = call.inputs[0], &indices = call.inputs[1], &result = call.outputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
-  int64_t dim = result.shape[axis], count = indices.numElements();
-  std::vector<int64_t> rows, starts, order;
-  if (!validateIndices(indices, axis, dim, rows, error))
+  WorkspaceCarver carver(call);
+  GatherGradScratch scratch = carveGatherGrad(call, carver);
+  if (!carver.fits(error))
+    return false;
+  GatherGradTasks tasks(call);
+  int64_t dim = tasks.dim, count = tasks.count, inner = tasks.inner;
+  if (!validateIndices(indices, axis, dim, scratch.rows, error))
     return false;
   if (result.numElements() == 0)
     return true;
-  groupByRow(rows, dim, starts, order);
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= result.shape[d];
-  for (int64_t d = axis + 1; d < result.rank(); ++d)
-    inner *= result.shape[d];
+  groupByRow(scratch.rows, count, dim, scratch.starts, scratch.order);
+  const int64_t *starts = scratch.starts, *order = scratch.order;
   visitFloat(result.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *dy = grad.as<T>();
     T *dx = result.as<T>();
-    // Tasks are destination slices (outer index, row), summed in the f32 result itself or in
-    // an f32 row rounded once.
-    parallelFor(0, outer * dim, std::max<int64_t>(1, kElementwiseGrain / inner),
-                [&](int64_t begin, int64_t end) {
-                  std::vector<float> scratch;
-                  for (int64_t task = begin; task < end; ++task) {
-                    int64_t o = task / dim, row = task % dim;
-                    T *destination = dx + task * inner;
-                    float *sums;
-                    if constexpr (std::is_same_v<T, float>) {
-                      sums = destination;
-                    } else {
-                      scratch.resize(inner);
-                      sums = scratch.data();
-                    }
-                    std::fill(sums, sums + inner, 0.0f);
-                    for (int64_t k = starts[row]; k < starts[row + 1]; ++k)
-                      addRow(dy + (o * count + order[k]) * inner, sums, inner);
-                    if constexpr (!std::is_same_v<T, float>)
-                      for (int64_t j = 0; j < inner; ++j)
-                        destination[j] = Element<T>::store(sums[j]);
-                  }
-                });
+    // Tasks are summed in the f32 result itself or in an f32 row rounded once.
+    parallelForSlots(0, tasks.tasks(), tasks.grain, [&](int64_t slot, int64_t begin, int64_t end) {
+      for (int64_t task = begin; task < end; ++task) {
+        int64_t o = task / dim, row = task % dim;
+        T *destination = dx + task * inner;
+        float *sums;
+        if constexpr (std::is_same_v<T, float>)
+          sums = destination;
+        else
+          sums = scratch.sums + slot * inner;
+        std::fill(sums, sums + inner, 0.0f);
+        for (int64_t k = starts[row]; k < starts[row + 1]; ++k)
+          addRow(dy + (o * count + order[k]) * inner, sums, inner);
+        if constexpr (!std::is_same_v<T, float>)
+          for (int64_t j = 0; j < inner; ++j)
+            destination[j] = Element<T>::store(sums[j]);
+      }
+    });
   });
   return true;
 }
@@ -197,7 +229,8 @@ bool runSliceGrad(const KernelCall &call, std::string &) {
 } // namespace
 
 void addIndexingBackwardKernels(KernelTable &table) {
-  table["gather_grad"] = Kernel{&checkGatherGrad, &runGatherGrad};
+  table["gather_grad"] =
+      Kernel{&checkGatherGrad, &runGatherGrad, &carvedWorkspaceBytes<carveGatherGrad>};
   table["slice_grad"] = Kernel{&checkSliceGrad, &runSliceGrad};
 }
 

@@ -12,10 +12,12 @@
 // cross_entropy_grad reads a row whole before writing it, so its result may share the logits'
 // buffer.
 //
-// Scratch: std::vector (per-row losses, an f32 row for f16/bf16), for now; the plan will
-// account for kernel workspace later.
+// Workspace: each row's class index (and, for cross_entropy, its loss, kept so that the sum runs
+// in row order whatever the split), plus for f16/bf16 logits one f32 row per slot (rows run in at
+// most kMaxWorkspaceSlots pieces).
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
@@ -62,10 +64,9 @@ bool checkCrossEntropyGrad(const KernelCall &call, std::string &error) {
 
 /// Each row's label as a class index, -1 for an ignored row; false with a message for a label
 /// outside [0, classes) that is not ignore_index.
-bool readLabels(const TensorView &labels, int64_t classes, int64_t ignoreIndex,
-                std::vector<int64_t> &targets, int64_t &counted, std::string &error) {
+bool readLabels(const TensorView &labels, int64_t classes, int64_t ignoreIndex, int64_t *targets,
+                int64_t &counted, std::string &error) {
   int64_t rows = labels.numElements();
-  targets.resize(static_cast<size_t>(rows));
   counted = 0;
   return visitIndex(labels.dtype, [&](auto tag) {
     using I = typename decltype(tag)::type;
@@ -136,44 +137,87 @@ MEMC_VECTOR_CLONES void scaleInPlace(float *y, int64_t n, float scale) {
 
 /// Row r of the logits as f32: the tensor's own row, or the row converted into `scratch`.
 template <typename T>
-const float *floatRow(const T *logits, int64_t r, int64_t classes, std::vector<float> &scratch) {
+const float *floatRow(const T *logits, int64_t r, int64_t classes, float *scratch) {
   if constexpr (std::is_same_v<T, float>) {
     return logits + r * classes;
   } else {
-    scratch.resize(classes);
     for (int64_t c = 0; c < classes; ++c)
       scratch[c] = Element<T>::load(logits[r * classes + c]);
-    return scratch.data();
+    return scratch;
   }
+}
+
+/// Rows of either kernel: logits [rows, classes], split over slots in pieces of `grain` rows.
+struct LossRows {
+  int64_t rows, classes, grain;
+
+  explicit LossRows(const TensorView &logits) : rows(1), classes(logits.shape.back()) {
+    // Not numElements() / classes: with no classes there may still be (ignored) rows.
+    for (size_t d = 0; d + 1 < logits.shape.size(); ++d)
+      rows *= logits.shape[d];
+    grain = std::max<int64_t>(1, kExpensiveGrain / std::max<int64_t>(classes, 1));
+  }
+  int64_t slots() const { return workspaceSlots(0, rows, grain); }
+};
+
+struct LossScratch {
+  int64_t *targets = nullptr;
+  double *losses = nullptr;   // cross_entropy only
+  float *floatRows = nullptr; // f16/bf16 logits: `classes` floats per slot
+};
+
+/// Both kernels' layout, for logits `logits`; cross_entropy also keeps per-row losses.
+LossScratch carveLoss(const TensorView &logits, bool keepLosses, WorkspaceCarver &carver) {
+  LossRows split(logits);
+  LossScratch scratch;
+  scratch.targets = carver.take<int64_t>(split.rows);
+  if (keepLosses)
+    scratch.losses = carver.take<double>(split.rows);
+  if (logits.dtype != DType::F32)
+    scratch.floatRows = carver.take<float>(split.slots() * split.classes);
+  return scratch;
+}
+
+LossScratch carveCrossEntropy(const KernelCall &call, WorkspaceCarver &carver) {
+  return carveLoss(call.inputs[0], true, carver);
+}
+
+LossScratch carveCrossEntropyGrad(const KernelCall &call, WorkspaceCarver &carver) {
+  return carveLoss(call.inputs[1], false, carver);
 }
 
 bool runCrossEntropy(const KernelCall &call, std::string &error) {
   const TensorView &logits = call.inputs[0];
-  int64_t classes = logits.shape.back();
-  std::vector<int64_t> targets;
+  WorkspaceCarver carver(call);
+  LossScratch scratch = carveCrossEntropy(call, carver);
+  if (!carver.fits(error))
+    return false;
+  LossRows split(logits);
+  int64_t classes = split.classes, *targets = scratch.targets;
+  double *losses = scratch.losses;
   int64_t counted;
   if (!readLabels(call.inputs[1], classes, attributesOf(call).intOr("ignore_index", -100), targets,
                   counted, error))
     return false;
-  std::vector<double> losses(targets.size(), 0.0);
   visitFloat(logits.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = logits.as<T>();
-    int64_t grain = std::max<int64_t>(1, kExpensiveGrain / std::max<int64_t>(classes, 1));
-    parallelFor(0, static_cast<int64_t>(targets.size()), grain, [&](int64_t begin, int64_t end) {
-      std::vector<float> scratch;
+    parallelForSlots(0, split.rows, split.grain, [&](int64_t slot, int64_t begin, int64_t end) {
+      float *rowScratch = scratch.floatRows + slot * classes;
       for (int64_t r = begin; r < end; ++r) {
-        if (targets[r] < 0)
+        if (targets[r] < 0) {
+          losses[r] = 0.0;
           continue;
-        const float *row = floatRow(x, r, classes, scratch);
+        }
+        const float *row = floatRow(x, r, classes, rowScratch);
         float max = maxOf(row, classes);
         losses[r] = std::log(sumExp(row, nullptr, classes, max)) + max - row[targets[r]];
       }
     });
   });
   double total = 0.0;
-  for (double loss : losses)
-    total += loss;
+  for (int64_t r = 0; r < split.rows; ++r)
+    total += losses[r];
   *call.outputs[0].as<float>() = counted == 0 ? 0.0f : static_cast<float>(total / counted);
   return true;
 }
@@ -191,8 +235,12 @@ void crossEntropyGradRow(const float *row, float *out, int64_t classes, int64_t 
 
 bool runCrossEntropyGrad(const KernelCall &call, std::string &error) {
   const TensorView &logits = call.inputs[1], &result = call.outputs[0];
-  int64_t classes = logits.shape.back();
-  std::vector<int64_t> targets;
+  WorkspaceCarver carver(call);
+  LossScratch scratch = carveCrossEntropyGrad(call, carver);
+  if (!carver.fits(error))
+    return false;
+  LossRows split(logits);
+  int64_t classes = split.classes, *targets = scratch.targets;
   int64_t counted;
   if (!readLabels(call.inputs[2], classes, attributesOf(call).intOr("ignore_index", -100), targets,
                   counted, error))
@@ -202,9 +250,8 @@ bool runCrossEntropyGrad(const KernelCall &call, std::string &error) {
     using T = typename decltype(tag)::type;
     const T *x = logits.as<T>();
     T *dx = result.as<T>();
-    int64_t grain = std::max<int64_t>(1, kExpensiveGrain / std::max<int64_t>(classes, 1));
-    parallelFor(0, static_cast<int64_t>(targets.size()), grain, [&](int64_t begin, int64_t end) {
-      std::vector<float> scratch;
+    parallelForSlots(0, split.rows, split.grain, [&](int64_t slot, int64_t begin, int64_t end) {
+      float *rowScratch = scratch.floatRows + slot * classes;
       for (int64_t r = begin; r < end; ++r) {
         T *out = dx + r * classes;
         if (targets[r] < 0) {
@@ -212,12 +259,11 @@ bool runCrossEntropyGrad(const KernelCall &call, std::string &error) {
         } else if constexpr (std::is_same_v<T, float>) {
           crossEntropyGradRow(x + r * classes, out, classes, targets[r], scale);
         } else {
-          scratch.resize(classes);
           for (int64_t c = 0; c < classes; ++c)
-            scratch[c] = Element<T>::load(x[r * classes + c]);
-          crossEntropyGradRow(scratch.data(), scratch.data(), classes, targets[r], scale);
+            rowScratch[c] = Element<T>::load(x[r * classes + c]);
+          crossEntropyGradRow(rowScratch, rowScratch, classes, targets[r], scale);
           for (int64_t c = 0; c < classes; ++c)
-            out[c] = Element<T>::store(scratch[c]);
+            out[c] = Element<T>::store(rowScratch[c]);
         }
       }
     });
@@ -228,8 +274,10 @@ bool runCrossEntropyGrad(const KernelCall &call, std::string &error) {
 } // namespace
 
 void addLossKernels(KernelTable &table) {
-  table["cross_entropy"] = Kernel{&checkCrossEntropy, &runCrossEntropy};
-  table["cross_entropy_grad"] = Kernel{&checkCrossEntropyGrad, &runCrossEntropyGrad};
+  table["cross_entropy"] =
+      Kernel{&checkCrossEntropy, &runCrossEntropy, &carvedWorkspaceBytes<carveCrossEntropy>};
+  table["cross_entropy_grad"] = Kernel{&checkCrossEntropyGrad, &runCrossEntropyGrad,
+                                       &carvedWorkspaceBytes<carveCrossEntropyGrad>};
 }
 
 } // namespace memc::kernels

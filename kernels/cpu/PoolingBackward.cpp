@@ -10,10 +10,11 @@
 // (memc allows pads PyTorch rejects) routes its gradient nowhere. avg_pool_grad spreads
 // grad / divisor over the window's taps inside the input, with the forward kernel's divisor.
 //
-// Scratch: std::vector (one f32 plane per thread for f16/bf16), for now; the plan will account
-// for kernel workspace later.
+// Workspace: for an f16/bf16 result, one f32 input plane per slot (planes run in at most
+// kMaxWorkspaceSlots pieces); none for f32.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Workspace.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
@@ -49,38 +50,66 @@ bool checkAvgPoolGrad(const KernelCall &call, std::string &error) {
          checkPoolWindows(call.outputs[0], call.inputs[0], true, attributesOf(call), "grad", error);
 }
 
-/// Runs addPlane(plane, sums) for every (image, channel) plane over threads: `sums` is the
-/// plane of the f32 result, or f32 scratch that is rounded into the result afterwards, zeroed
-/// either way.
-template <typename T, typename AddPlane>
-void forEachResultPlane(const TensorView &result, const PoolWindows &windows, AddPlane addPlane) {
-  int64_t inSize = windows.inputPlaneSize();
-  T *y = result.as<T>();
-  parallelFor(0, windows.planes(),
-              std::max<int64_t>(1, kExpensiveGrain / windows.outputPlaneSize()),
-              [&](int64_t begin, int64_t end) {
-                std::vector<float> scratch;
-                for (int64_t plane = begin; plane < end; ++plane) {
-                  float *sums;
-                  if constexpr (std::is_same_v<T, float>) {
-                    sums = y + plane * inSize;
-                  } else {
-                    scratch.resize(inSize);
-                    sums = scratch.data();
-                  }
-                  std::fill(sums, sums + inSize, 0.0f);
-                  addPlane(plane, sums);
-                  if constexpr (!std::is_same_v<T, float>)
-                    for (int64_t i = 0; i < inSize; ++i)
-                      y[plane * inSize + i] = Element<T>::store(sums[i]);
-                }
-              });
+/// Planes of the result go in pieces of at least this many.
+int64_t planeGrain(const PoolWindows &windows) {
+  return std::max<int64_t>(1, kExpensiveGrain / std::max<int64_t>(windows.outputPlaneSize(), 1));
 }
 
-bool runMaxPoolGrad(const KernelCall &call, std::string &) {
+/// The f32 planes an f16/bf16 result sums into, one per slot; null for an f32 result.
+float *carvePlanes(const TensorView &result, const PoolWindows &windows, WorkspaceCarver &carver) {
+  if (result.dtype == DType::F32)
+    return nullptr;
+  return carver.take<float>(workspaceSlots(0, windows.planes(), planeGrain(windows)) *
+                            windows.inputPlaneSize());
+}
+
+float *carveMaxPoolGrad(const KernelCall &call, WorkspaceCarver &carver) {
+  if (call.outputs[0].numElements() == 0)
+    return nullptr;
+  PoolWindows windows(call.inputs[1].shape, call.inputs[0].shape, attributesOf(call));
+  return carvePlanes(call.outputs[0], windows, carver);
+}
+
+float *carveAvgPoolGrad(const KernelCall &call, WorkspaceCarver &carver) {
+  if (call.outputs[0].numElements() == 0)
+    return nullptr;
+  PoolWindows windows(call.outputs[0].shape, call.inputs[0].shape, attributesOf(call));
+  return carvePlanes(call.outputs[0], windows, carver);
+}
+
+/// Runs addPlane(plane, sums) for every (image, channel) plane over threads: `sums` is the
+/// plane of the f32 result, or the slot's plane of `scratch` (carvePlanes) that is rounded into
+/// the result afterwards, zeroed either way.
+template <typename T, typename AddPlane>
+void forEachResultPlane(const TensorView &result, const PoolWindows &windows, float *scratch,
+                        AddPlane addPlane) {
+  int64_t inSize = windows.inputPlaneSize();
+  T *y = result.as<T>();
+  parallelForSlots(0, windows.planes(), planeGrain(windows),
+                   [&](int64_t slot, int64_t begin, int64_t end) {
+                     for (int64_t plane = begin; plane < end; ++plane) {
+                       float *sums;
+                       if constexpr (std::is_same_v<T, float>)
+                         sums = y + plane * inSize;
+                       else
+                         sums = scratch + slot * inSize;
+                       std::fill(sums, sums + inSize, 0.0f);
+                       addPlane(plane, sums);
+                       if constexpr (!std::is_same_v<T, float>)
+                         for (int64_t i = 0; i < inSize; ++i)
+                           y[plane * inSize + i] = Element<T>::store(sums[i]);
+                     }
+                   });
+}
+
+bool runMaxPoolGrad(const KernelCall &call, std::string &error) {
   const TensorView &grad = call.inputs[0], &input = call.inputs[1], &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
+  WorkspaceCarver carver(call);
+  float *scratch = carveMaxPoolGrad(call, carver);
+  if (!carver.fits(error))
+    return false;
   PoolWindows windows(input.shape, grad.shape, attributesOf(call));
   int64_t inSize = windows.inputPlaneSize(), outSize = windows.outputPlaneSize();
   visitFloat(input.dtype, [&](auto inputTag) {
@@ -89,7 +118,7 @@ bool runMaxPoolGrad(const KernelCall &call, std::string &) {
       using G = typename decltype(gradTag)::type;
       const T *x = input.as<T>();
       const G *dy = grad.as<G>();
-      forEachResultPlane<T>(result, windows, [&](int64_t plane, float *sums) {
+      forEachResultPlane<T>(result, windows, scratch, [&](int64_t plane, float *sums) {
         const T *in = x + plane * inSize;
         std::vector<int64_t> out(windows.rank(), 0), tap(windows.rank());
         for (int64_t p = 0; p < outSize; ++p, windows.next(out)) {
@@ -113,16 +142,20 @@ bool runMaxPoolGrad(const KernelCall &call, std::string &) {
   return true;
 }
 
-bool runAvgPoolGrad(const KernelCall &call, std::string &) {
+bool runAvgPoolGrad(const KernelCall &call, std::string &error) {
   const TensorView &grad = call.inputs[0], &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
+  WorkspaceCarver carver(call);
+  float *scratch = carveAvgPoolGrad(call, carver);
+  if (!carver.fits(error))
+    return false;
   PoolWindows windows(result.shape, grad.shape, attributesOf(call));
   int64_t outSize = windows.outputPlaneSize();
   visitFloat(result.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *dy = grad.as<T>();
-    forEachResultPlane<T>(result, windows, [&](int64_t plane, float *sums) {
+    forEachResultPlane<T>(result, windows, scratch, [&](int64_t plane, float *sums) {
       std::vector<int64_t> out(windows.rank(), 0), tap(windows.rank());
       for (int64_t p = 0; p < outSize; ++p, windows.next(out)) {
         int64_t divisor = windows.divisor(out);
@@ -139,8 +172,10 @@ bool runAvgPoolGrad(const KernelCall &call, std::string &) {
 } // namespace
 
 void addPoolingBackwardKernels(KernelTable &table) {
-  table["max_pool_grad"] = Kernel{&checkMaxPoolGrad, &runMaxPoolGrad};
-  table["avg_pool_grad"] = Kernel{&checkAvgPoolGrad, &runAvgPoolGrad};
+  table["max_pool_grad"] =
+      Kernel{&checkMaxPoolGrad, &runMaxPoolGrad, &carvedWorkspaceBytes<carveMaxPoolGrad>};
+  table["avg_pool_grad"] =
+      Kernel{&checkAvgPoolGrad, &runAvgPoolGrad, &carvedWorkspaceBytes<carveAvgPoolGrad>};
 }
 
 } // namespace memc::kernels

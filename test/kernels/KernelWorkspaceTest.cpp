@@ -38,6 +38,71 @@ Call bf16MatMulCall() {
   return c;
 }
 
+/// logits [2048, 64] of `dtype`: 2048 rows in pieces of 64 rows use every slot.
+Call crossEntropyCall(DType dtype) {
+  Call c;
+  c.inputs = {OwnedTensor(dtype, {2048, 64}), OwnedTensor(DType::I64, {2048})};
+  c.outputs = {OwnedTensor(DType::F32, {})};
+  c.attributes.set("ignore_index", int64_t{-100});
+  return c;
+}
+
+Call crossEntropyGradCall(DType dtype) {
+  Call c;
+  c.inputs = {OwnedTensor(DType::F32, {}), OwnedTensor(dtype, {2048, 64}),
+              OwnedTensor(DType::I64, {2048})};
+  c.outputs = {OwnedTensor(dtype, {2048, 64})};
+  c.attributes.set("ignore_index", int64_t{-100});
+  return c;
+}
+
+/// An embedding's gradient: 512 token positions into 1000 rows of 8.
+Call gatherGradCall(DType dtype) {
+  Call c;
+  c.inputs = {OwnedTensor(dtype, {512, 8}), OwnedTensor(DType::I64, {512})};
+  c.outputs = {OwnedTensor(dtype, {1000, 8})};
+  c.attributes.set("axis", int64_t{0});
+  return c;
+}
+
+Attributes poolAttributes() {
+  Attributes attributes;
+  attributes.set("kernel_shape", std::vector<int64_t>{2, 2});
+  attributes.set("strides", std::vector<int64_t>{2, 2});
+  attributes.set("pads", std::vector<int64_t>{0, 0, 0, 0});
+  attributes.set("dilations", std::vector<int64_t>{1, 1});
+  attributes.set("ceil_mode", int64_t{0});
+  attributes.set("count_include_pad", int64_t{0});
+  return attributes;
+}
+
+/// 8 x 64 planes of 16 x 16, pooled to 8 x 8: 512 planes in pieces of 64 use 8 slots.
+Call maxPoolGradCall(DType dtype) {
+  Call c;
+  c.inputs = {OwnedTensor(dtype, {8, 64, 8, 8}), OwnedTensor(dtype, {8, 64, 16, 16})};
+  c.outputs = {OwnedTensor(dtype, {8, 64, 16, 16})};
+  c.attributes = poolAttributes();
+  return c;
+}
+
+Call avgPoolGradCall(DType dtype) {
+  Call c;
+  c.inputs = {OwnedTensor(dtype, {8, 64, 8, 8})};
+  c.outputs = {OwnedTensor(dtype, {8, 64, 16, 16})};
+  c.attributes = poolAttributes();
+  return c;
+}
+
+/// Calls whose kernels once allocated scratch of their own, by kernel name.
+std::vector<std::pair<std::string, Call>> formerlyAllocatingCalls() {
+  return {{"cross_entropy", crossEntropyCall(DType::F32)},
+          {"cross_entropy", crossEntropyCall(DType::BF16)},
+          {"cross_entropy_grad", crossEntropyGradCall(DType::F16)},
+          {"gather_grad", gatherGradCall(DType::BF16)},
+          {"max_pool_grad", maxPoolGradCall(DType::BF16)},
+          {"avg_pool_grad", avgPoolGradCall(DType::F16)}};
+}
+
 /// The workspace each call asks for with MEMC_NUM_THREADS at `threads`.
 std::vector<uint64_t> workspacesWithThreads(const char *threads) {
   const char *previous = std::getenv("MEMC_NUM_THREADS");
@@ -46,9 +111,12 @@ std::vector<uint64_t> workspacesWithThreads(const char *threads) {
   EXPECT_EQ(defaultThreadCount(), std::atoi(threads));
   // A pool of that size, as the program would create, next to the process's global one.
   ThreadPool pool(defaultThreadCount());
+  std::vector<std::pair<std::string, Call>> calls = {{"conv", convCall()},
+                                                     {"matmul", bf16MatMulCall()}};
+  for (auto &named : formerlyAllocatingCalls())
+    calls.push_back(std::move(named));
   std::vector<uint64_t> sizes;
-  for (const auto &[name, call] : {std::make_pair("conv", convCall()),
-                                   std::make_pair("matmul", bf16MatMulCall())}) {
+  for (const auto &[name, call] : calls) {
     std::string error;
     KernelCall kernelCall = call.call();
     EXPECT_TRUE(kernelNamed(name).check(kernelCall, error)) << error;
@@ -69,6 +137,39 @@ TEST(KernelWorkspaceTest, SizeDependsOnTheCallNotTheThreadCount) {
   EXPECT_GE(one[0], uint64_t{27 * 256 * 4});
   // bf16 operands and result widened to f32: (512 + 128 + 1024) floats, each piece aligned.
   EXPECT_GE(one[1], uint64_t{(512 + 128 + 1024) * 4});
+  // cross_entropy: a target and a loss per row; bf16 adds a row of 64 floats per slot.
+  EXPECT_EQ(one[2], uint64_t{2048 * 8 + 2048 * 8});
+  EXPECT_EQ(one[3], uint64_t{2048 * 16 + kMaxWorkspaceSlots * 64 * 4});
+  // cross_entropy_grad: targets and the f16 rows.
+  EXPECT_EQ(one[4], uint64_t{2048 * 8 + kMaxWorkspaceSlots * 64 * 4});
+  // gather_grad: rows and order per index, 1001 group bounds, one bf16 slice's sums.
+  EXPECT_GE(one[5], uint64_t{2 * 512 * 8 + 1001 * 8 + 8 * 4});
+  // Pooling gradients: a 16 x 16 f32 plane per slot.
+  EXPECT_EQ(one[6], uint64_t{8 * 256 * 4});
+  EXPECT_EQ(one[7], uint64_t{8 * 256 * 4});
+}
+
+TEST(KernelWorkspaceTest, FormerlyAllocatingKernelsRunInTheirWorkspace) {
+  for (auto &[name, c] : formerlyAllocatingCalls()) {
+    KernelCall call = c.call();
+    std::string error;
+    ASSERT_TRUE(kernelNamed(name).check(call, error)) << name << ": " << error;
+    EXPECT_TRUE(runWithWorkspace(kernelNamed(name), call, error)) << name << ": " << error;
+  }
+}
+
+TEST(KernelWorkspaceTest, FormerlyAllocatingKernelsRejectATooSmallWorkspace) {
+  for (auto &[name, c] : formerlyAllocatingCalls()) {
+    KernelCall call = c.call();
+    uint64_t bytes = workspaceBytes(kernelNamed(name), call);
+    ASSERT_GT(bytes, 8u) << name;
+    std::vector<uint64_t> storage(bytes / 8);
+    call.workspace = storage.data();
+    call.workspaceBytes = bytes - 8;
+    std::string error;
+    EXPECT_FALSE(kernelNamed(name).run(call, error)) << name;
+    EXPECT_NE(error.find("workspace"), std::string::npos) << name << ": " << error;
+  }
 }
 
 TEST(KernelWorkspaceTest, DepthwiseGradientsUseBoundedSlots) {
