@@ -28,6 +28,22 @@ bool readOutside(Value value, const llvm::DenseSet<Operation *> &forward) {
 
 } // namespace
 
+llvm::DenseSet<Operation *> lossAncestors(func::FuncOp function) {
+  llvm::DenseSet<Operation *> ancestors;
+  Operation *terminator = function.getBody().front().getTerminator();
+  std::vector<Value> work;
+  for (unsigned i = 0; i < function.getNumResults(); ++i)
+    if (isLossResult(function, i))
+      work.push_back(terminator->getOperand(i));
+  while (!work.empty()) {
+    Operation *op = work.back().getDefiningOp();
+    work.pop_back();
+    if (op && ancestors.insert(op).second)
+      llvm::append_range(work, op->getOperands());
+  }
+  return ancestors;
+}
+
 Location recomputedLocation(Location original) {
   return FusedLoc::get(original.getContext(), {original},
                        StringAttr::get(original.getContext(), kRecomputedTag));
@@ -57,18 +73,7 @@ llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
       category[argument] = plan::PARAMETERS;
   }
 
-  // Forward: the loss and its ancestors.
-  llvm::DenseSet<Operation *> forward;
-  std::vector<Value> work;
-  for (unsigned i = 0; i < function.getNumResults(); ++i)
-    if (isLossResult(function, i))
-      work.push_back(terminator->getOperand(i));
-  while (!work.empty()) {
-    Operation *op = work.back().getDefiningOp();
-    work.pop_back();
-    if (op && forward.insert(op).second)
-      llvm::append_range(work, op->getOperands());
-  }
+  llvm::DenseSet<Operation *> forward = lossAncestors(function);
 
   // Gradients: what updates read as gradients and the step returns as gradients, and the
   // same-typed adds, scalings and views producing them.

@@ -19,11 +19,16 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace memc {
 
 /// The category of every argument and op result of `function`.
 llvm::DenseMap<mlir::Value, plan::Category> classifyValues(mlir::func::FuncOp function);
+
+/// The ops the result named "loss" is computed from: the forward of a training step (empty for
+/// a function without a loss).
+llvm::DenseSet<mlir::Operation *> lossAncestors(mlir::func::FuncOp function);
 
 /// The location recomputed clones carry (rematerialization marks them so).
 mlir::Location recomputedLocation(mlir::Location original);

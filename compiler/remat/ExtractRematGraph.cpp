@@ -6,6 +6,7 @@
 // parameter (`memc.updates`) are persistent.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/lowering/BufferCategories.h"
 #include "compiler/lowering/PlanBuilder.h"
 #include "compiler/planner/LiveRange.h"
 #include "compiler/remat/RematIR.h"
@@ -18,30 +19,6 @@
 using namespace mlir;
 
 namespace memc::remat {
-namespace {
-
-/// The ops the loss is computed from (empty without a result named "loss").
-llvm::DenseSet<Operation *> lossAncestors(func::FuncOp function) {
-  llvm::DenseSet<Operation *> ancestors;
-  Operation *terminator = function.getBody().front().getTerminator();
-  std::vector<Value> work;
-  for (unsigned i = 0; i < function.getNumResults(); ++i)
-    if (auto name = function.getResultAttrOfType<StringAttr>(i, kOutputNameAttr);
-        name && name.getValue() == "loss")
-      work.push_back(terminator->getOperand(i));
-  while (!work.empty()) {
-    Operation *op = work.back().getDefiningOp();
-    work.pop_back();
-    if (!op || !ancestors.insert(op).second)
-      continue;
-    for (Value operand : op->getOperands())
-      work.push_back(operand);
-  }
-  return ancestors;
-}
-
-} // namespace
-
 ExtractedRematGraph extractRematGraph(func::FuncOp function,
                                       const llvm::DenseMap<Operation *, uint64_t> &workspaceOf) {
   ExtractedRematGraph extracted;
