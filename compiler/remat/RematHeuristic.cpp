@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace memc::remat {
 namespace {
@@ -310,27 +311,52 @@ std::vector<std::vector<int32_t>> layerBoundaries(const RematGraph &graph) {
         live.end());
     cuts.push_back(live);
   }
-  // A boundary is a cut with the fewest large values (small ones, like normalisation
-  // statistics, do not separate layers).
-  auto largeCount = [&](const std::vector<int32_t> &cut) {
+  // A boundary is a cut with the fewest large values. Large is relative to the typical cut's
+  // largest value (the median over cuts), not to the cut's own: normalisation statistics do not
+  // separate layers, and neither does a cut whose attention scores dwarf the residual stream.
+  std::vector<uint64_t> largestPerCut;
+  for (const std::vector<int32_t> &cut : cuts) {
     uint64_t largest = 0;
     for (int32_t value : cut)
       largest = std::max(largest, graph.valueBytes[value]);
-    return std::count_if(cut.begin(), cut.end(), [&](int32_t value) {
-      return graph.valueBytes[value] * 16 >= largest && largest > 0;
-    });
+    largestPerCut.push_back(largest);
+  }
+  uint64_t typical = 0;
+  if (!largestPerCut.empty()) {
+    std::vector<uint64_t> sorted = largestPerCut;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    typical = sorted[sorted.size() / 2];
+  }
+  auto isLarge = [&](int32_t value) {
+    return graph.valueBytes[value] * 16 >= typical && graph.valueBytes[value] > 0;
+  };
+  auto largeCount = [&](const std::vector<int32_t> &cut) {
+    return std::count_if(cut.begin(), cut.end(), isLarge);
   };
   int64_t fewest = INT64_MAX;
   for (const std::vector<int32_t> &cut : cuts)
     if (int64_t count = largeCount(cut); count > 0)
       fewest = std::min(fewest, count);
+  // Consecutive boundary cuts with the same large values are one boundary (a normalisation's
+  // statistics come and go around the residual stream); it keeps the union of their values.
   std::vector<std::vector<int32_t>> boundaries;
+  std::vector<int32_t> lastLarge;
   for (std::vector<int32_t> &cut : cuts) {
     if (largeCount(cut) != fewest)
       continue;
+    std::vector<int32_t> large;
+    std::copy_if(cut.begin(), cut.end(), std::back_inserter(large), isLarge);
+    std::sort(large.begin(), large.end());
+    if (!boundaries.empty() && large == lastLarge) {
+      std::vector<int32_t> &merged = boundaries.back();
+      merged.insert(merged.end(), cut.begin(), cut.end());
+      std::sort(merged.begin(), merged.end());
+      merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
+      continue;
+    }
     std::sort(cut.begin(), cut.end());
-    if (boundaries.empty() || boundaries.back() != cut)
-      boundaries.push_back(cut);
+    boundaries.push_back(cut);
+    lastLarge = std::move(large);
   }
   return boundaries;
 }
