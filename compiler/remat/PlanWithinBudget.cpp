@@ -135,8 +135,12 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
       remat::RematDecision decision;
       std::string strategy = "auto (heuristic)";
       if (useIlp) {
-        remat::IlpResult ilp =
-            remat::solveRematIlp(extracted.graph, limit, {options.ilpTimeLimitSeconds});
+        // Seeded with the heuristic's decision, CBC returns nothing worse where the seed is
+        // feasible in its model.
+        remat::IlpOptions ilpOptions;
+        ilpOptions.timeLimitSeconds = options.ilpTimeLimitSeconds;
+        ilpOptions.start = remat::greedyRemat(extracted.graph, limit);
+        remat::IlpResult ilp = remat::solveRematIlp(extracted.graph, limit, ilpOptions);
         if (ilp.solved) {
           decision = std::move(ilp.decision);
           strategy = ilp.provedOptimal ? "auto (ilp, optimal)" : "auto (ilp)";

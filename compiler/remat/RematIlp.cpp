@@ -445,8 +445,10 @@ struct CbcAnswer {
 
 int silentCallback(CbcModel *, int) { return 0; }
 
-/// Solves `model` with memory rows capped at `capacity` bytes.
-CbcAnswer solveWithCbc(const MipModel &model, double capacity, double seconds) {
+/// Solves `model` with memory rows capped at `capacity` bytes, starting from the integer values
+/// `start` gives (column, value) if any.
+CbcAnswer solveWithCbc(const MipModel &model, double capacity, double seconds,
+                       const std::vector<std::pair<int, double>> &start) {
   CbcAnswer answer;
   std::vector<int> rowIndices, colIndices;
   std::vector<double> elements, rowLower, rowUpper;
@@ -493,7 +495,16 @@ CbcAnswer solveWithCbc(const MipModel &model, double capacity, double seconds) {
     if (model.integer[c])
       solver.setInteger(c);
   solver.getModelPtr()->setMaximumSeconds(seconds);
+  // A MIP start names its columns.
+  std::vector<std::pair<std::string, double>> mipStart;
+  for (auto [column, value] : start) {
+    std::string name = "c" + std::to_string(column);
+    solver.setColName(column, name);
+    mipStart.emplace_back(name, value);
+  }
   CbcModel cbc(solver);
+  if (!mipStart.empty())
+    cbc.setMIPStart(mipStart);
   cbc.setLogLevel(0);
   cbc.messageHandler()->setLogLevel(0);
   CbcSolverUsefulData data;
@@ -575,7 +586,11 @@ IlpResult solveRematIlp(const RematGraph &graph, uint64_t peakLimitBytes,
       result.status = "time limit reached after " + std::to_string(round) + " rounds";
       return finish(result);
     }
-    CbcAnswer answer = solveWithCbc(model, capacity, left);
+    std::vector<std::pair<int, double>> start;
+    if (options.start.size() == static_cast<size_t>(graph.numNodes()))
+      for (size_t k = 0; k < problem.candidates.size(); ++k)
+        start.emplace_back(builder.rColumns[k], options.start[problem.candidates[k]] ? 1.0 : 0.0);
+    CbcAnswer answer = solveWithCbc(model, capacity, left, start);
     if (answer.solution.empty()) {
       result.status = answer.provedInfeasible
                           ? "infeasible: no decision meets the limit in the model (which may "

@@ -24,6 +24,9 @@ namespace memc::remat {
 struct IlpOptions {
   /// Wall-clock budget for building and solving all rounds.
   double timeLimitSeconds = 20;
+  /// A decision to start from (CBC's MIP start, e.g. the heuristic's): CBC completes the
+  /// continuous variables and, if the start is feasible in the model, never returns worse.
+  RematDecision start;
 };
 
 struct IlpResult {

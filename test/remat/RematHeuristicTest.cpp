@@ -71,6 +71,22 @@ TEST(RematHeuristic, WithinFivePercentOfTheIlpOptimum) {
   std::printf("greedy/ilp recompute cost over %d proved optima: worst %.4f\n", compared, worst);
 }
 
+// Started from the heuristic's decision, CBC returns nothing worse than it.
+TEST(RematHeuristic, SeedsTheIlpWithItsDecision) {
+  RematGraph graph = transformerLikeGraph(8);
+  for (uint64_t limit : limitsBetween(graph, 4)) {
+    RematDecision greedy = greedyRemat(graph, limit);
+    IlpOptions options;
+    options.timeLimitSeconds = 5;
+    options.start = greedy;
+    IlpResult ilp = solveRematIlp(graph, limit, options);
+    ASSERT_TRUE(ilp.solved) << ilp.status;
+    EXPECT_LE(simulateRemat(graph, ilp.decision).peakBytes, limit);
+    EXPECT_LE(simulateRemat(graph, ilp.decision).recomputeCost,
+              simulateRemat(graph, greedy).recomputeCost + 1e-9);
+  }
+}
+
 TEST(RematHeuristic, LayerBoundariesAreTheResidualStream) {
   const int layers = 4;
   RematGraph graph = transformerLikeGraph(layers);
