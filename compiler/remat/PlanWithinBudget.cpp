@@ -24,6 +24,7 @@ double secondsSince(Clock::time_point start) {
 /// One candidate: the decision applied to a copy of the function, and its plan.
 struct Attempt {
   OwningOpRef<func::FuncOp> function; // detached copy
+  remat::RematDecision decision;
   plan::Plan plan;
   PlanSummary summary;
   remat::RematOutcome simulated;
@@ -42,6 +43,7 @@ FailureOr<Attempt> tryDecision(func::FuncOp function, const std::string &modelNa
   if (copy.nodeOps.size() != original.nodeOps.size())
     return function.emitError("internal: the function's copy has another step count");
   attempt.clones = remat::applyRemat(copy, decision);
+  attempt.decision = decision;
   attempt.simulated = remat::simulateRemat(original.graph, decision);
   FailureOr<plan::Plan> plan = buildPlan(*attempt.function, modelName, &attempt.summary);
   if (failed(plan))
@@ -123,61 +125,77 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
   } else {
     // Auto: the least recomputation under the budget. The simulator follows the function's
     // order; the planner's scheduler often finds a lower peak (segments of clones interleaved
-    // with the backward), while fragmentation can add a little. So the solver's limit moves by
-    // what the real plan missed (until one fits), then up by half of what a fitting plan had
-    // to spare (to buy back recomputation), keeping the cheapest plan that fits.
+    // with the backward), while fragmentation can add a little. So each next limit is the last
+    // attempt's simulated peak moved by what its real plan missed (until one fits) or by half of
+    // what it had to spare (to buy back recomputation); the cheapest plan that fits wins.
     uint64_t budget = *options.budgetBytes;
-    int64_t limit = static_cast<int64_t>(budget);
     bool useIlp = options.solver == RematSolver::Ilp;
-    remat::RematDecision previous;
-    bool fitted = false;
-    for (int round = 0; round < 6 && limit > 0; ++round) {
-      remat::RematDecision decision;
-      std::string strategy = "auto (heuristic)";
-      if (useIlp) {
-        // Seeded with the heuristic's decision, CBC returns nothing worse where the seed is
-        // feasible in its model.
-        remat::IlpOptions ilpOptions;
-        ilpOptions.timeLimitSeconds = options.ilpTimeLimitSeconds;
-        ilpOptions.start = remat::greedyRemat(extracted.graph, limit);
-        remat::IlpResult ilp = remat::solveRematIlp(extracted.graph, limit, ilpOptions);
-        if (ilp.solved) {
-          decision = std::move(ilp.decision);
-          strategy = ilp.provedOptimal ? "auto (ilp, optimal)" : "auto (ilp)";
-        } else {
-          // The heuristic takes over for this and every later round.
-          result.notes.push_back("the ILP solver gave no decision (" + ilp.status +
-                                 "); the heuristic decides");
-          useIlp = false;
-        }
-      }
+    auto decide = [&](uint64_t limit, std::string &strategy) {
+      strategy = "auto (heuristic)";
+      remat::RematDecision greedy = remat::greedyRemat(extracted.graph, limit);
       if (!useIlp)
-        decision = remat::greedyRemat(extracted.graph, limit);
-      if (decision == previous)
-        break; // the limit moved too little to change anything
-      if (failed(attempt(decision, strategy)))
-        return failure();
-      previous = std::move(decision);
-      int64_t spare = static_cast<int64_t>(budget) - static_cast<int64_t>(attempts.back().peak);
-      if (spare < 0) {
-        if (fitted)
-          break; // the cheaper try missed: keep what fitted
-        // A little more than the miss, so that rounds do not creep up on the budget.
-        limit += spare - static_cast<int64_t>(budget / 1000);
-        continue;
+        return greedy;
+      // Seeded with the heuristic's decision, CBC returns nothing worse where the seed is
+      // feasible in its model.
+      remat::IlpOptions ilpOptions;
+      ilpOptions.timeLimitSeconds = options.ilpTimeLimitSeconds;
+      ilpOptions.start = greedy;
+      remat::IlpResult ilp = remat::solveRematIlp(extracted.graph, limit, ilpOptions);
+      if (ilp.solved) {
+        strategy = ilp.provedOptimal ? "auto (ilp, optimal)" : "auto (ilp)";
+        return ilp.decision;
       }
-      fitted = true;
-      if (spare * 100 <= static_cast<int64_t>(budget))
-        break; // within 1% of the budget: as good as it gets
-      limit += spare / 2;
-    }
-    bool met = llvm::any_of(attempts, [&](const Attempt &a) { return a.peak <= budget; });
-    if (!met) {
-      // Layer-boundary checkpointing can reach lower than the greedy's peak-local choices.
+      // The heuristic takes over for this and every later round.
+      result.notes.push_back("the ILP solver gave no decision (" + ilp.status +
+                             "); the heuristic decides");
+      useIlp = false;
+      return greedy;
+    };
+    auto fits = [&](const Attempt &a) { return a.peak <= budget; };
+    // Rounds from the attempt `from`: true when a plan fits.
+    auto refine = [&](size_t from, int rounds) -> FailureOr<bool> {
+      bool fitted = fits(attempts[from]);
+      for (int round = 0; round < rounds; ++round) {
+        const Attempt &last = attempts[from];
+        int64_t spare = static_cast<int64_t>(budget) - static_cast<int64_t>(last.peak);
+        if (spare >= 0 && spare * 100 <= static_cast<int64_t>(budget))
+          break; // within 1% of the budget: as good as it gets
+        if (spare < 0 && fitted)
+          break; // the cheaper try missed: keep what fitted
+        // A little more than a miss, so that rounds do not creep up on the budget.
+        int64_t limit = static_cast<int64_t>(last.simulated.peakBytes) +
+                        (spare >= 0 ? spare / 2 : spare - static_cast<int64_t>(budget / 1000));
+        if (limit <= 0)
+          break;
+        std::string strategy;
+        remat::RematDecision decision = decide(limit, strategy);
+        if (decision == attempts[from].decision)
+          break; // the limit moved too little to change anything
+        if (failed(attempt(decision, strategy)))
+          return failure();
+        from = attempts.size() - 1;
+        fitted |= fits(attempts[from]);
+      }
+      return fitted;
+    };
+    std::string strategy;
+    remat::RematDecision first = decide(budget, strategy);
+    if (failed(attempt(first, strategy)))
+      return failure();
+    FailureOr<bool> met = refine(0, 5);
+    if (failed(met))
+      return failure();
+    if (!*met) {
+      // Segment checkpointing reaches peaks the op-by-op choices may not; refining from Chen's
+      // plan buys back what the budget does not need.
       if (failed(attempt(remat::chenSqrtRemat(extracted.graph), "chen-sqrt")) ||
           failed(attempt(remat::boundaryRemat(extracted.graph, 1), "full")))
         return failure();
-      if (!llvm::any_of(attempts, [&](const Attempt &a) { return a.peak <= budget; }) &&
+      size_t chen = attempts.size() - 2, full = attempts.size() - 1;
+      size_t from = fits(attempts[chen]) ? chen : full;
+      if (fits(attempts[from]) && failed(refine(from, 3)))
+        return failure();
+      if (!llvm::any_of(attempts, fits) &&
           failed(attempt(remat::greedyRemat(extracted.graph, 0), "auto (heuristic, lowest)")))
         return failure();
     }
