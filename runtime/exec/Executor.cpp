@@ -103,9 +103,17 @@ void Executor::buildCalls() {
   }
 }
 
+bool Executor::upload(const std::vector<Upload> &uploads, std::string &error) {
+  for (const Upload &copy : uploads)
+    if (!device.copyToDevice(address(loaded->buffers[copy.buffer]), copy.data, copy.size, *stream,
+                             error))
+      return false;
+  return stream->synchronize(error);
+}
+
 bool Executor::loadParameters(const SafetensorsFile &weights, std::string &error) {
   std::vector<std::string> problems;
-  std::vector<std::pair<const PlanBinding *, const SafetensorsTensor *>> loads;
+  std::vector<Upload> loads;
   for (const PlanBinding &parameter : loaded->parameters) {
     if (parameter.kind == "optimizer_state")
       continue; // starts at zero: the persistent region is zeroed when allocated
@@ -122,18 +130,14 @@ bool Executor::loadParameters(const SafetensorsFile &weights, std::string &error
                          ", the weights have " + tensor->dtypeName + " " +
                          shapeString(tensor->shape));
     } else {
-      loads.emplace_back(&parameter, tensor);
+      loads.push_back({parameter.buffer, tensor->bytes.data(), tensor->bytes.size()});
     }
   }
   if (!problems.empty()) {
     error = listProblems("the weights do not match the program's parameters:", problems);
     return false;
   }
-  for (auto [parameter, tensor] : loads)
-    if (!device.copyToDevice(address(loaded->buffers[parameter->buffer]), tensor->bytes.data(),
-                             tensor->bytes.size(), *stream, error))
-      return false;
-  if (!stream->synchronize(error))
+  if (!upload(loads, error))
     return false;
   parametersLoaded = true;
   return true;
@@ -145,7 +149,7 @@ bool Executor::bindInputs(const NamedArrays &arrays, std::string &error) {
   for (const auto &[name, array] : arrays)
     if (!given.emplace(name, &array).second)
       problems.push_back("array '" + name + "' is given twice");
-  std::vector<std::pair<const PlanBinding *, const HostArray *>> uploads;
+  std::vector<Upload> uploads;
   for (const PlanBinding &input : loaded->inputs) {
     const PlanBuffer &buffer = loaded->buffers[input.buffer];
     auto found = given.find(input.name);
@@ -165,7 +169,7 @@ bool Executor::bindInputs(const NamedArrays &arrays, std::string &error) {
                          std::to_string(array.bytes.size()) + " bytes, expected " +
                          std::to_string(buffer.size));
     else
-      uploads.emplace_back(&input, &array);
+      uploads.push_back({input.buffer, array.bytes.data(), array.bytes.size()});
   }
   for (const auto &[name, array] : given)
     problems.push_back("'" + name + "' is not an input of the program");
@@ -175,11 +179,7 @@ bool Executor::bindInputs(const NamedArrays &arrays, std::string &error) {
   }
   outputsReady = false;
   inputsBound = false;
-  for (auto [input, array] : uploads)
-    if (!device.copyToDevice(address(loaded->buffers[input->buffer]), array->bytes.data(),
-                             array->bytes.size(), *stream, error))
-      return false;
-  if (!stream->synchronize(error))
+  if (!upload(uploads, error))
     return false;
   inputsBound = true;
   return true;
@@ -248,13 +248,12 @@ bool Executor::restoreParameters(const SafetensorsFile &checkpoint, std::string 
     error = listProblems("the checkpoint does not match the program:", problems);
     return false;
   }
+  std::vector<Upload> loads;
   for (const PlanBinding &parameter : loaded->parameters) {
     const SafetensorsTensor *tensor = checkpoint.find(parameter.name);
-    if (!device.copyToDevice(address(loaded->buffers[parameter.buffer]), tensor->bytes.data(),
-                             tensor->bytes.size(), *stream, error))
-      return false;
+    loads.push_back({parameter.buffer, tensor->bytes.data(), tensor->bytes.size()});
   }
-  if (!stream->synchronize(error))
+  if (!upload(loads, error))
     return false;
   parametersLoaded = true;
   return true;

@@ -77,6 +77,14 @@ private:
                     std::string &error);
   void buildCalls();
   char *address(const PlanBuffer &buffer) const;
+  /// Host bytes bound for one plan buffer.
+  struct Upload {
+    uint32_t buffer;
+    const void *data;
+    size_t size;
+  };
+  /// Copies every upload into its buffer and waits until all have arrived.
+  bool upload(const std::vector<Upload> &uploads, std::string &error);
 
   std::unique_ptr<LoadedPlan> loaded;
   Device &device;
