@@ -10,6 +10,13 @@
 
 namespace memc {
 
+uint64_t totalBytes(const CategoryBytes &bytes) {
+  uint64_t sum = 0;
+  for (uint64_t category : bytes)
+    sum += category;
+  return sum;
+}
+
 const char *categoryName(int category) {
   static const char *names[kNumCategories] = {"other",           "parameters",  "gradients",
                                               "optimizer_state", "activations", "temporaries",
@@ -134,19 +141,13 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
   report.before = memoryTimeline(planned.baseline);
   report.after = memoryTimeline(plan);
 
-  auto total = [](const CategoryBytes &row) {
-    uint64_t sum = 0;
-    for (uint64_t bytes : row)
-      sum += bytes;
-    return sum;
-  };
   const std::vector<CategoryBytes> &steps = report.after.steps;
   for (size_t s = 0; s < steps.size(); ++s)
-    if (total(steps[s]) > total(steps[report.peakStep]))
+    if (totalBytes(steps[s]) > totalBytes(steps[report.peakStep]))
       report.peakStep = static_cast<int64_t>(s);
   if (!steps.empty())
     report.breakdown = steps[report.peakStep];
-  uint64_t live = total(report.breakdown);
+  uint64_t live = totalBytes(report.breakdown);
   report.unusedArenaBytes = report.peakBytes > live ? report.peakBytes - live : 0;
   if (report.peakStep < plan.steps_size()) {
     report.peakKernel = plan.steps(report.peakStep).kernel();
@@ -224,12 +225,8 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
   }
   auto series = [](const MemoryTimeline &timeline) {
     llvm::json::Array steps;
-    for (const CategoryBytes &row : timeline.steps) {
-      uint64_t sum = 0;
-      for (uint64_t bytes : row)
-        sum += bytes;
-      steps.push_back(static_cast<int64_t>(sum));
-    }
+    for (const CategoryBytes &row : timeline.steps)
+      steps.push_back(static_cast<int64_t>(totalBytes(row)));
     return steps;
   };
   llvm::json::Object root{

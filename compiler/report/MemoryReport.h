@@ -23,6 +23,9 @@ namespace memc {
 constexpr int kNumCategories = 9;
 using CategoryBytes = std::array<uint64_t, kNumCategories>;
 
+/// Bytes of all categories together.
+uint64_t totalBytes(const CategoryBytes &bytes);
+
 /// The category's name in reports and JSON keys ("optimizer_state", ...).
 const char *categoryName(int category);
 

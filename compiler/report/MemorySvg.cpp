@@ -36,13 +36,6 @@ std::string escaped(const std::string &text) {
   return out;
 }
 
-uint64_t total(const CategoryBytes &row) {
-  uint64_t sum = 0;
-  for (uint64_t bytes : row)
-    sum += bytes;
-  return sum;
-}
-
 std::vector<CategoryBytes> columns(const MemoryTimeline &timeline) {
   const std::vector<CategoryBytes> &steps = timeline.steps;
   if (steps.size() <= kMaxColumns)
@@ -52,7 +45,7 @@ std::vector<CategoryBytes> columns(const MemoryTimeline &timeline) {
     size_t begin = c * steps.size() / kMaxColumns, end = (c + 1) * steps.size() / kMaxColumns;
     size_t best = begin;
     for (size_t s = begin; s < end; ++s)
-      if (total(steps[s]) > total(steps[best]))
+      if (totalBytes(steps[s]) > totalBytes(steps[best]))
         best = s;
     result.push_back(steps[best]);
   }
@@ -111,7 +104,7 @@ void writeMemorySvg(const MemoryReport &report, const std::string &title, llvm::
   double scale = 1;
   for (const MemoryTimeline *timeline : {&report.before, &report.after})
     for (const CategoryBytes &row : timeline->steps)
-      scale = std::max(scale, static_cast<double>(total(row)));
+      scale = std::max(scale, static_cast<double>(totalBytes(row)));
   if (report.budgetBytes)
     scale = std::max(scale, static_cast<double>(*report.budgetBytes));
   scale *= 1.05;
