@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/lowering/PlanBuilder.h"
+#include "compiler/lowering/ArenaLifetimes.h"
 #include "compiler/lowering/BufferCategories.h"
 #include "compiler/planner/ArenaPlanner.h"
 #include "compiler/planner/Assignment.h"
@@ -396,28 +397,8 @@ LogicalResult PlanBuilder::addWorkspaces(PlanSummary &summary) {
 
 LogicalResult PlanBuilder::placeArena(PlanSummary &summary) {
   // One allocation per arena buffer that owns its bytes; aliases extend their owner's range.
-  int64_t lastStep = std::max<int64_t>(0, static_cast<int64_t>(stepOps.size()) - 1);
-  std::vector<int64_t> first(result.buffers_size(), -1), last(result.buffers_size(), -1);
-  auto touch = [&](uint32_t buffer, int64_t step) {
-    uint32_t owner = allocationOf[buffer];
-    first[owner] = first[owner] < 0 ? step : std::min(first[owner], step);
-    last[owner] = std::max(last[owner], step);
-  };
-  for (BlockArgument argument : function.getArguments())
-    if (result.buffers(bufferOf[argument]).region() == plan::ARENA)
-      touch(bufferOf[argument], 0);
-  for (auto [index, step] : llvm::enumerate(result.steps())) {
-    for (uint32_t buffer : step.inputs())
-      if (result.buffers(buffer).region() == plan::ARENA)
-        touch(buffer, index);
-    for (uint32_t buffer : step.outputs())
-      touch(buffer, index);
-    if (step.has_workspace())
-      touch(step.workspace(), index);
-  }
-  for (Value value : function.getBody().front().getTerminator()->getOperands())
-    if (result.buffers(bufferOf[value]).region() == plan::ARENA)
-      touch(bufferOf[value], lastStep);
+  ArenaLifetimes lifetimes(result);
+  std::vector<int64_t> &first = lifetimes.first, &last = lifetimes.last;
 
   std::vector<planner::BufferRequest> requests;
   std::vector<uint32_t> requestBuffer;
@@ -530,9 +511,10 @@ LogicalResult PlanBuilder::build(PlanSummary &summary) {
   scheduleSteps(summary);
   if (failed(emitSteps()) || failed(addWorkspaces(summary)))
     return failure();
+  // The bindings say which arena values are graph inputs and outputs: the arena needs them.
+  bindInterface();
   if (failed(placeArena(summary)))
     return failure();
-  bindInterface();
   summary.arenaBytes = result.arena_bytes();
   summary.arenaLowerBoundBytes = result.arena_lower_bound_bytes();
   summary.persistentBytes = result.persistent_bytes();

@@ -1,5 +1,6 @@
 //===- MemoryReport.cpp - where every byte of the peak goes ---------------===//
 #include "compiler/report/MemoryReport.h"
+#include "compiler/lowering/ArenaLifetimes.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -39,48 +40,6 @@ std::string formatBytes(uint64_t bytes) {
 }
 
 namespace {
-
-/// First and last step of every arena allocation (views count for the buffer they view).
-struct ArenaLifetimes {
-  std::vector<int64_t> first, last;
-  std::vector<uint32_t> owner;
-  explicit ArenaLifetimes(const plan::Plan &plan) {
-    int n = plan.buffers_size();
-    first.assign(n, -1);
-    last.assign(n, -1);
-    owner.resize(n);
-    for (int i = 0; i < n; ++i) {
-      uint32_t root = i;
-      while (plan.buffers(root).has_alias_of())
-        root = plan.buffers(root).alias_of();
-      owner[i] = root;
-    }
-    int64_t end = std::max(0, plan.steps_size() - 1);
-    auto touch = [&](uint32_t buffer, int64_t step) {
-      uint32_t root = owner[buffer];
-      if (plan.buffers(root).region() != plan::ARENA)
-        return;
-      first[root] = first[root] < 0 ? step : std::min(first[root], step);
-      last[root] = std::max(last[root], step);
-    };
-    for (const plan::Binding &input : plan.inputs())
-      touch(input.buffer(), 0);
-    for (int s = 0; s < plan.steps_size(); ++s) {
-      for (uint32_t buffer : plan.steps(s).inputs())
-        touch(buffer, s);
-      for (uint32_t buffer : plan.steps(s).outputs())
-        touch(buffer, s);
-      if (plan.steps(s).has_workspace())
-        touch(plan.steps(s).workspace(), s);
-    }
-    for (const plan::Binding &output : plan.outputs())
-      touch(output.buffer(), end);
-  }
-  bool liveAt(uint32_t buffer, int64_t step) const {
-    return owner[buffer] == buffer && first[buffer] >= 0 && first[buffer] <= step &&
-           step <= last[buffer];
-  }
-};
 
 CategoryBytes persistentBytes(const plan::Plan &plan) {
   CategoryBytes bytes{};
