@@ -2,6 +2,7 @@
 #include "kernels/cpu/CallChecks.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace memc::kernels {
 
@@ -139,6 +140,17 @@ bool requireBool(const Attributes &attributes, const std::string &name, bool &va
 bool requireFloat(const Attributes &attributes, const std::string &name, double &value,
                   std::string &error) {
   return attributes.getFloat(name, value) || attributeError(attributes, name, "a float", error);
+}
+
+bool checkEpsilon(const Attributes &attributes, std::string &error) {
+  double epsilon;
+  if (!requireFloat(attributes, "epsilon", epsilon, error))
+    return false;
+  if (!(epsilon >= 0.0) || std::isinf(epsilon)) {
+    error = "epsilon must be finite and non-negative, got " + std::to_string(epsilon);
+    return false;
+  }
+  return true;
 }
 
 bool requireInts(const Attributes &attributes, const std::string &name,

@@ -65,6 +65,8 @@ bool requireFloat(const Attributes &attributes, const std::string &name, double 
                   std::string &error);
 bool requireInts(const Attributes &attributes, const std::string &name,
                  std::vector<int64_t> &values, std::string &error);
+/// The normalisations' `epsilon`: present, finite and non-negative.
+bool checkEpsilon(const Attributes &attributes, std::string &error);
 /// An optional attribute: absent is fine (`present` false), present with another kind is not.
 bool optionalFloat(const Attributes &attributes, const std::string &name, bool &present,
                    double &value, std::string &error);

@@ -305,17 +305,6 @@ template <bool Log> bool runSoftmax(const KernelCall &call, std::string &error) 
 // layer_norm
 //===----------------------------------------------------------------------===//
 
-bool checkEpsilon(const Attributes &attributes, std::string &error) {
-  double epsilon;
-  if (!requireFloat(attributes, "epsilon", epsilon, error))
-    return false;
-  if (!(epsilon >= 0.0) || std::isinf(epsilon)) {
-    error = "epsilon must be finite and non-negative, got " + std::to_string(epsilon);
-    return false;
-  }
-  return true;
-}
-
 bool checkLayerNorm(const KernelCall &call, std::string &error) {
   int64_t axis;
   if (!checkCall(call, 2, 3, 1, error) ||

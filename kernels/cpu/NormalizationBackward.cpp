@@ -32,17 +32,6 @@ namespace memc::kernels {
 
 namespace {
 
-bool checkEpsilon(const Attributes &attributes, std::string &error) {
-  double epsilon;
-  if (!requireFloat(attributes, "epsilon", epsilon, error))
-    return false;
-  if (!(epsilon >= 0.0) || std::isinf(epsilon)) {
-    error = "epsilon must be finite and non-negative, got " + std::to_string(epsilon);
-    return false;
-  }
-  return true;
-}
-
 /// (grad, input, scale) -> (input_grad, scale_grad, bias_grad): grad, input and input_grad of
 /// one float type and shape, scale and its gradients of one float type and `scaleShape`.
 bool checkNormGradCall(const KernelCall &call, std::string &error) {
