@@ -40,15 +40,8 @@ bool checkGradAndOperand(const KernelCall &call, const char *operand, std::strin
 //===----------------------------------------------------------------------===//
 
 bool checkGeluGrad(const KernelCall &call, std::string &error) {
-  std::string approximate = "none";
-  if (!checkGradAndOperand(call, "input", error) ||
-      !optionalString(attributesOf(call), "approximate", approximate, error))
-    return false;
-  if (approximate != "none" && approximate != "tanh") {
-    error = "attribute 'approximate' must be \"none\" or \"tanh\", got \"" + approximate + "\"";
-    return false;
-  }
-  return true;
+  return checkGradAndOperand(call, "input", error) &&
+         checkGeluApproximate(attributesOf(call), error);
 }
 
 /// dx[i] = dy[i] * derivative(x[i]) (dx may be dy or x).
@@ -121,12 +114,7 @@ bool checkSoftmaxGrad(const KernelCall &call, std::string &error) {
   if (!checkGradAndOperand(call, "output", error) ||
       !requireInt(attributesOf(call), "axis", axis, error))
     return false;
-  if (axis < 0 || axis >= call.inputs[0].rank()) {
-    error =
-        "axis " + std::to_string(axis) + " out of range for " + formatShape(call.inputs[0].shape);
-    return false;
-  }
-  return true;
+  return checkAxisInRange(axis, call.inputs[0], error);
 }
 
 /// The row sum the gradient needs: sum(dy * y) for softmax, sum(dy) for log_softmax.

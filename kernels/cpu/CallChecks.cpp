@@ -142,6 +142,24 @@ bool requireFloat(const Attributes &attributes, const std::string &name, double 
   return attributes.getFloat(name, value) || attributeError(attributes, name, "a float", error);
 }
 
+bool checkAxisInRange(int64_t axis, const TensorView &tensor, std::string &error) {
+  if (axis >= 0 && axis < tensor.rank())
+    return true;
+  error = "axis " + std::to_string(axis) + " out of range for " + formatShape(tensor.shape);
+  return false;
+}
+
+bool checkGeluApproximate(const Attributes &attributes, std::string &error) {
+  std::string approximate = "none";
+  if (!optionalString(attributes, "approximate", approximate, error))
+    return false;
+  if (approximate != "none" && approximate != "tanh") {
+    error = "attribute 'approximate' must be \"none\" or \"tanh\", got \"" + approximate + "\"";
+    return false;
+  }
+  return true;
+}
+
 bool checkEpsilon(const Attributes &attributes, std::string &error) {
   double epsilon;
   if (!requireFloat(attributes, "epsilon", epsilon, error))

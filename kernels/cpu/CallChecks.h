@@ -65,6 +65,10 @@ bool requireFloat(const Attributes &attributes, const std::string &name, double 
                   std::string &error);
 bool requireInts(const Attributes &attributes, const std::string &name,
                  std::vector<int64_t> &values, std::string &error);
+/// `axis` names a dimension of `tensor` (0 <= axis < rank).
+bool checkAxisInRange(int64_t axis, const TensorView &tensor, std::string &error);
+/// GELU's optional `approximate`: "none" (the default) or "tanh".
+bool checkGeluApproximate(const Attributes &attributes, std::string &error);
 /// The normalisations' `epsilon`: present, finite and non-negative.
 bool checkEpsilon(const Attributes &attributes, std::string &error);
 /// An optional attribute: absent is fine (`present` false), present with another kind is not.

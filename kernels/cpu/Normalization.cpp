@@ -51,12 +51,7 @@ bool checkSoftmax(const KernelCall &call, std::string &error) {
       !checkShape(call.outputs[0], call.inputs[0].shape, "output", error) ||
       !requireInt(attributesOf(call), "axis", axis, error))
     return false;
-  if (axis < 0 || axis >= call.inputs[0].rank()) {
-    error =
-        "axis " + std::to_string(axis) + " out of range for " + formatShape(call.inputs[0].shape);
-    return false;
-  }
-  return true;
+  return checkAxisInRange(axis, call.inputs[0], error);
 }
 
 /// Blocks of interleaved rows longer than this recompute exp in the last pass instead of keeping
@@ -314,11 +309,9 @@ bool checkLayerNorm(const KernelCall &call, std::string &error) {
       !requireInt(attributesOf(call), "axis", axis, error) ||
       !checkEpsilon(attributesOf(call), error))
     return false;
-  const Shape &shape = call.inputs[0].shape;
-  if (axis < 0 || axis >= call.inputs[0].rank()) {
-    error = "axis " + std::to_string(axis) + " out of range for " + formatShape(shape);
+  if (!checkAxisInRange(axis, call.inputs[0], error))
     return false;
-  }
+  const Shape &shape = call.inputs[0].shape;
   Shape normalized(shape.begin() + axis, shape.end());
   const char *roles[] = {"input", "scale", "bias"};
   for (size_t i = 1; i < call.inputs.size(); ++i)

@@ -71,11 +71,9 @@ bool checkLayerNormGrad(const KernelCall &call, std::string &error) {
   int64_t axis;
   if (!checkNormGradCall(call, error) || !requireInt(attributesOf(call), "axis", axis, error))
     return false;
-  const Shape &shape = call.inputs[1].shape;
-  if (axis < 0 || axis >= call.inputs[1].rank()) {
-    error = "axis " + std::to_string(axis) + " out of range for " + formatShape(shape);
+  if (!checkAxisInRange(axis, call.inputs[1], error))
     return false;
-  }
+  const Shape &shape = call.inputs[1].shape;
   return checkScaleShapes(call, Shape(shape.begin() + axis, shape.end()), error);
 }
 

@@ -149,15 +149,8 @@ template <typename Op> Kernel unaryKernel() { return Kernel{&checkUnary<Op>, &ru
 //===----------------------------------------------------------------------===//
 
 bool checkGelu(const KernelCall &call, std::string &error) {
-  std::string approximate = "none";
-  if (!checkSameTypeAndShape(call, TypeClass::Float, error) ||
-      !optionalString(attributesOf(call), "approximate", approximate, error))
-    return false;
-  if (approximate != "none" && approximate != "tanh") {
-    error = "attribute 'approximate' must be \"none\" or \"tanh\", got \"" + approximate + "\"";
-    return false;
-  }
-  return true;
+  return checkSameTypeAndShape(call, TypeClass::Float, error) &&
+         checkGeluApproximate(attributesOf(call), error);
 }
 
 /// x Phi(x) with the normal CDF from erf.
