@@ -5,6 +5,7 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/PlanLoader.h"
 
+#include "HostArrays.h"
 #include "PlanBuilder.h"
 #include "TestKernels.h"
 
@@ -17,15 +18,9 @@ using memc::testing::PlanBuilder;
 using memc::testing::referencePlan;
 using memc::testing::testKernels;
 
-namespace {
+using memc::testing::floats;
 
-HostArray floats(std::vector<int64_t> shape, std::vector<float> values) {
-  HostArray array;
-  array.shape = std::move(shape);
-  array.bytes.resize(values.size() * 4);
-  std::memcpy(array.bytes.data(), values.data(), array.bytes.size());
-  return array;
-}
+namespace {
 
 std::vector<float> valuesOf(const HostArray &array) {
   std::vector<float> values(array.bytes.size() / 4);

@@ -8,6 +8,7 @@
 #include "runtime/io/Npz.h"
 #include "runtime/io/Safetensors.h"
 
+#include "HostArrays.h"
 #include "PlanBuilder.h"
 
 #include <cstring>
@@ -20,15 +21,9 @@ using namespace memc;
 using namespace memc::runtime;
 using memc::testing::PlanBuilder;
 
-namespace {
+using memc::testing::floats;
 
-HostArray floats(std::vector<int64_t> shape, std::vector<float> values) {
-  HostArray array;
-  array.shape = std::move(shape);
-  array.bytes.resize(values.size() * 4);
-  std::memcpy(array.bytes.data(), values.data(), array.bytes.size());
-  return array;
-}
+namespace {
 
 PlanBuilder runnerPlan() {
   PlanBuilder b;

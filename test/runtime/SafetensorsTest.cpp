@@ -1,24 +1,17 @@
 //===- SafetensorsTest.cpp - the safetensors reader and writer ------------===//
 #include "runtime/io/Safetensors.h"
-
 #include "runtime/support/Bytes.h"
+
+#include "HostArrays.h"
 
 #include <cstring>
 #include <gtest/gtest.h>
 
 using namespace memc::runtime;
 
-namespace {
+using memc::testing::floats;
 
-HostArray floats(std::vector<int64_t> shape, std::vector<float> values) {
-  HostArray array;
-  array.dtype = DType::F32;
-  array.shape = std::move(shape);
-  array.bytes.resize(values.size() * 4);
-  if (!values.empty())
-    std::memcpy(array.bytes.data(), values.data(), array.bytes.size());
-  return array;
-}
+namespace {
 
 /// A file with the given JSON header and `dataSize` zero data bytes.
 std::string fileWithHeader(const std::string &header, size_t dataSize) {
