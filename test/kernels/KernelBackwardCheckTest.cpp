@@ -19,23 +19,6 @@ using Ints = std::vector<int64_t>;
 const DType F32 = DType::F32, F16 = DType::F16, BF16 = DType::BF16, I64 = DType::I64,
             I32 = DType::I32;
 
-Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> values) {
-  Attributes result;
-  for (const auto &[name, value] : values)
-    result.set(name, value);
-  return result;
-}
-
-/// Expects check() to reject the call with a message containing `fragment`.
-#define EXPECT_REJECTED(fragment, ...)                                                             \
-  do {                                                                                             \
-    std::string error = checkError(__VA_ARGS__);                                                   \
-    EXPECT_NE(error.find(fragment), std::string::npos)                                             \
-        << "expected a rejection mentioning '" << (fragment) << "', got '" << error << "'";        \
-  } while (0)
-
-#define EXPECT_ACCEPTED(...) EXPECT_EQ(checkError(__VA_ARGS__), "")
-
 TEST(KernelBackwardCheck, Activations) {
   Types same = {{F32, {2, 3}}, {F32, {2, 3}}};
   EXPECT_ACCEPTED("gelu_grad", same, {{F32, {2, 3}}});

@@ -27,13 +27,6 @@ using Types = std::vector<std::pair<DType, Shape>>;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> values) {
-  Attributes result;
-  for (const auto &[name, value] : values)
-    result.set(name, value);
-  return result;
-}
-
 Attributes poolAttrs(Ints kernel, Ints strides, Ints pads, Ints dilations, bool ceilMode) {
   return attrs({{"kernel_shape", kernel},
                 {"strides", strides},

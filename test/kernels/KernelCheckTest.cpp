@@ -22,21 +22,6 @@ using Types = std::vector<std::pair<DType, Shape>>;
 const DType F32 = DType::F32, F16 = DType::F16, I64 = DType::I64, I32 = DType::I32,
             Bool = DType::Bool;
 
-Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> values) {
-  Attributes result;
-  for (const auto &[name, value] : values)
-    result.set(name, value);
-  return result;
-}
-
-/// Expects check() to reject the call with a message containing `fragment`.
-#define EXPECT_REJECTED(fragment, ...)                                                             \
-  do {                                                                                             \
-    std::string error = checkError(__VA_ARGS__);                                                   \
-    EXPECT_NE(error.find(fragment), std::string::npos)                                             \
-        << "expected a rejection mentioning '" << (fragment) << "', got '" << error << "'";        \
-  } while (0)
-
 TEST(KernelCheck, EveryKernelRejectsAnEmptyCall) {
   for (const auto &[name, kernel] : cpuKernels()) {
     if (name == "concat" || name == "split")

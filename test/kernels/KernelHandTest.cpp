@@ -16,13 +16,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const double kInt64Min = static_cast<double>(std::numeric_limits<int64_t>::min());
 
-Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> values) {
-  Attributes result;
-  for (const auto &[name, value] : values)
-    result.set(name, value);
-  return result;
-}
-
 std::vector<double> run1(const std::string &kernel, const std::vector<OwnedTensor> &inputs,
                          DType dtype, Shape shape, const Attributes &attributes = Attributes()) {
   return runKernel(kernel, inputs, {{dtype, shape}}, attributes)[0].values();

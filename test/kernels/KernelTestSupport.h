@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,14 @@ KernelCall makeCall(std::vector<OwnedTensor> &&, const std::vector<OwnedTensor> 
 KernelCall makeCall(const std::vector<OwnedTensor> &, std::vector<OwnedTensor> &&,
                     const Attributes &) = delete;
 
+/// Attributes from name-value pairs: attrs({{"axis", int64_t{1}}}).
+inline Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> values) {
+  Attributes result;
+  for (const auto &[name, value] : values)
+    result.set(name, value);
+  return result;
+}
+
 /// check()'s verdict on a call of these types and shapes (no data: check must not read any).
 inline std::string checkError(const std::string &kernel,
                               const std::vector<std::pair<DType, Shape>> &inputs,
@@ -137,6 +146,17 @@ inline std::string checkError(const std::string &kernel,
   EXPECT_EQ(ok, error.empty()) << "check's verdict and message disagree: " << error;
   return ok ? std::string() : (error.empty() ? "<no message>" : error);
 }
+
+/// Expects check() to reject the call with a message containing `fragment`.
+#define EXPECT_REJECTED(fragment, ...)                                                             \
+  do {                                                                                             \
+    std::string error = checkError(__VA_ARGS__);                                                   \
+    EXPECT_NE(error.find(fragment), std::string::npos)                                             \
+        << "expected a rejection mentioning '" << (fragment) << "', got '" << error << "'";        \
+  } while (0)
+
+/// Expects check() to accept the call.
+#define EXPECT_ACCEPTED(...) EXPECT_EQ(checkError(__VA_ARGS__), "")
 
 /// Runs the call as the runtime does: with workspace(call) bytes of 64-byte-aligned scratch,
 /// filled with garbage so that a kernel relying on zeroed scratch fails.

@@ -13,13 +13,6 @@
 namespace memc::kernels::testing {
 namespace {
 
-Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> values) {
-  Attributes result;
-  for (const auto &[name, value] : values)
-    result.set(name, value);
-  return result;
-}
-
 OwnedTensor randomF32(Shape shape, uint32_t seed, double scale = 1.0) {
   OwnedTensor t(DType::F32, std::move(shape));
   std::mt19937 random(seed);
