@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,16 @@ KernelCall makeCall(std::vector<OwnedTensor> &&, const std::vector<OwnedTensor> 
                     const Attributes &) = delete;
 KernelCall makeCall(const std::vector<OwnedTensor> &, std::vector<OwnedTensor> &&,
                     const Attributes &) = delete;
+
+/// An f32 tensor of normally distributed values (mean 0, standard deviation `scale`).
+inline OwnedTensor randomF32(Shape shape, uint32_t seed, double scale = 1.0) {
+  OwnedTensor t(DType::F32, std::move(shape));
+  std::mt19937 random(seed);
+  std::normal_distribution<float> normal(0.0f, static_cast<float>(scale));
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.as<float>()[i] = normal(random);
+  return t;
+}
 
 /// Attributes from name-value pairs: attrs({{"axis", int64_t{1}}}).
 inline Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> values) {

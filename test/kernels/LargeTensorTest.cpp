@@ -13,15 +13,6 @@
 namespace memc::kernels::testing {
 namespace {
 
-OwnedTensor randomF32(Shape shape, uint32_t seed, double scale = 1.0) {
-  OwnedTensor t(DType::F32, std::move(shape));
-  std::mt19937 random(seed);
-  std::normal_distribution<float> normal(0.0f, static_cast<float>(scale));
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    t.as<float>()[i] = normal(random);
-  return t;
-}
-
 int64_t count(const Shape &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
