@@ -8,19 +8,14 @@
 #ifndef MEMC_KERNELS_TENSOR_H
 #define MEMC_KERNELS_TENSOR_H
 
+#include "kernels/DTypeTable.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace memc::kernels {
-
-/// Element types. Values are stable: the plan format stores them.
-enum class DType : uint8_t { F32 = 0, F16 = 1, BF16 = 2, I64 = 3, I32 = 4, Bool = 5 };
-
-size_t dtypeSize(DType dtype);
-const char *dtypeName(DType dtype);
-bool isFloating(DType dtype);
 
 struct TensorView {
   void *data = nullptr;
@@ -29,7 +24,8 @@ struct TensorView {
 
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   int64_t numElements() const;
-  size_t sizeBytes() const { return static_cast<size_t>(numElements()) * dtypeSize(dtype); }
+  /// Storage bytes (packed types round up); 0 if they overflow, which check() rejects first.
+  size_t sizeBytes() const;
   template <typename T> T *as() const { return static_cast<T *>(data); }
 };
 

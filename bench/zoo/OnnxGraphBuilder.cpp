@@ -2,6 +2,8 @@
 
 #include "OnnxGraphBuilder.h"
 
+#include "kernels/DTypeTable.h"
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -16,16 +18,10 @@ namespace {
 }
 
 uint64_t elementSize(int32_t elemType) {
-  switch (elemType) {
-  case onnx::TensorProto::FLOAT:
-    return 4;
-  case onnx::TensorProto::INT64:
-    return 8;
-  case onnx::TensorProto::BOOL:
-    return 1;
-  default:
+  const kernels::DTypeInfo *row = kernels::findOnnxDType(elemType);
+  if (!row)
     fatal("unsupported initializer element type " + std::to_string(elemType));
-  }
+  return kernels::dtypeSize(row->dtype);
 }
 
 uint64_t elementCount(const Shape &shape) {

@@ -169,7 +169,8 @@ NodeImporter::createTyped(mlir::Type resultType, mlir::ValueRange operands,
 using OnnxOpBuilder = mlir::LogicalResult (*)(NodeImporter &);
 const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders();
 
-/// Converts an ONNX data type to a memc element type, or null if memc has none for it.
+/// The MLIR element type of an ONNX data type: the dtype table's row for it if memc computes
+/// it, else null.
 mlir::Type elementTypeFor(mlir::MLIRContext *context, int32_t onnxDataType);
 std::string onnxDataTypeName(int32_t onnxDataType);
 

@@ -9,6 +9,7 @@
 #include "compiler/importer/NodeImporter.h"
 #include "compiler/importer/WeightStore.h"
 #include "dialects/memc/ShapeInference.h"
+#include "kernels/DTypeTable.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -38,8 +39,8 @@ constexpr int64_t kMaxConstantInitializerElements = 64;
 bool isDefaultDomain(const std::string &domain) { return domain.empty() || domain == "ai.onnx"; }
 
 bool isFloatingType(int32_t dataType) {
-  return dataType == onnx::TensorProto::FLOAT || dataType == onnx::TensorProto::FLOAT16 ||
-         dataType == onnx::TensorProto::BFLOAT16 || dataType == onnx::TensorProto::DOUBLE;
+  const kernels::DTypeInfo *row = kernels::findOnnxDType(dataType);
+  return (row && row->kind == kernels::DTypeKind::Float) || dataType == onnx::TensorProto::DOUBLE;
 }
 
 /// Names used only as BatchNormalization running statistics: buffers, whatever their type.

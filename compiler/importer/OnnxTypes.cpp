@@ -1,6 +1,7 @@
 //===- OnnxTypes.cpp - ONNX data types and tensor decoding ----------------===//
 #include "compiler/importer/NodeImporter.h"
 #include "compiler/importer/WeightStore.h"
+#include "dialects/memc/ElementTypes.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/Endian.h"
@@ -12,23 +13,8 @@ using namespace mlir;
 namespace memc {
 
 Type elementTypeFor(MLIRContext *context, int32_t onnxDataType) {
-  Builder builder(context);
-  switch (onnxDataType) {
-  case onnx::TensorProto::FLOAT:
-    return builder.getF32Type();
-  case onnx::TensorProto::FLOAT16:
-    return builder.getF16Type();
-  case onnx::TensorProto::BFLOAT16:
-    return builder.getBF16Type();
-  case onnx::TensorProto::INT64:
-    return builder.getI64Type();
-  case onnx::TensorProto::INT32:
-    return builder.getI32Type();
-  case onnx::TensorProto::BOOL:
-    return builder.getI1Type();
-  default:
-    return nullptr;
-  }
+  const kernels::DTypeInfo *row = kernels::findOnnxDType(onnxDataType);
+  return row && row->computed ? elementTypeOf(row->dtype, context) : nullptr;
 }
 
 std::string onnxDataTypeName(int32_t onnxDataType) {

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/importer/WeightStore.h"
+#include "kernels/DTypeTable.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -25,24 +26,14 @@ namespace fs = std::filesystem;
 namespace memc {
 
 uint64_t onnxElementSize(int32_t dataType) {
-  switch (dataType) {
-  case onnx::TensorProto::FLOAT:
-  case onnx::TensorProto::INT32:
-    return 4;
-  case onnx::TensorProto::DOUBLE:
-  case onnx::TensorProto::INT64:
+  if (const kernels::DTypeInfo *row = kernels::findOnnxDType(dataType))
+    return kernels::dtypeSize(row->dtype);
+  // Not memc types, but read: the importer folds or narrows them on the host.
+  if (dataType == onnx::TensorProto::DOUBLE)
     return 8;
-  case onnx::TensorProto::FLOAT16:
-  case onnx::TensorProto::BFLOAT16:
-  case onnx::TensorProto::INT16:
+  if (dataType == onnx::TensorProto::INT16)
     return 2;
-  case onnx::TensorProto::INT8:
-  case onnx::TensorProto::UINT8:
-  case onnx::TensorProto::BOOL:
-    return 1;
-  default:
-    return 0;
-  }
+  return 0;
 }
 
 namespace {

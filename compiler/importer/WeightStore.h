@@ -34,7 +34,8 @@ struct StoredTensor {
   std::vector<char> inlineBytes;
 };
 
-/// Size in bytes of one element of an ONNX data type, 0 if memc cannot store it.
+/// Size in bytes of one element of an ONNX data type (the dtype table's, and DOUBLE and INT16,
+/// which the importer reads); 0 if memc cannot store it.
 uint64_t onnxElementSize(int32_t dataType);
 
 class WeightStore {

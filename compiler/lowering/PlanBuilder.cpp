@@ -18,6 +18,7 @@
 #include "compiler/planner/ArenaPlanner.h"
 #include "compiler/planner/Assignment.h"
 #include "compiler/planner/MemoryScheduler.h"
+#include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/MemcDialect.h"
 #include "kernels/cpu/CpuKernels.h"
 #include "runtime/plan/PlanFormat.h"
@@ -34,12 +35,6 @@ using namespace mlir;
 
 namespace memc {
 
-uint64_t storageBytes(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  uint64_t bits = tensor.getElementType().getIntOrFloatBitWidth();
-  return tensor.getNumElements() * (bits == 1 ? 1 : bits / 8);
-}
-
 Value allocationRoot(Value value) {
   while (auto reshape = value.getDefiningOp<ReshapeOp>())
     value = reshape.getInput();
@@ -49,20 +44,9 @@ Value allocationRoot(Value value) {
 namespace {
 
 FailureOr<plan::DType> planDType(Type type, Location loc) {
-  Type element = getElementTypeOrSelf(type);
-  if (element.isF32())
-    return plan::F32;
-  if (element.isF16())
-    return plan::F16;
-  if (element.isBF16())
-    return plan::BF16;
-  if (element.isInteger(64))
-    return plan::I64;
-  if (element.isInteger(32))
-    return plan::I32;
-  if (element.isInteger(1))
-    return plan::BOOL;
-  return emitError(loc) << "no plan element type for " << element;
+  if (std::optional<kernels::DType> dtype = dtypeOf(type))
+    return static_cast<plan::DType>(*dtype);
+  return emitError(loc) << "no plan element type for " << getElementTypeOrSelf(type);
 }
 
 uint64_t alignUp(uint64_t value, uint64_t alignment) {
@@ -83,8 +67,9 @@ std::string constantBytes(DenseElementsAttr attr) {
     for (unsigned i = 0; i < width; ++i)
       bytes.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
   };
-  if (auto floatType = dyn_cast<FloatType>(element)) {
-    unsigned width = floatType.getWidth() / 8;
+  // planDType checked that the type has a dtype.
+  unsigned width = kernels::dtypeSize(*dtypeOf(element));
+  if (isa<FloatType>(element)) {
     if (attr.isSplat()) {
       uint64_t bits = attr.getSplatValue<APFloat>().bitcastToAPInt().getZExtValue();
       for (int64_t i = 0; i < count; ++i)
@@ -95,8 +80,6 @@ std::string constantBytes(DenseElementsAttr attr) {
     }
     return bytes;
   }
-  unsigned bitWidth = element.getIntOrFloatBitWidth();
-  unsigned width = bitWidth == 1 ? 1 : bitWidth / 8;
   if (attr.isSplat()) {
     uint64_t bits = attr.getSplatValue<APInt>().getZExtValue();
     for (int64_t i = 0; i < count; ++i)

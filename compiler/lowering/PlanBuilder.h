@@ -39,9 +39,6 @@ struct PlanSummary {
   std::vector<planner::InPlaceHint> inPlaceHints;
 };
 
-/// Bytes a tensor of `type` occupies in a plan (i1 as one byte per element).
-uint64_t storageBytes(mlir::Type type);
-
 /// The value that owns `value`'s bytes: through reshapes to the first non-reshape producer.
 mlir::Value allocationRoot(mlir::Value value);
 

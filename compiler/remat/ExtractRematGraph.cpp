@@ -11,6 +11,7 @@
 #include "compiler/planner/LiveRange.h"
 #include "compiler/remat/RematIR.h"
 #include "dialects/memc/CostModel.h"
+#include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/MemcDialect.h"
 
 #include "llvm/ADT/DenseMap.h"

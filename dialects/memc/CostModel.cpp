@@ -1,5 +1,6 @@
 //===- CostModel.cpp - FLOPs and bytes of one memc op ---------------------===//
 #include "dialects/memc/CostModel.h"
+#include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/MemcDialect.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -19,8 +20,7 @@ double bytesOf(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type || !type.hasStaticShape())
     return 0;
-  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  return static_cast<double>(type.getNumElements()) * (bits == 1 ? 1 : bits / 8);
+  return static_cast<double>(storageBytes(type));
 }
 
 /// FLOPs per output element of elementwise and normalisation ops: the arithmetic a careful

@@ -27,12 +27,19 @@ def Memc_Dialect : Dialect {
 class Memc_Op<string mnemonic, list<Trait> traits = []>
     : Op<Memc_Dialect, mnemonic, traits>;
 
-// The element types memc treats as first class. Mixed precision adds no new types.
-def Memc_AnyElement : AnyTypeOf<[F32, BF16, F16, I64, I32, I1]>;
-def Memc_Tensor : StaticShapeTensorOf<[F32, BF16, F16, I64, I32, I1]>;
-def Memc_FloatTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
-def Memc_NumericTensor : StaticShapeTensorOf<[F32, BF16, F16, I64, I32]>;
-def Memc_IndexTensor : StaticShapeTensorOf<[I64, I32]>;
+// The element types ops compute on: the dtype table's computed rows (kernels/DTypeTable.h),
+// named once here and combined into every constraint. Mixed precision adds no new types; the
+// table's storage-only types (u8, i8, nf4) join when an op computes them.
+defvar Memc_FloatElements = [F32, BF16, F16];
+defvar Memc_IndexElements = [I64, I32];
+defvar Memc_NumericElements = !listconcat(Memc_FloatElements, Memc_IndexElements);
+defvar Memc_AllElements = !listconcat(Memc_NumericElements, [I1]);
+
+def Memc_AnyElement : AnyTypeOf<Memc_AllElements>;
+def Memc_Tensor : StaticShapeTensorOf<Memc_AllElements>;
+def Memc_FloatTensor : StaticShapeTensorOf<Memc_FloatElements>;
+def Memc_NumericTensor : StaticShapeTensorOf<Memc_NumericElements>;
+def Memc_IndexTensor : StaticShapeTensorOf<Memc_IndexElements>;
 def Memc_BoolTensor : StaticShapeTensorOf<[I1]>;
 
 #endif // MEMC_DIALECT_TD

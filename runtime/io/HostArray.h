@@ -19,7 +19,7 @@ namespace memc::runtime {
 struct HostArray {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  /// numElements(shape) * elementSize(dtype) bytes.
+  /// Storage bytes of dtype and shape (checkedSizeBytes: packed types round up).
   std::vector<uint8_t> bytes;
 
   template <typename T> T *as() { return reinterpret_cast<T *>(bytes.data()); }

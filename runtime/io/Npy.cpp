@@ -147,33 +147,29 @@ private:
   }
 };
 
-struct Descr {
-  const char *text;
-  DType dtype;
-  uint64_t fileSize;
-};
+/// numpy's float64, which the reader narrows to f32: numpy's default float, and memc has no f64.
+constexpr const char *kF64Descr = "<f8";
 
-/// What the reader accepts; '<f8' is narrowed to f32.
-const Descr kReadable[] = {
-    {"<f4", DType::F32, 4}, {"<f2", DType::F16, 2}, {"<i8", DType::I64, 8},
-    {"<i4", DType::I32, 4}, {"|b1", DType::Bool, 1}, {"<f8", DType::F32, 8},
-};
-
+/// The descr written for `dtype`: the table's, and f32's for bf16 (widened exactly); numpy has
+/// no packed types, so those are written as their bytes, '|u1' [bytes].
 const char *descrFor(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return "<f2";
-  case DType::I64:
-    return "<i8";
-  case DType::I32:
-    return "<i4";
-  case DType::Bool:
-    return "|b1";
-  case DType::F32:
-  case DType::BF16:
-    return "<f4";
-  }
-  return "?";
+  if (dtype == DType::BF16)
+    return kernels::findDType(DType::F32)->numpyDescr;
+  if (kernels::findDType(dtype)->kind == kernels::DTypeKind::Packed)
+    return kernels::findDType(DType::U8)->numpyDescr;
+  return kernels::findDType(dtype)->numpyDescr;
+}
+
+/// Arrays carry graph inputs and outputs, so the reader takes the types ops compute on.
+bool readable(const kernels::DTypeInfo *row) { return row && row->computed && row->numpyDescr; }
+
+/// "<f4 <f2 ...": the descrs the reader takes.
+std::string readableDescrs() {
+  std::string list;
+  for (const kernels::DTypeInfo &row : kernels::kDTypeTable)
+    if (readable(&row))
+      list += (list.empty() ? "" : " ") + std::string(row.numpyDescr);
+  return list;
 }
 
 void narrowF64(std::string_view data, HostArray &out) {
@@ -217,18 +213,20 @@ bool parseNpy(std::string_view bytes, HostArray &out, std::string &error) {
     error = "fortran_order arrays are not supported (write them with np.ascontiguousarray)";
     return false;
   }
-  const Descr *descr = nullptr;
-  for (const Descr &candidate : kReadable)
-    if (header.descr == candidate.text)
-      descr = &candidate;
-  if (!descr) {
-    error = "unsupported array type '" + header.descr +
-            "' (supported: <f4 <f2 <i8 <i4 |b1, and <f8 read as f32)";
+  bool narrowed = header.descr == kF64Descr;
+  const kernels::DTypeInfo *row =
+      narrowed ? kernels::findDType(DType::F32) : kernels::findNumpyDType(header.descr.c_str());
+  if (!readable(row)) {
+    error = "unsupported array type '" + header.descr + "' (supported: " + readableDescrs() +
+            ", and " + kF64Descr + " read as f32)";
     return false;
   }
   std::string_view data = bytes.substr(dataStart + headerSize);
-  uint64_t count, fileBytes;
-  if (!checkedNumElements(header.shape, count) || !checkedMul(count, descr->fileSize, fileBytes)) {
+  uint64_t count, memoryBytes, fileBytes;
+  // An f64 element takes twice the bytes of the f32 it narrows to.
+  if (!checkedNumElements(header.shape, count) ||
+      !kernels::checkedStorageBytes(row->dtype, count, memoryBytes) ||
+      !checkedMul(memoryBytes, narrowed ? 2 : 1, fileBytes)) {
     error = "shape " + shapeString(header.shape) + " is too large";
     return false;
   }
@@ -237,10 +235,10 @@ bool parseNpy(std::string_view bytes, HostArray &out, std::string &error) {
             std::to_string(fileBytes) + " data bytes, the file has " + std::to_string(data.size());
     return false;
   }
-  out.dtype = descr->dtype;
+  out.dtype = row->dtype;
   out.shape = header.shape;
-  out.bytes.resize(count * elementSize(descr->dtype));
-  if (descr->fileSize != elementSize(descr->dtype))
+  out.bytes.resize(memoryBytes);
+  if (narrowed)
     narrowF64(data, out);
   else if (!data.empty())
     std::memcpy(out.bytes.data(), data.data(), data.size());
@@ -248,11 +246,14 @@ bool parseNpy(std::string_view bytes, HostArray &out, std::string &error) {
 }
 
 std::string serializeNpy(const HostArray &array) {
+  bool packed = kernels::findDType(array.dtype)->kind == kernels::DTypeKind::Packed;
+  std::vector<int64_t> shape =
+      packed ? std::vector<int64_t>{static_cast<int64_t>(array.bytes.size())} : array.shape;
   std::string dict = std::string("{'descr': '") + descrFor(array.dtype) +
                      "', 'fortran_order': False, 'shape': (";
-  for (size_t i = 0; i < array.shape.size(); ++i)
-    dict += (i ? ", " : "") + std::to_string(array.shape[i]);
-  dict += array.shape.size() == 1 ? ",), }" : "), }";
+  for (size_t i = 0; i < shape.size(); ++i)
+    dict += (i ? ", " : "") + std::to_string(shape[i]);
+  dict += shape.size() == 1 ? ",), }" : "), }";
   size_t unpadded = kMagicSize + 2 + 2 + dict.size() + 1;
   bool version2 = unpadded + kHeaderAlignment > 0xffff;
   if (version2)

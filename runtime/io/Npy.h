@@ -5,10 +5,11 @@
 //   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
 // padded with spaces to a newline, then the raw elements.
 //
-// Element types read: '<f4' f32, '<f2' f16, '<i8' i64, '<i4' i32, '|b1' bool, and '<f8', which is
-// narrowed to f32 on reading (numpy's default float is f64; memc has no f64 kernels). Written:
-// the five memc types, with bf16 (which numpy lacks) widened exactly to '<f4'. Refused with a
-// message: big-endian data, other types, structured dtypes and fortran_order True.
+// Element types are the dtype table's numpy column. Read: the types ops compute on ('<f4' f32,
+// '<f2' f16, '<i8' i64, '<i4' i32, '|b1' bool), and '<f8', which is narrowed to f32 (numpy's
+// default float is f64; memc has no f64 kernels). Written: every type, with bf16 (which numpy
+// lacks) widened exactly to '<f4' and nf4 as its bytes, '|u1'. Refused with a message:
+// big-endian data, other types (u8 and i8 among them), structured dtypes and fortran_order True.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_RUNTIME_IO_NPY_H

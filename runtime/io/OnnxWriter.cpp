@@ -22,14 +22,6 @@ constexpr uint32_t kEntryKey = 1;
 constexpr uint32_t kEntryValue = 2;
 constexpr uint64_t kDataLocationExternal = 1;
 
-// onnx.TensorProto.DataType values.
-constexpr int32_t kOnnxFloat = 1;
-constexpr int32_t kOnnxInt32 = 6;
-constexpr int32_t kOnnxInt64 = 7;
-constexpr int32_t kOnnxBool = 9;
-constexpr int32_t kOnnxFloat16 = 10;
-constexpr int32_t kOnnxBFloat16 = 16;
-
 enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
 
 void appendVarint(std::string &out, uint64_t value) {
@@ -219,30 +211,15 @@ bool writeExternalData(const std::string &path, const std::vector<OnnxTensor> &t
 } // namespace
 
 int32_t onnxDataType(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return kOnnxFloat;
-  case DType::F16:
-    return kOnnxFloat16;
-  case DType::BF16:
-    return kOnnxBFloat16;
-  case DType::I64:
-    return kOnnxInt64;
-  case DType::I32:
-    return kOnnxInt32;
-  case DType::Bool:
-    return kOnnxBool;
-  }
-  return 0;
+  const kernels::DTypeInfo *row = kernels::findDType(dtype);
+  return row ? row->onnxDataType : 0;
 }
 
 bool dtypeFromOnnx(int32_t dataType, DType &out) {
-  for (DType dtype : {DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32, DType::Bool})
-    if (onnxDataType(dtype) == dataType) {
-      out = dtype;
-      return true;
-    }
-  return false;
+  const kernels::DTypeInfo *row = kernels::findOnnxDType(dataType);
+  if (row)
+    out = row->dtype;
+  return row != nullptr;
 }
 
 bool writeOnnxModel(const std::string &path, std::string_view templateBytes,

@@ -42,10 +42,10 @@ struct OnnxTensor {
   std::string_view bytes;
 };
 
-/// The onnx.TensorProto.DataType of a memc element type (FLOAT, FLOAT16, BFLOAT16, INT64, INT32,
-/// BOOL).
+/// The onnx.TensorProto.DataType of a memc element type (the dtype table's column); 0 for nf4,
+/// which ONNX has no type for.
 int32_t onnxDataType(DType dtype);
-/// The memc element type of an ONNX data type; false for the types memc does not compute with.
+/// The memc element type of an ONNX data type; false for the types memc does not store.
 bool dtypeFromOnnx(int32_t dataType, DType &out);
 
 /// The largest protobuf ONNX readers parse: 2 GiB - 1 bytes.

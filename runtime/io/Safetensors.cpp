@@ -12,37 +12,41 @@ namespace {
 /// Headers larger than this are refused, as the reference implementation does.
 constexpr uint64_t kMaxHeaderBytes = 100u << 20;
 
-struct FormatDType {
+/// The format's dtypes memc does not store, with their bytes per element: such tensors parse,
+/// and are an error to use. memc's own are the dtype table's safetensors names.
+struct ForeignDType {
   const char *name;
   uint64_t size;
-  bool supported;
-  DType dtype;
+};
+const ForeignDType kForeignDTypes[] = {
+    {"F64", 8}, {"I16", 2}, {"U64", 8}, {"U32", 4}, {"U16", 2}, {"F8_E4M3", 1}, {"F8_E5M2", 1},
 };
 
-/// Every dtype of the format; the ones memc computes with map to a DType.
-const FormatDType kFormatDTypes[] = {
-    {"F32", 4, true, DType::F32},      {"F16", 2, true, DType::F16},
-    {"BF16", 2, true, DType::BF16},    {"I64", 8, true, DType::I64},
-    {"I32", 4, true, DType::I32},      {"BOOL", 1, true, DType::Bool},
-    {"F64", 8, false, DType::F32},     {"I16", 2, false, DType::F32},
-    {"I8", 1, false, DType::F32},      {"U64", 8, false, DType::F32},
-    {"U32", 4, false, DType::F32},     {"U16", 2, false, DType::F32},
-    {"U8", 1, false, DType::F32},      {"F8_E4M3", 1, false, DType::F32},
-    {"F8_E5M2", 1, false, DType::F32},
+struct FormatDType {
+  const char *name = nullptr;
+  bool supported = false;
+  DType dtype = DType::F32;
+  uint64_t foreignSize = 0;
+
+  /// Bytes of `count` elements; false on overflow.
+  bool dataBytes(uint64_t count, uint64_t &out) const {
+    return supported ? kernels::checkedStorageBytes(dtype, count, out)
+                     : checkedMul(count, foreignSize, out);
+  }
 };
 
-const FormatDType *findFormatDType(const std::string &name) {
-  for (const FormatDType &entry : kFormatDTypes)
-    if (name == entry.name)
-      return &entry;
-  return nullptr;
-}
-
-const char *formatName(DType dtype) {
-  for (const FormatDType &entry : kFormatDTypes)
-    if (entry.supported && entry.dtype == dtype)
-      return entry.name;
-  return "?";
+bool findFormatDType(const std::string &name, FormatDType &out) {
+  if (const kernels::DTypeInfo *row = kernels::findSafetensorsDType(name.c_str())) {
+    out = {row->safetensorsName, true, row->dtype, 0};
+    return true;
+  }
+  for (const ForeignDType &entry : kForeignDTypes) {
+    if (name == entry.name) {
+      out = {entry.name, false, DType::F32, entry.size};
+      return true;
+    }
+  }
+  return false;
 }
 
 bool parseIntArray(const JsonValue &value, std::vector<int64_t> &out) {
@@ -94,8 +98,8 @@ bool parseTensorEntry(const std::string &name, const JsonValue &value, uint64_t 
     error = where + "needs dtype, shape and data_offsets";
     return false;
   }
-  const FormatDType *format = dtype->isString() ? findFormatDType(dtype->string()) : nullptr;
-  if (!format) {
+  FormatDType format;
+  if (!dtype->isString() || !findFormatDType(dtype->string(), format)) {
     error = where + "unknown dtype" + (dtype->isString() ? " \"" + dtype->string() + "\"" : "");
     return false;
   }
@@ -111,7 +115,7 @@ bool parseTensorEntry(const std::string &name, const JsonValue &value, uint64_t 
   begin = static_cast<uint64_t>(range[0]);
   end = static_cast<uint64_t>(range[1]);
   uint64_t count, bytes;
-  if (!checkedNumElements(tensor.shape, count) || !checkedMul(count, format->size, bytes)) {
+  if (!checkedNumElements(tensor.shape, count) || !format.dataBytes(count, bytes)) {
     error = where + "shape " + shapeString(tensor.shape) + " is too large";
     return false;
   }
@@ -122,13 +126,13 @@ bool parseTensorEntry(const std::string &name, const JsonValue &value, uint64_t 
   }
   if (end - begin != bytes) {
     error = where + "data_offsets cover " + std::to_string(end - begin) + " bytes but " +
-            format->name + " " + shapeString(tensor.shape) + " needs " + std::to_string(bytes);
+            format.name + " " + shapeString(tensor.shape) + " needs " + std::to_string(bytes);
     return false;
   }
   tensor.name = name;
-  tensor.dtypeName = format->name;
-  tensor.supported = format->supported;
-  tensor.dtype = format->dtype;
+  tensor.dtypeName = format.name;
+  tensor.supported = format.supported;
+  tensor.dtype = format.dtype;
   return true;
 }
 
@@ -264,11 +268,16 @@ bool serializeSafetensors(const std::vector<TensorRef> &tensors,
               dtypeString(tensor.dtype) + " " + shapeString(tensor.shape) + " needs";
       return false;
     }
+    const kernels::DTypeInfo &row = *kernels::findDType(tensor.dtype);
+    // A packed tensor has no safetensors dtype of its own: it is stored as its bytes.
+    std::vector<int64_t> storedShape = row.kind == kernels::DTypeKind::Packed
+                                           ? std::vector<int64_t>{static_cast<int64_t>(expected)}
+                                           : tensor.shape;
     std::string shape;
-    for (int64_t dim : tensor.shape)
+    for (int64_t dim : storedShape)
       shape += (shape.empty() ? "" : ",") + std::to_string(dim);
     header += (header.size() > 1 ? "," : "") + jsonQuote(tensor.name) + ":{\"dtype\":\"" +
-              formatName(tensor.dtype) + "\",\"shape\":[" + shape + "],\"data_offsets\":[" +
+              row.safetensorsName + "\",\"shape\":[" + shape + "],\"data_offsets\":[" +
               std::to_string(offset) + "," + std::to_string(offset + expected) + "]}";
     offset += expected;
   }

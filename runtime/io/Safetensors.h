@@ -28,8 +28,8 @@ struct SafetensorsTensor {
   std::string name;
   /// As the file names it: "F32", "BF16", "F64", ...
   std::string dtypeName;
-  /// False for dtypes the format has but memc does not compute with (F64, U8, ...): such
-  /// tensors are listed, and an error to use.
+  /// False for dtypes the format has but memc does not store (F64, U16, ...): such tensors
+  /// are listed, and an error to use.
   bool supported = false;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
@@ -68,7 +68,9 @@ struct TensorRef {
 TensorRef tensorRef(const std::string &name, const HostArray &array);
 
 /// Serializes `tensors` (in order) and `metadata`; false if a name repeats, is empty or is
-/// "__metadata__", or if a tensor's byte count does not match its dtype and shape.
+/// "__metadata__", or if a tensor's byte count does not match its dtype and shape. A packed
+/// tensor (nf4), which the format has no dtype for, is written as U8 [its bytes] and reads back
+/// as such: its element shape lives in the plan.
 bool serializeSafetensors(const std::vector<TensorRef> &tensors,
                           const std::map<std::string, std::string> &metadata, std::string &out,
                           std::string &error);

@@ -8,15 +8,15 @@ namespace memc::runtime {
 uint64_t elementSize(DType dtype) { return kernels::dtypeSize(dtype); }
 
 const char *dtypeString(DType dtype) {
-  // The runtime's messages and files say "bool" where the kernels say "i1".
-  return dtype == DType::Bool ? "bool" : kernels::dtypeName(dtype);
+  const kernels::DTypeInfo *row = kernels::findDType(dtype);
+  return row ? row->name : "<invalid dtype>";
 }
 
 bool dtypeFromValue(int64_t value, DType &out) {
-  if (value < static_cast<int64_t>(DType::F32) || value > static_cast<int64_t>(DType::Bool))
-    return false;
-  out = static_cast<DType>(value);
-  return true;
+  const kernels::DTypeInfo *row = kernels::findDTypeValue(value);
+  if (row)
+    out = row->dtype;
+  return row != nullptr;
 }
 
 std::string shapeString(const std::vector<int64_t> &shape) {
@@ -40,7 +40,7 @@ bool checkedNumElements(const std::vector<int64_t> &shape, uint64_t &out) {
 
 bool checkedSizeBytes(DType dtype, const std::vector<int64_t> &shape, uint64_t &out) {
   uint64_t count;
-  return checkedNumElements(shape, count) && checkedMul(count, elementSize(dtype), out);
+  return checkedNumElements(shape, count) && kernels::checkedStorageBytes(dtype, count, out);
 }
 
 } // namespace memc::runtime

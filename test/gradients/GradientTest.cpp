@@ -165,8 +165,8 @@ double elementAt(const runtime::HostArray &array, uint64_t i) {
   case runtime::DType::I32: return array.as<int32_t>()[i];
   case runtime::DType::Bool: return array.bytes[i];
   case runtime::DType::BF16: return kernels::floatFromBits(uint32_t(array.as<uint16_t>()[i]) << 16);
+  default: return 0; // storage-only types: no kernel computes them
   }
-  return 0;
 }
 
 const runtime::HostArray *findArray(const runtime::NamedArrays &arrays, const std::string &name) {

@@ -49,8 +49,9 @@ struct OwnedTensor {
       return as<int32_t>()[i];
     case DType::Bool:
       return as<uint8_t>()[i] != 0;
+    default: // storage-only types: no kernel computes them
+      return 0;
     }
-    return 0;
   }
   std::vector<double> values() const {
     std::vector<double> result;
@@ -83,6 +84,8 @@ inline OwnedTensor tensor(DType dtype, Shape shape, const std::vector<double> &v
       break;
     case DType::Bool:
       t.as<uint8_t>()[i] = values[i] != 0;
+      break;
+    default: // storage-only types: no kernel computes them
       break;
     }
   }

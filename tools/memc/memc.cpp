@@ -20,6 +20,7 @@
 #include "compiler/report/MemoryReport.h"
 #include "compiler/report/MemorySvg.h"
 #include "compiler/training/TrainStep.h"
+#include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/MemcDialect.h"
 #include "dialects/memc/ShapeInference.h"
 
@@ -191,7 +192,7 @@ void printSummary(ModuleOp module, double seconds) {
       } else if (kind.getValue() == "parameter") {
         ++parameters;
         parameterElements += type.getNumElements();
-        parameterBytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
+        parameterBytes += memc::storageBytes(type);
       } else {
         ++buffers;
       }
