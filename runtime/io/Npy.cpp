@@ -153,11 +153,10 @@ constexpr const char *kF64Descr = "<f8";
 /// The descr written for `dtype`: the table's, and f32's for bf16 (widened exactly); numpy has
 /// no packed types, so those are written as their bytes, '|u1' [bytes].
 const char *descrFor(DType dtype) {
-  if (dtype == DType::BF16)
-    return kernels::findDType(DType::F32)->numpyDescr;
+  DType written = dtype == DType::BF16 ? DType::F32 : dtype;
   if (kernels::findDType(dtype)->kind == kernels::DTypeKind::Packed)
-    return kernels::findDType(DType::U8)->numpyDescr;
-  return kernels::findDType(dtype)->numpyDescr;
+    written = DType::U8;
+  return kernels::findDType(written)->numpyDescr;
 }
 
 /// Arrays carry graph inputs and outputs, so the reader takes the types ops compute on.
