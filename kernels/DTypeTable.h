@@ -73,6 +73,15 @@ inline constexpr DTypeInfo kDTypeTable[] = {
     {DType::NF4, "nf4", "nf4", 4, DTypeKind::Packed, false, "U8", 0, nullptr},
 };
 
+/// The row of `dtype` at compile time, for static checks against the table; `dtype` must have
+/// one (else the first row).
+constexpr const DTypeInfo &dtypeRow(DType dtype) {
+  for (const DTypeInfo &row : kDTypeTable)
+    if (row.dtype == dtype)
+      return row;
+  return kDTypeTable[0];
+}
+
 /// The row of `dtype`; nullptr for a value outside the table.
 const DTypeInfo *findDType(DType dtype);
 /// The row of the plan enum value `value`; nullptr if there is none.

@@ -47,6 +47,14 @@ template <> struct Element<BoolByte> {
 
 template <typename T> using ComputeOf = typename Element<T>::Compute;
 
+/// The storage types the visitors hand out have the table's widths.
+template <typename T> constexpr bool storesAs(DType dtype) {
+  return sizeof(T) * 8 == dtypeRow(dtype).bits;
+}
+static_assert(storesAs<float>(DType::F32) && storesAs<Half>(DType::F16) &&
+              storesAs<BFloat16>(DType::BF16) && storesAs<int64_t>(DType::I64) &&
+              storesAs<int32_t>(DType::I32) && storesAs<BoolByte>(DType::Bool));
+
 template <typename T> struct TypeTag { using type = T; };
 
 template <typename Fn> decltype(auto) visitFloat(DType dtype, Fn &&fn) {
