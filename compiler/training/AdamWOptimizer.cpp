@@ -51,9 +51,4 @@ std::unique_ptr<Optimizer> createAdamWOptimizer(const OptimizerOptions &options)
   return std::make_unique<AdamWOptimizer>(options);
 }
 
-Value adamWUpdateGradient(Operation *op) {
-  auto update = dyn_cast<AdamWUpdateOp>(op);
-  return update ? update.getGrad() : Value();
-}
-
 } // namespace memc

@@ -3,8 +3,8 @@
 // buildTrainStep knows optimizers only through this interface: the state each parameter
 // carries between steps, the run-time scalars the update reads, and the update itself. Adding
 // one (AdamW8bit, a ZeRO-sharded AdamW) is one class in its own file, its entry in
-// OptimizerRegistry.cpp, and the update op and kernel it builds. Gradient clipping and
-// accumulation are the step's, the same for every optimizer.
+// OptimizerRegistry.cpp (name, create function, update op), and that op and its kernel. Gradient
+// clipping and accumulation are the step's, the same for every optimizer.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_COMPILER_TRAINING_OPTIMIZER_H
@@ -59,9 +59,7 @@ struct ParameterUpdate {
   /// Indexed by plan::ScalarInput; set for the scalars the optimizer asked for.
   llvm::ArrayRef<mlir::Value> scalars;
 
-  mlir::Value scalar(plan::ScalarInput input) const {
-    return scalars[static_cast<size_t>(input)];
-  }
+  mlir::Value scalar(plan::ScalarInput input) const { return scalars[static_cast<size_t>(input)]; }
 };
 
 class Optimizer {
@@ -93,12 +91,9 @@ std::string optimizerNames();
 /// finds gradients whatever the optimizer.
 mlir::Value gradientOfUpdate(mlir::Operation *op);
 
-/// The optimizers, as OptimizerRegistry.cpp lists them: each file defines its create function
-/// and finds the gradient operand of its update op.
+/// The optimizers OptimizerRegistry.cpp lists, one file each.
 std::unique_ptr<Optimizer> createSgdOptimizer(const OptimizerOptions &options);
-mlir::Value sgdUpdateGradient(mlir::Operation *op);
 std::unique_ptr<Optimizer> createAdamWOptimizer(const OptimizerOptions &options);
-mlir::Value adamWUpdateGradient(mlir::Operation *op);
 
 } // namespace memc
 

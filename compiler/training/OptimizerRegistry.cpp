@@ -1,20 +1,28 @@
 //===- OptimizerRegistry.cpp - the optimizers memc knows, by name ---------===//
 #include "compiler/training/Optimizer.h"
+#include "dialects/memc/MemcDialect.h"
 
 using namespace mlir;
 
 namespace memc {
 namespace {
 
+/// The `grad` operand of `op` if it is an UpdateOp.
+template <typename UpdateOp> Value gradientOperand(Operation *op) {
+  auto update = dyn_cast<UpdateOp>(op);
+  return update ? update.getGrad() : Value();
+}
+
 struct OptimizerEntry {
   llvm::StringLiteral name;
   std::unique_ptr<Optimizer> (*create)(const OptimizerOptions &);
+  /// The gradient its update op reads.
   Value (*gradientOfUpdate)(Operation *);
 };
 
 constexpr OptimizerEntry kOptimizers[] = {
-    {"sgd", createSgdOptimizer, sgdUpdateGradient},
-    {"adamw", createAdamWOptimizer, adamWUpdateGradient},
+    {"sgd", createSgdOptimizer, gradientOperand<SgdUpdateOp>},
+    {"adamw", createAdamWOptimizer, gradientOperand<AdamWUpdateOp>},
 };
 
 } // namespace

@@ -47,9 +47,9 @@ public:
       rate = b.create<CastOp>(loc, RankedTensorType::get({}, element), lr);
     Value direction = update.gradient;
     if (weightDecay != 0.0) {
-      auto decay = b.create<ConstantOp>(
-          loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
-                                      b.getFloatAttr(element, weightDecay)));
+      auto decay =
+          b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
+                                                           b.getFloatAttr(element, weightDecay)));
       direction = b.create<AddOp>(loc, update.gradient, b.create<MulOp>(loc, update.param, decay));
     }
     return {b.create<SubOp>(loc, update.param, b.create<MulOp>(loc, direction, rate))};
@@ -64,11 +64,6 @@ private:
 
 std::unique_ptr<Optimizer> createSgdOptimizer(const OptimizerOptions &options) {
   return std::make_unique<SgdOptimizer>(options);
-}
-
-Value sgdUpdateGradient(Operation *op) {
-  auto update = dyn_cast<SgdUpdateOp>(op);
-  return update ? update.getGrad() : Value();
 }
 
 } // namespace memc

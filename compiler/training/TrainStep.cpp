@@ -1,8 +1,10 @@
 //===- TrainStep.cpp - build the training step from @forward --------------===//
 //
 // @train_step = clone of @forward (batch_norm switched to training mode) + loss + reverse
-// sweep. The parameters to differentiate are the `parameter`-kind arguments left after
-// --trainable/--freeze; buffers (integer tensors, running statistics) never train.
+// sweep (+ gradient accumulation, clipping and the optimizer's update). The parameters to
+// differentiate are the `parameter`-kind arguments left after --trainable/--freeze; buffers
+// (integer tensors, running statistics) never train. The optimizer is an Optimizer, asked for
+// its state, scalars and update; arguments are reached through the TrainStepSignature.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/training/TrainStep.h"
@@ -246,38 +248,35 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
       signature.labels = arguments.add(labels, inputAttrs(b, options.labelsName));
     if (i == forward.getNumArguments())
       break;
-    forwardToStep.push_back(arguments.add(forward.getArgument(i).getType(),
-                                          forward.getArgAttrDict(i)
-                                              ? forward.getArgAttrDict(i)
-                                              : b.getDictionaryAttr({})));
+    DictionaryAttr attrs = forward.getArgAttrDict(i);
+    forwardToStep.push_back(
+        arguments.add(forward.getArgument(i).getType(), attrs ? attrs : b.getDictionaryAttr({})));
     (argAttr(forward, i, kParamNameAttr) ? signature.modelTensors : signature.graphInputs)
         .push_back(forwardToStep.back());
   }
   for (unsigned index : trainable)
     signature.trained.push_back({forwardToStep[index], {}, std::nullopt});
-  if (!optimizer) {
-    if (hasDropout)
-      signature.scalars[size_t(plan::ScalarInput::Salt)] = arguments.add(
-          RankedTensorType::get({}, b.getI64Type()),
-          inputAttrs(b, plan::scalarInputName(plan::ScalarInput::Salt)));
-    return signature;
+  SmallVector<plan::ScalarInput> scalars;
+  if (optimizer) {
+    bool accumulates = options.optimizer.accumulationSteps > 1;
+    for (auto [index, trained] : llvm::zip(trainable, signature.trained)) {
+      auto type = cast<RankedTensorType>(forward.getArgument(index).getType());
+      StringRef param = argAttr(forward, index, kParamNameAttr).getValue();
+      for (const OptimizerStateSpec &spec : optimizer->stateSpecs(type))
+        trained.state.push_back(
+            arguments.add(spec.type, stateAttrs(b, (param + "." + spec.suffix).str(), spec.kind)));
+    }
+    if (accumulates)
+      for (auto [index, trained] : llvm::zip(trainable, signature.trained))
+        trained.accumulator = arguments.add(
+            forward.getArgument(index).getType(),
+            stateAttrs(b,
+                       (argAttr(forward, index, kParamNameAttr).getValue() + ".grad_accum").str(),
+                       plan::KIND_GRADIENT_ACCUMULATOR));
+    scalars = optimizer->scalarInputs();
+    if (accumulates)
+      scalars.push_back(plan::ScalarInput::Apply);
   }
-  for (auto [index, trained] : llvm::zip(trainable, signature.trained)) {
-    auto type = cast<RankedTensorType>(forward.getArgument(index).getType());
-    StringRef param = argAttr(forward, index, kParamNameAttr).getValue();
-    for (const OptimizerStateSpec &spec : optimizer->stateSpecs(type))
-      trained.state.push_back(
-          arguments.add(spec.type, stateAttrs(b, (param + "." + spec.suffix).str(), spec.kind)));
-  }
-  if (options.optimizer.accumulationSteps > 1)
-    for (auto [index, trained] : llvm::zip(trainable, signature.trained))
-      trained.accumulator = arguments.add(
-          forward.getArgument(index).getType(),
-          stateAttrs(b, (argAttr(forward, index, kParamNameAttr).getValue() + ".grad_accum").str(),
-                     plan::KIND_GRADIENT_ACCUMULATOR));
-  SmallVector<plan::ScalarInput> scalars = optimizer->scalarInputs();
-  if (options.optimizer.accumulationSteps > 1)
-    scalars.push_back(plan::ScalarInput::Apply);
   if (hasDropout)
     scalars.push_back(plan::ScalarInput::Salt);
   for (const plan::ScalarInputInfo &info : plan::kScalarInputs) {
@@ -345,8 +344,8 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
                       arguments, forwardToStep);
 
   b.setInsertionPointAfter(forward);
-  auto step = b.create<func::FuncOp>(loc, options.functionName,
-                                     b.getFunctionType(arguments.types, {}));
+  auto step =
+      b.create<func::FuncOp>(loc, options.functionName, b.getFunctionType(arguments.types, {}));
   step.setAllArgAttrs(arguments.attrs);
   Block *body = step.addEntryBlock();
   b.setInsertionPointToStart(body);
@@ -409,8 +408,8 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
       continue;
     Value sum = b.create<AddOp>(loc, argument(*trained.accumulator), gradient);
     accumulated.push_back(sum);
-    gradient = b.create<MulOp>(
-        loc, sum, scalarLike(b, loc, sum, 1.0 / options.optimizer.accumulationSteps));
+    gradient = b.create<MulOp>(loc, sum,
+                               scalarLike(b, loc, sum, 1.0 / options.optimizer.accumulationSteps));
   }
   if (options.optimizer.clipGradNorm > 0 && !gradients->empty())
     *gradients = clipByGlobalNorm(b, loc, *gradients, options.optimizer.clipGradNorm);

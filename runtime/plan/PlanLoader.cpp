@@ -50,8 +50,8 @@ std::string parameterKindNames() {
   std::string names;
   for (const plan::BindingKindInfo &info : plan::kBindingKinds)
     if (info.kind != plan::KIND_NONE)
-      names += (names.empty() ? "" : ", ") + std::to_string(info.kind) + " " +
-               std::string(info.name);
+      names +=
+          (names.empty() ? "" : ", ") + std::to_string(info.kind) + " " + std::string(info.name);
   return names;
 }
 

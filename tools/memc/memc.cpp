@@ -284,7 +284,8 @@ void reportInfeasibleBudget(const memc::BudgetedPlan &planned, const memc::Budge
   os << ")\n  at that peak:";
   for (size_t c = 1; c < memory.breakdown.size(); ++c)
     if (memory.breakdown[c])
-      os << " " << memc::plan::categoryInfo(c).name << " " << memc::formatBytes(memory.breakdown[c]) << ";";
+      os << " " << memc::plan::categoryInfo(c).name << " " << memc::formatBytes(memory.breakdown[c])
+         << ";";
   if (memory.unusedArenaBytes)
     os << " unused arena " << memc::formatBytes(memory.unusedArenaBytes) << ";";
   os << "\n  what would lower it:";
