@@ -29,16 +29,17 @@ struct ScalarInputInfo {
   DType dtype;
 };
 
-inline constexpr std::array<ScalarInputInfo, 4> kScalarInputs = {{
+/// One entry per ScalarInput, indexed by it.
+inline constexpr std::array kScalarInputs = {
     // The schedule's learning rate.
-    {ScalarInput::LearningRate, "memc.lr", F32},
+    ScalarInputInfo{ScalarInput::LearningRate, "memc.lr", F32},
     // The 1-based optimizer step (AdamW's bias correction).
-    {ScalarInput::StepNumber, "memc.step", F32},
+    ScalarInputInfo{ScalarInput::StepNumber, "memc.step", F32},
     // 1 on the micro-batch that applies the accumulated update, 0 on the others.
-    {ScalarInput::Apply, "memc.apply", F32},
+    ScalarInputInfo{ScalarInput::Apply, "memc.apply", F32},
     // Mixed into every dropout mask: the seed and the micro-batch number.
-    {ScalarInput::Salt, "memc.salt", I64},
-}};
+    ScalarInputInfo{ScalarInput::Salt, "memc.salt", I64},
+};
 
 constexpr std::string_view scalarInputName(ScalarInput input) {
   return kScalarInputs[static_cast<size_t>(input)].name;
@@ -74,8 +75,10 @@ inline constexpr std::array<BindingKindInfo, BindingKind_ARRAYSIZE> kBindingKind
     {KIND_GRADIENT_ACCUMULATOR, "gradient_accumulator", GRADIENTS, false},
 }};
 
+/// The entry of `kind`; KIND_NONE's for a value this table does not know (the plan loader
+/// refuses those).
 constexpr const BindingKindInfo &bindingKindInfo(BindingKind kind) {
-  return kBindingKinds[static_cast<size_t>(kind)];
+  return kBindingKinds[kind >= 0 && kind < BindingKind_ARRAYSIZE ? kind : 0];
 }
 
 /// The kind spelled `name` in the IR; KIND_NONE when no kind is.
