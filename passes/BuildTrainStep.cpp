@@ -18,11 +18,8 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
   void runOnOperation() override {
     TrainStepOptions options;
     std::optional<LossKind> lossKind = parseLossKind(loss);
-    std::optional<OptimizerKind> optimizerKind = parseOptimizerKind(optimizer);
-    if (!lossKind || !optimizerKind) {
-      getOperation().emitError("unknown loss '")
-          << loss << "' or optimizer '" << optimizer
-          << "' (losses: cross_entropy, mse; optimizers: none, sgd, adamw)";
+    if (!lossKind) {
+      getOperation().emitError("unknown loss '") << loss << "' (losses: cross_entropy, mse)";
       return signalPassFailure();
     }
     options.loss = *lossKind;
@@ -32,7 +29,7 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
     options.freeze.assign(freeze.begin(), freeze.end());
     options.trainable.assign(trainable.begin(), trainable.end());
     OptimizerOptions &opt = options.optimizer;
-    opt.kind = *optimizerKind;
+    opt.name = optimizer;
     opt.momentum = momentum;
     opt.nesterov = nesterov;
     opt.weightDecay = weightDecay;

@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
   }
   std::string path = argv[1];
   TrainStepOptions trainOptions;
-  trainOptions.optimizer.kind = OptimizerKind::AdamW;
+  trainOptions.optimizer.name = "adamw";
   trainOptions.optimizer.weightDecay = 0.01;
   trainOptions.warnUnreachable = false;
   double ilpSeconds = 20;

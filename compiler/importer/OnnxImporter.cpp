@@ -10,6 +10,7 @@
 #include "compiler/importer/WeightStore.h"
 #include "dialects/memc/ShapeInference.h"
 #include "kernels/DTypeTable.h"
+#include "runtime/plan/PlanVocabulary.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -312,8 +313,10 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
     bool trainable = isFloatingType(stored.dataType) && !statistics.contains(name);
     SmallVector<NamedAttribute> attributes = {
         builder.getNamedAttr(kParamNameAttr, builder.getStringAttr(name)),
-        builder.getNamedAttr(kParamKindAttr,
-                             builder.getStringAttr(trainable ? "parameter" : "buffer"))};
+        builder.getNamedAttr(
+            kParamKindAttr,
+            builder.getStringAttr(
+                plan::bindingKindInfo(trainable ? plan::KIND_PARAMETER : plan::KIND_BUFFER).name))};
     if (name != stored.name)
       attributes.push_back(
           builder.getNamedAttr(kParamSourceAttr, builder.getStringAttr(stored.name)));

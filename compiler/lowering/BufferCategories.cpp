@@ -1,9 +1,12 @@
 //===- BufferCategories.cpp - what each value's bytes are for -------------===//
 #include "compiler/lowering/BufferCategories.h"
+#include "compiler/training/Optimizer.h"
+#include "compiler/training/TrainStepSignature.h"
 #include "dialects/memc/MemcDialect.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 
@@ -60,18 +63,9 @@ llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
   Block &body = function.getBody().front();
   Operation *terminator = body.getTerminator();
 
-  for (BlockArgument argument : function.getArguments()) {
-    unsigned index = argument.getArgNumber();
-    auto kind = function.getArgAttrOfType<StringAttr>(index, kParamKindAttr);
-    auto name = function.getArgAttrOfType<StringAttr>(index, kParamNameAttr);
-    if (!kind && !name)
-      category[argument] = plan::INPUTS;
-    else if (kind && kind.getValue() == "optimizer_state")
-      category[argument] = name && name.getValue().ends_with(".grad_accum") ? plan::GRADIENTS
-                                                                            : plan::OPTIMIZER_STATE;
-    else
-      category[argument] = plan::PARAMETERS;
-  }
+  for (BlockArgument argument : function.getArguments())
+    category[argument] =
+        plan::bindingKindInfo(argumentKind(function, argument.getArgNumber())).category;
 
   llvm::DenseSet<Operation *> forward = lossAncestors(function);
 
@@ -79,16 +73,20 @@ llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
   // same-typed adds, scalings and views producing them.
   llvm::DenseSet<Value> gradients;
   std::vector<Value> gradientWork;
-  for (Operation &op : body) {
-    if (isa<SgdUpdateOp, AdamWUpdateOp>(op))
-      gradientWork.push_back(op.getOperand(1));
-  }
+  for (Operation &op : body)
+    if (Value gradient = gradientOfUpdate(&op))
+      gradientWork.push_back(gradient);
+  llvm::StringSet<> accumulators;
+  for (BlockArgument argument : function.getArguments())
+    if (argumentKind(function, argument.getArgNumber()) == plan::KIND_GRADIENT_ACCUMULATOR)
+      accumulators.insert(
+          function.getArgAttrOfType<StringAttr>(argument.getArgNumber(), kParamNameAttr));
   for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
     if (function.getResultAttr(index, kGradientOfAttr))
       gradientWork.push_back(value);
     // A new gradient accumulator is a gradient too.
     if (auto updated = function.getResultAttrOfType<StringAttr>(index, kUpdatesAttr);
-        updated && updated.getValue().ends_with(".grad_accum"))
+        updated && accumulators.contains(updated.getValue()))
       gradientWork.push_back(value);
   }
   while (!gradientWork.empty()) {

@@ -3,11 +3,11 @@
 // The memory report breaks every peak into parameters, gradients, optimizer state, saved
 // activations, temporaries, workspace, inputs and constants. The lowering records each buffer's
 // category in the plan, from these rules on the training step:
-//  - arguments: by their kind (parameter, buffer, optimizer state; NAME.grad_accum accumulators
-//    are gradients); other arguments are inputs;
+//  - arguments: by their kind (PlanVocabulary.h: parameters and buffers, optimizer state,
+//    gradient accumulators are gradients); other arguments are inputs;
 //  - forward values (ancestors of the loss) that a backward op reads, and recomputed clones of
 //    them, are activations;
-//  - parameter gradients: what the optimizer updates read as their gradient, what the step
+//  - parameter gradients: what the optimizers' updates read as their gradient, what the step
 //    returns as a gradient, and the same-typed sums and scalings that produce them;
 //  - everything else is a temporary.
 //

@@ -1,6 +1,7 @@
 //===- OnnxTemplate.cpp - the model a training program saves --------------===//
 #include "compiler/lowering/OnnxTemplate.h"
 #include "compiler/importer/WeightStore.h"
+#include "runtime/plan/PlanVocabulary.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -41,7 +42,7 @@ bool parseModel(const std::string &path, onnx::ModelProto &model, std::string &e
 bool listInitializers(plan::Plan &plan, const WeightStore &weights, std::string &error) {
   plan::Training *training = plan.mutable_training();
   for (const plan::Binding &binding : plan.parameters()) {
-    if (binding.kind() == "optimizer_state")
+    if (!plan::bindingKindInfo(binding.kind()).modelWeight)
       continue;
     const std::string &source = binding.source().empty() ? binding.name() : binding.source();
     const StoredTensor *stored = weights.find(source);

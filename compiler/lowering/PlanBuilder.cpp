@@ -18,6 +18,7 @@
 #include "compiler/planner/ArenaPlanner.h"
 #include "compiler/planner/Assignment.h"
 #include "compiler/planner/MemoryScheduler.h"
+#include "compiler/training/TrainStepSignature.h"
 #include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/MemcDialect.h"
 #include "kernels/cpu/CpuKernels.h"
@@ -464,8 +465,7 @@ void PlanBuilder::bindInterface() {
       binding->set_name(name.str());
       auto source = function.getArgAttrOfType<StringAttr>(index, kParamSourceAttr);
       binding->set_source(source ? source.str() : name.str());
-      auto kind = function.getArgAttrOfType<StringAttr>(index, kParamKindAttr);
-      binding->set_kind(kind ? kind.str() : "parameter");
+      binding->set_kind(argumentKind(function, index));
     } else {
       binding = result.add_inputs();
       binding->set_name(result.buffers(bufferOf[argument]).name());

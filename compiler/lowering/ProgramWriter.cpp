@@ -3,6 +3,7 @@
 #include "compiler/importer/WeightStore.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/io/Safetensors.h"
+#include "runtime/plan/PlanVocabulary.h"
 
 #include <map>
 #include <set>
@@ -18,7 +19,7 @@ bool serializeWeights(const plan::Plan &plan, const WeightStore &weights, std::s
   for (int i = 0; i < plan.parameters_size(); ++i) {
     const plan::Binding &binding = plan.parameters(i);
     const std::string &source = binding.source().empty() ? binding.name() : binding.source();
-    if (binding.kind() == "optimizer_state" || !written.insert(source).second)
+    if (!plan::bindingKindInfo(binding.kind()).modelWeight || !written.insert(source).second)
       continue;
     const StoredTensor *stored = weights.find(source);
     if (!stored) {

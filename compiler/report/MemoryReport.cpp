@@ -18,13 +18,6 @@ uint64_t totalBytes(const CategoryBytes &bytes) {
   return sum;
 }
 
-const char *categoryName(int category) {
-  static const char *names[kNumCategories] = {"other",           "parameters",  "gradients",
-                                              "optimizer_state", "activations", "temporaries",
-                                              "workspace",       "inputs",      "constants"};
-  return category >= 0 && category < kNumCategories ? names[category] : "other";
-}
-
 std::string formatBytes(uint64_t bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);
@@ -59,7 +52,7 @@ MemoryTimeline memoryTimeline(const plan::Plan &plan) {
   CategoryBytes fixed = persistentBytes(plan);
   ArenaLifetimes lifetimes(plan);
   int64_t steps = std::max(1, plan.steps_size());
-  std::vector<std::array<int64_t, kNumCategories>> delta(steps + 1);
+  std::vector<std::array<int64_t, plan::kCategories.size()>> delta(steps + 1);
   for (auto &row : delta)
     row.fill(0);
   for (int i = 0; i < plan.buffers_size(); ++i) {
@@ -69,10 +62,10 @@ MemoryTimeline memoryTimeline(const plan::Plan &plan) {
     delta[lifetimes.first[i]][category] += plan.buffers(i).size_bytes();
     delta[lifetimes.last[i] + 1][category] -= plan.buffers(i).size_bytes();
   }
-  std::array<int64_t, kNumCategories> running{};
+  std::array<int64_t, plan::kCategories.size()> running{};
   for (int64_t s = 0; s < steps; ++s) {
     CategoryBytes row = fixed;
-    for (int c = 0; c < kNumCategories; ++c) {
+    for (size_t c = 0; c < running.size(); ++c) {
       running[c] += delta[s][c];
       row[c] += static_cast<uint64_t>(running[c]);
     }
@@ -148,9 +141,9 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os) {
   if (!report.peakLocation.empty())
     os << " '" << report.peakLocation << "'";
   os << "):\n";
-  for (int c = 1; c < kNumCategories; ++c)
+  for (size_t c = 1; c < plan::kCategories.size(); ++c)
     if (report.breakdown[c])
-      os << llvm::format("    %-16s %12s  %5.1f%%\n", categoryName(c),
+      os << llvm::format("    %-16s %12s  %5.1f%%\n", plan::categoryInfo(c).name,
                          formatBytes(report.breakdown[c]).c_str(),
                          100.0 * report.breakdown[c] / std::max<uint64_t>(1, report.peakBytes));
   if (report.unusedArenaBytes)
@@ -159,7 +152,7 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os) {
   os << "  largest tensors live there:\n";
   for (const MemoryReport::Tensor &tensor : report.largest) {
     os << llvm::format("    %12s  %-12s ", formatBytes(tensor.bytes).c_str(),
-                       categoryName(tensor.category));
+                       plan::categoryInfo(tensor.category).name);
     os << (tensor.name.empty() ? "(unnamed)" : tensor.name) << " [";
     for (size_t i = 0; i < tensor.shape.size(); ++i)
       os << (i ? "x" : "") << tensor.shape[i];
@@ -169,8 +162,8 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os) {
 
 void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
   llvm::json::Object breakdown;
-  for (int c = 1; c < kNumCategories; ++c)
-    breakdown[categoryName(c)] = static_cast<int64_t>(report.breakdown[c]);
+  for (size_t c = 1; c < plan::kCategories.size(); ++c)
+    breakdown[plan::categoryInfo(c).name] = static_cast<int64_t>(report.breakdown[c]);
   breakdown["unused_arena"] = static_cast<int64_t>(report.unusedArenaBytes);
   llvm::json::Array largest;
   for (const MemoryReport::Tensor &tensor : report.largest) {
@@ -178,7 +171,7 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
     for (int64_t dim : tensor.shape)
       shape.push_back(dim);
     largest.push_back(llvm::json::Object{{"name", tensor.name},
-                                         {"category", categoryName(tensor.category)},
+                                         {"category", plan::categoryInfo(tensor.category).name},
                                          {"bytes", static_cast<int64_t>(tensor.bytes)},
                                          {"shape", std::move(shape)}});
   }

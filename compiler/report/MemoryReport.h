@@ -11,6 +11,7 @@
 #define MEMC_COMPILER_REPORT_MEMORYREPORT_H
 
 #include "compiler/remat/PlanWithinBudget.h"
+#include "runtime/plan/PlanVocabulary.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -19,15 +20,11 @@
 
 namespace memc {
 
-/// Indexed by plan::Category.
-constexpr int kNumCategories = 9;
-using CategoryBytes = std::array<uint64_t, kNumCategories>;
+/// Indexed by plan::Category (PlanVocabulary.h's kCategories names them).
+using CategoryBytes = std::array<uint64_t, plan::kCategories.size()>;
 
 /// Bytes of all categories together.
 uint64_t totalBytes(const CategoryBytes &bytes);
-
-/// The category's name in reports and JSON keys ("optimizer_state", ...).
-const char *categoryName(int category);
 
 /// Bytes live at every step of a plan, persistent state and constants included.
 struct MemoryTimeline {

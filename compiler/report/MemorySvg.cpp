@@ -13,13 +13,6 @@ constexpr double kWidth = 960, kPanelHeight = 300, kLeft = 80, kRight = 180, kTo
 /// More steps than this are shown as the step with the most bytes in each of this many buckets.
 constexpr size_t kMaxColumns = 1200;
 
-const char *categoryColor(int category) {
-  static const char *colors[kNumCategories] = {"#999999", "#4e79a7", "#f28e2b",
-                                               "#e15759", "#76b7b2", "#59a14f",
-                                               "#edc948", "#b07aa1", "#9c755f"};
-  return colors[category];
-}
-
 /// Text as SVG character data (a model's file name may hold & or <).
 std::string escaped(const std::string &text) {
   std::string out;
@@ -62,18 +55,18 @@ void panel(llvm::raw_ostream &os, const MemoryTimeline &timeline, double top, do
      << "</text>\n";
   // One band per category: from the stack below it to the stack including it.
   std::vector<double> below(data.size(), 0.0);
-  for (int c = 1; c < kNumCategories; ++c) {
+  for (size_t c = 1; c < plan::kCategories.size(); ++c) {
     bool any = llvm::any_of(data, [&](const CategoryBytes &row) { return row[c] > 0; });
     if (!any)
       continue;
-    os << "<polygon fill=\"" << categoryColor(c) << "\" points=\"";
+    os << "<polygon fill=\"" << plan::categoryInfo(c).svgColor << "\" points=\"";
     for (size_t i = 0; i < data.size(); ++i) {
       double upper = below[i] + data[i][c];
       os << llvm::format("%.1f,%.1f %.1f,%.1f ", x(i), y(upper), x(i + 1), y(upper));
     }
     for (size_t i = data.size(); i-- > 0;)
       os << llvm::format("%.1f,%.1f %.1f,%.1f ", x(i + 1), y(below[i]), x(i), y(below[i]));
-    os << "\"><title>" << categoryName(c) << "</title></polygon>\n";
+    os << "\"><title>" << plan::categoryInfo(c).name << "</title></polygon>\n";
     for (size_t i = 0; i < data.size(); ++i)
       below[i] += data[i][c];
   }
@@ -126,11 +119,11 @@ void writeMemorySvg(const MemoryReport &report, const std::string &title, llvm::
   panel(os, report.after, kTop + kPanelHeight + kGap, scale, caption, report.budgetBytes);
   // Legend.
   double legendX = kWidth - kRight + 70, legendY = kTop + 10;
-  for (int c = 1; c < kNumCategories; ++c, legendY += 18)
+  for (size_t c = 1; c < plan::kCategories.size(); ++c, legendY += 18)
     os << llvm::format("<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
                        "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\">%s</text>\n",
-                       legendX, legendY, categoryColor(c), legendX + 16, legendY + 10,
-                       categoryName(c));
+                       legendX, legendY, plan::categoryInfo(c).svgColor, legendX + 16, legendY + 10,
+                       plan::categoryInfo(c).name);
   os << "</svg>\n";
 }
 

@@ -1,12 +1,15 @@
 //===- TrainStep.cpp - build the training step from @forward --------------===//
 //
 // @train_step = clone of @forward (batch_norm switched to training mode) + loss + reverse
-// sweep. The parameters to differentiate are the `parameter`-kind arguments left after
-// --trainable/--freeze; buffers (integer tensors, running statistics) never train.
+// sweep (+ gradient accumulation, clipping and the optimizer's update). The parameters to
+// differentiate are the `parameter`-kind arguments left after --trainable/--freeze; buffers
+// (integer tensors, running statistics) never train. The optimizer is an Optimizer, asked for
+// its state, scalars and update; arguments are reached through the TrainStepSignature.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/training/TrainStep.h"
 #include "compiler/training/Autodiff.h"
+#include "compiler/training/TrainStepSignature.h"
 #include "dialects/memc/MemcDialect.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -43,7 +46,8 @@ FailureOr<llvm::SmallVector<bool>> selectTrainable(func::FuncOp forward,
   for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
     StringAttr name = argAttr(forward, i, kParamNameAttr);
     StringAttr kind = argAttr(forward, i, kParamKindAttr);
-    bool isParameter = name && kind && kind.getValue() == "parameter";
+    bool isParameter =
+        name && kind && plan::bindingKindNamed(kind.getValue()) == plan::KIND_PARAMETER;
     bool chosen = isParameter && trainable.empty();
     for (size_t p = 0; name && p < trainable.size(); ++p)
       if (trainable[p].match(name.getValue())) {
@@ -204,56 +208,85 @@ SmallVector<std::pair<Value, Value>> runningStatisticsUpdate(OpBuilder &b, Batch
   return {{op.getMean(), blend(op.getMean(), mean)}, {op.getVar(), blend(op.getVar(), unbiased)}};
 }
 
-/// The state one parameter carries between steps under `optimizer`: (suffix, type) pairs.
-SmallVector<std::pair<std::string, Type>> optimizerState(const OptimizerOptions &optimizer,
-                                                         RankedTensorType param) {
-  auto f32 = param.clone(Float32Type::get(param.getContext()));
-  switch (optimizer.kind) {
-  case OptimizerKind::Sgd:
-    if (optimizer.momentum != 0.0)
-      return {{"momentum_buffer", param}};
-    return {};
-  case OptimizerKind::AdamW:
-    return {{"exp_avg", f32}, {"exp_avg_sq", f32}};
-  case OptimizerKind::None:
-    return {};
+/// The step's arguments as they are laid out: types and attributes.
+struct ArgumentList {
+  SmallVector<Type> types;
+  SmallVector<DictionaryAttr> attrs;
+
+  unsigned add(Type type, DictionaryAttr attributes) {
+    types.push_back(type);
+    attrs.push_back(attributes);
+    return types.size() - 1;
   }
-  return {};
+};
+
+DictionaryAttr inputAttrs(OpBuilder &b, StringRef name) {
+  return b.getDictionaryAttr(b.getNamedAttr(kInputNameAttr, b.getStringAttr(name)));
 }
 
-/// One parameter's update: the new parameter followed by its new state, in optimizerState's
-/// order.
-SmallVector<Value> buildUpdate(OpBuilder &b, Location loc, const OptimizerOptions &optimizer,
-                               Value param, Value gradient, ValueRange state, Value lr,
-                               Value step) {
-  if (optimizer.kind == OptimizerKind::AdamW) {
-    auto update = b.create<AdamWUpdateOp>(
-        loc, TypeRange{param.getType(), state[0].getType(), state[1].getType()}, param, gradient,
-        state[0], state[1], lr, step, b.getF64FloatAttr(optimizer.beta1),
-        b.getF64FloatAttr(optimizer.beta2), b.getF64FloatAttr(optimizer.eps),
-        b.getF64FloatAttr(optimizer.weightDecay));
-    return {update.getNewParam(), update.getNewFirstMoment(), update.getNewSecondMoment()};
+DictionaryAttr stateAttrs(OpBuilder &b, StringRef name, plan::BindingKind kind) {
+  return b.getDictionaryAttr(
+      {b.getNamedAttr(kParamNameAttr, b.getStringAttr(name)),
+       b.getNamedAttr(kParamKindAttr, b.getStringAttr(plan::bindingKindInfo(kind).name))});
+}
+
+/// Lays out the step's arguments: graph inputs, labels, parameters and buffers (@forward's,
+/// with the labels before the first of them), then each trained parameter's optimizer state,
+/// the gradient accumulators, and the run-time scalars in PlanVocabulary.h's order.
+/// `forwardToStep` maps @forward's argument indices to the step's.
+TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labels,
+                                   const TrainStepOptions &options, ArrayRef<unsigned> trainable,
+                                   const Optimizer *optimizer, bool hasDropout,
+                                   ArgumentList &arguments, SmallVector<unsigned> &forwardToStep) {
+  TrainStepSignature signature;
+  unsigned labelsPosition = 0;
+  while (labelsPosition < forward.getNumArguments() &&
+         !argAttr(forward, labelsPosition, kParamNameAttr))
+    ++labelsPosition;
+  for (unsigned i = 0; i <= forward.getNumArguments(); ++i) {
+    if (i == labelsPosition)
+      signature.labels = arguments.add(labels, inputAttrs(b, options.labelsName));
+    if (i == forward.getNumArguments())
+      break;
+    DictionaryAttr attrs = forward.getArgAttrDict(i);
+    forwardToStep.push_back(
+        arguments.add(forward.getArgument(i).getType(), attrs ? attrs : b.getDictionaryAttr({})));
+    (argAttr(forward, i, kParamNameAttr) ? signature.modelTensors : signature.graphInputs)
+        .push_back(forwardToStep.back());
   }
-  if (optimizer.momentum != 0.0) {
-    auto update = b.create<SgdUpdateOp>(
-        loc, TypeRange{param.getType(), param.getType()}, param, gradient, state[0], lr,
-        b.getF64FloatAttr(optimizer.momentum), b.getF64FloatAttr(optimizer.weightDecay),
-        b.getBoolAttr(optimizer.nesterov));
-    return {update.getNewParam(), update.getNewVelocity()};
+  for (unsigned index : trainable)
+    signature.trained.push_back({forwardToStep[index], {}, std::nullopt});
+  SmallVector<plan::ScalarInput> scalars;
+  if (optimizer) {
+    bool accumulates = options.optimizer.accumulationSteps > 1;
+    for (auto [index, trained] : llvm::zip(trainable, signature.trained)) {
+      auto type = cast<RankedTensorType>(forward.getArgument(index).getType());
+      StringRef param = argAttr(forward, index, kParamNameAttr).getValue();
+      for (const OptimizerStateSpec &spec : optimizer->stateSpecs(type))
+        trained.state.push_back(
+            arguments.add(spec.type, stateAttrs(b, (param + "." + spec.suffix).str(), spec.kind)));
+    }
+    if (accumulates)
+      for (auto [index, trained] : llvm::zip(trainable, signature.trained))
+        trained.accumulator = arguments.add(
+            forward.getArgument(index).getType(),
+            stateAttrs(b,
+                       (argAttr(forward, index, kParamNameAttr).getValue() + ".grad_accum").str(),
+                       plan::KIND_GRADIENT_ACCUMULATOR));
+    scalars = optimizer->scalarInputs();
+    if (accumulates)
+      scalars.push_back(plan::ScalarInput::Apply);
   }
-  // Plain SGD needs no state: param - lr * (grad + weight_decay * param).
-  Type element = cast<RankedTensorType>(param.getType()).getElementType();
-  Value rate = lr;
-  if (!element.isF32())
-    rate = b.create<CastOp>(loc, RankedTensorType::get({}, element), lr);
-  Value direction = gradient;
-  if (optimizer.weightDecay != 0.0) {
-    auto decay = b.create<ConstantOp>(
-        loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
-                                    b.getFloatAttr(element, optimizer.weightDecay)));
-    direction = b.create<AddOp>(loc, gradient, b.create<MulOp>(loc, param, decay));
+  if (hasDropout)
+    scalars.push_back(plan::ScalarInput::Salt);
+  for (const plan::ScalarInputInfo &info : plan::kScalarInputs) {
+    if (!llvm::is_contained(scalars, info.input))
+      continue;
+    Type element = info.dtype == plan::I64 ? Type(b.getI64Type()) : Type(b.getF32Type());
+    signature.scalars[size_t(info.input)] =
+        arguments.add(RankedTensorType::get({}, element), inputAttrs(b, info.name));
   }
-  return {b.create<SubOp>(loc, param, b.create<MulOp>(loc, direction, rate))};
+  return signature;
 }
 
 } // namespace
@@ -266,20 +299,17 @@ std::optional<LossKind> parseLossKind(StringRef name) {
   return std::nullopt;
 }
 
-std::optional<OptimizerKind> parseOptimizerKind(StringRef name) {
-  if (name == "none")
-    return OptimizerKind::None;
-  if (name == "sgd")
-    return OptimizerKind::Sgd;
-  if (name == "adamw")
-    return OptimizerKind::AdamW;
-  return std::nullopt;
-}
-
 FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &options) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return emitError(module.getLoc()) << "no @forward function to train";
+  std::unique_ptr<Optimizer> optimizer;
+  if (options.optimizer.name != "none") {
+    std::string error;
+    optimizer = createOptimizer(options.optimizer, error);
+    if (!optimizer)
+      return emitError(forward.getLoc()) << error;
+  }
   FailureOr<unsigned> lossIndex = lossInputIndex(forward, options);
   FailureOr<SmallVector<bool>> trainable = selectTrainable(forward, options);
   if (failed(lossIndex) || failed(trainable))
@@ -302,76 +332,35 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
                << "' is already the name of a model input or parameter; choose another";
   OpBuilder b(module.getContext());
   Location loc = forward.getLoc();
-  bool hasOptimizer = options.optimizer.kind != OptimizerKind::None;
 
-  // Arguments: graph inputs, labels, parameters and buffers, then (with an optimizer) the
-  // optimizer state of each trainable parameter, the learning rate and the step number.
-  unsigned labelsPosition = 0;
-  while (labelsPosition < forward.getNumArguments() &&
-         !argAttr(forward, labelsPosition, kParamNameAttr))
-    ++labelsPosition;
-  SmallVector<Type> argTypes(forward.getArgumentTypes());
-  argTypes.insert(argTypes.begin() + labelsPosition, *labels);
-  SmallVector<DictionaryAttr> argAttrs;
-  forward.getAllArgAttrs(argAttrs);
-  auto inputAttr = [&](StringRef name) {
-    return b.getDictionaryAttr(b.getNamedAttr(kInputNameAttr, b.getStringAttr(name)));
-  };
-  argAttrs.insert(argAttrs.begin() + labelsPosition, inputAttr(options.labelsName));
   SmallVector<unsigned> trainableArgs; // indices into @forward's arguments
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     if ((*trainable)[i])
       trainableArgs.push_back(i);
-  SmallVector<std::string> stateNames, accumulatorNames;
-  bool accumulates = hasOptimizer && options.optimizer.accumulationSteps > 1;
-  if (hasOptimizer) {
-    for (unsigned index : trainableArgs) {
-      auto type = cast<RankedTensorType>(forward.getArgument(index).getType());
-      std::string param = argAttr(forward, index, kParamNameAttr).str();
-      for (auto &[suffix, stateType] : optimizerState(options.optimizer, type)) {
-        stateNames.push_back(param + "." + suffix);
-        argTypes.push_back(stateType);
-        argAttrs.push_back(b.getDictionaryAttr(
-            {b.getNamedAttr(kParamNameAttr, b.getStringAttr(stateNames.back())),
-             b.getNamedAttr(kParamKindAttr, b.getStringAttr("optimizer_state"))}));
-      }
-    }
-    for (unsigned index : accumulates ? trainableArgs : SmallVector<unsigned>{}) {
-      accumulatorNames.push_back(argAttr(forward, index, kParamNameAttr).str() + ".grad_accum");
-      argTypes.push_back(forward.getArgument(index).getType());
-      argAttrs.push_back(b.getDictionaryAttr(
-          {b.getNamedAttr(kParamNameAttr, b.getStringAttr(accumulatorNames.back())),
-           b.getNamedAttr(kParamKindAttr, b.getStringAttr("optimizer_state"))}));
-    }
-    auto scalar = RankedTensorType::get({}, b.getF32Type());
-    argTypes.push_back(scalar);
-    argAttrs.push_back(inputAttr(kLearningRateInput));
-    if (options.optimizer.kind == OptimizerKind::AdamW) {
-      argTypes.push_back(scalar);
-      argAttrs.push_back(inputAttr(kStepInput));
-    }
-    if (accumulates) {
-      argTypes.push_back(scalar);
-      argAttrs.push_back(inputAttr(kApplyInput));
-    }
-  }
-  if (hasDropout) {
-    argTypes.push_back(RankedTensorType::get({}, b.getI64Type()));
-    argAttrs.push_back(inputAttr(kSaltInput));
-  }
+  ArgumentList arguments;
+  SmallVector<unsigned> forwardToStep;
+  TrainStepSignature signature =
+      layOutArguments(b, forward, *labels, options, trainableArgs, optimizer.get(), hasDropout,
+                      arguments, forwardToStep);
 
   b.setInsertionPointAfter(forward);
-  auto step = b.create<func::FuncOp>(loc, options.functionName, b.getFunctionType(argTypes, {}));
-  step.setAllArgAttrs(argAttrs);
+  auto step =
+      b.create<func::FuncOp>(loc, options.functionName, b.getFunctionType(arguments.types, {}));
+  step.setAllArgAttrs(arguments.attrs);
   Block *body = step.addEntryBlock();
   b.setInsertionPointToStart(body);
-  auto stepArgument = [&](unsigned forwardIndex) {
-    return step.getArgument(forwardIndex < labelsPosition ? forwardIndex : forwardIndex + 1);
+  auto argument = [&](unsigned index) -> Value { return step.getArgument(index); };
+  auto nameOf = [&](unsigned index) {
+    return step.getArgAttrOfType<StringAttr>(index, kParamNameAttr).getValue();
   };
+  SmallVector<Value> scalars(plan::kScalarInputs.size());
+  for (auto [slot, scalar] : llvm::zip(signature.scalars, scalars))
+    if (slot)
+      scalar = argument(*slot);
 
   IRMapping mapping;
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
-    mapping.map(forward.getArgument(i), stepArgument(i));
+    mapping.map(forward.getArgument(i), argument(forwardToStep[i]));
   SmallVector<BatchNormOp> batchNorms;
   for (Operation &op : forward.getBody().front().without_terminator()) {
     Operation *clone = b.clone(op, mapping);
@@ -380,20 +369,20 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
       batchNorms.push_back(batchNorm);
     }
     if (auto dropout = dyn_cast<DropoutOp>(clone))
-      dropout.getSaltMutable().assign(step.getArguments().back());
+      dropout.getSaltMutable().assign(scalars[size_t(plan::ScalarInput::Salt)]);
   }
   Value predictionValue = mapping.lookup(returnOp.getOperand(*lossIndex));
   // Named so that reports can say where the loss and its gradient live.
   Value loss = buildLoss(b, NameLoc::get(b.getStringAttr("loss")), predictionValue,
-                         step.getArgument(labelsPosition), options);
+                         argument(signature.labels), options);
   // The computation to differentiate: the forward clone and the loss, in order.
   SmallVector<Operation *> ops;
   for (Operation &op : *body)
     ops.push_back(&op);
 
   SmallVector<Value> wrt;
-  for (unsigned index : trainableArgs)
-    wrt.push_back(stepArgument(index));
+  for (const TrainStepSignature::TrainedParameter &trained : signature.trained)
+    wrt.push_back(argument(trained.param));
   Value seed =
       b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
                                                        b.getF32FloatAttr(1.0f)));
@@ -402,27 +391,25 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
     step.erase();
     return failure();
   }
-  for (auto [index, gradient] : llvm::zip(trainableArgs, *gradients)) {
+  for (auto [trained, gradient] : llvm::zip(signature.trained, *gradients)) {
     if (gradient)
       continue;
     if (options.warnUnreachable)
-      emitWarning(loc) << "parameter '" << argAttr(forward, index, kParamNameAttr).getValue()
+      emitWarning(loc) << "parameter '" << nameOf(trained.param)
                        << "' has no path to the loss; its gradient is zero";
-    auto type = cast<RankedTensorType>(stepArgument(index).getType());
+    auto type = cast<RankedTensorType>(argument(trained.param).getType());
     gradient = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0)));
   }
   // Accumulation: the update sees the mean of the micro-batches' gradients so far.
-  unsigned stateArg = forward.getNumArguments() + 1;
-  unsigned accumulatorArg = stateArg + stateNames.size();
   SmallVector<Value> accumulated;
-  if (accumulates) {
-    for (auto [i, gradient] : llvm::enumerate(*gradients)) {
-      Value sum = b.create<AddOp>(loc, step.getArgument(accumulatorArg + i), gradient);
-      accumulated.push_back(sum);
-      gradient = b.create<MulOp>(
-          loc, sum, scalarLike(b, loc, sum, 1.0 / options.optimizer.accumulationSteps));
-    }
+  for (auto [trained, gradient] : llvm::zip(signature.trained, *gradients)) {
+    if (!trained.accumulator)
+      continue;
+    Value sum = b.create<AddOp>(loc, argument(*trained.accumulator), gradient);
+    accumulated.push_back(sum);
+    gradient = b.create<MulOp>(loc, sum,
+                               scalarLike(b, loc, sum, 1.0 / options.optimizer.accumulationSteps));
   }
   if (options.optimizer.clipGradNorm > 0 && !gradients->empty())
     *gradients = clipByGlobalNorm(b, loc, *gradients, options.optimizer.clipGradNorm);
@@ -433,59 +420,48 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   auto marked = [&](StringRef attr, StringRef name) {
     return b.getDictionaryAttr(b.getNamedAttr(attr, b.getStringAttr(name)));
   };
-  if (!hasOptimizer) {
-    for (auto [index, gradient] : llvm::zip(trainableArgs, *gradients)) {
+  if (!optimizer) {
+    for (auto [trained, gradient] : llvm::zip(signature.trained, *gradients)) {
       results.push_back(gradient);
-      resultAttrs.push_back(
-          marked(kGradientOfAttr, argAttr(forward, index, kParamNameAttr).getValue()));
+      resultAttrs.push_back(marked(kGradientOfAttr, nameOf(trained.param)));
     }
   } else {
-    unsigned scalarArg = accumulatorArg + accumulatorNames.size();
-    Value lr = step.getArgument(scalarArg);
-    bool adamw = options.optimizer.kind == OptimizerKind::AdamW;
-    Value stepNumber = adamw ? step.getArgument(scalarArg + 1) : Value();
     // With accumulation, parameters and state change only on the micro-batch that applies.
     Value apply;
-    if (accumulates) {
-      Value flag = step.getArgument(scalarArg + (adamw ? 2 : 1));
+    if (Value flag = scalars[size_t(plan::ScalarInput::Apply)])
       apply = b.create<GreaterOp>(loc, flag, scalarLike(b, loc, flag, 0.5));
-    }
     auto applied = [&](Value updated, Value current) -> Value {
       return apply ? b.create<WhereOp>(loc, apply, updated, current).getResult() : updated;
     };
-    size_t stateIndex = 0;
-    for (auto [i, index, gradient] : llvm::enumerate(trainableArgs, *gradients)) {
-      Value param = stepArgument(index);
-      size_t stateCount =
-          optimizerState(options.optimizer, cast<RankedTensorType>(param.getType())).size();
-      ValueRange state = step.getArguments().slice(stateArg + stateIndex, stateCount);
+    for (auto [i, trained, gradient] : llvm::enumerate(signature.trained, *gradients)) {
+      SmallVector<Value> state;
+      for (unsigned index : trained.state)
+        state.push_back(argument(index));
+      Value param = argument(trained.param);
       SmallVector<Value> updated =
-          buildUpdate(b, loc, options.optimizer, param, gradient, state, lr, stepNumber);
+          optimizer->buildUpdate(b, loc, {param, gradient, state, scalars});
       results.push_back(applied(updated[0], param));
-      resultAttrs.push_back(
-          marked(kUpdatesAttr, argAttr(forward, index, kParamNameAttr).getValue()));
-      for (size_t s = 0; s < stateCount; ++s) {
-        results.push_back(applied(updated[1 + s], state[s]));
-        resultAttrs.push_back(marked(kUpdatesAttr, stateNames[stateIndex + s]));
+      resultAttrs.push_back(marked(kUpdatesAttr, nameOf(trained.param)));
+      for (auto [index, value, newValue] :
+           llvm::zip(trained.state, state, ArrayRef(updated).drop_front())) {
+        results.push_back(applied(newValue, value));
+        resultAttrs.push_back(marked(kUpdatesAttr, nameOf(index)));
       }
-      stateIndex += stateCount;
-      if (accumulates) { // restart the sum after an update
+      if (trained.accumulator) { // restart the sum after an update
         Value zero = scalarLike(b, loc, accumulated[i], 0.0);
         results.push_back(b.create<WhereOp>(loc, apply, zero, accumulated[i]));
-        resultAttrs.push_back(marked(kUpdatesAttr, accumulatorNames[i]));
+        resultAttrs.push_back(marked(kUpdatesAttr, nameOf(*trained.accumulator)));
       }
     }
-  }
-  if (hasOptimizer)
     for (BatchNormOp batchNorm : batchNorms)
       for (auto [statistic, updated] : runningStatisticsUpdate(b, batchNorm)) {
-        auto name = step.getArgAttrOfType<StringAttr>(cast<BlockArgument>(statistic).getArgNumber(),
-                                                      kParamNameAttr);
         results.push_back(updated);
-        resultAttrs.push_back(marked(kUpdatesAttr, name.getValue()));
+        resultAttrs.push_back(
+            marked(kUpdatesAttr, nameOf(cast<BlockArgument>(statistic).getArgNumber())));
       }
+  }
   b.create<func::ReturnOp>(loc, results);
-  step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  step.setType(b.getFunctionType(arguments.types, ValueRange(results).getTypes()));
   step.setAllResultAttrs(resultAttrs);
   return step;
 }

@@ -2,6 +2,8 @@
 #ifndef MEMC_COMPILER_TRAINING_TRAINSTEP_H
 #define MEMC_COMPILER_TRAINING_TRAINSTEP_H
 
+#include "compiler/training/Optimizer.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -12,25 +14,6 @@
 namespace memc {
 
 enum class LossKind { CrossEntropy, MeanSquaredError };
-
-enum class OptimizerKind { None, Sgd, AdamW };
-
-/// torch.optim.SGD / torch.optim.AdamW hyperparameters (the learning rate is a run-time input:
-/// schedules change it every step).
-struct OptimizerOptions {
-  OptimizerKind kind = OptimizerKind::None;
-  double momentum = 0.0;
-  bool nesterov = false;
-  double weightDecay = 0.0;
-  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
-  /// Clip the gradients' global L2 norm to this value first (torch.nn.utils.clip_grad_norm_);
-  /// 0 disables.
-  double clipGradNorm = 0.0;
-  /// Gradient accumulation: the step adds its gradients into accumulators (state NAME.grad_accum)
-  /// and updates the parameters, with the mean of the accumulated gradients, only where the
-  /// run-time input memc.apply is 1 (every `accumulationSteps`-th micro-batch).
-  int64_t accumulationSteps = 1;
-};
 
 struct TrainStepOptions {
   LossKind loss = LossKind::CrossEntropy;
@@ -43,7 +26,7 @@ struct TrainStepOptions {
   /// empty, only parameters it matches train.
   std::vector<std::string> freeze;
   std::vector<std::string> trainable;
-  /// None: the step returns the gradients. Otherwise it returns the updated parameters and
+  /// "none": the step returns the gradients. Otherwise it returns the updated parameters and
   /// optimizer state instead, each marked `memc.updates = NAME` (the argument it replaces).
   OptimizerOptions optimizer;
   std::string functionName = "train_step";
@@ -51,26 +34,19 @@ struct TrainStepOptions {
   bool warnUnreachable = true;
 };
 
-/// The command-line spellings: "cross_entropy" / "mse"; "none" / "sgd" / "adamw".
+/// The command-line spellings: "cross_entropy" / "mse".
 std::optional<LossKind> parseLossKind(llvm::StringRef name);
-std::optional<OptimizerKind> parseOptimizerKind(llvm::StringRef name);
-
-/// Names of the run-time scalar inputs a step with an optimizer takes.
-constexpr llvm::StringLiteral kLearningRateInput = "memc.lr";
-constexpr llvm::StringLiteral kStepInput = "memc.step";
-constexpr llvm::StringLiteral kApplyInput = "memc.apply";
-/// i64 scalar that steps with dropout mix into every mask: different for every micro-batch.
-constexpr llvm::StringLiteral kSaltInput = "memc.salt";
 
 /// Adds `@train_step` (options.functionName) to `module`, built from `@forward`: the forward
 /// computation (batch normalization in training mode), the loss, and the reverse sweep. Its
 /// arguments are @forward's with the labels after the graph inputs. Without an optimizer its
 /// results are the loss (`memc.output = "loss"`) and the gradient of every trainable parameter
-/// (`memc.gradient_of = NAME`). With one, the step also takes the optimizer state (arguments of
-/// kind `optimizer_state`, named NAME.momentum, NAME.exp_avg, NAME.exp_avg_sq) and the scalar
-/// inputs memc.lr (and memc.step for AdamW), and returns the loss followed by the new parameters
-/// and state, each with `memc.updates = NAME`. Emits errors (and warnings for parameters the
-/// loss does not depend on) through the context.
+/// (`memc.gradient_of = NAME`). With one, the step also takes each trained parameter's optimizer
+/// state (Optimizer::stateSpecs: arguments of kind `optimizer_state` named NAME.SUFFIX) and
+/// gradient accumulator, and the run-time scalars (PlanVocabulary.h) the optimizer reads, and
+/// returns the loss followed by the new parameters and state, each with `memc.updates = NAME`.
+/// The layout is TrainStepSignature's. Emits errors (and warnings for parameters the loss does
+/// not depend on) through the context.
 mlir::FailureOr<mlir::func::FuncOp> buildTrainStep(mlir::ModuleOp module,
                                                    const TrainStepOptions &options);
 

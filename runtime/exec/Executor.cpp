@@ -2,6 +2,7 @@
 #include "runtime/exec/Executor.h"
 
 #include "runtime/io/Safetensors.h"
+#include "runtime/plan/PlanVocabulary.h"
 
 #include <chrono>
 #include <map>
@@ -115,7 +116,7 @@ bool Executor::loadParameters(const SafetensorsFile &weights, std::string &error
   std::vector<std::string> problems;
   std::vector<Upload> loads;
   for (const PlanBinding &parameter : loaded->parameters) {
-    if (parameter.kind == "optimizer_state")
+    if (!plan::bindingKindInfo(parameter.kind).modelWeight)
       continue; // starts at zero: the persistent region is zeroed when allocated
     const PlanBuffer &buffer = loaded->buffers[parameter.buffer];
     std::string label = "parameter '" + parameter.name + "'" +

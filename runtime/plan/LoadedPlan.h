@@ -9,6 +9,7 @@
 #define MEMC_RUNTIME_PLAN_LOADEDPLAN_H
 
 #include "kernels/Kernel.h"
+#include "runtime/plan/Plan.pb.h"
 #include "runtime/support/DTypes.h"
 
 #include <cstdint>
@@ -52,8 +53,8 @@ struct PlanBinding {
   uint32_t buffer = 0;
   /// Parameters: the weights-file tensor to load (the binding's name when the plan left it empty).
   std::string source;
-  /// Parameters: "parameter", "buffer" or "optimizer_state" (starts at zero, not loaded).
-  std::string kind;
+  /// Parameters: what the binding holds (PlanVocabulary.h); KIND_NONE for inputs and outputs.
+  plan::BindingKind kind = plan::KIND_NONE;
 };
 
 /// When an arena buffer holds a value, in step indices: from `first` (the step writing it, or

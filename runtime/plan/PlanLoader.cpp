@@ -12,9 +12,9 @@
 //    (the chain's end) has the view's region, offset and size_bytes.
 //  - Bindings: non-empty names, unique within inputs, outputs and parameters, and no input named
 //    like a parameter; valid buffer indices; an input or parameter buffer bound once; inputs in
-//    the arena or persistent region and not views, parameters persistent (not views) with kind
-//    "parameter", "buffer" or "optimizer_state";
-//    `source` and `kind` empty on inputs and outputs.
+//    the arena or persistent region and not views, parameters persistent (not views) with a
+//    kind of PlanVocabulary.h other than KIND_NONE; `source` empty and `kind` KIND_NONE on
+//    inputs and outputs.
 //  - Steps: the kernel exists in the device's table; buffer indices are valid; attributes have
 //    unique non-empty names and a value; no output is a constant, a view or a bound input;
 //    outputs are pairwise disjoint; a step's outputs are disjoint from its inputs unless the
@@ -33,6 +33,7 @@
 #include "runtime/plan/Liveness.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanFormat.h"
+#include "runtime/plan/PlanVocabulary.h"
 #include "runtime/plan/StepCall.h"
 #include "runtime/support/Bytes.h"
 
@@ -43,6 +44,16 @@ namespace memc::runtime {
 namespace {
 
 std::string quoted(const std::string &text) { return "'" + text + "'"; }
+
+/// "1 parameter, 2 buffer, ...": the kinds a parameter binding may have.
+std::string parameterKindNames() {
+  std::string names;
+  for (const plan::BindingKindInfo &info : plan::kBindingKinds)
+    if (info.kind != plan::KIND_NONE)
+      names +=
+          (names.empty() ? "" : ", ") + std::to_string(info.kind) + " " + std::string(info.name);
+  return names;
+}
 
 class PlanValidator {
 public:
@@ -216,20 +227,20 @@ private:
                     " does not exist (the plan has " + std::to_string(out.buffers.size()) + ")");
       Region region = out.buffers[binding.buffer()].region;
       if (kind == "output") {
-        if (!binding.source().empty() || !binding.kind().empty())
+        if (!binding.source().empty() || binding.kind() != plan::KIND_NONE)
           return fail(label + ": only parameters have a source and kind");
       } else {
         if (kind == "input" && (region == Region::Constant || !binding.source().empty() ||
-                                !binding.kind().empty()))
+                                binding.kind() != plan::KIND_NONE))
           return fail(label + ": inputs are arena or persistent buffers without source or kind");
         if (kind == "parameter" && region != Region::Persistent)
           return fail(label + ": parameters live in the persistent region, " +
                       bufferLabel(binding.buffer()) + " is in the " + regionName(region) +
                       " region");
-        if (kind == "parameter" && binding.kind() != "parameter" && binding.kind() != "buffer" &&
-            binding.kind() != "optimizer_state")
-          return fail(label + ": kind is " + quoted(binding.kind()) +
-                      ", expected 'parameter', 'buffer' or 'optimizer_state'");
+        if (kind == "parameter" &&
+            (!plan::BindingKind_IsValid(binding.kind()) || binding.kind() == plan::KIND_NONE))
+          return fail(label + ": kind " + std::to_string(binding.kind()) +
+                      " is not a kind of parameter (" + parameterKindNames() + ")");
         if (out.buffers[binding.buffer()].view)
           return fail(label + ": " + bufferLabel(binding.buffer()) +
                       " is a view; bind the buffer it views");

@@ -6,6 +6,7 @@
 #include "runtime/io/OnnxWriter.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/PlanVocabulary.h"
 
 #include <chrono>
 #include <cmath>
@@ -17,10 +18,7 @@
 namespace memc::runtime {
 namespace {
 
-constexpr const char *kLearningRateInput = "memc.lr";
-constexpr const char *kStepInput = "memc.step";
-constexpr const char *kApplyInput = "memc.apply";
-constexpr const char *kSaltInput = "memc.salt";
+using plan::ScalarInput;
 
 /// The dropout salt of micro-batch `index` (0-based) under `seed`.
 HostArray salt(int64_t seed, int64_t index) {
@@ -30,9 +28,11 @@ HostArray salt(int64_t seed, int64_t index) {
   return array;
 }
 
-bool hasInput(const LoadedPlan &plan, const char *name) {
+std::string inputName(ScalarInput input) { return std::string(plan::scalarInputName(input)); }
+
+bool hasInput(const LoadedPlan &plan, ScalarInput scalar) {
   for (const PlanBinding &input : plan.inputs)
-    if (input.name == name)
+    if (input.name == plan::scalarInputName(scalar))
       return true;
   return false;
 }
@@ -92,8 +92,7 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
     byName[name] = &array;
   std::vector<std::string> problems;
   for (const PlanBinding &input : plan.inputs) {
-    if (input.name == kLearningRateInput || input.name == kStepInput ||
-        input.name == kApplyInput || input.name == kSaltInput)
+    if (plan::isScalarInput(input.name))
       continue;
     const PlanBuffer &buffer = plan.buffers[input.buffer];
     auto it = byName.find(input.name);
@@ -140,8 +139,8 @@ bool dumpGradients(const plan::Plan &plan, const SafetensorsFile &weights, Devic
     error = "the gradients plan: " + error;
     return false;
   }
-  if (hasInput(*loaded, kSaltInput))
-    batch.emplace_back(kSaltInput, salt(seed, 0));
+  if (hasInput(*loaded, ScalarInput::Salt))
+    batch.emplace_back(inputName(ScalarInput::Salt), salt(seed, 0));
   std::unique_ptr<Executor> executor = Executor::create(std::move(loaded), device, {}, error);
   NamedArrays outputs, gradients;
   if (!executor || !executor->loadParameters(weights, error) ||
@@ -207,7 +206,7 @@ bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan,
   }
   std::map<std::string_view, size_t> bindingOf;
   for (size_t i = 0; i < plan.parameters.size(); ++i)
-    if (plan.parameters[i].kind != "optimizer_state")
+    if (plan::bindingKindInfo(plan.parameters[i].kind).modelWeight)
       bindingOf[plan.parameters[i].name] = i;
   for (const plan::OnnxInitializer &initializer : training.onnx_initializers()) {
     auto found = bindingOf.find(initializer.name());
@@ -259,7 +258,7 @@ bool saveParameters(Executor &executor, const plan::Training &training, const st
   }
   std::vector<TensorRef> tensors;
   for (size_t i = 0; i < parameters.size(); ++i)
-    if (executor.plan().parameters[i].kind != "optimizer_state")
+    if (plan::bindingKindInfo(executor.plan().parameters[i].kind).modelWeight)
       tensors.push_back(tensorRef(parameters[i].first, parameters[i].second));
   return writeSafetensors(path, tensors, {{"format", "pt"}, {"producer", "memc"}}, error);
 }
@@ -319,8 +318,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       return false;
     }
   }
-  bool needsStep = hasInput(executor->plan(), kStepInput);
-  bool needsSalt = hasInput(executor->plan(), kSaltInput);
+  bool needsStep = hasInput(executor->plan(), ScalarInput::StepNumber);
+  bool needsSalt = hasInput(executor->plan(), ScalarInput::Salt);
   const std::string &lossName = plan.training().loss_output();
   // A step is one optimizer step: `micro` micro-batches, the last of which applies the update.
   int64_t micro = std::max<int64_t>(1, plan.training().accumulation_steps());
@@ -332,12 +331,12 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       int64_t index = (step - 1) * micro + k;
       NamedArrays inputs = dataset.microBatch(index);
       if (needsSalt)
-        inputs.emplace_back(kSaltInput, salt(options.seed, index));
-      inputs.emplace_back(kLearningRateInput, scalar(static_cast<float>(lr)));
+        inputs.emplace_back(inputName(ScalarInput::Salt), salt(options.seed, index));
+      inputs.emplace_back(inputName(ScalarInput::LearningRate), scalar(static_cast<float>(lr)));
       if (needsStep)
-        inputs.emplace_back(kStepInput, scalar(static_cast<float>(step)));
+        inputs.emplace_back(inputName(ScalarInput::StepNumber), scalar(static_cast<float>(step)));
       if (micro > 1)
-        inputs.emplace_back(kApplyInput, scalar(k == micro - 1 ? 1.0f : 0.0f));
+        inputs.emplace_back(inputName(ScalarInput::Apply), scalar(k == micro - 1 ? 1.0f : 0.0f));
       NamedArrays outputs;
       if (!executor->bindInputs(inputs, error) || !executor->run(error) ||
           !executor->readOutputs(outputs, error))

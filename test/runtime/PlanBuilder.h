@@ -72,7 +72,7 @@ public:
   plan::Binding &parameter(const std::string &name, uint32_t buffer,
                            const std::string &source = "") {
     plan::Binding &binding = bind(plan.add_parameters(), name, buffer);
-    binding.set_kind("parameter");
+    binding.set_kind(plan::KIND_PARAMETER);
     binding.set_source(source);
     return binding;
   }

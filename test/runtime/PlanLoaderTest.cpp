@@ -169,12 +169,17 @@ const Rule kRules[] = {
      "output 'y': buffer 70 does not exist (the plan has 7)"},
     {"ConstantInput", [](PlanBuilder &b) { b.plan.mutable_inputs(0)->set_buffer(5); },
      "inputs are arena or persistent buffers"},
-    {"InputWithKind", [](PlanBuilder &b) { b.plan.mutable_inputs(0)->set_kind("parameter"); },
+    {"InputWithKind",
+     [](PlanBuilder &b) { b.plan.mutable_inputs(0)->set_kind(plan::KIND_PARAMETER); },
      "inputs are arena or persistent buffers without source or kind"},
     {"ArenaParameter", [](PlanBuilder &b) { b.plan.mutable_parameters(0)->set_buffer(0); },
      "parameters live in the persistent region"},
-    {"ParameterKind", [](PlanBuilder &b) { b.plan.mutable_parameters(0)->set_kind("weight"); },
-     "kind is 'weight', expected 'parameter', 'buffer' or 'optimizer_state'"},
+    {"ParameterKind",
+     [](PlanBuilder &b) {
+       b.plan.mutable_parameters(0)->set_kind(static_cast<plan::BindingKind>(9));
+     },
+     "kind 9 is not a kind of parameter (1 parameter, 2 buffer, 3 optimizer_state, "
+     "4 gradient_accumulator)"},
     {"ParameterNamedLikeInput",
      [](PlanBuilder &b) {
        b.plan.set_persistent_bytes(512);

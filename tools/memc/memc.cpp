@@ -283,9 +283,10 @@ void reportInfeasibleBudget(const memc::BudgetedPlan &planned, const memc::Budge
   if (training)
     os << ", --remat " << (options.mode == memc::RematMode::None ? "none" : planned.strategy);
   os << ")\n  at that peak:";
-  for (int c = 1; c < memc::kNumCategories; ++c)
+  for (size_t c = 1; c < memory.breakdown.size(); ++c)
     if (memory.breakdown[c])
-      os << " " << memc::categoryName(c) << " " << memc::formatBytes(memory.breakdown[c]) << ";";
+      os << " " << memc::plan::categoryInfo(c).name << " " << memc::formatBytes(memory.breakdown[c])
+         << ";";
   if (memory.unusedArenaBytes)
     os << " unused arena " << memc::formatBytes(memory.unusedArenaBytes) << ";";
   os << "\n  what would lower it:";
@@ -350,10 +351,11 @@ bool trainingOptions(memc::TrainStepOptions &options) {
     return error("--loss must be cross_entropy or mse, got '" + loss + "'");
   options.loss = *lossKind;
   memc::OptimizerOptions &opt = options.optimizer;
-  std::optional<memc::OptimizerKind> optimizerKind = memc::parseOptimizerKind(optimizer);
-  if (!optimizerKind || *optimizerKind == memc::OptimizerKind::None)
-    return error("--optimizer must be sgd or adamw, got '" + optimizer + "'");
-  opt.kind = *optimizerKind;
+  std::string unknown;
+  opt.name = optimizer;
+  if (optimizer == "none" || !memc::createOptimizer(opt, unknown))
+    return error("--optimizer must be one of " + memc::optimizerNames() + ", got '" + optimizer +
+                 "'");
   if (!(learningRate > 0) || momentum < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1 ||
       epsilon <= 0 || clipGradNorm < 0 || warmup < 0 || decaySteps < 0)
     return error("--lr, --eps must be positive; --momentum, --clip-grad-norm, --warmup, "
@@ -361,13 +363,12 @@ bool trainingOptions(memc::TrainStepOptions &options) {
   if (gradAccum < 1)
     return error("--grad-accum must be at least 1, got " + std::to_string(gradAccum));
   opt.accumulationSteps = gradAccum;
-  if (nesterov && (opt.kind != memc::OptimizerKind::Sgd || momentum == 0))
+  if (nesterov && (optimizer != "sgd" || momentum == 0))
     return error("--nesterov needs --optimizer sgd with --momentum > 0");
   opt.momentum = momentum;
   opt.nesterov = nesterov;
-  // torch.optim defaults: SGD none, AdamW 0.01.
-  opt.weightDecay =
-      weightDecay >= 0 ? weightDecay : (opt.kind == memc::OptimizerKind::AdamW ? 0.01 : 0.0);
+  if (weightDecay >= 0) // otherwise the optimizer's default
+    opt.weightDecay = weightDecay;
   opt.beta1 = beta1;
   opt.beta2 = beta2;
   opt.eps = epsilon;

@@ -1,0 +1,69 @@
+//===- SgdOptimizer.cpp - torch.optim.SGD ---------------------------------===//
+//
+// With momentum: one velocity per parameter (NAME.momentum_buffer, the parameter's type) and
+// memc.sgd_update. Without: no state, and the update is plain memc arithmetic,
+// param - lr * (grad + weight_decay * param).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/training/Optimizer.h"
+#include "dialects/memc/MemcDialect.h"
+
+using namespace mlir;
+
+namespace memc {
+namespace {
+
+class SgdOptimizer : public Optimizer {
+public:
+  explicit SgdOptimizer(const OptimizerOptions &options)
+      : momentum(options.momentum), weightDecay(options.weightDecay.value_or(0.0)),
+        nesterov(options.nesterov) {}
+
+  StringRef name() const override { return "sgd"; }
+
+  SmallVector<OptimizerStateSpec> stateSpecs(RankedTensorType param) const override {
+    if (momentum == 0.0)
+      return {};
+    return {{"momentum_buffer", param}};
+  }
+
+  SmallVector<plan::ScalarInput> scalarInputs() const override {
+    return {plan::ScalarInput::LearningRate};
+  }
+
+  SmallVector<Value> buildUpdate(OpBuilder &b, Location loc,
+                                 const ParameterUpdate &update) const override {
+    Value lr = update.scalar(plan::ScalarInput::LearningRate);
+    if (momentum != 0.0) {
+      Type type = update.param.getType();
+      auto op = b.create<SgdUpdateOp>(loc, TypeRange{type, type}, update.param, update.gradient,
+                                      update.state[0], lr, b.getF64FloatAttr(momentum),
+                                      b.getF64FloatAttr(weightDecay), b.getBoolAttr(nesterov));
+      return {op.getNewParam(), op.getNewVelocity()};
+    }
+    Type element = cast<RankedTensorType>(update.param.getType()).getElementType();
+    Value rate = lr;
+    if (!element.isF32())
+      rate = b.create<CastOp>(loc, RankedTensorType::get({}, element), lr);
+    Value direction = update.gradient;
+    if (weightDecay != 0.0) {
+      auto decay =
+          b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
+                                                           b.getFloatAttr(element, weightDecay)));
+      direction = b.create<AddOp>(loc, update.gradient, b.create<MulOp>(loc, update.param, decay));
+    }
+    return {b.create<SubOp>(loc, update.param, b.create<MulOp>(loc, direction, rate))};
+  }
+
+private:
+  double momentum, weightDecay;
+  bool nesterov;
+};
+
+} // namespace
+
+std::unique_ptr<Optimizer> createSgdOptimizer(const OptimizerOptions &options) {
+  return std::make_unique<SgdOptimizer>(options);
+}
+
+} // namespace memc

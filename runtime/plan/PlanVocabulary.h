@@ -1,0 +1,136 @@
+//===- PlanVocabulary.h - the names a plan shares with its writer -*- C++ -*-===//
+//
+// The compiler writes these names and kinds into plans and the IR, the report prints them, the
+// runtime acts on them: the run-time scalar inputs of a training step, the kinds of parameter
+// bindings, and the memory categories of buffers. Each is spelled once, here, in a table that
+// says everything the three sides need to know about it. Header-only, like PlanFormat.h, so the
+// compiler can use it without linking the runtime.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_PLAN_PLANVOCABULARY_H
+#define MEMC_RUNTIME_PLAN_PLANVOCABULARY_H
+
+#include "runtime/plan/Plan.pb.h"
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+namespace memc::plan {
+
+/// Scalars the runtime binds every micro-batch besides the data, in the order a training step
+/// takes them.
+enum class ScalarInput : uint8_t { LearningRate, StepNumber, Apply, Salt };
+
+struct ScalarInputInfo {
+  ScalarInput input;
+  /// The input's binding name (and its `memc.input` name in the IR).
+  std::string_view name;
+  DType dtype;
+};
+
+/// One entry per ScalarInput, indexed by it.
+inline constexpr std::array kScalarInputs = {
+    // The schedule's learning rate.
+    ScalarInputInfo{ScalarInput::LearningRate, "memc.lr", F32},
+    // The 1-based optimizer step (AdamW's bias correction).
+    ScalarInputInfo{ScalarInput::StepNumber, "memc.step", F32},
+    // 1 on the micro-batch that applies the accumulated update, 0 on the others.
+    ScalarInputInfo{ScalarInput::Apply, "memc.apply", F32},
+    // Mixed into every dropout mask: the seed and the micro-batch number.
+    ScalarInputInfo{ScalarInput::Salt, "memc.salt", I64},
+};
+
+constexpr std::string_view scalarInputName(ScalarInput input) {
+  return kScalarInputs[static_cast<size_t>(input)].name;
+}
+
+/// Whether `name` is a scalar the runtime binds rather than data.
+constexpr bool isScalarInput(std::string_view name) {
+  for (const ScalarInputInfo &info : kScalarInputs)
+    if (info.name == name)
+      return true;
+  return false;
+}
+
+struct BindingKindInfo {
+  BindingKind kind;
+  /// The `memc.param_kind` spelling in the IR.
+  std::string_view name;
+  /// The memory category of an argument of this kind.
+  Category category;
+  /// Initialized from the weights file and written by --save; otherwise the tensor starts at
+  /// zero and only checkpoints hold it.
+  bool modelWeight;
+};
+
+/// Indexed by BindingKind; KIND_NONE is every input and output (data, labels, scalars).
+inline constexpr std::array<BindingKindInfo, BindingKind_ARRAYSIZE> kBindingKinds = {{
+    {KIND_NONE, "", INPUTS, false},
+    {KIND_PARAMETER, "parameter", PARAMETERS, true},
+    // Model state that does not train: BatchNorm running statistics, integer tensors.
+    {KIND_BUFFER, "buffer", PARAMETERS, true},
+    {KIND_OPTIMIZER_STATE, "optimizer_state", OPTIMIZER_STATE, false},
+    // Sums of micro-batch gradients between updates.
+    {KIND_GRADIENT_ACCUMULATOR, "gradient_accumulator", GRADIENTS, false},
+}};
+
+/// The entry of `kind`; KIND_NONE's for a value this table does not know (the plan loader
+/// refuses those).
+constexpr const BindingKindInfo &bindingKindInfo(BindingKind kind) {
+  return kBindingKinds[kind >= 0 && kind < BindingKind_ARRAYSIZE ? kind : 0];
+}
+
+/// The kind spelled `name` in the IR; KIND_NONE when no kind is.
+constexpr BindingKind bindingKindNamed(std::string_view name) {
+  for (const BindingKindInfo &info : kBindingKinds)
+    if (!info.name.empty() && info.name == name)
+      return info.kind;
+  return KIND_NONE;
+}
+
+/// C strings: the report prints them through printf-style formats.
+struct CategoryInfo {
+  Category category;
+  /// In reports and as the JSON key of the breakdown.
+  const char *name;
+  /// The category's colour in the memory SVG.
+  const char *svgColor;
+};
+
+/// Indexed by Category.
+inline constexpr std::array<CategoryInfo, Category_ARRAYSIZE> kCategories = {{
+    {CATEGORY_UNSPECIFIED, "other", "#999999"},
+    {PARAMETERS, "parameters", "#4e79a7"},
+    {GRADIENTS, "gradients", "#f28e2b"},
+    {OPTIMIZER_STATE, "optimizer_state", "#e15759"},
+    {ACTIVATIONS, "activations", "#76b7b2"},
+    {TEMPORARIES, "temporaries", "#59a14f"},
+    {WORKSPACE, "workspace", "#edc948"},
+    {INPUTS, "inputs", "#b07aa1"},
+    {CONSTANTS, "constants", "#9c755f"},
+}};
+
+/// The entry of `category`; CATEGORY_UNSPECIFIED's for a value this table does not know.
+constexpr const CategoryInfo &categoryInfo(int category) {
+  return kCategories[category >= 0 && category < Category_ARRAYSIZE ? category : 0];
+}
+
+namespace detail {
+/// Whether entry i of `table` is the one for the value i: the lookups above index by value.
+template <typename Entry, size_t N, typename Key>
+constexpr bool indexedBy(const std::array<Entry, N> &table, Key Entry::*key) {
+  for (size_t i = 0; i < N; ++i)
+    if (static_cast<size_t>(table[i].*key) != i)
+      return false;
+  return true;
+}
+} // namespace detail
+
+static_assert(detail::indexedBy(kScalarInputs, &ScalarInputInfo::input));
+static_assert(detail::indexedBy(kBindingKinds, &BindingKindInfo::kind));
+static_assert(detail::indexedBy(kCategories, &CategoryInfo::category));
+
+} // namespace memc::plan
+
+#endif // MEMC_RUNTIME_PLAN_PLANVOCABULARY_H
