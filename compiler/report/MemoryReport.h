@@ -11,6 +11,7 @@
 #define MEMC_COMPILER_REPORT_MEMORYREPORT_H
 
 #include "compiler/remat/PlanWithinBudget.h"
+#include "runtime/support/Bytes.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -18,6 +19,9 @@
 #include <optional>
 
 namespace memc {
+
+/// Reports print sizes as the runtime does ("1.23 GiB"): one formatter for both.
+using runtime::formatBytes;
 
 /// Indexed by plan::Category.
 constexpr int kNumCategories = 9;
@@ -70,9 +74,6 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os);
 
 /// The JSON object of --report-json.
 void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os);
-
-/// "1.23 GiB" and the like.
-std::string formatBytes(uint64_t bytes);
 
 } // namespace memc
 
