@@ -10,7 +10,7 @@
 #ifndef MEMC_COMPILER_REPORT_MEMORYREPORT_H
 #define MEMC_COMPILER_REPORT_MEMORYREPORT_H
 
-#include "compiler/remat/PlanWithinBudget.h"
+#include "compiler/pipeline/PlanWithinBudget.h"
 #include "runtime/support/Bytes.h"
 
 #include "llvm/Support/raw_ostream.h"
