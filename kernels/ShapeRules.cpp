@@ -208,8 +208,8 @@ bool transposeShape(const Shape &input, const std::vector<int64_t> &perm, Shape 
   result.clear();
   for (int64_t dim : perm) {
     if (perm.size() != input.size() || !isAxisInRange(dim, input.size()) || seen[dim]) {
-      error = "transpose perm " + formatShape(perm) + " is not a permutation of the " +
-              std::to_string(input.size()) + " dimensions";
+      error = "transpose perm is not a permutation of the " + std::to_string(input.size()) +
+              " dimensions: " + formatShape(perm);
       return false;
     }
     seen[dim] = true;
@@ -272,8 +272,8 @@ bool splitShapes(const Shape &input, int64_t axis, const std::vector<int64_t> &s
     results.back()[axis] = size;
   }
   if (total != input[axis]) {
-    error = "split sizes " + formatShape(sizes) + " add up to " + std::to_string(total) +
-            ", not the dimension's " + std::to_string(input[axis]);
+    error = "split sizes add up to " + std::to_string(total) + ", not the dimension's " +
+            std::to_string(input[axis]) + ": " + formatShape(sizes);
     return false;
   }
   return true;
