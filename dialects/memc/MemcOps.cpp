@@ -78,11 +78,11 @@ LogicalResult DropoutOp::verify() {
 // Broadcasting ops
 //===----------------------------------------------------------------------===//
 
-#define MEMC_INFER_ARITH(OP)                                                                       \
-  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> location,              \
-                                     Adaptor adaptor, SmallVectorImpl<Type> &inferred) {           \
-    return inferBroadcast(location, adaptor.getOperands(), elementTypeOf(adaptor.getLhs()),        \
-                          inferred);                                                               \
+#define MEMC_INFER_ARITH(OP)                                                                  \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> location,        \
+                                     Adaptor adaptor, SmallVectorImpl<Type> &inferred) {     \
+    return inferBroadcast(location, adaptor.getOperands(), elementTypeOf(adaptor.getLhs()),  \
+                          inferred);                                                          \
   }
 MEMC_INFER_ARITH(AddOp)
 MEMC_INFER_ARITH(SubOp)
@@ -91,11 +91,11 @@ MEMC_INFER_ARITH(DivOp)
 MEMC_INFER_ARITH(PowOp)
 #undef MEMC_INFER_ARITH
 
-#define MEMC_INFER_COMPARE(OP)                                                                     \
-  LogicalResult OP::inferReturnTypes(MLIRContext *context, std::optional<Location> location,       \
-                                     Adaptor adaptor, SmallVectorImpl<Type> &inferred) {           \
-    return inferBroadcast(location, adaptor.getOperands(), IntegerType::get(context, 1),           \
-                          inferred);                                                               \
+#define MEMC_INFER_COMPARE(OP)                                                                \
+  LogicalResult OP::inferReturnTypes(MLIRContext *context, std::optional<Location> location, \
+                                     Adaptor adaptor, SmallVectorImpl<Type> &inferred) {     \
+    return inferBroadcast(location, adaptor.getOperands(), IntegerType::get(context, 1),     \
+                          inferred);                                                          \
   }
 MEMC_INFER_COMPARE(EqualOp)
 MEMC_INFER_COMPARE(LessOp)
@@ -143,7 +143,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   ArrayRef<int64_t> normalized = input.drop_front(axis);
   for (Value param : {adaptor.getScale(), adaptor.getBias()}) {
     if (param && shapeOf(param) != normalized)
-      return inferenceError(location, "layer_norm scale/bias shape " + formatShape(shapeOf(param)) +
+      return inferenceError(location, "layer_norm scale/bias shape " +
+                                          formatShape(shapeOf(param)) +
                                           " differs from the normalized shape " +
                                           formatShape(normalized));
   }
@@ -321,12 +322,12 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   int64_t group = adaptor.getGroup();
   if (weight.size() != input.size() || group <= 0 || input.size() < 3 ||
       input[1] != weight[1] * group || weight[0] % group != 0)
-    return inferenceError(location, "conv weight " + formatShape(weight) + " does not fit input " +
-                                        formatShape(input) + " with group " +
-                                        std::to_string(group));
+    return inferenceError(location, "conv weight " + formatShape(weight) +
+                                        " does not fit input " + formatShape(input) +
+                                        " with group " + std::to_string(group));
   if (Value bias = adaptor.getBias(); bias && shapeOf(bias) != ArrayRef<int64_t>{weight[0]})
-    return inferenceError(location,
-                          "conv bias must have shape [" + std::to_string(weight[0]) + "]");
+    return inferenceError(location, "conv bias must have shape [" + std::to_string(weight[0]) +
+                                        "]");
   Shape result;
   std::string error;
   if (failed(windowShape(input, weight[0], weight.drop_front(2), adaptor.getStrides(),
@@ -337,18 +338,18 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   return success();
 }
 
-#define MEMC_INFER_POOL(OP)                                                                        \
-  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> location,              \
-                                     Adaptor adaptor, SmallVectorImpl<Type> &inferred) {           \
-    ArrayRef<int64_t> input = shapeOf(adaptor.getInput());                                         \
-    Shape result;                                                                                  \
-    std::string error;                                                                             \
-    if (failed(windowShape(input, input.size() > 1 ? input[1] : 0, adaptor.getKernelShape(),       \
-                           adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),        \
-                           adaptor.getCeilMode(), result, error)))                                 \
-      return inferenceError(location, error);                                                      \
-    inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));          \
-    return success();                                                                              \
+#define MEMC_INFER_POOL(OP)                                                                   \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> location,        \
+                                     Adaptor adaptor, SmallVectorImpl<Type> &inferred) {     \
+    ArrayRef<int64_t> input = shapeOf(adaptor.getInput());                                   \
+    Shape result;                                                                             \
+    std::string error;                                                                        \
+    if (failed(windowShape(input, input.size() > 1 ? input[1] : 0, adaptor.getKernelShape(), \
+                           adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),  \
+                           adaptor.getCeilMode(), result, error)))                            \
+      return inferenceError(location, error);                                                 \
+    inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));    \
+    return success();                                                                         \
   }
 MEMC_INFER_POOL(MaxPoolOp)
 MEMC_INFER_POOL(AvgPoolOp)

@@ -17,9 +17,9 @@ LogicalResult GatherGradOp::verify() {
                          gathered, error)))
     return emitOpError(error);
   if (ArrayRef<int64_t>(gathered) != getGrad().getType().getShape())
-    return emitOpError("grad shape ")
-           << formatShape(getGrad().getType().getShape())
-           << " is not what gathering from the result gives, " << formatShape(gathered);
+    return emitOpError("grad shape ") << formatShape(getGrad().getType().getShape())
+                                      << " is not what gathering from the result gives, "
+                                      << formatShape(gathered);
   return success();
 }
 
@@ -44,8 +44,9 @@ LogicalResult convOutput(Operation *op, ArrayRef<int64_t> input, ArrayRef<int64_
       input[1] != weight[1] * group ||
       failed(windowShape(input, weight[0], weight.drop_front(2), strides, pads, dilations,
                          /*ceilMode=*/false, output, error)))
-    return op->emitOpError("input ") << formatShape(input) << " and weight " << formatShape(weight)
-                                     << " do not form a convolution " << error;
+    return op->emitOpError("input ") << formatShape(input) << " and weight "
+                                     << formatShape(weight) << " do not form a convolution "
+                                     << error;
   if (ArrayRef<int64_t>(output) != grad)
     return op->emitOpError("grad shape ") << formatShape(grad) << " differs from the forward "
                                           << "output shape " << formatShape(output);
@@ -65,8 +66,8 @@ LogicalResult ConvGradWeightOp::verify() {
 
 LogicalResult CrossEntropyOp::verify() {
   ArrayRef<int64_t> logits = getLogits().getType().getShape();
-  if (logits.empty() ||
-      getLogits().getType().getShape().drop_back() != getLabels().getType().getShape())
+  if (logits.empty() || getLogits().getType().getShape().drop_back() !=
+                            getLabels().getType().getShape())
     return emitOpError("labels must have the logits' shape without the class axis: logits ")
            << formatShape(logits) << ", labels " << formatShape(getLabels().getType().getShape());
   if (getLoss().getType().getRank() != 0)

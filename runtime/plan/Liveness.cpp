@@ -190,15 +190,14 @@ private:
       return "[" + std::to_string(plan.buffers[b].offset) + ", " +
              std::to_string(plan.buffers[b].offset + plan.buffers[b].size) + ")";
     };
-    return fail(
-        writerLabel(plan.liveRanges[written].first) + " writes arena " + bufferLabel(written) +
-        " at bytes " + bytes(written) + ", which overlap " + bufferLabel(other) + " at " +
-        bytes(other) + ", live from " +
-        (range.first < 0 ? std::string("the start") : "step " + std::to_string(range.first)) +
-        " to " +
-        (range.last == static_cast<int64_t>(plan.steps.size())
-             ? std::string("the end")
-             : "step " + std::to_string(range.last)));
+    return fail(writerLabel(plan.liveRanges[written].first) + " writes arena " +
+                bufferLabel(written) + " at bytes " + bytes(written) + ", which overlap " +
+                bufferLabel(other) + " at " + bytes(other) + ", live from " +
+                (range.first < 0 ? std::string("the start") : "step " + std::to_string(range.first)) +
+                " to " +
+                (range.last == static_cast<int64_t>(plan.steps.size())
+                     ? std::string("the end")
+                     : "step " + std::to_string(range.last)));
   }
 };
 

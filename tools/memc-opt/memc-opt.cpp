@@ -19,5 +19,6 @@ int main(int argc, char **argv) {
   memc::registerMemcCompilerPasses();
   mlir::DialectRegistry registry;
   registry.insert<memc::MemcDialect, mlir::func::FuncDialect>();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "memc optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "memc optimizer driver\n", registry));
 }
