@@ -31,6 +31,13 @@ bool checkedNumElements(const Shape &shape, int64_t &count);
 /// ONNX multidirectional (numpy) broadcasting of any number of shapes.
 bool broadcastShapes(const std::vector<Shape> &shapes, Shape &result, std::string &error);
 
+/// Where broadcasting fails: the first dimension of size `size` that meets `against` (the size
+/// the shapes before it broadcast to), for callers that word the error themselves.
+struct BroadcastConflict {
+  int64_t size = 0, against = 0;
+};
+bool broadcastShapes(const std::vector<Shape> &shapes, Shape &result, BroadcastConflict &conflict);
+
 /// numpy.matmul: 1-D promotion and batch broadcasting.
 bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string &error);
 
