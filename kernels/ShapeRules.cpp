@@ -36,7 +36,7 @@ bool checkedNumElements(const Shape &shape, int64_t &count) {
   return true;
 }
 
-bool broadcastShapes(const std::vector<Shape> &shapes, Shape &result, std::string &error) {
+bool broadcastShapes(const std::vector<Shape> &shapes, Shape &result, BroadcastConflict &conflict) {
   size_t rank = 0;
   for (const Shape &shape : shapes)
     rank = std::max(rank, shape.size());
@@ -48,16 +48,24 @@ bool broadcastShapes(const std::vector<Shape> &shapes, Shape &result, std::strin
       if (shape[i] == out || shape[i] == 1)
         continue;
       if (out != 1) {
-        error = "shapes";
-        for (const Shape &s : shapes)
-          error += " " + formatShape(s);
-        error += " do not broadcast";
+        conflict = {shape[i], out};
         return false;
       }
       out = shape[i];
     }
   }
   return true;
+}
+
+bool broadcastShapes(const std::vector<Shape> &shapes, Shape &result, std::string &error) {
+  BroadcastConflict conflict;
+  if (broadcastShapes(shapes, result, conflict))
+    return true;
+  error = "shapes";
+  for (const Shape &s : shapes)
+    error += " " + formatShape(s);
+  error += " do not broadcast";
+  return false;
 }
 
 bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string &error) {
@@ -155,9 +163,10 @@ bool windowShape(const Shape &input, int64_t channels, const std::vector<int64_t
 }
 
 int64_t sliceLength(int64_t start, int64_t limit, int64_t step) {
+  // ceil(span / |step|) without forming span + |step|, which could overflow for huge dimensions.
   if (step > 0)
-    return limit > start ? (limit - start + step - 1) / step : 0;
-  return start > limit ? (start - limit - step - 1) / -step : 0;
+    return limit > start ? (limit - start - 1) / step + 1 : 0;
+  return start > limit ? (start - limit - 1) / -step + 1 : 0;
 }
 
 bool sliceShape(const Shape &input, const std::vector<int64_t> &starts,
@@ -208,8 +217,8 @@ bool transposeShape(const Shape &input, const std::vector<int64_t> &perm, Shape 
   result.clear();
   for (int64_t dim : perm) {
     if (perm.size() != input.size() || !isAxisInRange(dim, input.size()) || seen[dim]) {
-      error = "transpose perm " + formatShape(perm) + " is not a permutation of the " +
-              std::to_string(input.size()) + " dimensions";
+      error = "transpose perm is not a permutation of the " + std::to_string(input.size()) +
+              " dimensions: " + formatShape(perm);
       return false;
     }
     seen[dim] = true;
@@ -272,8 +281,8 @@ bool splitShapes(const Shape &input, int64_t axis, const std::vector<int64_t> &s
     results.back()[axis] = size;
   }
   if (total != input[axis]) {
-    error = "split sizes " + formatShape(sizes) + " add up to " + std::to_string(total) +
-            ", not the dimension's " + std::to_string(input[axis]);
+    error = "split sizes add up to " + std::to_string(total) + ", not the dimension's " +
+            std::to_string(input[axis]) + ": " + formatShape(sizes);
     return false;
   }
   return true;

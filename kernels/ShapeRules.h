@@ -1,9 +1,10 @@
 //===- ShapeRules.h - static shape rules of the memc ops --------*- C++ -*-===//
 //
-// The kernels' copy of the memc ops' shape rules, over plain vectors so that kernels need no
-// compiler code (dialects/memc/ShapeInference.h is the compiler's; the two must agree, and the
-// kernel tests pin this side). Unlike the compiler's, these also guard the arithmetic: plans are
-// untrusted, so every rule rejects negative dimensions and sizes that would overflow.
+// The memc ops' shape rules, the one copy: plain C++ over vectors (no LLVM), called by the
+// kernels' checks, the dialect's type inference (dialects/memc/ShapeInference.h adapts them to
+// MLIR's types) and the importer's host folding (compiler/importer/HostTensor.cpp). They guard
+// the arithmetic too: plans are untrusted, so every rule rejects negative dimensions and sizes
+// that would overflow.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_SHAPERULES_H
@@ -29,6 +30,13 @@ bool checkedNumElements(const Shape &shape, int64_t &count);
 
 /// ONNX multidirectional (numpy) broadcasting of any number of shapes.
 bool broadcastShapes(const std::vector<Shape> &shapes, Shape &result, std::string &error);
+
+/// Where broadcasting fails: the first dimension of size `size` that meets `against` (the size
+/// the shapes before it broadcast to), for callers that word the error themselves.
+struct BroadcastConflict {
+  int64_t size = 0, against = 0;
+};
+bool broadcastShapes(const std::vector<Shape> &shapes, Shape &result, BroadcastConflict &conflict);
 
 /// numpy.matmul: 1-D promotion and batch broadcasting.
 bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string &error);

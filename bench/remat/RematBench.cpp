@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/OnnxImporter.h"
 #include "compiler/pipeline/Pipeline.h"
-#include "compiler/remat/PlanWithinBudget.h"
+#include "compiler/pipeline/PlanWithinBudget.h"
 #include "compiler/remat/RematHeuristic.h"
 #include "compiler/remat/RematIR.h"
 #include "compiler/report/MemoryReport.h"

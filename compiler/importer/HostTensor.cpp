@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/importer/HostTensor.h"
+#include "kernels/ShapeRules.h"
 
 #include <algorithm>
 #include <cmath>
@@ -391,26 +392,16 @@ HostTensor viewOf(const HostTensor &source, std::vector<int64_t> shape, int64_t 
 // Broadcasting elementwise ops
 //===----------------------------------------------------------------------===//
 
-/// The numpy (multidirectional) broadcast of the operands' shapes.
+/// The numpy (multidirectional) broadcast of the operands' shapes (the memc ops' rule).
 bool broadcastShapes(const std::string &op, const Operands &operands,
                      std::vector<int64_t> &shape, std::string &error) {
-  size_t rank = 0;
+  std::vector<kernels::Shape> shapes;
   for (const HostTensor *operand : operands)
-    rank = std::max(rank, operand->shape.size());
-  shape.assign(rank, 1);
-  for (const HostTensor *operand : operands) {
-    size_t lead = rank - operand->shape.size();
-    for (size_t d = 0; d < operand->shape.size(); ++d) {
-      int64_t dim = operand->shape[d];
-      int64_t &result = shape[lead + d];
-      if (dim == result || dim == 1)
-        continue;
-      if (result != 1)
-        return fail(error, op + " cannot broadcast dimension of size " + str(dim) +
-                               " against " + str(result));
-      result = dim;
-    }
-  }
+    shapes.push_back(operand->shape);
+  kernels::BroadcastConflict conflict;
+  if (!kernels::broadcastShapes(shapes, shape, conflict))
+    return fail(error, op + " cannot broadcast dimension of size " + str(conflict.size) +
+                           " against " + str(conflict.against));
   return true;
 }
 
@@ -689,9 +680,10 @@ bool evaluateGather(const Operands &in, const HostAttributes &attributes, HostTe
                                str(axisSize));
       positions.push_back(index < 0 ? index + axisSize : index);
     }
-  std::vector<int64_t> shape(data.shape.begin(), data.shape.begin() + axis);
-  shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
-  shape.insert(shape.end(), data.shape.begin() + axis + 1, data.shape.end());
+  std::vector<int64_t> shape;
+  std::string ruleError;
+  if (!kernels::gatherShape(data.shape, indices.shape, axis, shape, ruleError))
+    return fail(error, "Gather: " + ruleError);
   if (!checkResultShape("Gather", shape, data.splat, error))
     return false;
   if (data.splat) {
@@ -731,12 +723,13 @@ SliceRange resolveSliceRange(int64_t start, int64_t end, int64_t step, int64_t d
     step = std::min(step, dim);
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
-    return {start, step, end > start ? (end - start - 1) / step + 1 : 0};
+  } else {
+    step = std::max(step, -dim);
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
   }
-  step = std::max(step, -dim);
-  start = std::clamp<int64_t>(start, 0, dim - 1);
-  end = std::clamp<int64_t>(end, -1, dim - 1);
-  return {start, step, start > end ? (start - end - 1) / -step + 1 : 0};
+  // Clamped, the range is a memc.slice dimension.
+  return {start, step, kernels::sliceLength(start, end, step)};
 }
 
 /// Slice's optional `axes` (default 0..n-1) and `steps` (default 1) inputs.
@@ -798,28 +791,23 @@ bool evaluateTranspose(const Operands &in, const HostAttributes &attributes,
   if (perm.size() != rank)
     return fail(error, "Transpose perm has " + str(perm.size()) + " entries for rank " +
                            str(rank));
-  std::vector<bool> seen(rank, false);
-  for (int64_t axis : perm) {
-    if (axis < 0 || axis >= static_cast<int64_t>(rank) || seen[axis])
-      return fail(error, "Transpose perm is not a permutation of the " + str(rank) + " axes");
-    seen[axis] = true;
-  }
-  std::vector<int64_t> sourceStrides = rowMajorStrides(data.shape), shape(rank), strides(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    shape[d] = data.shape[perm[d]];
+  std::vector<int64_t> shape;
+  std::string ruleError;
+  if (!kernels::transposeShape(data.shape, perm, shape, ruleError))
+    return fail(error, "Transpose perm is not a permutation of the " + str(rank) + " axes");
+  std::vector<int64_t> sourceStrides = rowMajorStrides(data.shape), strides(rank);
+  for (size_t d = 0; d < rank; ++d)
     strides[d] = sourceStrides[perm[d]];
-  }
   result = viewOf(data, shape, 0, strides);
   return true;
 }
 
-/// Checks that the Concat operands agree on everything but the axis and returns the result
-/// shape.
+/// Checks that the Concat operands agree on everything but the axis, naming the operand that
+/// does not, and returns the result shape (the memc ops' rule).
 bool concatShape(const Operands &in, int64_t axis, std::vector<int64_t> &shape,
                  std::string &error) {
   const HostTensor &first = *in[0];
-  shape = first.shape;
-  shape[axis] = 0;
+  std::vector<kernels::Shape> shapes;
   for (size_t k = 0; k < in.size(); ++k) {
     const HostTensor &operand = *in[k];
     if (!checkSameType("Concat", first, operand, error))
@@ -827,15 +815,16 @@ bool concatShape(const Operands &in, int64_t axis, std::vector<int64_t> &shape,
     if (operand.shape.size() != first.shape.size())
       return fail(error, "Concat input " + str(k) + " has rank " + str(operand.shape.size()) +
                              ", expected " + str(first.shape.size()));
-    for (size_t d = 0; d < shape.size(); ++d)
+    for (size_t d = 0; d < first.shape.size(); ++d)
       if (static_cast<int64_t>(d) != axis && operand.shape[d] != first.shape[d])
         return fail(error, "Concat input " + str(k) + " has dimension " + str(d) +
                                " of size " + str(operand.shape[d]) + ", expected " +
                                str(first.shape[d]));
-    if (addOverflows(shape[axis], operand.shape[axis]))
-      return fail(error, "Concat axis size overflows int64");
-    shape[axis] += operand.shape[axis];
+    shapes.push_back(operand.shape);
   }
+  std::string ruleError;
+  if (!kernels::concatShape(shapes, axis, shape, ruleError))
+    return fail(error, "Concat: " + ruleError);
   return true;
 }
 

@@ -13,7 +13,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/lowering/PlanBuilder.h"
-#include "compiler/lowering/ArenaLifetimes.h"
 #include "compiler/lowering/BufferCategories.h"
 #include "compiler/planner/ArenaPlanner.h"
 #include "compiler/planner/Assignment.h"
@@ -22,6 +21,7 @@
 #include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/MemcDialect.h"
 #include "kernels/cpu/CpuKernels.h"
+#include "runtime/plan/ArenaLifetimes.h"
 #include "runtime/plan/PlanFormat.h"
 #include "runtime/plan/StepWorkspace.h"
 
@@ -381,7 +381,7 @@ LogicalResult PlanBuilder::addWorkspaces(PlanSummary &summary) {
 
 LogicalResult PlanBuilder::placeArena(PlanSummary &summary) {
   // One allocation per arena buffer that owns its bytes; aliases extend their owner's range.
-  ArenaLifetimes lifetimes(result);
+  runtime::ArenaLifetimes lifetimes(result);
   std::vector<int64_t> &first = lifetimes.first, &last = lifetimes.last;
 
   std::vector<planner::BufferRequest> requests;

@@ -1,17 +1,115 @@
-//===- Pipeline.cpp - memc's pass pipelines -------------------------------===//
+//===- Pipeline.cpp - memc's compilation pipeline -------------------------===//
 #include "compiler/pipeline/Pipeline.h"
+#include "compiler/pipeline/Passes.h"
+#include "dialects/memc/MemcDialect.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/Passes.h"
 
+using namespace mlir;
+
 namespace memc {
 
-void buildCanonicalizationPipeline(mlir::OpPassManager &pm) {
-  mlir::OpPassManager &function = pm.nest<mlir::func::FuncOp>();
+void buildCanonicalizationPipeline(OpPassManager &pm) {
+  OpPassManager &function = pm.nest<func::FuncOp>();
   function.addPass(createFuseGelu());
-  function.addPass(mlir::createCanonicalizerPass());
-  function.addPass(mlir::createCSEPass());
+  function.addPass(createCanonicalizerPass());
+  function.addPass(createCSEPass());
+}
+
+void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  if (options.mode == CompileMode::Import && !options.canonicalize)
+    return;
+  buildCanonicalizationPipeline(pm);
+  // Slot: precision policy (later).
+  if (options.mode != CompileMode::Train)
+    return;
+  // --dump-grads runs @gradients on its own: the step without an optimizer.
+  TrainStepOptions gradientsOnly = options.training;
+  gradientsOnly.optimizer = {};
+  gradientsOnly.functionName = "gradients";
+  gradientsOnly.warnUnreachable = false; // the training step warns once
+  pm.addPass(createBuildTrainStepPass(gradientsOnly));
+  pm.addPass(createBuildTrainStepPass(options.training));
+  buildCanonicalizationPipeline(pm);
+  // Slots: attention fusion, LoRA / quantization, optimizer-state sharding (later).
+}
+
+namespace {
+
+/// What the runtime's training loop needs beyond the step: names, schedule, and for
+/// cross-entropy the class count, read off the loss's logits (the axis the labels lack).
+void recordTrainingSetup(func::FuncOp step, const PipelineOptions &options, plan::Plan &plan) {
+  const TrainStepOptions &training = options.training;
+  plan::Training *setup = plan.mutable_training();
+  setup->set_loss_output("loss");
+  setup->set_labels_input(training.labelsName);
+  setup->set_optimizer(training.optimizer.name);
+  setup->set_learning_rate(options.schedule.learningRate);
+  setup->set_warmup_steps(options.schedule.warmupSteps);
+  setup->set_decay_steps(options.schedule.decaySteps);
+  setup->set_accumulation_steps(training.optimizer.accumulationSteps);
+  if (training.loss != LossKind::CrossEntropy)
+    return;
+  for (BlockArgument argument : step.getArguments())
+    if (auto name = step.getArgAttrOfType<StringAttr>(argument.getArgNumber(), kInputNameAttr);
+        name && name.getValue() == training.labelsName) {
+      for (Operation *user : argument.getUsers())
+        if (auto loss = dyn_cast<CrossEntropyOp>(user))
+          setup->set_classes(loss.getLogits().getType().getShape().back());
+    }
+  setup->set_ignore_index(training.ignoreIndex);
+}
+
+/// Plans @train_step and, when it fits, @gradients, which it carries.
+LogicalResult planTraining(ModuleOp module, const std::string &modelName,
+                           const PipelineOptions &options, CompiledModel &compiled) {
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  FailureOr<BudgetedPlan> planned = planWithinBudget(step, modelName, options.budget);
+  if (failed(planned))
+    return failure();
+  compiled.planned = std::move(*planned);
+  if (!compiled.planned->fits)
+    return success();
+  // --dump-grads runs this one on its own; it gets the same budget.
+  FailureOr<BudgetedPlan> gradients =
+      planWithinBudget(module.lookupSymbol<func::FuncOp>("gradients"), modelName, options.budget);
+  if (failed(gradients))
+    return failure();
+  if (!gradients->fits)
+    compiled.gradientsOverBudgetBytes = planPeakBytes(gradients->plan);
+  plan::Plan &plan = compiled.planned->plan;
+  recordTrainingSetup(step, options, plan);
+  *plan.mutable_gradients() = std::move(gradients->plan);
+  return success();
+}
+
+} // namespace
+
+FailureOr<CompiledModel> compileModel(MLIRContext &context, const std::string &modelPath,
+                                      const PipelineOptions &options) {
+  CompiledModel compiled;
+  compiled.module = importOnnxModel(context, modelPath, options.import, &compiled.weights);
+  if (!compiled.module)
+    return failure();
+  PassManager pm(&context);
+  buildTransformPipeline(pm, options);
+  if (failed(pm.run(*compiled.module)))
+    return failure();
+  if (options.mode == CompileMode::Train) {
+    if (failed(planTraining(*compiled.module, modelPath, options, compiled)))
+      return failure();
+  } else if (options.mode == CompileMode::Infer) {
+    BudgetOptions budget = options.budget;
+    budget.mode = RematMode::None; // nothing to recompute without a backward
+    FailureOr<BudgetedPlan> planned =
+        planWithinBudget(compiled.module->lookupSymbol<func::FuncOp>("forward"), modelPath, budget);
+    if (failed(planned))
+      return failure();
+    compiled.planned = std::move(*planned);
+  }
+  return compiled;
 }
 
 } // namespace memc

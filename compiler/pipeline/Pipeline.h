@@ -1,14 +1,77 @@
-//===- Pipeline.h - memc's pass pipelines -----------------------*- C++ -*-===//
+//===- Pipeline.h - memc's compilation pipeline -----------------*- C++ -*-===//
+//
+// The whole compilation from one options struct: import the ONNX model, run the IR transforms
+// (registered passes, in the order below), then plan under the budget. `memc` is a front end
+// that turns flags into PipelineOptions, calls compileModel and prints or writes its result.
+//
+// Pipeline order (a slot marked "later" is where that pass goes when it exists):
+//   1. canonicalize            fuse-gelu, canonicalize, cse (buildCanonicalizationPipeline)
+//   2. precision policy        later: casts and per-op precision, before autodiff sees the ops
+//   3. build the training step(s)  train only: @gradients (for --dump-grads) and @train_step
+//   4. canonicalize            train only: folds what autodiff wrote
+//   5. attention fusion        later: attention to flash attention, forward and backward
+//   6. LoRA / quantization     later: adapters and packed base weights
+//   7. optimizer-state sharding  later
+//   8. plan within the budget  planWithinBudget: remat (training only) and the memory plan
+//
+//===----------------------------------------------------------------------===//
 #ifndef MEMC_COMPILER_PIPELINE_PIPELINE_H
 #define MEMC_COMPILER_PIPELINE_PIPELINE_H
 
+#include "compiler/importer/OnnxImporter.h"
+#include "compiler/importer/WeightStore.h"
+#include "compiler/pipeline/PlanWithinBudget.h"
+#include "compiler/training/TrainStep.h"
+
 #include "mlir/Pass/PassManager.h"
+
+#include <optional>
 
 namespace memc {
 
 /// Brings freshly imported IR to memc's canonical form: decomposed GELUs fused, folds and
 /// dead code removed, common subexpressions (e.g. repeated scalar constants) merged.
 void buildCanonicalizationPipeline(mlir::OpPassManager &pm);
+
+enum class CompileMode { Import, Infer, Train };
+
+/// The learning-rate schedule a training program runs (run-time inputs, not part of the IR).
+struct LearningRateSchedule {
+  double learningRate = 1e-3;
+  int64_t warmupSteps = 0, decaySteps = 0;
+};
+
+struct PipelineOptions {
+  CompileMode mode = CompileMode::Import;
+  ImportOptions import;
+  /// Import mode: false keeps the IR exactly as imported.
+  bool canonicalize = true;
+  /// Train mode: the step to build and the schedule its program runs.
+  TrainStepOptions training;
+  LearningRateSchedule schedule;
+  /// Infer and train: the budget (inference never recomputes, whatever `budget.mode` says).
+  BudgetOptions budget;
+};
+
+/// The IR transforms of `options.mode`, steps 1 to 7 of the order above.
+void buildTransformPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
+
+struct CompiledModel {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  WeightStore weights;
+  /// Infer: @forward's plan; train: @train_step's, with its training section and (when it
+  /// fits) the @gradients program filled in. With what the reports read.
+  std::optional<BudgetedPlan> planned;
+  /// Train, when the step fits: the @gradients program's peak, set only when it misses the
+  /// budget (a debugging aid that only warns).
+  std::optional<uint64_t> gradientsOverBudgetBytes;
+};
+
+/// Imports `modelPath` and compiles it as `options` say. Fails with errors emitted through the
+/// context; a budget the plan cannot meet is not a failure (planned->fits is false).
+mlir::FailureOr<CompiledModel> compileModel(mlir::MLIRContext &context,
+                                            const std::string &modelPath,
+                                            const PipelineOptions &options);
 
 } // namespace memc
 

@@ -1,6 +1,6 @@
 //===- MemoryReport.cpp - where every byte of the peak goes ---------------===//
 #include "compiler/report/MemoryReport.h"
-#include "compiler/lowering/ArenaLifetimes.h"
+#include "runtime/plan/ArenaLifetimes.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -16,20 +16,6 @@ uint64_t totalBytes(const CategoryBytes &bytes) {
   for (uint64_t category : bytes)
     sum += category;
   return sum;
-}
-
-std::string formatBytes(uint64_t bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::format(unit == 0 ? "%.0f %s" : "%.2f %s", value, units[unit]);
-  return text;
 }
 
 namespace {
@@ -50,7 +36,7 @@ MemoryTimeline memoryTimeline(const plan::Plan &plan) {
   MemoryTimeline timeline;
   timeline.arenaBytes = plan.arena_bytes();
   CategoryBytes fixed = persistentBytes(plan);
-  ArenaLifetimes lifetimes(plan);
+  runtime::ArenaLifetimes lifetimes(plan);
   int64_t steps = std::max(1, plan.steps_size());
   std::vector<std::array<int64_t, plan::kCategories.size()>> delta(steps + 1);
   for (auto &row : delta)
@@ -105,7 +91,7 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
     report.peakKernel = plan.steps(report.peakStep).kernel();
     report.peakLocation = plan.steps(report.peakStep).location();
   }
-  ArenaLifetimes lifetimes(plan);
+  runtime::ArenaLifetimes lifetimes(plan);
   for (int i = 0; i < plan.buffers_size(); ++i) {
     if (!lifetimes.liveAt(i, report.peakStep))
       continue;

@@ -10,8 +10,9 @@
 #ifndef MEMC_COMPILER_REPORT_MEMORYREPORT_H
 #define MEMC_COMPILER_REPORT_MEMORYREPORT_H
 
-#include "compiler/remat/PlanWithinBudget.h"
+#include "compiler/pipeline/PlanWithinBudget.h"
 #include "runtime/plan/PlanVocabulary.h"
+#include "runtime/support/Bytes.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -19,6 +20,9 @@
 #include <optional>
 
 namespace memc {
+
+/// Reports print sizes as the runtime does ("1.23 GiB"): one formatter for both.
+using runtime::formatBytes;
 
 /// Indexed by plan::Category (PlanVocabulary.h's kCategories names them).
 using CategoryBytes = std::array<uint64_t, plan::kCategories.size()>;
@@ -67,9 +71,6 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os);
 
 /// The JSON object of --report-json.
 void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os);
-
-/// "1.23 GiB" and the like.
-std::string formatBytes(uint64_t bytes);
 
 } // namespace memc
 

@@ -170,16 +170,16 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
 // Reductions
 //===----------------------------------------------------------------------===//
 
-#define MEMC_INFER_REDUCE(OP)                                                                 \
-  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> location,        \
-                                     Adaptor adaptor, SmallVectorImpl<Type> &inferred) {     \
-    Shape result;                                                                             \
-    std::string error;                                                                        \
-    if (failed(reduceShape(shapeOf(adaptor.getInput()), adaptor.getAxes(),                   \
-                           adaptor.getKeepdims(), result, error)))                            \
-      return inferenceError(location, error);                                                 \
-    inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));    \
-    return success();                                                                         \
+#define MEMC_INFER_REDUCE(OP)                                                                      \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> location,              \
+                                     Adaptor adaptor, SmallVectorImpl<Type> &inferred) {           \
+    Shape result;                                                                                  \
+    std::string error;                                                                             \
+    if (failed(reduceShape(shapeOf(adaptor.getInput()), adaptor.getAxes(), adaptor.getKeepdims(),  \
+                           result, error)))                                                        \
+      return inferenceError(location, error);                                                      \
+    inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));          \
+    return success();                                                                              \
   }
 MEMC_INFER_REDUCE(ReduceSumOp)
 MEMC_INFER_REDUCE(ReduceMeanOp)
@@ -192,19 +192,10 @@ MEMC_INFER_REDUCE(ReduceMaxOp)
 
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                             Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
-  ArrayRef<int64_t> input = shapeOf(adaptor.getInput());
-  ArrayRef<int64_t> perm = adaptor.getPerm();
-  SmallVector<bool> seen(input.size(), false);
   Shape result;
-  for (int64_t dim : perm) {
-    if (perm.size() != input.size() || !isAxisInRange(dim, input.size()) || seen[dim])
-      return inferenceError(location, "transpose perm is not a permutation of the " +
-                                          std::to_string(input.size()) + " dimensions");
-    seen[dim] = true;
-    result.push_back(input[dim]);
-  }
-  if (perm.size() != input.size())
-    return inferenceError(location, "transpose perm length differs from the rank");
+  std::string error;
+  if (failed(transposeShape(shapeOf(adaptor.getInput()), adaptor.getPerm(), result, error)))
+    return inferenceError(location, error);
   inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));
   return success();
 }
@@ -264,64 +255,37 @@ OpFoldResult BroadcastToOp::fold(FoldAdaptor) {
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                          Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
   ValueRange inputs = adaptor.getInputs();
-  if (inputs.empty())
-    return inferenceError(location, "concat needs at least one input");
-  Shape result(shapeOf(inputs.front()));
-  int64_t axis = adaptor.getAxis();
-  if (!isAxisInRange(axis, result.size()))
-    return inferenceError(location, "concat axis out of range");
-  for (Value input : inputs.drop_front()) {
-    ArrayRef<int64_t> shape = shapeOf(input);
-    for (size_t dim = 0; dim < result.size(); ++dim)
-      if (shape.size() != result.size() ||
-          (static_cast<int64_t>(dim) != axis && shape[dim] != result[dim]))
-        return inferenceError(location, "concat inputs " + formatShape(shapeOf(inputs.front())) +
-                                            " and " + formatShape(shape) +
-                                            " differ outside axis " + std::to_string(axis));
-    result[axis] += shape[axis];
-  }
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value input : inputs)
+    shapes.push_back(shapeOf(input));
+  Shape result;
+  std::string error;
+  if (failed(concatShape(shapes, adaptor.getAxis(), result, error)))
+    return inferenceError(location, error);
   inferred.push_back(RankedTensorType::get(result, elementTypeOf(inputs.front())));
   return success();
 }
 
 LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                         Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
-  ArrayRef<int64_t> input = shapeOf(adaptor.getInput());
-  int64_t axis = adaptor.getAxis();
-  if (!isAxisInRange(axis, input.size()))
-    return inferenceError(location, "split axis out of range");
-  int64_t total = 0;
-  for (int64_t size : adaptor.getSizes()) {
-    if (size < 0)
-      return inferenceError(location, "split sizes must be non-negative");
-    total += size;
-    Shape piece(input);
-    piece[axis] = size;
+  SmallVector<Shape> pieces;
+  std::string error;
+  if (failed(splitShapes(shapeOf(adaptor.getInput()), adaptor.getAxis(), adaptor.getSizes(), pieces,
+                         error)))
+    return inferenceError(location, error);
+  for (const Shape &piece : pieces)
     inferred.push_back(RankedTensorType::get(piece, elementTypeOf(adaptor.getInput())));
-  }
-  if (total != input[axis])
-    return inferenceError(location, "split sizes add up to " + std::to_string(total) +
-                                        ", not the dimension's " + std::to_string(input[axis]));
   return success();
 }
 
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                         Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
-  ArrayRef<int64_t> input = shapeOf(adaptor.getInput());
-  ArrayRef<int64_t> starts = adaptor.getStarts(), limits = adaptor.getLimits(),
-                    steps = adaptor.getSteps();
-  if (starts.size() != input.size() || limits.size() != input.size() ||
-      steps.size() != input.size())
-    return inferenceError(location, "slice needs one start, limit and step per dimension");
+  // Starts index an element (or -1 for an empty reversed slice); limits are one past it.
   Shape result;
-  for (size_t dim = 0; dim < input.size(); ++dim) {
-    // Starts index an element (or -1 for an empty reversed slice); limits are one past it.
-    if (steps[dim] == 0 || starts[dim] < -1 || starts[dim] > input[dim] || limits[dim] < -1 ||
-        limits[dim] > input[dim])
-      return inferenceError(location, "slice bounds out of range in dimension " +
-                                          std::to_string(dim));
-    result.push_back(sliceLength(starts[dim], limits[dim], steps[dim]));
-  }
+  std::string error;
+  if (failed(sliceShape(shapeOf(adaptor.getInput()), adaptor.getStarts(), adaptor.getLimits(),
+                        adaptor.getSteps(), result, error)))
+    return inferenceError(location, error);
   inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));
   return success();
 }
@@ -338,13 +302,11 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
 
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                          Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
-  ArrayRef<int64_t> data = shapeOf(adaptor.getData());
-  int64_t axis = adaptor.getAxis();
-  if (!isAxisInRange(axis, data.size()))
-    return inferenceError(location, "gather axis out of range");
-  Shape result(data.take_front(axis));
-  llvm::append_range(result, shapeOf(adaptor.getIndices()));
-  llvm::append_range(result, data.drop_front(axis + 1));
+  Shape result;
+  std::string error;
+  if (failed(gatherShape(shapeOf(adaptor.getData()), shapeOf(adaptor.getIndices()),
+                         adaptor.getAxis(), result, error)))
+    return inferenceError(location, error);
   inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getData())));
   return success();
 }

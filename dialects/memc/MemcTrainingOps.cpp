@@ -11,13 +11,11 @@ using namespace mlir;
 using namespace memc;
 
 LogicalResult GatherGradOp::verify() {
-  ArrayRef<int64_t> data = getType().getShape();
-  int64_t axis = getAxis();
-  if (axis < 0 || axis >= static_cast<int64_t>(data.size()))
-    return emitOpError("axis out of range");
-  Shape gathered(data.take_front(axis));
-  llvm::append_range(gathered, getIndices().getType().getShape());
-  llvm::append_range(gathered, data.drop_front(axis + 1));
+  Shape gathered;
+  std::string error;
+  if (failed(gatherShape(getType().getShape(), getIndices().getType().getShape(), getAxis(),
+                         gathered, error)))
+    return emitOpError(error);
   if (ArrayRef<int64_t>(gathered) != getGrad().getType().getShape())
     return emitOpError("grad shape ") << formatShape(getGrad().getType().getShape())
                                       << " is not what gathering from the result gives, "
@@ -26,18 +24,10 @@ LogicalResult GatherGradOp::verify() {
 }
 
 LogicalResult SliceGradOp::verify() {
-  ArrayRef<int64_t> input = getType().getShape();
-  ArrayRef<int64_t> starts = getStarts(), limits = getLimits(), steps = getSteps();
-  if (starts.size() != input.size() || limits.size() != input.size() ||
-      steps.size() != input.size())
-    return emitOpError("needs one start, limit and step per dimension");
   Shape sliced;
-  for (size_t dim = 0; dim < input.size(); ++dim) {
-    if (steps[dim] == 0 || starts[dim] < -1 || starts[dim] > input[dim] || limits[dim] < -1 ||
-        limits[dim] > input[dim])
-      return emitOpError("slice bounds out of range in dimension ") << dim;
-    sliced.push_back(sliceLength(starts[dim], limits[dim], steps[dim]));
-  }
+  std::string error;
+  if (failed(sliceShape(getType().getShape(), getStarts(), getLimits(), getSteps(), sliced, error)))
+    return emitOpError(error);
   if (ArrayRef<int64_t>(sliced) != getGrad().getType().getShape())
     return emitOpError("grad shape does not match the slice of the result shape");
   return success();

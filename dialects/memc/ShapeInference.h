@@ -1,8 +1,10 @@
-//===- ShapeInference.h - static shape rules of the memc ops ----*- C++ -*-===//
+//===- ShapeInference.h - the memc ops' shape rules for MLIR ----*- C++ -*-===//
 //
-// The shape rules as free functions over plain shapes, so that the ops' type inference, the
-// importer's error messages and the cost model agree on one implementation. Each returns
-// failure with a message in `error` when the shapes are incompatible.
+// Adapters from MLIR's shapes (ArrayRef, SmallVector, LogicalResult) to the one copy of the
+// shape rules, kernels/ShapeRules.h (plain C++, shared with the kernels' checks and the
+// importer's host folding), so that type inference, the importer's messages and the kernels
+// agree on one implementation. Each returns failure with a message in `error` when the shapes
+// are incompatible.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_DIALECTS_MEMC_SHAPEINFERENCE_H
@@ -43,6 +45,29 @@ llvm::LogicalResult windowShape(llvm::ArrayRef<int64_t> input, int64_t channels,
 /// Number of elements a (start, limit, step) slice of one dimension takes.
 int64_t sliceLength(int64_t start, int64_t limit, int64_t step);
 
+/// memc.slice: one start, limit and step per dimension, in bounds.
+llvm::LogicalResult sliceShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> starts,
+                               llvm::ArrayRef<int64_t> limits, llvm::ArrayRef<int64_t> steps,
+                               Shape &result, std::string &error);
+
+/// ONNX Gather: data.shape[:axis] + indices.shape + data.shape[axis+1:].
+llvm::LogicalResult gatherShape(llvm::ArrayRef<int64_t> data, llvm::ArrayRef<int64_t> indices,
+                                int64_t axis, Shape &result, std::string &error);
+
+/// Result dimension i is input dimension perm[i].
+llvm::LogicalResult transposeShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> perm,
+                                   Shape &result, std::string &error);
+
+/// Inputs agree on every dimension but `axis`, whose sizes add up.
+llvm::LogicalResult concatShape(llvm::ArrayRef<llvm::ArrayRef<int64_t>> inputs, int64_t axis,
+                                Shape &result, std::string &error);
+
+/// Piece i has sizes[i] elements along `axis`; the sizes add up to that dimension.
+llvm::LogicalResult splitShapes(llvm::ArrayRef<int64_t> input, int64_t axis,
+                                llvm::ArrayRef<int64_t> sizes,
+                                llvm::SmallVectorImpl<Shape> &results, std::string &error);
+
+/// Element count of a static shape (saturating at the rules' kMaxElements bound).
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 
 std::string formatShape(llvm::ArrayRef<int64_t> shape);

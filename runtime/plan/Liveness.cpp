@@ -1,5 +1,6 @@
 //===- Liveness.cpp - when arena values live, and that they never collide -===//
 #include "runtime/plan/Liveness.h"
+#include "runtime/plan/ArenaLifetimes.h"
 
 #include <map>
 #include <set>
@@ -11,7 +12,7 @@ constexpr int64_t kNeverWritten = INT64_MIN;
 
 class ArenaAnalysis {
 public:
-  explicit ArenaAnalysis(LoadedPlan &plan) : plan(plan) {}
+  ArenaAnalysis(const plan::Plan &proto, LoadedPlan &plan) : proto(proto), plan(plan) {}
 
   bool run(std::string &message) {
     bool ok = computeLiveRanges() && buildTimeline() && checkCollisions();
@@ -21,6 +22,7 @@ public:
   }
 
 private:
+  const plan::Plan &proto;
   LoadedPlan &plan;
   std::string error;
   /// Per step: arena inputs whose bytes an in-place output of the step takes over.
@@ -50,53 +52,56 @@ private:
     return first < 0 ? "the graph input binding" : stepLabel(static_cast<size_t>(first));
   }
 
+  /// The arena's lifetime rule (ArenaLifetimes.h), checked as it goes: every value is written
+  /// once before it is read, and every arena output is written.
   bool computeLiveRanges() {
     auto &ranges = plan.liveRanges;
     ranges.assign(plan.buffers.size(), {kNeverWritten, kNeverWritten});
-    for (const PlanBinding &input : plan.inputs)
-      if (inArena(input.buffer))
-        ranges[input.buffer] = {-1, -1};
-    for (size_t t = 0; t < plan.steps.size(); ++t) {
-      int64_t step = static_cast<int64_t>(t);
-      for (uint32_t read : plan.steps[t].inputs) {
-        uint32_t input = plan.buffers[read].owner;
-        if (!inArena(input))
-          continue;
-        if (ranges[input].first == kNeverWritten)
-          return fail(stepLabel(t) + " reads arena " + bufferLabel(read) +
-                      (read == input ? "" : ", a view of " + bufferLabel(input) + ",") +
-                      " before anything writes it");
-        ranges[input].last = step;
-      }
-      for (uint32_t output : plan.steps[t].outputs) {
-        if (!inArena(output))
-          continue;
-        if (ranges[output].first != kNeverWritten)
-          return fail(stepLabel(t) + " writes arena " + bufferLabel(output) +
-                      ", which " + writerLabel(ranges[output].first) +
-                      " already wrote (arena values are written once)");
-        ranges[output] = {step, step};
-      }
-      // Scratch is written and read at its step alone: a value live exactly then.
-      const PlanStep &current = plan.steps[t];
-      if (current.hasWorkspace && inArena(current.workspace)) {
-        if (ranges[current.workspace].first != kNeverWritten)
-          return fail(stepLabel(t) + " uses arena " + bufferLabel(current.workspace) +
-                      " as its workspace, but " + writerLabel(ranges[current.workspace].first) +
+    std::vector<uint32_t> owner(plan.buffers.size());
+    for (size_t b = 0; b < plan.buffers.size(); ++b)
+      owner[b] = plan.buffers[b].owner;
+    bool ok = forEachArenaUse(proto, owner, [&](const ArenaUse &use) {
+      if (plan.buffers[use.owner].size == 0)
+        return true;
+      LiveRange &range = ranges[use.owner];
+      size_t step = static_cast<size_t>(use.position);
+      switch (use.kind) {
+      case ArenaUseKind::InputBinding:
+        range = {kBeforeFirstStep, kBeforeFirstStep};
+        return true;
+      case ArenaUseKind::StepRead:
+        if (range.first == kNeverWritten)
+          return fail(
+              stepLabel(step) + " reads arena " + bufferLabel(use.buffer) +
+              (use.buffer == use.owner ? "" : ", a view of " + bufferLabel(use.owner) + ",") +
+              " before anything writes it");
+        range.last = use.position;
+        return true;
+      case ArenaUseKind::StepWrite:
+        if (range.first != kNeverWritten)
+          return fail(stepLabel(step) + " writes arena " + bufferLabel(use.owner) + ", which " +
+                      writerLabel(range.first) + " already wrote (arena values are written once)");
+        range = {use.position, use.position};
+        return true;
+      case ArenaUseKind::StepWorkspace:
+        // Scratch is written and read at its step alone: a value live exactly then.
+        if (range.first != kNeverWritten)
+          return fail(stepLabel(step) + " uses arena " + bufferLabel(use.owner) +
+                      " as its workspace, but " + writerLabel(range.first) +
                       " already uses it (a workspace belongs to one step)");
-        ranges[current.workspace] = {step, step};
+        range = {use.position, use.position};
+        return true;
+      case ArenaUseKind::OutputBinding:
+        if (range.first == kNeverWritten)
+          return fail("output '" + plan.outputs[use.binding].name + "': arena " +
+                      bufferLabel(use.buffer) + " is never written");
+        range.last = use.position;
+        return true;
       }
-    }
-    int64_t end = static_cast<int64_t>(plan.steps.size());
-    for (const PlanBinding &output : plan.outputs) {
-      uint32_t owner = plan.buffers[output.buffer].owner;
-      if (!inArena(owner))
-        continue;
-      if (ranges[owner].first == kNeverWritten)
-        return fail("output '" + output.name + "': arena " + bufferLabel(output.buffer) +
-                    " is never written");
-      ranges[owner].last = end;
-    }
+      return true;
+    });
+    if (!ok)
+      return false;
     // Views live as long as the bytes they view.
     for (size_t b = 0; b < plan.buffers.size(); ++b)
       ranges[b] = ranges[plan.buffers[b].owner];
@@ -198,8 +203,8 @@ private:
 
 } // namespace
 
-bool analyzeArena(LoadedPlan &plan, std::string &error) {
-  return ArenaAnalysis(plan).run(error);
+bool analyzeArena(const plan::Plan &proto, LoadedPlan &plan, std::string &error) {
+  return ArenaAnalysis(proto, plan).run(error);
 }
 
 } // namespace memc::runtime

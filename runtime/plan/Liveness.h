@@ -9,12 +9,14 @@
 #define MEMC_RUNTIME_PLAN_LIVENESS_H
 
 #include "runtime/plan/LoadedPlan.h"
+#include "runtime/plan/Plan.pb.h"
 
 #include <string>
 
 namespace memc::runtime {
 
-/// Fills `plan.liveRanges` and `plan.timeline` from the plan's buffers, steps and bindings, and
+/// Fills `plan.liveRanges` and `plan.timeline` by the arena's lifetime rule (ArenaLifetimes.h)
+/// over `proto`, the plan `plan` was loaded from, and
 /// checks that every arena value is written exactly once (by one step, or as a graph input)
 /// before any step reads it, that every arena output is written, that an in-place step's input
 /// dies at that step, and that no two values live at the same step share arena bytes (except an
@@ -22,7 +24,7 @@ namespace memc::runtime {
 /// owning its bytes: reading it reads the owner, binding it as an output keeps the owner alive.
 /// A step's workspace buffer is a value written and last read at that step.
 /// Zero-byte buffers take no part.
-bool analyzeArena(LoadedPlan &plan, std::string &error);
+bool analyzeArena(const plan::Plan &proto, LoadedPlan &plan, std::string &error);
 
 } // namespace memc::runtime
 

@@ -65,7 +65,7 @@ public:
               checkBindings(proto.inputs(), "input", out.inputs) &&
               checkBindings(proto.parameters(), "parameter", out.parameters) &&
               checkBindings(proto.outputs(), "output", out.outputs) && checkSteps() &&
-              (analyzeArena(out, error) || fail(error));
+              (analyzeArena(proto, out, error) || fail(error));
     if (!ok)
       message = "plan: " + error;
     return ok;

@@ -3,13 +3,14 @@
 // Every file format the runtime reads (plans, bundles, safetensors, zip, npy) is untrusted: sizes
 // and offsets come from disk. These helpers read fixed-width little-endian fields from byte
 // ranges without alignment assumptions, and do size arithmetic that reports overflow instead of
-// wrapping around.
+// wrapping around. It also formats and parses byte counts for people.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_RUNTIME_SUPPORT_BYTES_H
 #define MEMC_RUNTIME_SUPPORT_BYTES_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,8 +46,14 @@ inline bool rangeWithin(uint64_t offset, uint64_t size, uint64_t limit) {
 
 inline bool isPowerOfTwo(uint64_t value) { return value != 0 && (value & (value - 1)) == 0; }
 
-/// A human-readable byte count: "512 B", "1.50 KiB", "3.25 MiB", "1.00 GiB".
+/// A human-readable byte count: "512 B", "1.50 KiB", "3.25 MiB", "1.00 GiB". The compiler's
+/// reports and messages print sizes with it too.
 std::string formatBytes(uint64_t bytes);
+
+/// Parses "24GiB", "1.5GB", "512MiB", "1000000" (bytes): what users write for a memory budget.
+/// Units: B, KB, MB, GB, TB (powers of 1000) and KiB, MiB, GiB, TiB (powers of 1024),
+/// case-insensitive; blanks around the text and before the unit are allowed.
+std::optional<uint64_t> parseByteSize(std::string_view text);
 
 } // namespace memc::runtime
 

@@ -1,9 +1,11 @@
 //===- memc-opt.cpp - run memc passes on memc IR --------------------------===//
 //
-// mlir-opt for memc: the memc and func dialects, every memc pass, and MLIR's generic transforms
-// (canonicalize, cse), so each pass can be tested alone from a lit test.
+// mlir-opt for memc: the memc and func dialects, every memc pass (the IR rewrites of passes/ and
+// the compiler transforms of compiler/pipeline), and MLIR's generic transforms (canonicalize,
+// cse), so each pass can be tested alone from a lit test.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/pipeline/Passes.h"
 #include "dialects/memc/MemcDialect.h"
 #include "passes/Passes.h"
 
@@ -14,6 +16,7 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   memc::registerMemcPasses();
+  memc::registerMemcCompilerPasses();
   mlir::DialectRegistry registry;
   registry.insert<memc::MemcDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

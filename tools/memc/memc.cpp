@@ -9,24 +9,23 @@
 // CPU inside an arena whose size the compiler decided. A one-line summary goes to stderr;
 // every error is a message and exit code 1.
 //
+// A front end: flags become memc::PipelineOptions, compiler/pipeline compiles, and this file
+// prints and writes what it returns.
+//
 //===----------------------------------------------------------------------===//
-#include "compiler/importer/OnnxImporter.h"
-#include "compiler/importer/WeightStore.h"
 #include "compiler/lowering/OnnxTemplate.h"
-#include "compiler/lowering/PlanBuilder.h"
 #include "compiler/lowering/ProgramWriter.h"
 #include "compiler/pipeline/Pipeline.h"
-#include "compiler/remat/PlanWithinBudget.h"
 #include "compiler/report/MemoryReport.h"
 #include "compiler/report/MemorySvg.h"
 #include "compiler/training/TrainStep.h"
 #include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/MemcDialect.h"
 #include "dialects/memc/ShapeInference.h"
+#include "runtime/support/Bytes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -48,13 +47,14 @@ cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"), cl::Req
                                cl::cat(memcCategory));
 cl::opt<std::string> outputPath("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(memcCategory));
-enum class Mode { Import, Infer, Train };
-cl::opt<Mode>
+using memc::CompileMode;
+cl::opt<CompileMode>
     mode("mode", cl::desc("What to build (default: train when --loss is given)"),
-         cl::init(Mode::Import),
-         cl::values(clEnumValN(Mode::Import, "import", "print the model as memc IR"),
-                    clEnumValN(Mode::Infer, "infer", "an executable computing the model's outputs"),
-                    clEnumValN(Mode::Train, "train", "an executable training the model")),
+         cl::init(CompileMode::Import),
+         cl::values(clEnumValN(CompileMode::Import, "import", "print the model as memc IR"),
+                    clEnumValN(CompileMode::Infer, "infer",
+                               "an executable computing the model's outputs"),
+                    clEnumValN(CompileMode::Train, "train", "an executable training the model")),
          cl::cat(memcCategory));
 
 cl::OptionCategory trainingCategory("memc training options");
@@ -225,7 +225,7 @@ std::string runnerPath(const char *argv0) {
 /// The budget and remat flags; false (with a message) on a malformed size.
 bool budgetOptions(memc::BudgetOptions &options) {
   if (!vramBudget.empty()) {
-    options.budgetBytes = memc::parseByteSize(vramBudget);
+    options.budgetBytes = memc::runtime::parseByteSize(vramBudget);
     if (!options.budgetBytes || *options.budgetBytes == 0) {
       llvm::errs() << "memc: error: --vram-budget expects a size such as 24GiB, 1.5GB or 512MiB, "
                       "got '"
@@ -302,29 +302,16 @@ void reportInfeasibleBudget(const memc::BudgetedPlan &planned, const memc::Budge
   os << " lower precision and optimizer-state sharding are not available yet\n";
 }
 
-int compileInference(ModuleOp module, const memc::WeightStore &weights, const char *argv0) {
-  auto forward = module.lookupSymbol<func::FuncOp>("forward");
-  memc::BudgetOptions budget;
-  if (!budgetOptions(budget))
-    return 1;
-  budget.mode = memc::RematMode::None; // nothing to recompute without a backward
-  FailureOr<memc::BudgetedPlan> planned = memc::planWithinBudget(forward, modelPath, budget);
-  if (failed(planned))
-    return 1;
-  if (!emitReports(*planned, budget))
-    return 1;
-  if (!planned->fits) {
-    reportInfeasibleBudget(*planned, budget, /*training=*/false);
-    return 1;
-  }
-  memc::PlanSummary &summary = planned->summary;
-  FailureOr<memc::plan::Plan> plan = std::move(planned->plan);
+/// Writes the inference executable and says what it holds.
+int writeInference(memc::CompiledModel &compiled, const char *argv0) {
+  const memc::PlanSummary &summary = compiled.planned->summary;
   if (outputPath == "-") {
     llvm::errs() << "memc: error: --mode=infer needs -o PATH for the executable\n";
     return 1;
   }
   std::string error;
-  if (!memc::writeProgram(*plan, weights, runnerPath(argv0), outputPath, error)) {
+  if (!memc::writeProgram(compiled.planned->plan, compiled.weights, runnerPath(argv0), outputPath,
+                          error)) {
     llvm::errs() << "memc: error: " << error << "\n";
     return 1;
   }
@@ -380,85 +367,29 @@ bool trainingOptions(memc::TrainStepOptions &options) {
   return true;
 }
 
-/// Builds @gradients and @train_step, plans both, and writes the training program.
-int compileTraining(ModuleOp module, const memc::WeightStore &weights, const char *argv0) {
-  memc::TrainStepOptions options;
-  if (!trainingOptions(options))
-    return 1;
-  memc::TrainStepOptions gradientsOnly = options;
-  gradientsOnly.optimizer = {};
-  gradientsOnly.functionName = "gradients";
-  gradientsOnly.warnUnreachable = false; // the training step warns once
-  if (failed(memc::buildTrainStep(module, gradientsOnly)) ||
-      failed(memc::buildTrainStep(module, options)))
-    return 1;
-  memc::BudgetOptions budget;
-  if (!budgetOptions(budget))
-    return 1;
-  PassManager pm(module.getContext());
-  memc::buildCanonicalizationPipeline(pm);
-  if (failed(pm.run(module)))
-    return 1;
-  FailureOr<memc::BudgetedPlan> planned =
-      memc::planWithinBudget(module.lookupSymbol<func::FuncOp>("train_step"), modelPath, budget);
-  if (failed(planned))
-    return 1;
-  for (const std::string &note : planned->notes)
-    llvm::errs() << "memc: note: " << note << "\n";
-  if (!emitReports(*planned, budget))
-    return 1;
-  if (!planned->fits) {
-    reportInfeasibleBudget(*planned, budget, /*training=*/true);
-    return 1;
-  }
-  // --dump-grads runs this one on its own; it gets the same budget, but a debugging aid that
-  // misses it only warns.
-  FailureOr<memc::BudgetedPlan> gradientsPlanned =
-      memc::planWithinBudget(module.lookupSymbol<func::FuncOp>("gradients"), modelPath, budget);
-  if (failed(gradientsPlanned))
-    return 1;
-  if (!gradientsPlanned->fits)
+/// Writes the training executable (with an ONNX template when the model allows one) and says
+/// what it holds.
+int writeTraining(memc::CompiledModel &compiled, const char *argv0) {
+  if (compiled.gradientsOverBudgetBytes)
     llvm::errs() << "memc: warning: the gradients program of --dump-grads needs "
-                 << memc::formatBytes(memc::planPeakBytes(gradientsPlanned->plan))
+                 << memc::formatBytes(*compiled.gradientsOverBudgetBytes)
                  << ", more than the budget\n";
-  memc::PlanSummary &summary = planned->summary;
-  FailureOr<memc::plan::Plan> plan = std::move(planned->plan);
-  FailureOr<memc::plan::Plan> gradients = std::move(gradientsPlanned->plan);
-  memc::plan::Training *training = plan->mutable_training();
-  training->set_loss_output("loss");
-  training->set_labels_input(labels);
-  training->set_optimizer(optimizer);
-  training->set_learning_rate(learningRate);
-  training->set_warmup_steps(warmup);
-  training->set_decay_steps(decaySteps);
-  training->set_accumulation_steps(gradAccum);
-  if (options.loss == memc::LossKind::CrossEntropy) {
-    auto step = module.lookupSymbol<func::FuncOp>("train_step");
-    for (BlockArgument argument : step.getArguments())
-      if (auto name =
-              step.getArgAttrOfType<StringAttr>(argument.getArgNumber(), memc::kInputNameAttr);
-          name && name.getValue() == labels) {
-        // The logits' class axis is the one the labels lack: read it off the loss's operand.
-        for (Operation *user : argument.getUsers())
-          if (auto loss = dyn_cast<memc::CrossEntropyOp>(user))
-            training->set_classes(loss.getLogits().getType().getShape().back());
-      }
-    training->set_ignore_index(options.ignoreIndex);
-  }
-  *plan->mutable_gradients() = std::move(*gradients);
+  const memc::BudgetedPlan &planned = *compiled.planned;
+  const memc::PlanSummary &summary = planned.summary;
+  memc::plan::Plan &plan = compiled.planned->plan;
   if (outputPath == "-") {
     llvm::errs() << "memc: error: training needs -o PATH for the executable\n";
     return 1;
   }
   std::string error;
   // Saving ONNX is optional to training: a model memc cannot make a template of still trains.
-  if (!memc::addOnnxTemplate(*plan, modelPath, weights, error)) {
+  if (!memc::addOnnxTemplate(plan, modelPath, compiled.weights, error)) {
     llvm::errs() << "memc: warning: the program will not save ONNX models (--save OUT.onnx): "
                  << error << "\n";
-    plan->mutable_training()->clear_onnx_template();
-    plan->mutable_training()->clear_onnx_initializers();
+    plan.mutable_training()->clear_onnx_template();
+    plan.mutable_training()->clear_onnx_initializers();
   }
-  if (!memc::writeProgram(*plan, weights, runnerPath(argv0), outputPath, error)) {
+  if (!memc::writeProgram(plan, compiled.weights, runnerPath(argv0), outputPath, error)) {
     llvm::errs() << "memc: error: " << error << "\n";
     return 1;
   }
@@ -467,17 +398,59 @@ int compileTraining(ModuleOp module, const memc::WeightStore &weights, const cha
       "(lower bound %.2f MiB, ratio %.3f), persistent %.2f MiB (parameters and optimizer "
       "state)",
       outputPath.c_str(), summary.steps, summary.inPlaceSteps,
-      memc::planPeakBytes(*plan) / 1048576.0, summary.arenaBytes / 1048576.0,
+      memc::planPeakBytes(plan) / 1048576.0, summary.arenaBytes / 1048576.0,
       summary.arenaLowerBoundBytes / 1048576.0,
       summary.arenaLowerBoundBytes ? double(summary.arenaBytes) / summary.arenaLowerBoundBytes
                                    : 1.0,
       summary.persistentBytes / 1048576.0);
-  if (planned->clones)
+  if (planned.clones)
     llvm::errs() << llvm::format(
-        "; recomputing %lld ops (%.1f%% of the step's FLOPs, %s)", (long long)planned->clones,
-        100.0 * planned->recomputeFlops / planned->stepFlops, planned->strategy.c_str());
+        "; recomputing %lld ops (%.1f%% of the step's FLOPs, %s)", (long long)planned.clones,
+        100.0 * planned.recomputeFlops / planned.stepFlops, planned.strategy.c_str());
   llvm::errs() << "\n";
   return 0;
+}
+
+/// Prints the IR and the one-line summary.
+int printImported(mlir::ModuleOp module, std::chrono::steady_clock::time_point start) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(outputPath, &error);
+  if (!output) {
+    llvm::errs() << "memc: error: " << error << "\n";
+    return 1;
+  }
+  module->print(output->os());
+  output->keep();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  printSummary(module, seconds);
+  return 0;
+}
+
+/// The flags as pipeline options; false after printing what is wrong with them.
+bool pipelineOptions(memc::PipelineOptions &options) {
+  if (!loss.empty() && mode == CompileMode::Import)
+    mode = CompileMode::Train;
+  if (mode == CompileMode::Train && loss.empty()) {
+    llvm::errs() << "memc: error: training needs --loss cross_entropy|mse\n";
+    return false;
+  }
+  options.mode = mode;
+  options.canonicalize = emit == Emit::Mlir;
+  for (const std::string &text : inputShapes) {
+    std::string error;
+    if (!parseInputShape(text, options.import, error)) {
+      llvm::errs() << "memc: error: " << error << "\n";
+      return false;
+    }
+  }
+  if (mode == CompileMode::Import)
+    return true;
+  if (mode == CompileMode::Train) {
+    if (!trainingOptions(options.training))
+      return false;
+    options.schedule = {learningRate, warmup, decaySteps};
+  }
+  return budgetOptions(options.budget);
 }
 
 } // namespace
@@ -489,21 +462,9 @@ int main(int argc, char **argv) {
                               "memc: compile ONNX models into memory-optimized "
                               "training executables\n");
   auto start = std::chrono::steady_clock::now();
-
-  if (!loss.empty() && mode == Mode::Import)
-    mode = Mode::Train;
-  if (mode == Mode::Train && loss.empty()) {
-    llvm::errs() << "memc: error: training needs --loss cross_entropy|mse\n";
+  memc::PipelineOptions options;
+  if (!pipelineOptions(options))
     return 1;
-  }
-  memc::ImportOptions options;
-  for (const std::string &text : inputShapes) {
-    std::string error;
-    if (!parseInputShape(text, options, error)) {
-      llvm::errs() << "memc: error: " << error << "\n";
-      return 1;
-    }
-  }
 
   MLIRContext context;
   context.printOpOnDiagnostic(false);
@@ -511,32 +472,21 @@ int main(int argc, char **argv) {
     printDiagnostic(diag);
     return success();
   });
-
-  memc::WeightStore weights;
-  OwningOpRef<ModuleOp> module = memc::importOnnxModel(context, modelPath, options, &weights);
-  if (!module)
+  FailureOr<memc::CompiledModel> compiled = memc::compileModel(context, modelPath, options);
+  if (failed(compiled))
     return 1;
-  if (emit == Emit::Mlir || mode != Mode::Import) {
-    PassManager pm(&context);
-    memc::buildCanonicalizationPipeline(pm);
-    if (failed(pm.run(*module)))
-      return 1;
-  }
+  if (mode == CompileMode::Import)
+    return printImported(*compiled->module, start);
 
-  if (mode == Mode::Infer)
-    return compileInference(*module, weights, argv[0]);
-  if (mode == Mode::Train)
-    return compileTraining(*module, weights, argv[0]);
-
-  std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(outputPath, &error);
-  if (!output) {
-    llvm::errs() << "memc: error: " << error << "\n";
+  const memc::BudgetedPlan &planned = *compiled->planned;
+  for (const std::string &note : planned.notes)
+    llvm::errs() << "memc: note: " << note << "\n";
+  if (!emitReports(planned, options.budget))
+    return 1;
+  if (!planned.fits) {
+    reportInfeasibleBudget(planned, options.budget, mode == CompileMode::Train);
     return 1;
   }
-  module->print(output->os());
-  output->keep();
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  printSummary(*module, seconds);
-  return 0;
+  return mode == CompileMode::Infer ? writeInference(*compiled, argv[0])
+                                    : writeTraining(*compiled, argv[0]);
 }

@@ -1,11 +1,10 @@
 //===- PlanWithinBudget.cpp - a plan whose peak fits the VRAM budget ------===//
-#include "compiler/remat/PlanWithinBudget.h"
+#include "compiler/pipeline/PlanWithinBudget.h"
 #include "compiler/remat/RematHeuristic.h"
 #include "compiler/remat/RematIR.h"
 #include "compiler/remat/RematIlp.h"
 
 #include "mlir/IR/OwningOpRef.h"
-#include "llvm/ADT/StringExtras.h"
 
 #include <chrono>
 #include <cmath>
@@ -58,34 +57,6 @@ FailureOr<Attempt> tryDecision(func::FuncOp function, const std::string &modelNa
 
 uint64_t planPeakBytes(const plan::Plan &plan) {
   return plan.persistent_bytes() + plan.arena_bytes() + plan.constant_data().size();
-}
-
-std::optional<uint64_t> parseByteSize(llvm::StringRef text) {
-  text = text.trim();
-  size_t split = text.find_if([](char c) { return !(llvm::isDigit(c) || c == '.'); });
-  llvm::StringRef number = text.substr(0, split), unit = text.substr(split).trim();
-  double value;
-  if (number.empty() || number.getAsDouble(value) || !(value >= 0))
-    return std::nullopt;
-  static const std::pair<const char *, double> units[] = {{"", 1},
-                                                          {"b", 1},
-                                                          {"kb", 1e3},
-                                                          {"mb", 1e6},
-                                                          {"gb", 1e9},
-                                                          {"tb", 1e12},
-                                                          {"kib", 1024.0},
-                                                          {"mib", 1048576.0},
-                                                          {"gib", 1073741824.0},
-                                                          {"tib", 1099511627776.0}};
-  std::string lower = unit.lower();
-  for (auto [name, scale] : units)
-    if (lower == name) {
-      double bytes = std::floor(value * scale);
-      if (bytes > 1.8e19)
-        return std::nullopt;
-      return static_cast<uint64_t>(bytes);
-    }
-  return std::nullopt;
 }
 
 FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::string &modelName,

@@ -1,10 +1,10 @@
-//===- BuildTrainStep.cpp - the memc-build-train-step pass ----------------===//
-#include "compiler/training/TrainStep.h"
-#include "passes/Passes.h"
+//===- BuildTrainStepPass.cpp - the memc-build-train-step pass ------------===//
+#include "compiler/pipeline/Passes.h"
+#include "dialects/memc/MemcDialect.h"
 
 namespace memc {
 #define GEN_PASS_DEF_BUILDTRAINSTEP
-#include "passes/Passes.h.inc"
+#include "compiler/pipeline/Passes.h.inc"
 } // namespace memc
 
 using namespace mlir;
@@ -14,13 +14,23 @@ namespace {
 
 struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
   using BuildTrainStepBase::BuildTrainStepBase;
+  explicit BuildTrainStepPass(const TrainStepOptions &options) : given(options) {}
 
   void runOnOperation() override {
+    std::optional<TrainStepOptions> options = given ? given : fromPassOptions();
+    if (!options)
+      return signalPassFailure();
+    if (failed(buildTrainStep(getOperation(), *options)))
+      signalPassFailure();
+  }
+
+  /// The textual options (memc-opt's), or nothing after reporting a bad spelling.
+  std::optional<TrainStepOptions> fromPassOptions() {
     TrainStepOptions options;
     std::optional<LossKind> lossKind = parseLossKind(loss);
     if (!lossKind) {
       getOperation().emitError("unknown loss '") << loss << "' (losses: cross_entropy, mse)";
-      return signalPassFailure();
+      return std::nullopt;
     }
     options.loss = *lossKind;
     options.lossInput = lossInput;
@@ -37,9 +47,15 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
     opt.beta2 = beta2;
     opt.eps = eps;
     opt.clipGradNorm = clipGradNorm;
-    if (failed(buildTrainStep(getOperation(), options)))
-      signalPassFailure();
+    return options;
   }
+
+  /// Set when the pipeline creates the pass; the textual options are then unused.
+  std::optional<TrainStepOptions> given;
 };
 
 } // namespace
+
+std::unique_ptr<Pass> memc::createBuildTrainStepPass(const TrainStepOptions &options) {
+  return std::make_unique<BuildTrainStepPass>(options);
+}

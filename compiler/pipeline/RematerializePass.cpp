@@ -1,16 +1,17 @@
-//===- Rematerialize.cpp - the memc-remat pass -----------------------------===//
+//===- RematerializePass.cpp - the memc-remat pass ------------------------===//
 //
-// A thin wrapper: the decision and the rewrite are compiler/remat's planWithinBudget, which
-// memc --vram-budget calls as well.
+// A thin wrapper: the decision and the rewrite are planWithinBudget's (PlanWithinBudget.h),
+// which the pipeline calls for memc --vram-budget as well.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/remat/PlanWithinBudget.h"
+#include "compiler/pipeline/Passes.h"
+#include "compiler/pipeline/PlanWithinBudget.h"
 #include "dialects/memc/MemcDialect.h"
-#include "passes/Passes.h"
+#include "runtime/support/Bytes.h"
 
 namespace memc {
 #define GEN_PASS_DEF_REMATERIALIZE
-#include "passes/Passes.h.inc"
+#include "compiler/pipeline/Passes.h.inc"
 
 namespace {
 
@@ -34,7 +35,7 @@ struct RematerializePass : impl::RematerializeBase<RematerializePass> {
     }
     options.solver = solver == "ilp" ? RematSolver::Ilp : RematSolver::Heuristic;
     if (!budget.empty()) {
-      options.budgetBytes = parseByteSize(budget);
+      options.budgetBytes = runtime::parseByteSize(budget);
       if (!options.budgetBytes) {
         function.emitError("memc-remat: budget must be a size such as 24GiB, got '")
             << budget << "'";

@@ -1,15 +1,16 @@
 //===- PlanWithinBudget.h - a plan whose peak fits the VRAM budget -*- C++ -*-===//
 //
-// What `memc --vram-budget` does: plan the training step as it is; if its peak (persistent
-// state, constants and the arena) exceeds the budget, decide what to recompute, apply it to a
-// copy of the function and plan that, the real planner's peak being the check. When the plan
-// misses the budget the simulator promised (the planner's arena is above its bound, or kernel
-// workspace the simulator does not see), the limit given to the solver drops by the overflow
-// and it decides again. The function is rewritten only when a decision is taken.
+// What `memc --vram-budget` does, for inference and training alike: plan the function as it is;
+// for a training step whose peak (persistent state, constants and the arena) exceeds the
+// budget, decide what to recompute (compiler/remat), apply it to a copy of the function and
+// plan that, the real planner's peak being the check. When the plan misses the budget the
+// simulator promised (the planner's arena is above its bound, or kernel workspace the simulator
+// does not see), the limit given to the solver drops by the overflow and it decides again. The
+// function is rewritten only when a decision is taken. Inference plans with RematMode::None.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MEMC_COMPILER_REMAT_PLANWITHINBUDGET_H
-#define MEMC_COMPILER_REMAT_PLANWITHINBUDGET_H
+#ifndef MEMC_COMPILER_PIPELINE_PLANWITHINBUDGET_H
+#define MEMC_COMPILER_PIPELINE_PLANWITHINBUDGET_H
 
 #include "compiler/lowering/PlanBuilder.h"
 
@@ -52,10 +53,6 @@ struct BudgetedPlan {
 /// Bytes the program holds on the device at its peak: persistent state, constants and arena.
 uint64_t planPeakBytes(const plan::Plan &plan);
 
-/// Parses "24GiB", "1.5GB", "512MiB", "1000000" (bytes). Units: B, KB, MB, GB, TB (powers of
-/// 1000) and KiB, MiB, GiB, TiB (powers of 1024), case-insensitive.
-std::optional<uint64_t> parseByteSize(llvm::StringRef text);
-
 /// Plans `function` within the budget, rewriting it when recomputation is chosen. Fails only
 /// when planning itself fails (errors emitted); a budget it cannot meet gives fits = false.
 mlir::FailureOr<BudgetedPlan> planWithinBudget(mlir::func::FuncOp function,
@@ -64,4 +61,4 @@ mlir::FailureOr<BudgetedPlan> planWithinBudget(mlir::func::FuncOp function,
 
 } // namespace memc
 
-#endif // MEMC_COMPILER_REMAT_PLANWITHINBUDGET_H
+#endif // MEMC_COMPILER_PIPELINE_PLANWITHINBUDGET_H

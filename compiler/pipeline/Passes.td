@@ -1,0 +1,90 @@
+//===- Passes.td - memc's passes over compiler transforms --*- tablegen -*-===//
+//
+// Passes that wrap transforms of the compiler (compiler/training, compiler/remat), so that each
+// runs alone through memc-opt. They live beside the pipeline rather than in passes/, which
+// depends only on the dialect and MLIR: passes/ holds rewrites of the IR alone.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_COMPILER_PIPELINE_PASSES_TD
+#define MEMC_COMPILER_PIPELINE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Training
+//===----------------------------------------------------------------------===//
+
+def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
+  let summary = "Build @train_step (forward, loss, gradients) from @forward";
+  let description = [{
+    Adds `@train_step`: a copy of `@forward` with batch normalization in training mode, the loss
+    against a new labels argument, and the reverse sweep, returning the loss and the gradient of
+    every trainable parameter. Gradient rules come from each op's DifferentiableOpInterface.
+    A thin wrapper around memc::buildTrainStep (compiler/training).
+
+    ```mlir
+    func.func @forward(%x: tensor<4x16xf32> {memc.input = "x"},
+                       %w: tensor<16x10xf32> {memc.param = "w", memc.param_kind = "parameter"})
+        -> (tensor<4x10xf32> {memc.output = "logits"})
+    // gains
+    func.func @train_step(%x, %labels: tensor<4xi64> {memc.input = "labels"}, %w)
+        -> (tensor<f32> {memc.output = "loss"}, tensor<16x10xf32> {memc.gradient_of = "w"})
+    ```
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross_entropy\"",
+           "Loss: cross_entropy or mse">,
+    Option<"lossInput", "loss-input", "std::string", /*default=*/"\"\"",
+           "Graph output the loss is computed from (default: the only output)">,
+    Option<"labels", "labels", "std::string", /*default=*/"\"labels\"",
+           "Name of the labels argument">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
+           "cross_entropy: label value that contributes nothing">,
+    ListOption<"freeze", "freeze", "std::string", "Globs of parameters that do not train">,
+    ListOption<"trainable", "trainable", "std::string",
+               "Globs of the only parameters that train">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"none\"",
+           "none (return gradients), sgd or adamw (return updated parameters and state)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0", "SGD momentum">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false", "SGD Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Weight decay (coupled for SGD, decoupled for AdamW)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
+           "Clip the gradients' global norm to this value (0: off)">
+  ];
+  let dependentDialects = ["::memc::MemcDialect", "::mlir::func::FuncDialect"];
+}
+
+def Rematerialize : Pass<"memc-remat", "::mlir::func::FuncOp"> {
+  let summary = "Recompute forward values in the backward so the step fits a memory budget";
+  let description = [{
+    On a training step (a function with a result named "loss"), decides which forward ops run
+    again just before their first backward use instead of keeping their results, and clones
+    them there (compiler/remat). `mode=auto` recomputes only what `budget` needs, with the
+    least recompute cost (FLOPs and bytes of the shared cost model), the memory planner's peak
+    of the rewritten function being the check; `mode=full` keeps only layer boundaries.
+    Functions without a loss are left alone. A budget that cannot be met is an error naming the
+    lowest peak reached.
+
+    ```mlir
+    // memc-opt --memc-remat="mode=full"
+    %h = memc.gelu %x ...           // forward
+    ...
+    %h2 = memc.gelu %x ...          // recomputed just before the backward reads it
+    %dw = memc.matmul %hT, %dy ...
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"", "auto, none or full">,
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Peak bytes allowed (24GiB, 512MiB, ...); auto does nothing without one">,
+    Option<"solver", "solver", "std::string", /*default=*/"\"heuristic\"",
+           "heuristic or ilp">,
+  ];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
+#endif // MEMC_COMPILER_PIPELINE_PASSES_TD
