@@ -4,9 +4,11 @@
 // "layer_norm", ...) on one device. It has up to three entry points:
 //  - check: validates dtypes, shapes and attributes of one call before anything runs. Plans are
 //    untrusted input; the runtime checks every step of a plan when it loads it.
-//  - run: computes, assuming check passed. It returns false with a message only for errors that
-//    depend on tensor *values* and so cannot be checked at load time (a gather index out of
-//    range); it never reads or writes out of bounds, whatever the values.
+//  - run: computes on the device whose KernelContext it is given (KernelContext.h), assuming
+//    check passed. It fails only for errors that depend on tensor *values* and so cannot be
+//    checked at load time (a gather index out of range), recording them in the context's error
+//    slot; it never reads or writes out of bounds, whatever the values. Run-time scalars are
+//    0-d device tensors read inside the kernel body (ScalarOperand.h), never on the host.
 //  - workspace: the scratch bytes one call needs, a pure function of the call's dtypes, shapes and
 //    attributes (never of the thread count or the data), so that the compiler can plan them as
 //    an arena buffer live at the step and the memory the runtime allocates stays the plan. The
@@ -19,6 +21,7 @@
 #ifndef MEMC_KERNELS_KERNEL_H
 #define MEMC_KERNELS_KERNEL_H
 
+#include "kernels/KernelContext.h"
 #include "kernels/Tensor.h"
 
 #include <map>
@@ -66,8 +69,10 @@ constexpr uint64_t kWorkspaceAlignment = 64;
 struct Kernel {
   /// Returns false with a message if the call is not one this kernel can compute.
   bool (*check)(const KernelCall &call, std::string &error);
-  /// Returns false with a message on a data-dependent error; the outputs are then unspecified.
-  bool (*run)(const KernelCall &call, std::string &error);
+  /// Returns false after recording a data-dependent error in context.errors (a device that
+  /// finds it in device code records it when its stream synchronizes and returns true); the
+  /// outputs are then unspecified.
+  bool (*run)(KernelContext &context, const KernelCall &call);
   /// Scratch bytes the call needs (check passed); null when the kernel needs none.
   uint64_t (*workspace)(const KernelCall &call) = nullptr;
 };

@@ -92,7 +92,7 @@ template <typename T, typename Derivative> void mapGrad(const KernelCall &call) 
               });
 }
 
-bool runGeluGrad(const KernelCall &call, std::string &) {
+bool runGeluGrad(KernelContext &, const KernelCall &call) {
   std::string approximate = "none";
   attributesOf(call).getString("approximate", approximate);
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
@@ -176,7 +176,7 @@ MEMC_VECTOR_CLONES void softmaxGradColumns(const T *dy, const T *y, T *dx, int64
     }
 }
 
-template <bool Log> bool runSoftmaxGrad(const KernelCall &call, std::string &) {
+template <bool Log> bool runSoftmaxGrad(KernelContext &, const KernelCall &call) {
   const Shape &shape = call.inputs[0].shape;
   int64_t axis = attributesOf(call).intOr("axis", 0);
   int64_t outer = 1, length = shape[axis], inner = 1;

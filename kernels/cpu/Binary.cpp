@@ -9,6 +9,7 @@
 // CPU allows.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/ScalarOperand.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
@@ -158,10 +159,10 @@ template <typename T> bool isScalarTwo(const TensorView &rhs) {
   if constexpr (std::is_integral_v<T>)
     return false;
   else
-    return rhs.numElements() == 1 && Element<T>::load(*rhs.as<T>()) == 2.0f;
+    return rhs.numElements() == 1 && Element<T>::load(ScalarOperand<T>(rhs).get()) == 2.0f;
 }
 
-template <typename Op> bool runArithmetic(const KernelCall &call, std::string &) {
+template <typename Op> bool runArithmetic(KernelContext &, const KernelCall &call) {
   visitNumeric(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<Op, Pow>) {
@@ -184,7 +185,7 @@ bool checkComparison(const KernelCall &call, std::string &error) {
          checkBroadcastShapes(call, error);
 }
 
-template <typename Op> bool runComparison(const KernelCall &call, std::string &) {
+template <typename Op> bool runComparison(KernelContext &, const KernelCall &call) {
   visitAny(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     broadcastBinary<T, BoolByte>(call.inputs[0], call.inputs[1], call.outputs[0], kElementwiseGrain,
@@ -224,7 +225,7 @@ MEMC_VECTOR_CLONES void selectRun(const BoolByte *c, int64_t sc, const T *t, int
   }
 }
 
-bool runWhere(const KernelCall &call, std::string &) {
+bool runWhere(KernelContext &, const KernelCall &call) {
   const TensorView &output = call.outputs[0];
   StridedLayout<3> layout = broadcastLayout<3>(
       output.shape, {&call.inputs[0].shape, &call.inputs[1].shape, &call.inputs[2].shape});

@@ -107,14 +107,15 @@ void convFloat(const ConvGeometry &g, const float *x, const float *w, const floa
               });
 }
 
-bool runConv(const KernelCall &call, std::string &error) {
+bool runConv(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &output = call.outputs[0];
   if (output.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   ConvScratch scratch = carveConv(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   ConvGeometry geometry(call.inputs[0].shape, call.inputs[1].shape, output.shape,
                         attributesOf(call));
   const float *bias = scratch.bias ? loadAsFloat(call.inputs[2], scratch.bias) : nullptr;

@@ -230,14 +230,15 @@ void convGradWeightFloat(const ConvGeometry &g, const GradWeightScratch &scratch
   });
 }
 
-bool runConvGradInput(const KernelCall &call, std::string &error) {
+bool runConvGradInput(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   GradInputScratch scratch = carveGradInput(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   ConvGeometry geometry(result.shape, call.inputs[1].shape, call.inputs[0].shape,
                         attributesOf(call));
   runInFloat(call, scratch.operands, [&](const float *dy, const float *w, float *dx) {
@@ -246,14 +247,15 @@ bool runConvGradInput(const KernelCall &call, std::string &error) {
   return true;
 }
 
-bool runConvGradWeight(const KernelCall &call, std::string &error) {
+bool runConvGradWeight(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   GradWeightScratch scratch = carveGradWeight(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   ConvGeometry geometry(call.inputs[1].shape, result.shape, call.inputs[0].shape,
                         attributesOf(call));
   runInFloat(call, scratch.operands, [&](const float *dy, const float *x, float *dw) {

@@ -127,17 +127,18 @@ GatherGradScratch carveGatherGrad(const KernelCall &call, WorkspaceCarver &carve
   return scratch;
 }
 
-bool runGatherGrad(const KernelCall &call, std::string &error) {
+bool runGatherGrad(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &grad = call.inputs[0], &indices = call.inputs[1], &result = call.outputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
   WorkspaceCarver carver(call);
   GatherGradScratch scratch = carveGatherGrad(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   GatherGradTasks tasks(call);
   int64_t dim = tasks.dim, count = tasks.count, inner = tasks.inner;
   if (!validateIndices(indices, axis, dim, scratch.rows, error))
-    return false;
+    return context.fail(error);
   if (result.numElements() == 0)
     return true;
   groupByRow(scratch.rows, count, dim, scratch.starts, scratch.order);
@@ -186,7 +187,7 @@ bool checkSliceGrad(const KernelCall &call, std::string &error) {
          checkShape(call.inputs[0], expected, "grad", error);
 }
 
-bool runSliceGrad(const KernelCall &call, std::string &) {
+bool runSliceGrad(KernelContext &, const KernelCall &call) {
   const TensorView &grad = call.inputs[0], &result = call.outputs[0];
   std::vector<int64_t> starts, steps;
   attributesOf(call).getInts("starts", starts);

@@ -118,7 +118,7 @@ void tiledTranspose(const T *x, T *y, const Shape &dims, const Shape &strides, s
               });
 }
 
-bool runTranspose(const KernelCall &call, std::string &) {
+bool runTranspose(KernelContext &, const KernelCall &call) {
   std::vector<int64_t> perm;
   attributesOf(call).getInts("perm", perm);
   Shape inputStrides = contiguousStrides(call.inputs[0].shape), strides;
@@ -165,7 +165,7 @@ bool checkCopy(const KernelCall &call, std::string &error) {
   return true;
 }
 
-bool runCopy(const KernelCall &call, std::string &) {
+bool runCopy(KernelContext &, const KernelCall &call) {
   parallelCopy(call.outputs[0].data, call.inputs[0].data, call.inputs[0].sizeBytes());
   return true;
 }
@@ -186,7 +186,7 @@ bool checkBroadcastTo(const KernelCall &call, std::string &error) {
   return true;
 }
 
-bool runBroadcastTo(const KernelCall &call, std::string &) {
+bool runBroadcastTo(KernelContext &, const KernelCall &call) {
   const Shape &output = call.outputs[0].shape;
   stridedCopy(call.inputs[0], call.outputs[0], 0,
               StridedLayout<1>(output, {broadcastStrides(output, call.inputs[0].shape)}));
@@ -208,7 +208,7 @@ bool checkSlice(const KernelCall &call, std::string &error) {
          checkShape(call.outputs[0], expected, "output", error);
 }
 
-bool runSlice(const KernelCall &call, std::string &) {
+bool runSlice(KernelContext &, const KernelCall &call) {
   std::vector<int64_t> starts, steps;
   attributesOf(call).getInts("starts", starts);
   attributesOf(call).getInts("steps", steps);
@@ -294,7 +294,7 @@ bool checkConcat(const KernelCall &call, std::string &error) {
          checkShape(call.outputs[0], expected, "output", error);
 }
 
-bool runConcat(const KernelCall &call, std::string &) {
+bool runConcat(KernelContext &, const KernelCall &call) {
   movePieces(call.outputs[0], call.inputs, attributesOf(call).intOr("axis", 0), true);
   return true;
 }
@@ -322,7 +322,7 @@ bool checkSplit(const KernelCall &call, std::string &error) {
   return true;
 }
 
-bool runSplit(const KernelCall &call, std::string &) {
+bool runSplit(KernelContext &, const KernelCall &call) {
   if (!call.outputs.empty())
     movePieces(call.inputs[0], call.outputs, attributesOf(call).intOr("axis", 0), false);
   return true;
@@ -348,7 +348,8 @@ int64_t *carveGather(const KernelCall &call, WorkspaceCarver &carver) {
   return carver.take<int64_t>(call.inputs[1].numElements());
 }
 
-bool runGather(const KernelCall &call, std::string &error) {
+bool runGather(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &data = call.inputs[0], &indices = call.inputs[1], &output = call.outputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
   int64_t dim = data.shape[axis];
@@ -356,7 +357,7 @@ bool runGather(const KernelCall &call, std::string &error) {
   WorkspaceCarver carver(call);
   int64_t *rows = carveGather(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   // Indices are data: validate them all before writing anything.
   bool valid = visitIndex(indices.dtype, [&](auto tag) {
     using I = typename decltype(tag)::type;
@@ -374,7 +375,7 @@ bool runGather(const KernelCall &call, std::string &error) {
     return true;
   });
   if (!valid)
-    return false;
+    return context.fail(error);
   size_t element = dtypeSize(data.dtype);
   int64_t outer = outerSize(data.shape, axis), inner = innerSize(data.shape, axis);
   size_t block = static_cast<size_t>(inner) * element;

@@ -17,6 +17,7 @@
 // most kMaxWorkspaceSlots pieces).
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/ScalarOperand.h"
 #include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
 #include "kernels/cpu/CallChecks.h"
@@ -186,19 +187,20 @@ LossScratch carveCrossEntropyGrad(const KernelCall &call, WorkspaceCarver &carve
   return carveLoss(call.inputs[1], false, carver);
 }
 
-bool runCrossEntropy(const KernelCall &call, std::string &error) {
+bool runCrossEntropy(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &logits = call.inputs[0];
   WorkspaceCarver carver(call);
   LossScratch scratch = carveCrossEntropy(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   LossRows split(logits);
   int64_t classes = split.classes, *targets = scratch.targets;
   double *losses = scratch.losses;
   int64_t counted;
   if (!readLabels(call.inputs[1], classes, attributesOf(call).intOr("ignore_index", -100), targets,
                   counted, error))
-    return false;
+    return context.fail(error);
   visitFloat(logits.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = logits.as<T>();
@@ -233,19 +235,22 @@ void crossEntropyGradRow(const float *row, float *out, int64_t classes, int64_t 
   out[target] = atTarget;
 }
 
-bool runCrossEntropyGrad(const KernelCall &call, std::string &error) {
+bool runCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &logits = call.inputs[1], &result = call.outputs[0];
   WorkspaceCarver carver(call);
   LossScratch scratch = carveCrossEntropyGrad(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   LossRows split(logits);
   int64_t classes = split.classes, *targets = scratch.targets;
   int64_t counted;
   if (!readLabels(call.inputs[2], classes, attributesOf(call).intOr("ignore_index", -100), targets,
                   counted, error))
-    return false;
-  float scale = counted == 0 ? 0.0f : *call.inputs[0].as<float>() / static_cast<float>(counted);
+    return context.fail(error);
+  float scale = counted == 0
+                    ? 0.0f
+                    : ScalarOperand<float>(call.inputs[0]).get() / static_cast<float>(counted);
   visitFloat(logits.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = logits.as<T>();

@@ -264,14 +264,15 @@ SoftmaxScratch carveSoftmax(const KernelCall &call, WorkspaceCarver &carver) {
   return scratch;
 }
 
-template <bool Log> bool runSoftmax(const KernelCall &call, std::string &error) {
+template <bool Log> bool runSoftmax(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &input = call.inputs[0];
   if (input.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   SoftmaxScratch scratch = carveSoftmax(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   SoftmaxTasks tasks(call);
   int64_t length = tasks.length, inner = tasks.inner, blocks = tasks.blocks;
   visitFloat(input.dtype, [&](auto tag) {
@@ -356,7 +357,8 @@ AffineScratch carveLayerNorm(const KernelCall &call, WorkspaceCarver &carver) {
   return scratch;
 }
 
-bool runLayerNorm(const KernelCall &call, std::string &error) {
+bool runLayerNorm(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &input = call.inputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
@@ -367,7 +369,7 @@ bool runLayerNorm(const KernelCall &call, std::string &error) {
   WorkspaceCarver carver(call);
   AffineScratch scratch = carveLayerNorm(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   const float *scale = loadAsFloat(call.inputs[1], scratch.scale);
   const float *bias = scratch.bias;
   if (call.inputs.size() > 2)
@@ -419,7 +421,8 @@ float *carveBatchNorm(const KernelCall &call, WorkspaceCarver &carver) {
   return carver.take<float>(4 * call.inputs[0].shape[1]);
 }
 
-bool runBatchNorm(const KernelCall &call, std::string &error) {
+bool runBatchNorm(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &input = call.inputs[0];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   bool training = attributesOf(call).intOr("training", 0) == 1;
@@ -430,7 +433,7 @@ bool runBatchNorm(const KernelCall &call, std::string &error) {
   WorkspaceCarver carver(call);
   float *statistics = carveBatchNorm(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   const float *scale = loadAsFloat(call.inputs[1], statistics);
   const float *bias = loadAsFloat(call.inputs[2], statistics + channels);
   const float *mean = loadAsFloat(call.inputs[3], statistics + 2 * channels);

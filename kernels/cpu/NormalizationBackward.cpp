@@ -156,7 +156,8 @@ LayerNormGradScratch carveLayerNormGrad(const KernelCall &call, WorkspaceCarver 
   return scratch;
 }
 
-bool runLayerNormGrad(const KernelCall &call, std::string &error) {
+bool runLayerNormGrad(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &input = call.inputs[1];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   RowBlocks split(call);
@@ -167,7 +168,7 @@ bool runLayerNormGrad(const KernelCall &call, std::string &error) {
   WorkspaceCarver carver(call);
   LayerNormGradScratch scratch = carveLayerNormGrad(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   double *sums = scratch.sums;
   std::fill(sums, sums + 2 * blocks * width, 0.0);
   const float *scale = loadAsFloat(call.inputs[2], scratch.scale);
@@ -225,7 +226,8 @@ BatchNormGradScratch carveBatchNormGrad(const KernelCall &call, WorkspaceCarver 
   return scratch;
 }
 
-bool runBatchNormGrad(const KernelCall &call, std::string &error) {
+bool runBatchNormGrad(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &input = call.inputs[1];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   int64_t batch = input.shape[0], channels = input.shape[1], spatial = 1;
@@ -235,7 +237,7 @@ bool runBatchNormGrad(const KernelCall &call, std::string &error) {
   WorkspaceCarver carver(call);
   BatchNormGradScratch scratch = carveBatchNormGrad(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   const float *scale = loadAsFloat(call.inputs[2], scratch.scale);
   double *scaleGrad = scratch.scaleGrad, *biasGrad = scratch.biasGrad;
   std::fill(scaleGrad, scaleGrad + channels, 0.0);

@@ -5,6 +5,7 @@
 // implementations operation by operation (in f32), so losses track PyTorch's step for step.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/ScalarOperand.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
@@ -41,11 +42,11 @@ bool checkSgd(const KernelCall &call, std::string &error) {
          requireBool(attributes, "nesterov", nesterov, error);
 }
 
-bool runSgd(const KernelCall &call, std::string &) {
+bool runSgd(KernelContext &, const KernelCall &call) {
   const Attributes &attributes = attributesOf(call);
   float momentum = attributes.floatOr("momentum", 0), decay = attributes.floatOr("weight_decay", 0);
   bool nesterov = attributes.intOr("nesterov", 0) != 0;
-  float lr = *call.inputs[3].as<float>();
+  float lr = ScalarOperand<float>(call.inputs[3]).get();
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *param = call.inputs[0].as<T>(), *grad = call.inputs[1].as<T>(),
@@ -95,16 +96,17 @@ bool checkAdamW(const KernelCall &call, std::string &error) {
          requireFloat(attributes, "weight_decay", decay, error);
 }
 
-bool runAdamW(const KernelCall &call, std::string &error) {
+bool runAdamW(KernelContext &context, const KernelCall &call) {
   const Attributes &attributes = attributesOf(call);
   double beta1 = attributes.floatOr("beta1", 0.9), beta2 = attributes.floatOr("beta2", 0.999);
   float eps = attributes.floatOr("eps", 1e-8), decay = attributes.floatOr("weight_decay", 0);
-  double lr = *call.inputs[4].as<float>();
-  double step = *call.inputs[5].as<float>();
-  if (!(step >= 1)) {
-    error = "adamw_update: the step number must be at least 1, got " + std::to_string(step);
-    return false;
-  }
+  // The step is a device tensor (the graph counts it): the bias corrections come from it here,
+  // in the kernel body, as in torch's capturable AdamW.
+  double lr = ScalarOperand<float>(call.inputs[4]).get();
+  double step = ScalarOperand<float>(call.inputs[5]).get();
+  if (!(step >= 1))
+    return context.fail("adamw_update: the step number must be at least 1, got " +
+                        std::to_string(step));
   // torch: step_size = lr / (1 - beta1^t); denom = sqrt(v) / sqrt(1 - beta2^t) + eps.
   float stepSize = static_cast<float>(lr / (1.0 - std::pow(beta1, step)));
   float correction2Sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(beta2, step)));

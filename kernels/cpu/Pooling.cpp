@@ -51,7 +51,7 @@ float pool(const PoolWindows &windows, const T *plane, const std::vector<int64_t
   }
 }
 
-template <bool Average> bool runPool(const KernelCall &call, std::string &) {
+template <bool Average> bool runPool(KernelContext &, const KernelCall &call) {
   const TensorView &input = call.inputs[0], &output = call.outputs[0];
   if (output.numElements() == 0)
     return true;

@@ -265,14 +265,15 @@ uint64_t *carveReduce(const KernelCall &call, WorkspaceCarver &carver) {
 }
 
 template <template <typename> class Reducer>
-bool runReduce(const KernelCall &call, std::string &error) {
+bool runReduce(KernelContext &context, const KernelCall &call) {
+  std::string error;
   ReductionLayout layout = layoutOf(call);
   if (layout.outputs == 0)
     return true;
   WorkspaceCarver carver(call);
   uint64_t *partials = carveReduce(call, carver);
   if (!carver.fits(error))
-    return false;
+    return context.fail(error);
   visitNumeric(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     reduce<T, Reducer<T>>(layout, call.inputs[0].as<T>(), call.outputs[0].as<T>(), partials);

@@ -10,6 +10,7 @@
 // (at most 2.4 ulp off), so they all vectorize.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/ScalarOperand.h"
 #include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
@@ -134,7 +135,7 @@ template <typename Op> bool checkUnary(const KernelCall &call, std::string &erro
   return checkSameTypeAndShape(call, Op::types, error);
 }
 
-template <typename Op> bool runUnary(const KernelCall &call, std::string &) {
+template <typename Op> bool runUnary(KernelContext &, const KernelCall &call) {
   visitClass<Op::types>(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     mapElements<T>(call.inputs[0], call.outputs[0], Op::grain, Op());
@@ -170,7 +171,7 @@ struct GeluTanh {
   }
 };
 
-bool runGelu(const KernelCall &call, std::string &) {
+bool runGelu(KernelContext &, const KernelCall &call) {
   std::string approximate = "none";
   attributesOf(call).getString("approximate", approximate);
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
@@ -214,7 +215,7 @@ template <typename C> C integerBound(double bound, bool roundUp) {
   return static_cast<C>(rounded);
 }
 
-bool runClip(const KernelCall &call, std::string &) {
+bool runClip(KernelContext &, const KernelCall &call) {
   const Attributes &attributes = attributesOf(call);
   double minBound = -std::numeric_limits<double>::infinity();
   double maxBound = std::numeric_limits<double>::infinity();
@@ -256,7 +257,7 @@ bool checkTrilu(const KernelCall &call, std::string &error) {
          requireInt(attributes, "k", k, error) && requireBool(attributes, "upper", upper, error);
 }
 
-bool runTrilu(const KernelCall &call, std::string &) {
+bool runTrilu(KernelContext &, const KernelCall &call) {
   const TensorView &input = call.inputs[0], &output = call.outputs[0];
   int64_t k = 0;
   attributesOf(call).getInt("k", k);
@@ -319,7 +320,7 @@ template <typename From, typename To> To convertElement(From stored) {
     return static_cast<To>(value); // integers wrap; bool is 0 or 1
 }
 
-bool runCast(const KernelCall &call, std::string &) {
+bool runCast(KernelContext &, const KernelCall &call) {
   const TensorView &input = call.inputs[0], &output = call.outputs[0];
   if (input.dtype == output.dtype) {
     if (input.data != output.data)
@@ -376,14 +377,14 @@ bool checkDropout(const KernelCall &call, std::string &error) {
   return true;
 }
 
-bool runDropout(const KernelCall &call, std::string &) {
+bool runDropout(KernelContext &, const KernelCall &call) {
   double ratio = attributesOf(call).floatOr("ratio", 0.0);
   // Element i's uniform draw is the i-th output of a splitmix64 stream keyed by the seed: a
   // pure function of (seed, i), so forward, backward and recomputation see the same mask and
   // any thread split gives the same result.
   uint64_t key = mix64(static_cast<uint64_t>(attributesOf(call).intOr("seed", 0)));
   if (call.inputs.size() == 2)
-    key = mix64(key ^ mix64(static_cast<uint64_t>(*call.inputs[1].as<int64_t>())));
+    key = mix64(key ^ mix64(static_cast<uint64_t>(ScalarOperand<int64_t>(call.inputs[1]).get())));
   float scale = static_cast<float>(1.0 / (1.0 - ratio));
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

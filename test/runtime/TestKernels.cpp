@@ -52,7 +52,7 @@ bool checkScale(const KernelCall &call, std::string &error) {
   return checkElementwise(call, 1, error);
 }
 
-bool runAdd(const KernelCall &call, std::string &) {
+bool runAdd(kernels::KernelContext &, const KernelCall &call) {
   const float *a = call.inputs[0].as<float>(), *b = call.inputs[1].as<float>();
   float *out = call.outputs[0].as<float>();
   for (int64_t i = 0; i < count(call.outputs[0]); ++i)
@@ -60,7 +60,7 @@ bool runAdd(const KernelCall &call, std::string &) {
   return true;
 }
 
-bool runRelu(const KernelCall &call, std::string &) {
+bool runRelu(kernels::KernelContext &, const KernelCall &call) {
   const float *in = call.inputs[0].as<float>();
   float *out = call.outputs[0].as<float>();
   for (int64_t i = 0; i < count(call.outputs[0]); ++i)
@@ -68,7 +68,7 @@ bool runRelu(const KernelCall &call, std::string &) {
   return true;
 }
 
-bool runCopy(const KernelCall &call, std::string &) {
+bool runCopy(kernels::KernelContext &, const KernelCall &call) {
   const float *in = call.inputs[0].as<float>();
   float *out = call.outputs[0].as<float>();
   for (int64_t i = 0; i < count(call.outputs[0]); ++i)
@@ -76,7 +76,7 @@ bool runCopy(const KernelCall &call, std::string &) {
   return true;
 }
 
-bool runScale(const KernelCall &call, std::string &) {
+bool runScale(kernels::KernelContext &, const KernelCall &call) {
   float factor = static_cast<float>(*factorOf(call));
   const float *in = call.inputs[0].as<float>();
   float *out = call.outputs[0].as<float>();
@@ -90,11 +90,9 @@ uint64_t stagedCopyWorkspace(const KernelCall &call) {
   return static_cast<uint64_t>(count(call.inputs[0])) * sizeof(float);
 }
 
-bool runStagedCopy(const KernelCall &call, std::string &error) {
-  if (call.workspaceBytes < stagedCopyWorkspace(call) || (count(call.inputs[0]) && !call.workspace)) {
-    error = "no workspace";
-    return false;
-  }
+bool runStagedCopy(kernels::KernelContext &context, const KernelCall &call) {
+  if (call.workspaceBytes < stagedCopyWorkspace(call) || (count(call.inputs[0]) && !call.workspace))
+    return context.fail("no workspace");
   float *stage = static_cast<float *>(call.workspace);
   for (int64_t i = 0; i < count(call.inputs[0]); ++i)
     stage[i] = call.inputs[0].as<float>()[i];
