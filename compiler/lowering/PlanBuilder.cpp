@@ -168,7 +168,8 @@ uint64_t inPlaceLowerBound(const std::vector<planner::BufferRequest> &requests,
 
 class PlanBuilder {
 public:
-  PlanBuilder(func::FuncOp function, plan::Plan &result) : function(function), result(result) {}
+  PlanBuilder(func::FuncOp function, const PlanOptions &options, plan::Plan &result)
+      : function(function), options(options), result(result) {}
   LogicalResult build(PlanSummary &summary);
 
 private:
@@ -182,6 +183,7 @@ private:
   void bindInterface();
 
   func::FuncOp function;
+  const PlanOptions &options;
   plan::Plan &result;
   /// Plan buffer of each value; reshape results get buffers of their own that alias their
   /// operand's allocation.
@@ -504,6 +506,7 @@ void PlanBuilder::bindInterface() {
 
 LogicalResult PlanBuilder::build(PlanSummary &summary) {
   result.set_format_version(plan::kPlanFormatVersion);
+  result.set_target(options.target);
   result.set_alignment(plan::kPlanAlignment);
   categories = classifyValues(function);
   if (failed(assignStorage()))
@@ -526,11 +529,11 @@ LogicalResult PlanBuilder::build(PlanSummary &summary) {
 } // namespace
 
 FailureOr<plan::Plan> buildPlan(func::FuncOp function, const std::string &modelName,
-                                PlanSummary *summary) {
+                                PlanSummary *summary, const PlanOptions &options) {
   plan::Plan plan;
   plan.set_model(modelName);
   PlanSummary local;
-  if (failed(PlanBuilder(function, plan).build(summary ? *summary : local)))
+  if (failed(PlanBuilder(function, options, plan).build(summary ? *summary : local)))
     return failure();
   return plan;
 }

@@ -46,7 +46,7 @@ protected:
 
   std::unique_ptr<Executor> create(const PlanBuilder &builder, ExecutorOptions options = {}) {
     std::string error;
-    std::unique_ptr<LoadedPlan> plan = loadPlan(builder.bytes(), device.kernels(), error);
+    std::unique_ptr<LoadedPlan> plan = loadPlan(builder.bytes(), device, error);
     EXPECT_TRUE(plan) << error;
     if (!plan)
       return nullptr;
@@ -245,8 +245,9 @@ TEST_F(ExecutorTest, EnforcesTheRunProtocol) {
 
 TEST_F(ExecutorTest, RefusesPlansLoadedForAnotherDevice) {
   kernels::KernelTable otherTable = testKernels();
+  CpuDevice otherDevice(otherTable);
   std::string error;
-  std::unique_ptr<LoadedPlan> plan = loadPlan(referencePlan().bytes(), otherTable, error);
+  std::unique_ptr<LoadedPlan> plan = loadPlan(referencePlan().bytes(), otherDevice, error);
   ASSERT_TRUE(plan) << error;
   EXPECT_FALSE(Executor::create(std::move(plan), device, {}, error));
   EXPECT_NE(error.find("another device"), std::string::npos) << error;
@@ -256,7 +257,7 @@ TEST_F(ExecutorTest, ReportsAllocationFailure) {
   PlanBuilder b = referencePlan();
   b.plan.set_arena_bytes(uint64_t(1) << 62);
   std::string error;
-  std::unique_ptr<LoadedPlan> plan = loadPlan(b.bytes(), device.kernels(), error);
+  std::unique_ptr<LoadedPlan> plan = loadPlan(b.bytes(), device, error);
   ASSERT_TRUE(plan) << error;
   EXPECT_FALSE(Executor::create(std::move(plan), device, {}, error));
   EXPECT_NE(error.find("cannot allocate the arena"), std::string::npos) << error;

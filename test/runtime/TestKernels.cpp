@@ -1,6 +1,8 @@
 //===- TestKernels.cpp - a tiny f32 kernel table for runtime tests --------===//
 #include "TestKernels.h"
 
+#include "runtime/device/cpu/CpuDevice.h"
+
 namespace memc::testing {
 namespace {
 
@@ -112,6 +114,11 @@ const kernels::KernelTable &testKernels() {
       {"staged_copy", {checkUnary, runStagedCopy, stagedCopyWorkspace}},
   };
   return table;
+}
+
+runtime::Device &testDevice() {
+  static runtime::CpuDevice device(testKernels());
+  return device;
 }
 
 } // namespace memc::testing
