@@ -10,11 +10,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/LayoutWorkspace.h"
 #include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/ThreadPool.h"
+#include "kernels/ops/CallChecks.h"
 
 #include <algorithm>
 #include <cstring>
@@ -58,22 +59,9 @@ void stridedCopy(const TensorView &input, const TensorView &output, int64_t base
   });
 }
 
-bool checkOneToOne(const KernelCall &call, std::string &error) {
-  return checkCall(call, 1, 1, 1, error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error);
-}
-
 //===----------------------------------------------------------------------===//
 // transpose
 //===----------------------------------------------------------------------===//
-
-bool checkTranspose(const KernelCall &call, std::string &error) {
-  std::vector<int64_t> perm;
-  Shape expected;
-  return checkOneToOne(call, error) && requireInts(attributesOf(call), "perm", perm, error) &&
-         transposeShape(call.inputs[0].shape, perm, expected, error) &&
-         checkShape(call.outputs[0], expected, "output", error);
-}
 
 /// A transpose whose innermost output dimension is strided in the input, done in square tiles
 /// so that both the strided reads and the contiguous writes stay in cache. `dims` and
@@ -143,28 +131,6 @@ bool runTranspose(KernelContext &, const KernelCall &call) {
 // reshape, copy
 //===----------------------------------------------------------------------===//
 
-bool checkReshape(const KernelCall &call, std::string &error) {
-  if (!checkOneToOne(call, error))
-    return false;
-  if (call.outputs[0].numElements() != call.inputs[0].numElements()) {
-    error = "cannot reshape " + describe(call.inputs[0]) + " to " + describe(call.outputs[0]) +
-            ": element counts differ";
-    return false;
-  }
-  return true;
-}
-
-bool checkCopy(const KernelCall &call, std::string &error) {
-  if (!checkCall(call, 1, 1, 1, error))
-    return false;
-  if (call.outputs[0].sizeBytes() != call.inputs[0].sizeBytes()) {
-    error = "copy from " + describe(call.inputs[0]) + " to " + describe(call.outputs[0]) +
-            ": byte sizes differ";
-    return false;
-  }
-  return true;
-}
-
 bool runCopy(KernelContext &, const KernelCall &call) {
   parallelCopy(call.outputs[0].data, call.inputs[0].data, call.inputs[0].sizeBytes());
   return true;
@@ -173,18 +139,6 @@ bool runCopy(KernelContext &, const KernelCall &call) {
 //===----------------------------------------------------------------------===//
 // broadcast_to
 //===----------------------------------------------------------------------===//
-
-bool checkBroadcastTo(const KernelCall &call, std::string &error) {
-  Shape expected;
-  if (!checkOneToOne(call, error))
-    return false;
-  if (!broadcastShapes({call.inputs[0].shape, call.outputs[0].shape}, expected, error) ||
-      expected != call.outputs[0].shape) {
-    error = "cannot broadcast " + describe(call.inputs[0]) + " to " + describe(call.outputs[0]);
-    return false;
-  }
-  return true;
-}
 
 bool runBroadcastTo(KernelContext &, const KernelCall &call) {
   const Shape &output = call.outputs[0].shape;
@@ -196,17 +150,6 @@ bool runBroadcastTo(KernelContext &, const KernelCall &call) {
 //===----------------------------------------------------------------------===//
 // slice
 //===----------------------------------------------------------------------===//
-
-bool checkSlice(const KernelCall &call, std::string &error) {
-  std::vector<int64_t> starts, limits, steps;
-  Shape expected;
-  const Attributes &attributes = attributesOf(call);
-  return checkOneToOne(call, error) && requireInts(attributes, "starts", starts, error) &&
-         requireInts(attributes, "limits", limits, error) &&
-         requireInts(attributes, "steps", steps, error) &&
-         sliceShape(call.inputs[0].shape, starts, limits, steps, expected, error) &&
-         checkShape(call.outputs[0], expected, "output", error);
-}
 
 bool runSlice(KernelContext &, const KernelCall &call) {
   std::vector<int64_t> starts, steps;
@@ -277,48 +220,8 @@ void movePieces(const TensorView &joined, const std::vector<TensorView> &pieces,
   });
 }
 
-bool checkConcat(const KernelCall &call, std::string &error) {
-  int64_t axis;
-  Shape expected;
-  std::vector<Shape> shapes;
-  if (!checkCall(call, 1, SIZE_MAX, 1, error) ||
-      !requireInt(attributesOf(call), "axis", axis, error))
-    return false;
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
-    if (!checkSameDType(call.inputs[i], call.outputs[0], "input " + std::to_string(i), "output",
-                        error))
-      return false;
-    shapes.push_back(call.inputs[i].shape);
-  }
-  return concatShape(shapes, axis, expected, error) &&
-         checkShape(call.outputs[0], expected, "output", error);
-}
-
 bool runConcat(KernelContext &, const KernelCall &call) {
   movePieces(call.outputs[0], call.inputs, attributesOf(call).intOr("axis", 0), true);
-  return true;
-}
-
-bool checkSplit(const KernelCall &call, std::string &error) {
-  int64_t axis;
-  std::vector<int64_t> sizes;
-  std::vector<Shape> expected;
-  if (!checkCall(call, 1, 1, call.outputs.size(), error) ||
-      !requireInt(attributesOf(call), "axis", axis, error) ||
-      !requireInts(attributesOf(call), "sizes", sizes, error) ||
-      !splitShapes(call.inputs[0].shape, axis, sizes, expected, error))
-    return false;
-  if (expected.size() != call.outputs.size()) {
-    error = "split into " + std::to_string(sizes.size()) + " pieces needs as many outputs, got " +
-            std::to_string(call.outputs.size());
-    return false;
-  }
-  for (size_t i = 0; i < expected.size(); ++i) {
-    std::string role = "output " + std::to_string(i);
-    if (!checkSameDType(call.outputs[i], call.inputs[0], role, "input", error) ||
-        !checkShape(call.outputs[i], expected[i], role, error))
-      return false;
-  }
   return true;
 }
 
@@ -331,22 +234,6 @@ bool runSplit(KernelContext &, const KernelCall &call) {
 //===----------------------------------------------------------------------===//
 // gather
 //===----------------------------------------------------------------------===//
-
-bool checkGather(const KernelCall &call, std::string &error) {
-  int64_t axis;
-  Shape expected;
-  return checkCall(call, 2, 2, 1, error) &&
-         checkDType(call.inputs[1], kIndexTypes, "indices", error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "output", "data", error) &&
-         requireInt(attributesOf(call), "axis", axis, error) &&
-         gatherShape(call.inputs[0].shape, call.inputs[1].shape, axis, expected, error) &&
-         checkShape(call.outputs[0], expected, "output", error);
-}
-
-/// The indices, validated and made non-negative.
-int64_t *carveGather(const KernelCall &call, WorkspaceCarver &carver) {
-  return carver.take<int64_t>(call.inputs[1].numElements());
-}
 
 bool runGather(KernelContext &context, const KernelCall &call) {
   std::string error;
@@ -395,15 +282,15 @@ bool runGather(KernelContext &context, const KernelCall &call) {
 
 } // namespace
 
-void addLayoutKernels(KernelTable &table) {
-  table["transpose"] = Kernel{&checkTranspose, &runTranspose};
-  table["reshape"] = Kernel{&checkReshape, &runCopy};
-  table["copy"] = Kernel{&checkCopy, &runCopy};
-  table["broadcast_to"] = Kernel{&checkBroadcastTo, &runBroadcastTo};
-  table["slice"] = Kernel{&checkSlice, &runSlice};
-  table["concat"] = Kernel{&checkConcat, &runConcat};
-  table["split"] = Kernel{&checkSplit, &runSplit};
-  table["gather"] = Kernel{&checkGather, &runGather, &carvedWorkspaceBytes<carveGather>};
+void addLayoutKernels(KernelRuns &table) {
+  table["transpose"] = &runTranspose;
+  table["reshape"] = &runCopy;
+  table["copy"] = &runCopy;
+  table["broadcast_to"] = &runBroadcastTo;
+  table["slice"] = &runSlice;
+  table["concat"] = &runConcat;
+  table["split"] = &runSplit;
+  table["gather"] = &runGather;
 }
 
 } // namespace memc::kernels

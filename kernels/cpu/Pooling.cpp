@@ -9,11 +9,11 @@
 // the taps inside the input itself; a window with nothing to count gives 0.
 //
 //===----------------------------------------------------------------------===//
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/PoolWindows.h"
 #include "kernels/cpu/ThreadPool.h"
+#include "kernels/ops/CallChecks.h"
 
 #include <cmath>
 #include <limits>
@@ -21,15 +21,6 @@
 namespace memc::kernels {
 
 namespace {
-
-template <bool Average> bool checkPool(const KernelCall &call, std::string &error) {
-  return checkCall(call, 1, 1, 1, error) &&
-         checkDType(call.inputs[0], kFloatTypes, "input", error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) &&
-         checkRankAtLeast(call.inputs[0], 3, "input", error) &&
-         checkPoolWindows(call.inputs[0], call.outputs[0], Average, attributesOf(call), "output",
-                          error);
-}
 
 /// Pools the window of output position `out` over one plane; `tap` is scratch of the rank.
 template <bool Average, typename T>
@@ -77,9 +68,9 @@ template <bool Average> bool runPool(KernelContext &, const KernelCall &call) {
 
 } // namespace
 
-void addPoolingKernels(KernelTable &table) {
-  table["max_pool"] = Kernel{&checkPool<false>, &runPool<false>};
-  table["avg_pool"] = Kernel{&checkPool<true>, &runPool<true>};
+void addPoolingKernels(KernelRuns &table) {
+  table["max_pool"] = &runPool<false>;
+  table["avg_pool"] = &runPool<true>;
 }
 
 } // namespace memc::kernels
