@@ -67,14 +67,13 @@ void convFloat(const ConvGeometry &g, const float *x, const float *w, const floa
 }
 
 bool runConv(KernelContext &context, const KernelCall &call) {
-  std::string error;
   const TensorView &output = call.outputs[0];
   if (output.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   ConvScratch scratch = carveConv(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   ConvGeometry geometry(call.inputs[0].shape, call.inputs[1].shape, output.shape,
                         attributesOf(call));
   const float *bias = scratch.bias ? loadAsFloat(call.inputs[2], scratch.bias) : nullptr;

@@ -135,14 +135,13 @@ void convGradWeightFloat(const ConvGeometry &g, const GradWeightScratch &scratch
 }
 
 bool runConvGradInput(KernelContext &context, const KernelCall &call) {
-  std::string error;
   const TensorView &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   GradInputScratch scratch = carveGradInput(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   ConvGeometry geometry(result.shape, call.inputs[1].shape, call.inputs[0].shape,
                         attributesOf(call));
   runInFloat(call, scratch.operands, [&](const float *dy, const float *w, float *dx) {
@@ -152,14 +151,13 @@ bool runConvGradInput(KernelContext &context, const KernelCall &call) {
 }
 
 bool runConvGradWeight(KernelContext &context, const KernelCall &call) {
-  std::string error;
   const TensorView &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   GradWeightScratch scratch = carveGradWeight(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   ConvGeometry geometry(call.inputs[1].shape, result.shape, call.inputs[0].shape,
                         attributesOf(call));
   runInFloat(call, scratch.operands, [&](const float *dy, const float *x, float *dw) {

@@ -9,6 +9,7 @@
 #define MEMC_KERNELS_CPU_CONVOLUTIONWORKSPACE_H
 
 #include "kernels/Kernel.h"
+#include "kernels/ShapeRules.h"
 #include "kernels/Workspace.h"
 #include "kernels/cpu/ConvolutionColumns.h"
 #include "kernels/cpu/FloatCompute.h"

@@ -87,8 +87,8 @@ bool runGatherGrad(KernelContext &context, const KernelCall &call) {
   int64_t axis = attributesOf(call).intOr("axis", 0);
   WorkspaceCarver carver(call);
   GatherGradScratch scratch = carveGatherGrad(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   GatherGradTasks tasks(call);
   int64_t dim = tasks.dim, count = tasks.count, inner = tasks.inner;
   if (!validateIndices(indices, axis, dim, scratch.rows, error))

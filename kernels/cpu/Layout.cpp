@@ -243,8 +243,8 @@ bool runGather(KernelContext &context, const KernelCall &call) {
   int64_t count = indices.numElements();
   WorkspaceCarver carver(call);
   int64_t *rows = carveGather(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   // Indices are data: validate them all before writing anything.
   bool valid = visitIndex(indices.dtype, [&](auto tag) {
     using I = typename decltype(tag)::type;

@@ -9,6 +9,7 @@
 #define MEMC_KERNELS_CPU_LAYOUTWORKSPACE_H
 
 #include "kernels/Kernel.h"
+#include "kernels/ShapeRules.h"
 #include "kernels/Workspace.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/WorkspaceSlots.h"

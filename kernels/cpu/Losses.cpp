@@ -125,8 +125,8 @@ bool runCrossEntropy(KernelContext &context, const KernelCall &call) {
   const TensorView &logits = call.inputs[0];
   WorkspaceCarver carver(call);
   LossScratch scratch = carveCrossEntropy(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   LossRows split(logits);
   int64_t classes = split.classes, *targets = scratch.targets;
   double *losses = scratch.losses;
@@ -173,8 +173,8 @@ bool runCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
   const TensorView &logits = call.inputs[1], &result = call.outputs[0];
   WorkspaceCarver carver(call);
   LossScratch scratch = carveCrossEntropyGrad(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   LossRows split(logits);
   int64_t classes = split.classes, *targets = scratch.targets;
   int64_t counted;

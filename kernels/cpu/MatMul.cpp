@@ -80,15 +80,14 @@ void matmulInteger(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, c
 }
 
 bool runMatMul(KernelContext &context, const KernelCall &call) {
-  std::string error;
   const TensorView &output = call.outputs[0];
   MatMulDims dims(call.inputs[0].shape, call.inputs[1].shape);
   if (output.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   MatMulScratch scratch = carveMatMul(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   visitNumeric(output.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T>) {

@@ -9,6 +9,7 @@
 #define MEMC_KERNELS_CPU_MATMULWORKSPACE_H
 
 #include "kernels/Kernel.h"
+#include "kernels/ShapeRules.h"
 #include "kernels/Workspace.h"
 #include "kernels/cpu/FloatCompute.h"
 #include "kernels/cpu/Gemm.h"

@@ -202,14 +202,13 @@ void softmaxColumns(const T *x, T *y, int64_t length, int64_t stride, int64_t wi
 }
 
 template <bool Log> bool runSoftmax(KernelContext &context, const KernelCall &call) {
-  std::string error;
   const TensorView &input = call.inputs[0];
   if (input.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   SoftmaxScratch scratch = carveSoftmax(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   SoftmaxTasks tasks(call);
   int64_t length = tasks.length, inner = tasks.inner, blocks = tasks.blocks;
   visitFloat(input.dtype, [&](auto tag) {
@@ -260,7 +259,6 @@ MEMC_VECTOR_CLONES void layerNormRow(const T *in, T *out, int64_t width, const f
 }
 
 bool runLayerNorm(KernelContext &context, const KernelCall &call) {
-  std::string error;
   const TensorView &input = call.inputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
@@ -270,8 +268,8 @@ bool runLayerNorm(KernelContext &context, const KernelCall &call) {
     return true;
   WorkspaceCarver carver(call);
   AffineScratch scratch = carveLayerNorm(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   const float *scale = loadAsFloat(call.inputs[1], scratch.scale);
   const float *bias = scratch.bias;
   if (call.inputs.size() > 2)
@@ -297,7 +295,6 @@ bool runLayerNorm(KernelContext &context, const KernelCall &call) {
 //===----------------------------------------------------------------------===//
 
 bool runBatchNorm(KernelContext &context, const KernelCall &call) {
-  std::string error;
   const TensorView &input = call.inputs[0];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   bool training = attributesOf(call).intOr("training", 0) == 1;
@@ -307,8 +304,8 @@ bool runBatchNorm(KernelContext &context, const KernelCall &call) {
     return true;
   WorkspaceCarver carver(call);
   float *statistics = carveBatchNorm(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   const float *scale = loadAsFloat(call.inputs[1], statistics);
   const float *bias = loadAsFloat(call.inputs[2], statistics + channels);
   const float *mean = loadAsFloat(call.inputs[3], statistics + 2 * channels);

@@ -87,7 +87,6 @@ MEMC_VECTOR_CLONES void layerNormGradRow(const T *dy, const T *x, T *dx, int64_t
 }
 
 bool runLayerNormGrad(KernelContext &context, const KernelCall &call) {
-  std::string error;
   const TensorView &input = call.inputs[1];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   RowBlocks split(call);
@@ -97,8 +96,8 @@ bool runLayerNormGrad(KernelContext &context, const KernelCall &call) {
     return true;
   WorkspaceCarver carver(call);
   LayerNormGradScratch scratch = carveLayerNormGrad(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   double *sums = scratch.sums;
   std::fill(sums, sums + 2 * blocks * width, 0.0);
   const float *scale = loadAsFloat(call.inputs[2], scratch.scale);
@@ -137,7 +136,6 @@ bool runLayerNormGrad(KernelContext &context, const KernelCall &call) {
 //===----------------------------------------------------------------------===//
 
 bool runBatchNormGrad(KernelContext &context, const KernelCall &call) {
-  std::string error;
   const TensorView &input = call.inputs[1];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   int64_t batch = input.shape[0], channels = input.shape[1], spatial = 1;
@@ -146,8 +144,8 @@ bool runBatchNormGrad(KernelContext &context, const KernelCall &call) {
   int64_t perChannel = batch * spatial;
   WorkspaceCarver carver(call);
   BatchNormGradScratch scratch = carveBatchNormGrad(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   const float *scale = loadAsFloat(call.inputs[2], scratch.scale);
   double *scaleGrad = scratch.scaleGrad, *biasGrad = scratch.biasGrad;
   std::fill(scaleGrad, scaleGrad + channels, 0.0);

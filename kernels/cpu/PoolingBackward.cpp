@@ -55,14 +55,13 @@ void forEachResultPlane(const TensorView &result, const PoolWindows &windows, fl
 }
 
 bool runMaxPoolGrad(KernelContext &context, const KernelCall &call) {
-  std::string error;
   const TensorView &grad = call.inputs[0], &input = call.inputs[1], &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   float *scratch = carveMaxPoolGrad(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   PoolWindows windows(input.shape, grad.shape, attributesOf(call));
   int64_t inSize = windows.inputPlaneSize(), outSize = windows.outputPlaneSize();
   visitFloat(input.dtype, [&](auto inputTag) {
@@ -96,14 +95,13 @@ bool runMaxPoolGrad(KernelContext &context, const KernelCall &call) {
 }
 
 bool runAvgPoolGrad(KernelContext &context, const KernelCall &call) {
-  std::string error;
   const TensorView &grad = call.inputs[0], &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   float *scratch = carveAvgPoolGrad(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   PoolWindows windows(result.shape, grad.shape, attributesOf(call));
   int64_t outSize = windows.outputPlaneSize();
   visitFloat(result.dtype, [&](auto tag) {

@@ -178,14 +178,13 @@ void reduce(const ReductionLayout &layout, const T *x, T *y, uint64_t *partialSl
 
 template <template <typename> class Reducer>
 bool runReduce(KernelContext &context, const KernelCall &call) {
-  std::string error;
   ReductionLayout layout = layoutOf(call);
   if (layout.outputs == 0)
     return true;
   WorkspaceCarver carver(call);
   uint64_t *partials = carveReduce(call, carver);
-  if (!carver.fits(error))
-    return context.fail(error);
+  if (!carver.fits(context))
+    return false;
   visitNumeric(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     reduce<T, Reducer<T>>(layout, call.inputs[0].as<T>(), call.outputs[0].as<T>(), partials);
