@@ -243,6 +243,24 @@ TEST_F(ExecutorTest, EnforcesTheRunProtocol) {
   EXPECT_FALSE(executor->readOutputs(outputs, error));
 }
 
+TEST_F(ExecutorTest, ReportsAKernelsDataDependentFailureWithItsStep) {
+  PlanBuilder b;
+  b.plan.set_arena_bytes(512);
+  uint32_t x = b.buffer({4}, plan::ARENA, 0, "x");
+  uint32_t y = b.buffer({4}, plan::ARENA, 256, "y");
+  b.step("positive", {x}, {y});
+  b.input("x", x);
+  b.output("y", y);
+  std::unique_ptr<Executor> executor = create(b);
+  ASSERT_TRUE(executor);
+  std::string error;
+  ASSERT_TRUE(executor->bindInputs({{"x", floats({4}, {1, -2, 3, 4})}}, error)) << error;
+  EXPECT_FALSE(executor->run(error));
+  EXPECT_EQ(error, "step 0 ('positive' from 'node0') failed: element 1 is negative");
+  // The failure was taken from the stream's slot: the next run starts clean.
+  EXPECT_EQ(runOn(*executor, {1, 2, 3, 4}), (std::vector<float>{1, 2, 3, 4}));
+}
+
 TEST_F(ExecutorTest, RefusesPlansLoadedForAnotherDevice) {
   kernels::KernelTable otherTable = testKernels();
   CpuDevice otherDevice(otherTable);

@@ -87,6 +87,16 @@ bool runScale(kernels::KernelContext &, const KernelCall &call) {
   return true;
 }
 
+bool runPositive(kernels::KernelContext &context, const KernelCall &call) {
+  const float *in = call.inputs[0].as<float>();
+  for (int64_t i = 0; i < count(call.outputs[0]); ++i) {
+    if (in[i] < 0)
+      return context.fail("element " + std::to_string(i) + " is negative");
+    call.outputs[0].as<float>()[i] = in[i];
+  }
+  return true;
+}
+
 // staged_copy copies through its workspace, one float per element: the workspace must be there.
 uint64_t stagedCopyWorkspace(const KernelCall &call) {
   return static_cast<uint64_t>(count(call.inputs[0])) * sizeof(float);
@@ -111,6 +121,7 @@ const kernels::KernelTable &testKernels() {
       {"relu", {checkUnary, runRelu}},
       {"copy", {checkUnary, runCopy}},
       {"scale", {checkScale, runScale}},
+      {"positive", {checkUnary, runPositive}},
       {"staged_copy", {checkUnary, runStagedCopy, stagedCopyWorkspace}},
   };
   return table;
