@@ -15,7 +15,6 @@
 #include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/ThreadPool.h"
 #include "kernels/cpu/VectorMath.h"
-#include "kernels/ops/CallChecks.h"
 
 #include <cmath>
 

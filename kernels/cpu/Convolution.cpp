@@ -17,7 +17,6 @@
 #include "kernels/cpu/Gemm.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
-#include "kernels/ops/CallChecks.h"
 
 #include <algorithm>
 

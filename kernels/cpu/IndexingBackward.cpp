@@ -23,7 +23,6 @@
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/ThreadPool.h"
-#include "kernels/ops/CallChecks.h"
 
 #include <algorithm>
 #include <cstring>

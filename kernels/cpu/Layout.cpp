@@ -15,7 +15,6 @@
 #include "kernels/cpu/LayoutWorkspace.h"
 #include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/ThreadPool.h"
-#include "kernels/ops/CallChecks.h"
 
 #include <algorithm>
 #include <cstring>

@@ -25,7 +25,6 @@
 #include "kernels/cpu/LossesWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
 #include "kernels/cpu/VectorMath.h"
-#include "kernels/ops/CallChecks.h"
 
 #include <algorithm>
 #include <cmath>

@@ -17,7 +17,6 @@
 #include "kernels/cpu/MatMulWorkspace.h"
 #include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/ThreadPool.h"
-#include "kernels/ops/CallChecks.h"
 
 #include <utility>
 

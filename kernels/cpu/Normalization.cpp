@@ -22,7 +22,6 @@
 #include "kernels/cpu/NormalizationWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
 #include "kernels/cpu/VectorMath.h"
-#include "kernels/ops/CallChecks.h"
 
 #include <algorithm>
 #include <cmath>

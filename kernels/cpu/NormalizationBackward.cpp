@@ -24,7 +24,6 @@
 #include "kernels/cpu/NormalizationBackwardWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
 #include "kernels/cpu/VectorMath.h"
-#include "kernels/ops/CallChecks.h"
 
 #include <algorithm>
 #include <cmath>

@@ -13,7 +13,6 @@
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/PoolWindows.h"
 #include "kernels/cpu/ThreadPool.h"
-#include "kernels/ops/CallChecks.h"
 
 #include <cmath>
 #include <limits>

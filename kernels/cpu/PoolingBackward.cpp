@@ -20,7 +20,6 @@
 #include "kernels/cpu/PoolWindows.h"
 #include "kernels/cpu/PoolingBackwardWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
-#include "kernels/ops/CallChecks.h"
 
 #include <cmath>
 #include <limits>

@@ -25,7 +25,6 @@
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ReductionWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
-#include "kernels/ops/CallChecks.h"
 
 #include <algorithm>
 #include <cmath>

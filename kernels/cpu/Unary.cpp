@@ -15,7 +15,6 @@
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
 #include "kernels/cpu/VectorMath.h"
-#include "kernels/ops/CallChecks.h"
 
 #include <algorithm>
 #include <cmath>
