@@ -35,6 +35,11 @@ bool Attributes::getString(const std::string &name, std::string &out) const {
   return lookup(values, name, out);
 }
 
+const Attributes &attributesOf(const KernelCall &call) {
+  static const Attributes empty;
+  return call.attributes ? *call.attributes : empty;
+}
+
 int64_t Attributes::intOr(const std::string &name, int64_t fallback) const {
   getInt(name, fallback);
   return fallback;

@@ -1,24 +1,34 @@
 //===- Kernel.h - the kernel interface shared by every backend --*- C++ -*-===//
 //
 // A kernel implements one memc op (same name as the op's mnemonic: "add", "matmul",
-// "layer_norm", ...) on one device. It has up to three entry points:
+// "layer_norm", ...) on one device. It has up to three entry points, and only run belongs to
+// the device:
 //  - check: validates dtypes, shapes and attributes of one call before anything runs. Plans are
-//    untrusted input; the runtime checks every step of a plan when it loads it.
-//  - run: computes, assuming check passed. It returns false with a message only for errors that
-//    depend on tensor *values* and so cannot be checked at load time (a gather index out of
-//    range); it never reads or writes out of bounds, whatever the values.
+//    untrusted input; the runtime checks every step of a plan when it loads it. The check is the
+//    op's, one per op for every device (kernels/ops/).
+//  - run: computes on the device whose KernelContext it is given (KernelContext.h), assuming
+//    check passed. It fails only for errors that depend on tensor *values* and so cannot be
+//    checked at load time (a gather index out of range), recording them in the context's error
+//    slot; it never reads or writes out of bounds, whatever the values. Run-time scalars are
+//    0-d device tensors read inside the kernel body (ScalarOperand.h), never on the host.
 //  - workspace: the scratch bytes one call needs, a pure function of the call's dtypes, shapes and
 //    attributes (never of the thread count or the data), so that the compiler can plan them as
 //    an arena buffer live at the step and the memory the runtime allocates stays the plan. The
 //    runtime hands the scratch in as call.workspace; kernels allocate nothing that grows with
-//    their tensors. Null: the kernel needs none.
+//    their tensors. Null: the kernel needs none. The rule is the target's (a CPU kernel and a
+//    CUDA kernel of one op need different scratch), kept in a library without the kernels
+//    themselves so the compiler can size a plan for any target (kernels/KernelTargets.h).
 // Backends register their kernels in a KernelTable by name; the runtime resolves each plan step
 // to a kernel at load time, so an unknown kernel is a load error, not a run-time crash.
+//
+// A new backend is one folder here (kernels/<target>/: its run functions and its workspace
+// rules, registered in KernelTargets.cpp) and one under runtime/device/ (the device).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_KERNEL_H
 #define MEMC_KERNELS_KERNEL_H
 
+#include "kernels/KernelContext.h"
 #include "kernels/Tensor.h"
 
 #include <map>
@@ -60,16 +70,27 @@ struct KernelCall {
   uint64_t workspaceBytes = 0;
 };
 
+/// The call's attributes, or an empty set when it has none.
+const Attributes &attributesOf(const KernelCall &call);
+
 /// Alignment of KernelCall::workspace, and of every piece a kernel carves from it.
 constexpr uint64_t kWorkspaceAlignment = 64;
 
+/// Returns false with a message if the call is not one of the op's.
+using KernelCheck = bool (*)(const KernelCall &call, std::string &error);
+/// Returns false after recording a data-dependent error in context.errors (a device that finds
+/// it in device code records it when its stream synchronizes, and returns true); the outputs
+/// are then unspecified.
+using KernelRun = bool (*)(KernelContext &context, const KernelCall &call);
+/// Scratch bytes the call needs (check passed).
+using KernelWorkspace = uint64_t (*)(const KernelCall &call);
+
+/// One op on one device: the op's shared check (kernels/ops/OpContracts.h), the device's run and
+/// the target's workspace rule (kernels/KernelTargets.h; null when it needs none).
 struct Kernel {
-  /// Returns false with a message if the call is not one this kernel can compute.
-  bool (*check)(const KernelCall &call, std::string &error);
-  /// Returns false with a message on a data-dependent error; the outputs are then unspecified.
-  bool (*run)(const KernelCall &call, std::string &error);
-  /// Scratch bytes the call needs (check passed); null when the kernel needs none.
-  uint64_t (*workspace)(const KernelCall &call) = nullptr;
+  KernelCheck check = nullptr;
+  KernelRun run = nullptr;
+  KernelWorkspace workspace = nullptr;
 };
 
 /// kernel.workspace(call), or 0 when the kernel has no workspace entry.

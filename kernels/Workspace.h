@@ -47,6 +47,12 @@ public:
     return false;
   }
 
+  /// The same, recording the message in the kernel's context.
+  bool fits(KernelContext &context) const {
+    std::string error;
+    return fits(error) || context.fail(error);
+  }
+
 private:
   uint8_t *base = nullptr;
   uint64_t capacity = 0;

@@ -6,8 +6,9 @@
 // 2. Schedule: ops become steps in a memory-aware topological order (compiler/planner).
 // 3. Live ranges: an arena allocation lives from the step that writes it to its last reader
 //    (aliases included); graph inputs from the start, graph outputs to the end.
-// 4. Workspace: a step whose CPU kernel needs scratch gets an arena buffer of that size, live at
-//    the step alone (the kernel sizes it, runtime/plan/StepWorkspace.h).
+// 4. Workspace: a step whose kernel on the plan's target needs scratch gets an arena buffer of
+//    that size, live at the step alone (the target's rule sizes it, kernels/KernelTargets.h,
+//    runtime/plan/StepWorkspace.h).
 // 5. Offsets: the arena planner packs the allocations, taking in-place reuse for elementwise ops
 //    whose operand dies where their result is born.
 //
@@ -20,7 +21,7 @@
 #include "compiler/training/TrainStepSignature.h"
 #include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/MemcDialect.h"
-#include "kernels/cpu/CpuKernels.h"
+#include "kernels/KernelTargets.h"
 #include "runtime/plan/ArenaLifetimes.h"
 #include "runtime/plan/PlanFormat.h"
 #include "runtime/plan/StepWorkspace.h"
@@ -152,7 +153,8 @@ uint64_t inPlaceLowerBound(const std::vector<planner::BufferRequest> &requests,
 
 class PlanBuilder {
 public:
-  PlanBuilder(func::FuncOp function, plan::Plan &result) : function(function), result(result) {}
+  PlanBuilder(func::FuncOp function, const PlanOptions &options, plan::Plan &result)
+      : function(function), options(options), result(result) {}
   LogicalResult build(PlanSummary &summary);
 
 private:
@@ -166,6 +168,7 @@ private:
   void bindInterface();
 
   func::FuncOp function;
+  const PlanOptions &options;
   plan::Plan &result;
   /// Plan buffer of each value; reshape results get buffers of their own that alias their
   /// operand's allocation.
@@ -351,13 +354,15 @@ LogicalResult PlanBuilder::emitSteps() {
 }
 
 LogicalResult PlanBuilder::addWorkspaces(PlanSummary &summary) {
-  // Sized by the CPU kernels: the only backend memc runs on. A backend whose kernels need more
-  // would have to be asked as well.
-  const kernels::KernelTable &table = kernels::cpuKernels();
+  // The target's contracts: the checks every device shares and the target's workspace rules,
+  // the same entries its device's kernel table has (the loader checks the sizes against it).
+  const kernels::KernelTable *table = kernels::targetContracts(options.target);
+  if (!table)
+    return function.emitError("no kernels for target '") << options.target << "'";
   for (auto [index, op] : llvm::enumerate(stepOps)) {
     uint64_t bytes = 0;
     std::string error;
-    if (!runtime::stepWorkspaceBytes(result, result.steps(index), table, bytes, error))
+    if (!runtime::stepWorkspaceBytes(result, result.steps(index), *table, bytes, error))
       return op->emitError("internal: cannot size the kernel's workspace: ") << error;
     if (bytes == 0)
       continue;
@@ -487,6 +492,7 @@ void PlanBuilder::bindInterface() {
 
 LogicalResult PlanBuilder::build(PlanSummary &summary) {
   result.set_format_version(plan::kPlanFormatVersion);
+  result.set_target(options.target);
   result.set_alignment(plan::kPlanAlignment);
   categories = classifyValues(function);
   if (failed(assignStorage()))
@@ -509,11 +515,11 @@ LogicalResult PlanBuilder::build(PlanSummary &summary) {
 } // namespace
 
 FailureOr<plan::Plan> buildPlan(func::FuncOp function, const std::string &modelName,
-                                PlanSummary *summary) {
+                                PlanSummary *summary, const PlanOptions &options) {
   plan::Plan plan;
   plan.set_model(modelName);
   PlanSummary local;
-  if (failed(PlanBuilder(function, plan).build(summary ? *summary : local)))
+  if (failed(PlanBuilder(function, options, plan).build(summary ? *summary : local)))
     return failure();
   return plan;
 }

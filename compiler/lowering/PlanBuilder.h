@@ -39,12 +39,19 @@ struct PlanSummary {
   std::vector<planner::InPlaceHint> inPlaceHints;
 };
 
+struct PlanOptions {
+  /// The device kind the plan is for (Plan.target): its kernel contracts check the steps and
+  /// size their workspaces (kernels/KernelTargets.h), and only its devices load the plan.
+  std::string target = "cpu";
+};
+
 /// The value that owns `value`'s bytes: through reshapes to the first non-reshape producer.
 mlir::Value allocationRoot(mlir::Value value);
 
 /// Builds the plan for `function`. Emits an error and fails on ops that have no kernel.
 mlir::FailureOr<plan::Plan> buildPlan(mlir::func::FuncOp function, const std::string &modelName,
-                                      PlanSummary *summary = nullptr);
+                                      PlanSummary *summary = nullptr,
+                                      const PlanOptions &options = {});
 
 } // namespace memc
 

@@ -33,6 +33,7 @@ struct Attempt {
 };
 
 FailureOr<Attempt> tryDecision(func::FuncOp function, const std::string &modelName,
+                               const PlanOptions &planOptions,
                                const remat::ExtractedRematGraph &original,
                                const remat::RematDecision &decision, std::string strategy) {
   Attempt attempt;
@@ -44,7 +45,7 @@ FailureOr<Attempt> tryDecision(func::FuncOp function, const std::string &modelNa
   attempt.clones = remat::applyRemat(copy, decision);
   attempt.decision = decision;
   attempt.simulated = remat::simulateRemat(original.graph, decision);
-  FailureOr<plan::Plan> plan = buildPlan(*attempt.function, modelName, &attempt.summary);
+  FailureOr<plan::Plan> plan = buildPlan(*attempt.function, modelName, &attempt.summary, planOptions);
   if (failed(plan))
     return failure();
   attempt.plan = std::move(*plan);
@@ -62,7 +63,7 @@ uint64_t planPeakBytes(const plan::Plan &plan) {
 FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::string &modelName,
                                          const BudgetOptions &options) {
   BudgetedPlan result;
-  FailureOr<plan::Plan> baseline = buildPlan(function, modelName, &result.baselineSummary);
+  FailureOr<plan::Plan> baseline = buildPlan(function, modelName, &result.baselineSummary, options.plan);
   if (failed(baseline))
     return failure();
   result.baseline = std::move(*baseline);
@@ -83,7 +84,7 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
   auto start = Clock::now();
   std::vector<Attempt> attempts;
   auto attempt = [&](const remat::RematDecision &decision, std::string strategy) -> LogicalResult {
-    FailureOr<Attempt> tried = tryDecision(function, modelName, extracted, decision, strategy);
+    FailureOr<Attempt> tried = tryDecision(function, modelName, options.plan, extracted, decision, strategy);
     if (failed(tried))
       return failure();
     attempts.push_back(std::move(*tried));

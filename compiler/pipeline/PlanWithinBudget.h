@@ -27,6 +27,8 @@ struct BudgetOptions {
   RematMode mode = RematMode::Auto;
   RematSolver solver = RematSolver::Heuristic;
   double ilpTimeLimitSeconds = 20;
+  /// What every attempt is planned for (its target).
+  PlanOptions plan;
 };
 
 struct BudgetedPlan {

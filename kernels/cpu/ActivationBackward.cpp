@@ -12,11 +12,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/Accumulate.h"
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
 #include "kernels/cpu/VectorMath.h"
+#include "kernels/ops/CallChecks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,24 +25,9 @@ namespace memc::kernels {
 
 namespace {
 
-/// (grad, operand) -> result, all of one float type and shape.
-bool checkGradAndOperand(const KernelCall &call, const char *operand, std::string &error) {
-  return checkCall(call, 2, 2, 1, error) &&
-         checkDType(call.inputs[0], kFloatTypes, "grad", error) &&
-         checkSameDType(call.inputs[1], call.inputs[0], operand, "grad", error) &&
-         checkShape(call.inputs[1], call.inputs[0].shape, operand, error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
-         checkShape(call.outputs[0], call.inputs[0].shape, "result", error);
-}
-
 //===----------------------------------------------------------------------===//
 // gelu_grad
 //===----------------------------------------------------------------------===//
-
-bool checkGeluGrad(const KernelCall &call, std::string &error) {
-  return checkGradAndOperand(call, "input", error) &&
-         checkGeluApproximate(attributesOf(call), error);
-}
 
 /// dx[i] = dy[i] * derivative(x[i]) (dx may be dy or x).
 template <typename T, typename Derivative>
@@ -92,7 +77,7 @@ template <typename T, typename Derivative> void mapGrad(const KernelCall &call) 
               });
 }
 
-bool runGeluGrad(const KernelCall &call, std::string &) {
+bool runGeluGrad(KernelContext &, const KernelCall &call) {
   std::string approximate = "none";
   attributesOf(call).getString("approximate", approximate);
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
@@ -108,14 +93,6 @@ bool runGeluGrad(const KernelCall &call, std::string &) {
 //===----------------------------------------------------------------------===//
 // softmax_grad, log_softmax_grad
 //===----------------------------------------------------------------------===//
-
-bool checkSoftmaxGrad(const KernelCall &call, std::string &error) {
-  int64_t axis;
-  if (!checkGradAndOperand(call, "output", error) ||
-      !requireInt(attributesOf(call), "axis", axis, error))
-    return false;
-  return checkAxisInRange(axis, call.inputs[0], error);
-}
 
 /// The row sum the gradient needs: sum(dy * y) for softmax, sum(dy) for log_softmax.
 template <bool Log> double rowTerm(float dy, float y) {
@@ -176,7 +153,7 @@ MEMC_VECTOR_CLONES void softmaxGradColumns(const T *dy, const T *y, T *dx, int64
     }
 }
 
-template <bool Log> bool runSoftmaxGrad(const KernelCall &call, std::string &) {
+template <bool Log> bool runSoftmaxGrad(KernelContext &, const KernelCall &call) {
   const Shape &shape = call.inputs[0].shape;
   int64_t axis = attributesOf(call).intOr("axis", 0);
   int64_t outer = 1, length = shape[axis], inner = 1;
@@ -210,10 +187,10 @@ template <bool Log> bool runSoftmaxGrad(const KernelCall &call, std::string &) {
 
 } // namespace
 
-void addActivationBackwardKernels(KernelTable &table) {
-  table["gelu_grad"] = Kernel{&checkGeluGrad, &runGeluGrad};
-  table["softmax_grad"] = Kernel{&checkSoftmaxGrad, &runSoftmaxGrad<false>};
-  table["log_softmax_grad"] = Kernel{&checkSoftmaxGrad, &runSoftmaxGrad<true>};
+void addActivationBackwardKernels(KernelRuns &table) {
+  table["gelu_grad"] = &runGeluGrad;
+  table["softmax_grad"] = &runSoftmaxGrad<false>;
+  table["log_softmax_grad"] = &runSoftmaxGrad<true>;
 }
 
 } // namespace memc::kernels

@@ -9,7 +9,7 @@
 // CPU allows.
 //
 //===----------------------------------------------------------------------===//
-#include "kernels/cpu/CallChecks.h"
+#include "kernels/ScalarOperand.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/StridedLayout.h"
@@ -135,33 +135,15 @@ void broadcastBinary(const TensorView &lhs, const TensorView &rhs, const TensorV
   });
 }
 
-/// Operands broadcast to the output's shape exactly.
-bool checkBroadcastShapes(const KernelCall &call, std::string &error) {
-  std::vector<Shape> shapes;
-  for (const TensorView &input : call.inputs)
-    shapes.push_back(input.shape);
-  Shape expected;
-  return broadcastShapes(shapes, expected, error) &&
-         checkShape(call.outputs[0], expected, "output", error);
-}
-
-bool checkArithmetic(const KernelCall &call, std::string &error) {
-  return checkCall(call, 2, 2, 1, error) &&
-         checkDType(call.inputs[0], kNumericTypes, "lhs", error) &&
-         checkSameDType(call.inputs[1], call.inputs[0], "rhs", "lhs", error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "output", "lhs", error) &&
-         checkBroadcastShapes(call, error);
-}
-
 /// Whether rhs is one float element equal to 2 (x^2, as RMS norms write it).
 template <typename T> bool isScalarTwo(const TensorView &rhs) {
   if constexpr (std::is_integral_v<T>)
     return false;
   else
-    return rhs.numElements() == 1 && Element<T>::load(*rhs.as<T>()) == 2.0f;
+    return rhs.numElements() == 1 && Element<T>::load(ScalarOperand<T>(rhs).get()) == 2.0f;
 }
 
-template <typename Op> bool runArithmetic(const KernelCall &call, std::string &) {
+template <typename Op> bool runArithmetic(KernelContext &, const KernelCall &call) {
   visitNumeric(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<Op, Pow>) {
@@ -177,28 +159,13 @@ template <typename Op> bool runArithmetic(const KernelCall &call, std::string &)
   return true;
 }
 
-bool checkComparison(const KernelCall &call, std::string &error) {
-  return checkCall(call, 2, 2, 1, error) &&
-         checkSameDType(call.inputs[1], call.inputs[0], "rhs", "lhs", error) &&
-         checkDType(call.outputs[0], kBoolType, "output", error) &&
-         checkBroadcastShapes(call, error);
-}
-
-template <typename Op> bool runComparison(const KernelCall &call, std::string &) {
+template <typename Op> bool runComparison(KernelContext &, const KernelCall &call) {
   visitAny(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     broadcastBinary<T, BoolByte>(call.inputs[0], call.inputs[1], call.outputs[0], kElementwiseGrain,
                                  Op());
   });
   return true;
-}
-
-bool checkWhere(const KernelCall &call, std::string &error) {
-  return checkCall(call, 3, 3, 1, error) &&
-         checkDType(call.inputs[0], kBoolType, "condition", error) &&
-         checkSameDType(call.inputs[2], call.inputs[1], "on_false", "on_true", error) &&
-         checkSameDType(call.outputs[0], call.inputs[1], "output", "on_true", error) &&
-         checkBroadcastShapes(call, error);
 }
 
 /// y[i] = c[i * sc] ? t[i * st] : f[i * sf], with the stride patterns of a mask over scores
@@ -224,7 +191,7 @@ MEMC_VECTOR_CLONES void selectRun(const BoolByte *c, int64_t sc, const T *t, int
   }
 }
 
-bool runWhere(const KernelCall &call, std::string &) {
+bool runWhere(KernelContext &, const KernelCall &call) {
   const TensorView &output = call.outputs[0];
   StridedLayout<3> layout = broadcastLayout<3>(
       output.shape, {&call.inputs[0].shape, &call.inputs[1].shape, &call.inputs[2].shape});
@@ -250,16 +217,16 @@ bool runWhere(const KernelCall &call, std::string &) {
 
 } // namespace
 
-void addBinaryKernels(KernelTable &table) {
-  table["add"] = Kernel{&checkArithmetic, &runArithmetic<Add>};
-  table["sub"] = Kernel{&checkArithmetic, &runArithmetic<Sub>};
-  table["mul"] = Kernel{&checkArithmetic, &runArithmetic<Mul>};
-  table["div"] = Kernel{&checkArithmetic, &runArithmetic<Div>};
-  table["pow"] = Kernel{&checkArithmetic, &runArithmetic<Pow>};
-  table["equal"] = Kernel{&checkComparison, &runComparison<Equal>};
-  table["less"] = Kernel{&checkComparison, &runComparison<Less>};
-  table["greater"] = Kernel{&checkComparison, &runComparison<Greater>};
-  table["where"] = Kernel{&checkWhere, &runWhere};
+void addBinaryKernels(KernelRuns &table) {
+  table["add"] = &runArithmetic<Add>;
+  table["sub"] = &runArithmetic<Sub>;
+  table["mul"] = &runArithmetic<Mul>;
+  table["div"] = &runArithmetic<Div>;
+  table["pow"] = &runArithmetic<Pow>;
+  table["equal"] = &runComparison<Equal>;
+  table["less"] = &runComparison<Less>;
+  table["greater"] = &runComparison<Greater>;
+  table["where"] = &runWhere;
 }
 
 } // namespace memc::kernels

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ConvolutionColumns.h"
+#include "kernels/cpu/ConvolutionWorkspace.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/FloatCompute.h"
 #include "kernels/cpu/Gemm.h"
@@ -23,48 +23,6 @@
 namespace memc::kernels {
 
 namespace {
-
-/// Column-matrix elements built at once (64 MiB of f32), unless one output row needs more.
-constexpr int64_t kColumnScratch = int64_t{1} << 24;
-
-bool checkConv(const KernelCall &call, std::string &error) {
-  if (!checkCall(call, 2, 3, 1, error) ||
-      !checkDType(call.inputs[0], kFloatTypes, "input", error) ||
-      !checkSameDType(call.inputs[1], call.inputs[0], "weight", "input", error) ||
-      !checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) ||
-      !checkConvShapes(call.inputs[0], call.inputs[1], call.outputs[0], attributesOf(call),
-                       "output", error))
-    return false;
-  return call.inputs.size() < 3 ||
-         (checkDType(call.inputs[2], kFloatTypes, "bias", error) &&
-          checkShape(call.inputs[2], {call.inputs[1].shape[0]}, "bias", error));
-}
-
-/// Output rows whose columns are built at once.
-int64_t columnBlockRows(const ConvGeometry &g) {
-  return std::clamp<int64_t>(kColumnScratch / std::max<int64_t>(1, g.columnRows * g.outSpatial.back()),
-                             1, g.outputRows());
-}
-
-struct ConvScratch {
-  FloatOperands operands;
-  float *bias = nullptr;
-  float *columns = nullptr;
-};
-
-ConvScratch carveConv(const KernelCall &call, WorkspaceCarver &carver) {
-  ConvScratch scratch;
-  if (call.outputs[0].numElements() == 0)
-    return scratch;
-  ConvGeometry g(call.inputs[0].shape, call.inputs[1].shape, call.outputs[0].shape,
-                 attributesOf(call));
-  scratch.operands = carveFloatOperands(call, carver);
-  if (call.inputs.size() == 3)
-    scratch.bias = carver.take<float>(call.inputs[2].numElements());
-  if (!g.isPointwise())
-    scratch.columns = carver.take<float>(g.columnRows * columnBlockRows(g) * g.outSpatial.back());
-  return scratch;
-}
 
 void convFloat(const ConvGeometry &g, const float *x, const float *w, const float *bias,
                float *columns, float *y) {
@@ -107,13 +65,13 @@ void convFloat(const ConvGeometry &g, const float *x, const float *w, const floa
               });
 }
 
-bool runConv(const KernelCall &call, std::string &error) {
+bool runConv(KernelContext &context, const KernelCall &call) {
   const TensorView &output = call.outputs[0];
   if (output.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   ConvScratch scratch = carveConv(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   ConvGeometry geometry(call.inputs[0].shape, call.inputs[1].shape, output.shape,
                         attributesOf(call));
@@ -126,8 +84,6 @@ bool runConv(const KernelCall &call, std::string &error) {
 
 } // namespace
 
-void addConvolutionKernels(KernelTable &table) {
-  table["conv"] = Kernel{&checkConv, &runConv, &carvedWorkspaceBytes<carveConv>};
-}
+void addConvolutionKernels(KernelRuns &table) { table["conv"] = &runConv; }
 
 } // namespace memc::kernels

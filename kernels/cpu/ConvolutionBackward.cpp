@@ -20,7 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
-#include "kernels/cpu/CallChecks.h"
+#include "kernels/cpu/ConvolutionBackwardWorkspace.h"
 #include "kernels/cpu/ConvolutionColumns.h"
 #include "kernels/cpu/FloatCompute.h"
 #include "kernels/cpu/Gemm.h"
@@ -32,41 +32,6 @@
 namespace memc::kernels {
 
 namespace {
-
-/// Elements of one block's column matrix and packed gradient (16 MiB of f32), unless one
-/// output row needs more.
-constexpr int64_t kColumnBudget = int64_t{1} << 22;
-
-/// Column matrices up to this many elements make a task small enough to run on one thread.
-constexpr int64_t kSmallTaskColumns = int64_t{1} << 20;
-
-// conv_grad_input(grad, weight) -> result, the forward input's type.
-bool checkConvGradInput(const KernelCall &call, std::string &error) {
-  return checkCall(call, 2, 2, 1, error) &&
-         checkDType(call.inputs[0], kFloatTypes, "grad", error) &&
-         checkSameDType(call.inputs[1], call.inputs[0], "weight", "grad", error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
-         checkConvShapes(call.outputs[0], call.inputs[1], call.inputs[0], attributesOf(call),
-                         "grad", error);
-}
-
-// conv_grad_weight(grad, input) -> result, the weight's type.
-bool checkConvGradWeight(const KernelCall &call, std::string &error) {
-  return checkCall(call, 2, 2, 1, error) &&
-         checkDType(call.inputs[0], kFloatTypes, "grad", error) &&
-         checkSameDType(call.inputs[1], call.inputs[0], "input", "grad", error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
-         checkConvShapes(call.inputs[1], call.outputs[0], call.inputs[0], attributesOf(call),
-                         "grad", error);
-}
-
-/// Scratch slots `tasks` tasks use: one per concurrent task when they are small enough to
-/// spread over threads, else one (each task then splits its own loops over threads).
-int64_t taskSlots(const ConvGeometry &g, int64_t tasks) {
-  if (g.columnRows * g.outSize > kSmallTaskColumns)
-    return 1;
-  return std::clamp<int64_t>(tasks, 1, kMaxWorkspaceSlots);
-}
 
 /// Runs task(t, slot) for t in [0, tasks), slot < taskSlots(g, tasks): over threads when the
 /// tasks are many and small, else one after the other on slot 0.
@@ -81,68 +46,6 @@ template <typename Task> void runTasks(const ConvGeometry &g, int64_t tasks, Tas
     for (int64_t t = begin; t < end; ++t)
       task(t, slot);
   });
-}
-
-/// Output rows whose columns conv_grad_input builds at once.
-int64_t gradInputBlockRows(const ConvGeometry &g) {
-  return std::clamp<int64_t>(kColumnBudget / std::max<int64_t>(1, g.columnRows * g.outSpatial.back()),
-                             1, g.outputRows());
-}
-
-/// Output rows (of all images, in order) whose columns and gradients conv_grad_weight packs at
-/// once.
-int64_t gradWeightBlockRows(const ConvGeometry &g) {
-  int64_t totalRows = g.batch * g.outputRows();
-  return std::clamp<int64_t>(
-      kColumnBudget / std::max<int64_t>(1, (g.columnRows + g.groupOutChannels) * g.outSpatial.back()),
-      1, std::max<int64_t>(1, totalRows));
-}
-
-struct GradInputScratch {
-  FloatOperands operands;
-  float *transposed = nullptr;
-  float *columns = nullptr; // one block per slot, slotStride elements apart
-  int64_t slotStride = 0;
-};
-
-GradInputScratch carveGradInput(const KernelCall &call, WorkspaceCarver &carver) {
-  GradInputScratch scratch;
-  if (call.outputs[0].numElements() == 0)
-    return scratch;
-  ConvGeometry g(call.outputs[0].shape, call.inputs[1].shape, call.inputs[0].shape,
-                 attributesOf(call));
-  scratch.operands = carveFloatOperands(call, carver);
-  scratch.transposed = carver.take<float>(g.outChannels * g.columnRows);
-  if (!g.isPointwise()) {
-    scratch.slotStride = g.columnRows * gradInputBlockRows(g) * g.outSpatial.back();
-    scratch.columns = carver.take<float>(taskSlots(g, g.batch * g.group) * scratch.slotStride);
-  }
-  return scratch;
-}
-
-struct GradWeightScratch {
-  FloatOperands operands;
-  // Per slot, each piece's stride elements apart.
-  float *columns = nullptr, *packed = nullptr, *sum = nullptr, *product = nullptr;
-  int64_t columnStride = 0, packedStride = 0, sumStride = 0;
-};
-
-GradWeightScratch carveGradWeight(const KernelCall &call, WorkspaceCarver &carver) {
-  GradWeightScratch scratch;
-  if (call.outputs[0].numElements() == 0)
-    return scratch;
-  ConvGeometry g(call.inputs[1].shape, call.outputs[0].shape, call.inputs[0].shape,
-                 attributesOf(call));
-  scratch.operands = carveFloatOperands(call, carver);
-  int64_t slots = taskSlots(g, g.group), width = gradWeightBlockRows(g) * g.outSpatial.back();
-  scratch.columnStride = g.columnRows * width;
-  scratch.packedStride = width * g.groupOutChannels;
-  scratch.sumStride = g.columnRows * g.groupOutChannels;
-  scratch.columns = carver.take<float>(slots * scratch.columnStride);
-  scratch.packed = carver.take<float>(slots * scratch.packedStride);
-  scratch.sum = carver.take<float>(slots * scratch.sumStride);
-  scratch.product = carver.take<float>(slots * scratch.sumStride);
-  return scratch;
 }
 
 void convGradInputFloat(const ConvGeometry &g, const GradInputScratch &scratch, const float *dy,
@@ -230,13 +133,13 @@ void convGradWeightFloat(const ConvGeometry &g, const GradWeightScratch &scratch
   });
 }
 
-bool runConvGradInput(const KernelCall &call, std::string &error) {
+bool runConvGradInput(KernelContext &context, const KernelCall &call) {
   const TensorView &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   GradInputScratch scratch = carveGradInput(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   ConvGeometry geometry(result.shape, call.inputs[1].shape, call.inputs[0].shape,
                         attributesOf(call));
@@ -246,13 +149,13 @@ bool runConvGradInput(const KernelCall &call, std::string &error) {
   return true;
 }
 
-bool runConvGradWeight(const KernelCall &call, std::string &error) {
+bool runConvGradWeight(KernelContext &context, const KernelCall &call) {
   const TensorView &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   GradWeightScratch scratch = carveGradWeight(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   ConvGeometry geometry(call.inputs[1].shape, result.shape, call.inputs[0].shape,
                         attributesOf(call));
@@ -264,11 +167,9 @@ bool runConvGradWeight(const KernelCall &call, std::string &error) {
 
 } // namespace
 
-void addConvolutionBackwardKernels(KernelTable &table) {
-  table["conv_grad_input"] =
-      Kernel{&checkConvGradInput, &runConvGradInput, &carvedWorkspaceBytes<carveGradInput>};
-  table["conv_grad_weight"] =
-      Kernel{&checkConvGradWeight, &runConvGradWeight, &carvedWorkspaceBytes<carveGradWeight>};
+void addConvolutionBackwardKernels(KernelRuns &table) {
+  table["conv_grad_input"] = &runConvGradInput;
+  table["conv_grad_weight"] = &runConvGradWeight;
 }
 
 } // namespace memc::kernels

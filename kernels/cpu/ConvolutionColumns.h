@@ -1,7 +1,6 @@
-//===- ConvolutionColumns.h - conv geometry, im2col, col2im -----*- C++ -*-===//
+//===- ConvolutionColumns.h - im2col and col2im -----------------*- C++ -*-===//
 //
-// The geometry of a grouped N-d convolution, the shape rule conv and its gradients check, and
-// the column matrix that turns a convolution into matrix products: for one image and group,
+// The column matrix that turns a convolution into matrix products: for one image and group,
 // col[(c, kernel tap), output position] is the input element that tap reads for that output
 // position, 0 in the padding. Column matrices are built (and added back) a block of output rows
 // at a time: output positions [first * lastOut, (first + outputRows) * lastOut), where lastOut
@@ -11,38 +10,12 @@
 #ifndef MEMC_KERNELS_CPU_CONVOLUTIONCOLUMNS_H
 #define MEMC_KERNELS_CPU_CONVOLUTIONCOLUMNS_H
 
-#include "kernels/Kernel.h"
-#include "kernels/ShapeRules.h"
+#include "kernels/ops/ConvGeometry.h"
 
 #include <cstdint>
 #include <string>
 
 namespace memc::kernels {
-
-/// The shape rule of conv, conv_grad_input and conv_grad_weight: `input` [N, C, spatial...]
-/// convolved with `weight` [M, C/group, kernel...] under `attributes` gives `output` (named
-/// `outputRole` in messages), and each group's product fits one sgemm.
-bool checkConvShapes(const TensorView &input, const TensorView &weight, const TensorView &output,
-                     const Attributes &attributes, const std::string &outputRole,
-                     std::string &error);
-
-struct ConvGeometry {
-  int64_t batch, channels, outChannels, group;
-  Shape inSpatial, outSpatial, kernel, strides, padsBegin, dilations;
-  int64_t inSize = 1, outSize = 1, taps = 1;
-  int64_t groupChannels, groupOutChannels, columnRows;
-
-  /// The convolution of `input` [N, C, spatial...] with `weight` [M, C/group, kernel...] into
-  /// `output` [N, M, spatial...], whose shapes and attributes passed the conv shape rule.
-  ConvGeometry(const Shape &input, const Shape &weight, const Shape &output,
-               const Attributes &attributes);
-
-  /// Output rows: output positions divided by the innermost output dimension.
-  int64_t outputRows() const { return outSize / outSpatial.back(); }
-
-  /// A 1x1 window at every input position: the image is its own column matrix.
-  bool isPointwise() const;
-};
 
 /// Fills rows [rowBegin, rowEnd) of the column matrix of `image` (the group's first channel)
 /// for output rows [first, first + outputRows); row `rowBegin` starts at `col`, rows are `ld`

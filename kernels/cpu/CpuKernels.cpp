@@ -1,28 +1,39 @@
 //===- CpuKernels.cpp - the CPU backend's kernel table --------------------===//
 #include "kernels/cpu/CpuKernels.h"
 
+#include "kernels/KernelTargets.h"
 #include "kernels/cpu/KernelGroups.h"
 
 namespace memc::kernels {
 
 const KernelTable &cpuKernels() {
   static const KernelTable table = [] {
+    KernelRuns runs;
+    addUnaryKernels(runs);
+    addBinaryKernels(runs);
+    addMatMulKernels(runs);
+    addNormalizationKernels(runs);
+    addReductionKernels(runs);
+    addLayoutKernels(runs);
+    addConvolutionKernels(runs);
+    addPoolingKernels(runs);
+    addActivationBackwardKernels(runs);
+    addNormalizationBackwardKernels(runs);
+    addIndexingBackwardKernels(runs);
+    addConvolutionBackwardKernels(runs);
+    addPoolingBackwardKernels(runs);
+    addLossKernels(runs);
+    addOptimizerKernels(runs);
+    // Each run with its op's check and the CPU target's workspace rule: the entries the compiler
+    // planned with. A run whose op had no check would get none, which the loader refuses.
+    const KernelTable &contracts = *targetContracts(kCpuTarget);
     KernelTable kernels;
-    addUnaryKernels(kernels);
-    addBinaryKernels(kernels);
-    addMatMulKernels(kernels);
-    addNormalizationKernels(kernels);
-    addReductionKernels(kernels);
-    addLayoutKernels(kernels);
-    addConvolutionKernels(kernels);
-    addPoolingKernels(kernels);
-    addActivationBackwardKernels(kernels);
-    addNormalizationBackwardKernels(kernels);
-    addIndexingBackwardKernels(kernels);
-    addConvolutionBackwardKernels(kernels);
-    addPoolingBackwardKernels(kernels);
-    addLossKernels(kernels);
-    addOptimizerKernels(kernels);
+    for (const auto &[name, run] : runs) {
+      auto contract = contracts.find(name);
+      Kernel kernel = contract == contracts.end() ? Kernel{} : contract->second;
+      kernel.run = run;
+      kernels[name] = kernel;
+    }
     return kernels;
   }();
   return table;

@@ -11,6 +11,7 @@
 
 #include "kernels/Float16.h"
 #include "kernels/Tensor.h"
+#include "kernels/ops/TypeClasses.h"
 
 #include <cstdint>
 #include <type_traits>
@@ -90,9 +91,6 @@ template <typename Fn> decltype(auto) visitIndex(DType dtype, Fn &&fn) {
     return fn(TypeTag<int32_t>{});
   return fn(TypeTag<int64_t>{});
 }
-
-/// The element-type sets of the memc dialect, as a template parameter.
-enum class TypeClass { Float, Numeric, Bool, Any };
 
 template <TypeClass Class, typename Fn> decltype(auto) visitClass(DType dtype, Fn &&fn) {
   if constexpr (Class == TypeClass::Float)

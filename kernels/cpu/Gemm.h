@@ -9,13 +9,14 @@
 #ifndef MEMC_KERNELS_CPU_GEMM_H
 #define MEMC_KERNELS_CPU_GEMM_H
 
+#include "kernels/ops/CallChecks.h"
+
 #include <cstdint>
-#include <limits>
 
 namespace memc::kernels {
 
 /// Largest M, N, K (and leading dimension) one OpenBLAS call takes: its blasint is 32-bit.
-constexpr int64_t kMaxGemmDimension = std::numeric_limits<int32_t>::max();
+constexpr int64_t kMaxGemmDimension = kMaxMatrixDimension;
 
 /// C[M,N] = A[M,K] * B[K,N], row-major with leading dimensions lda, ldb, ldc, on the calling
 /// thread only. Any of M, N, K may be 0 (K == 0 zeroes C).

@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
+#include "kernels/cpu/IndexingBackwardWorkspace.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/ThreadPool.h"
@@ -34,19 +34,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // gather_grad
 //===----------------------------------------------------------------------===//
-
-// gather_grad(grad, indices) -> result: result is the gathered-from tensor's type.
-bool checkGatherGrad(const KernelCall &call, std::string &error) {
-  int64_t axis;
-  Shape expected;
-  return checkCall(call, 2, 2, 1, error) &&
-         checkDType(call.inputs[0], kFloatTypes, "grad", error) &&
-         checkDType(call.inputs[1], kIndexTypes, "indices", error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
-         requireInt(attributesOf(call), "axis", axis, error) &&
-         gatherShape(call.outputs[0].shape, call.inputs[1].shape, axis, expected, error) &&
-         checkShape(call.inputs[0], expected, "grad", error);
-}
 
 /// The row (in [0, dim)) each index takes; false with a message if one is outside
 /// [-dim, dim).
@@ -93,51 +80,18 @@ template <typename T> void addRow(const T *source, float *sums, int64_t n) {
     sums[j] += Element<T>::load(source[j]);
 }
 
-/// gather_grad's tasks: destination slices (outer index, row) of `inner` elements.
-struct GatherGradTasks {
-  int64_t dim, count, outer = 1, inner = 1, grain;
-
-  explicit GatherGradTasks(const KernelCall &call) {
-    const Shape &shape = call.outputs[0].shape;
-    int64_t axis = attributesOf(call).intOr("axis", 0);
-    dim = shape[axis];
-    count = call.inputs[1].numElements();
-    for (int64_t d = 0; d < axis; ++d)
-      outer *= shape[d];
-    for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d)
-      inner *= shape[d];
-    grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1));
-  }
-  int64_t tasks() const { return outer * dim; }
-};
-
-struct GatherGradScratch {
-  int64_t *rows = nullptr, *starts = nullptr, *order = nullptr;
-  float *sums = nullptr; // f16/bf16: `inner` floats per slot
-};
-
-GatherGradScratch carveGatherGrad(const KernelCall &call, WorkspaceCarver &carver) {
-  GatherGradTasks tasks(call);
-  GatherGradScratch scratch;
-  scratch.rows = carver.take<int64_t>(tasks.count);
-  scratch.starts = carver.take<int64_t>(tasks.dim + 1);
-  scratch.order = carver.take<int64_t>(tasks.count);
-  if (call.outputs[0].dtype != DType::F32)
-    scratch.sums = carver.take<float>(workspaceSlots(0, tasks.tasks(), tasks.grain) * tasks.inner);
-  return scratch;
-}
-
-bool runGatherGrad(const KernelCall &call, std::string &error) {
+bool runGatherGrad(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &grad = call.inputs[0], &indices = call.inputs[1], &result = call.outputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
   WorkspaceCarver carver(call);
   GatherGradScratch scratch = carveGatherGrad(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   GatherGradTasks tasks(call);
   int64_t dim = tasks.dim, count = tasks.count, inner = tasks.inner;
   if (!validateIndices(indices, axis, dim, scratch.rows, error))
-    return false;
+    return context.fail(error);
   if (result.numElements() == 0)
     return true;
   groupByRow(scratch.rows, count, dim, scratch.starts, scratch.order);
@@ -172,21 +126,7 @@ bool runGatherGrad(const KernelCall &call, std::string &error) {
 // slice_grad
 //===----------------------------------------------------------------------===//
 
-// slice_grad(grad) -> result: result is the sliced tensor's type.
-bool checkSliceGrad(const KernelCall &call, std::string &error) {
-  std::vector<int64_t> starts, limits, steps;
-  Shape expected;
-  const Attributes &attributes = attributesOf(call);
-  return checkCall(call, 1, 1, 1, error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
-         requireInts(attributes, "starts", starts, error) &&
-         requireInts(attributes, "limits", limits, error) &&
-         requireInts(attributes, "steps", steps, error) &&
-         sliceShape(call.outputs[0].shape, starts, limits, steps, expected, error) &&
-         checkShape(call.inputs[0], expected, "grad", error);
-}
-
-bool runSliceGrad(const KernelCall &call, std::string &) {
+bool runSliceGrad(KernelContext &, const KernelCall &call) {
   const TensorView &grad = call.inputs[0], &result = call.outputs[0];
   std::vector<int64_t> starts, steps;
   attributesOf(call).getInts("starts", starts);
@@ -228,10 +168,9 @@ bool runSliceGrad(const KernelCall &call, std::string &) {
 
 } // namespace
 
-void addIndexingBackwardKernels(KernelTable &table) {
-  table["gather_grad"] =
-      Kernel{&checkGatherGrad, &runGatherGrad, &carvedWorkspaceBytes<carveGatherGrad>};
-  table["slice_grad"] = Kernel{&checkSliceGrad, &runSliceGrad};
+void addIndexingBackwardKernels(KernelRuns &table) {
+  table["gather_grad"] = &runGatherGrad;
+  table["slice_grad"] = &runSliceGrad;
 }
 
 } // namespace memc::kernels

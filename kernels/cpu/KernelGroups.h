@@ -1,6 +1,8 @@
 //===- KernelGroups.h - how the CPU kernel files register -------*- C++ -*-===//
 //
-// Each kernel file adds its kernels to the CPU table; CpuKernels.cpp calls them all once.
+// Each kernel file adds its run functions to the CPU table; CpuKernels.cpp calls them all once
+// and pairs each with its op's check (kernels/ops/) and its CPU workspace rule
+// (CpuWorkspaces.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_KERNELGROUPS_H
@@ -8,25 +10,31 @@
 
 #include "kernels/Kernel.h"
 
+#include <map>
+#include <string>
+
 namespace memc::kernels {
 
-void addUnaryKernels(KernelTable &table);         // Unary.cpp
-void addBinaryKernels(KernelTable &table);        // Binary.cpp
-void addMatMulKernels(KernelTable &table);        // MatMul.cpp
-void addNormalizationKernels(KernelTable &table); // Normalization.cpp
-void addReductionKernels(KernelTable &table);     // Reduction.cpp
-void addLayoutKernels(KernelTable &table);        // Layout.cpp
-void addConvolutionKernels(KernelTable &table);   // Convolution.cpp
-void addPoolingKernels(KernelTable &table);       // Pooling.cpp
+/// The CPU backend's run functions, by kernel name.
+using KernelRuns = std::map<std::string, KernelRun>;
+
+void addUnaryKernels(KernelRuns &table);         // Unary.cpp
+void addBinaryKernels(KernelRuns &table);        // Binary.cpp
+void addMatMulKernels(KernelRuns &table);        // MatMul.cpp
+void addNormalizationKernels(KernelRuns &table); // Normalization.cpp
+void addReductionKernels(KernelRuns &table);     // Reduction.cpp
+void addLayoutKernels(KernelRuns &table);        // Layout.cpp
+void addConvolutionKernels(KernelRuns &table);   // Convolution.cpp
+void addPoolingKernels(KernelRuns &table);       // Pooling.cpp
 
 // Training: backward ops and losses.
-void addActivationBackwardKernels(KernelTable &table);    // ActivationBackward.cpp
-void addNormalizationBackwardKernels(KernelTable &table); // NormalizationBackward.cpp
-void addIndexingBackwardKernels(KernelTable &table);      // IndexingBackward.cpp
-void addConvolutionBackwardKernels(KernelTable &table);   // ConvolutionBackward.cpp
-void addPoolingBackwardKernels(KernelTable &table);       // PoolingBackward.cpp
-void addLossKernels(KernelTable &table);                  // Losses.cpp
-void addOptimizerKernels(KernelTable &table);     // Optimizers.cpp
+void addActivationBackwardKernels(KernelRuns &table);    // ActivationBackward.cpp
+void addNormalizationBackwardKernels(KernelRuns &table); // NormalizationBackward.cpp
+void addIndexingBackwardKernels(KernelRuns &table);      // IndexingBackward.cpp
+void addConvolutionBackwardKernels(KernelRuns &table);   // ConvolutionBackward.cpp
+void addPoolingBackwardKernels(KernelRuns &table);       // PoolingBackward.cpp
+void addLossKernels(KernelRuns &table);                  // Losses.cpp
+void addOptimizerKernels(KernelRuns &table);             // Optimizers.cpp
 
 /// Elements per task below which splitting a cheap elementwise loop over threads costs more
 /// than it saves.

@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/LayoutWorkspace.h"
 #include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/ThreadPool.h"
 
@@ -58,22 +58,9 @@ void stridedCopy(const TensorView &input, const TensorView &output, int64_t base
   });
 }
 
-bool checkOneToOne(const KernelCall &call, std::string &error) {
-  return checkCall(call, 1, 1, 1, error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error);
-}
-
 //===----------------------------------------------------------------------===//
 // transpose
 //===----------------------------------------------------------------------===//
-
-bool checkTranspose(const KernelCall &call, std::string &error) {
-  std::vector<int64_t> perm;
-  Shape expected;
-  return checkOneToOne(call, error) && requireInts(attributesOf(call), "perm", perm, error) &&
-         transposeShape(call.inputs[0].shape, perm, expected, error) &&
-         checkShape(call.outputs[0], expected, "output", error);
-}
 
 /// A transpose whose innermost output dimension is strided in the input, done in square tiles
 /// so that both the strided reads and the contiguous writes stay in cache. `dims` and
@@ -118,7 +105,7 @@ void tiledTranspose(const T *x, T *y, const Shape &dims, const Shape &strides, s
               });
 }
 
-bool runTranspose(const KernelCall &call, std::string &) {
+bool runTranspose(KernelContext &, const KernelCall &call) {
   std::vector<int64_t> perm;
   attributesOf(call).getInts("perm", perm);
   Shape inputStrides = contiguousStrides(call.inputs[0].shape), strides;
@@ -143,29 +130,7 @@ bool runTranspose(const KernelCall &call, std::string &) {
 // reshape, copy
 //===----------------------------------------------------------------------===//
 
-bool checkReshape(const KernelCall &call, std::string &error) {
-  if (!checkOneToOne(call, error))
-    return false;
-  if (call.outputs[0].numElements() != call.inputs[0].numElements()) {
-    error = "cannot reshape " + describe(call.inputs[0]) + " to " + describe(call.outputs[0]) +
-            ": element counts differ";
-    return false;
-  }
-  return true;
-}
-
-bool checkCopy(const KernelCall &call, std::string &error) {
-  if (!checkCall(call, 1, 1, 1, error))
-    return false;
-  if (call.outputs[0].sizeBytes() != call.inputs[0].sizeBytes()) {
-    error = "copy from " + describe(call.inputs[0]) + " to " + describe(call.outputs[0]) +
-            ": byte sizes differ";
-    return false;
-  }
-  return true;
-}
-
-bool runCopy(const KernelCall &call, std::string &) {
+bool runCopy(KernelContext &, const KernelCall &call) {
   parallelCopy(call.outputs[0].data, call.inputs[0].data, call.inputs[0].sizeBytes());
   return true;
 }
@@ -174,19 +139,7 @@ bool runCopy(const KernelCall &call, std::string &) {
 // broadcast_to
 //===----------------------------------------------------------------------===//
 
-bool checkBroadcastTo(const KernelCall &call, std::string &error) {
-  Shape expected;
-  if (!checkOneToOne(call, error))
-    return false;
-  if (!broadcastShapes({call.inputs[0].shape, call.outputs[0].shape}, expected, error) ||
-      expected != call.outputs[0].shape) {
-    error = "cannot broadcast " + describe(call.inputs[0]) + " to " + describe(call.outputs[0]);
-    return false;
-  }
-  return true;
-}
-
-bool runBroadcastTo(const KernelCall &call, std::string &) {
+bool runBroadcastTo(KernelContext &, const KernelCall &call) {
   const Shape &output = call.outputs[0].shape;
   stridedCopy(call.inputs[0], call.outputs[0], 0,
               StridedLayout<1>(output, {broadcastStrides(output, call.inputs[0].shape)}));
@@ -197,18 +150,7 @@ bool runBroadcastTo(const KernelCall &call, std::string &) {
 // slice
 //===----------------------------------------------------------------------===//
 
-bool checkSlice(const KernelCall &call, std::string &error) {
-  std::vector<int64_t> starts, limits, steps;
-  Shape expected;
-  const Attributes &attributes = attributesOf(call);
-  return checkOneToOne(call, error) && requireInts(attributes, "starts", starts, error) &&
-         requireInts(attributes, "limits", limits, error) &&
-         requireInts(attributes, "steps", steps, error) &&
-         sliceShape(call.inputs[0].shape, starts, limits, steps, expected, error) &&
-         checkShape(call.outputs[0], expected, "output", error);
-}
-
-bool runSlice(const KernelCall &call, std::string &) {
+bool runSlice(KernelContext &, const KernelCall &call) {
   std::vector<int64_t> starts, steps;
   attributesOf(call).getInts("starts", starts);
   attributesOf(call).getInts("steps", steps);
@@ -277,52 +219,12 @@ void movePieces(const TensorView &joined, const std::vector<TensorView> &pieces,
   });
 }
 
-bool checkConcat(const KernelCall &call, std::string &error) {
-  int64_t axis;
-  Shape expected;
-  std::vector<Shape> shapes;
-  if (!checkCall(call, 1, SIZE_MAX, 1, error) ||
-      !requireInt(attributesOf(call), "axis", axis, error))
-    return false;
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
-    if (!checkSameDType(call.inputs[i], call.outputs[0], "input " + std::to_string(i), "output",
-                        error))
-      return false;
-    shapes.push_back(call.inputs[i].shape);
-  }
-  return concatShape(shapes, axis, expected, error) &&
-         checkShape(call.outputs[0], expected, "output", error);
-}
-
-bool runConcat(const KernelCall &call, std::string &) {
+bool runConcat(KernelContext &, const KernelCall &call) {
   movePieces(call.outputs[0], call.inputs, attributesOf(call).intOr("axis", 0), true);
   return true;
 }
 
-bool checkSplit(const KernelCall &call, std::string &error) {
-  int64_t axis;
-  std::vector<int64_t> sizes;
-  std::vector<Shape> expected;
-  if (!checkCall(call, 1, 1, call.outputs.size(), error) ||
-      !requireInt(attributesOf(call), "axis", axis, error) ||
-      !requireInts(attributesOf(call), "sizes", sizes, error) ||
-      !splitShapes(call.inputs[0].shape, axis, sizes, expected, error))
-    return false;
-  if (expected.size() != call.outputs.size()) {
-    error = "split into " + std::to_string(sizes.size()) + " pieces needs as many outputs, got " +
-            std::to_string(call.outputs.size());
-    return false;
-  }
-  for (size_t i = 0; i < expected.size(); ++i) {
-    std::string role = "output " + std::to_string(i);
-    if (!checkSameDType(call.outputs[i], call.inputs[0], role, "input", error) ||
-        !checkShape(call.outputs[i], expected[i], role, error))
-      return false;
-  }
-  return true;
-}
-
-bool runSplit(const KernelCall &call, std::string &) {
+bool runSplit(KernelContext &, const KernelCall &call) {
   if (!call.outputs.empty())
     movePieces(call.inputs[0], call.outputs, attributesOf(call).intOr("axis", 0), false);
   return true;
@@ -332,30 +234,15 @@ bool runSplit(const KernelCall &call, std::string &) {
 // gather
 //===----------------------------------------------------------------------===//
 
-bool checkGather(const KernelCall &call, std::string &error) {
-  int64_t axis;
-  Shape expected;
-  return checkCall(call, 2, 2, 1, error) &&
-         checkDType(call.inputs[1], kIndexTypes, "indices", error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "output", "data", error) &&
-         requireInt(attributesOf(call), "axis", axis, error) &&
-         gatherShape(call.inputs[0].shape, call.inputs[1].shape, axis, expected, error) &&
-         checkShape(call.outputs[0], expected, "output", error);
-}
-
-/// The indices, validated and made non-negative.
-int64_t *carveGather(const KernelCall &call, WorkspaceCarver &carver) {
-  return carver.take<int64_t>(call.inputs[1].numElements());
-}
-
-bool runGather(const KernelCall &call, std::string &error) {
+bool runGather(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &data = call.inputs[0], &indices = call.inputs[1], &output = call.outputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
   int64_t dim = data.shape[axis];
   int64_t count = indices.numElements();
   WorkspaceCarver carver(call);
   int64_t *rows = carveGather(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   // Indices are data: validate them all before writing anything.
   bool valid = visitIndex(indices.dtype, [&](auto tag) {
@@ -374,7 +261,7 @@ bool runGather(const KernelCall &call, std::string &error) {
     return true;
   });
   if (!valid)
-    return false;
+    return context.fail(error);
   size_t element = dtypeSize(data.dtype);
   int64_t outer = outerSize(data.shape, axis), inner = innerSize(data.shape, axis);
   size_t block = static_cast<size_t>(inner) * element;
@@ -394,15 +281,15 @@ bool runGather(const KernelCall &call, std::string &error) {
 
 } // namespace
 
-void addLayoutKernels(KernelTable &table) {
-  table["transpose"] = Kernel{&checkTranspose, &runTranspose};
-  table["reshape"] = Kernel{&checkReshape, &runCopy};
-  table["copy"] = Kernel{&checkCopy, &runCopy};
-  table["broadcast_to"] = Kernel{&checkBroadcastTo, &runBroadcastTo};
-  table["slice"] = Kernel{&checkSlice, &runSlice};
-  table["concat"] = Kernel{&checkConcat, &runConcat};
-  table["split"] = Kernel{&checkSplit, &runSplit};
-  table["gather"] = Kernel{&checkGather, &runGather, &carvedWorkspaceBytes<carveGather>};
+void addLayoutKernels(KernelRuns &table) {
+  table["transpose"] = &runTranspose;
+  table["reshape"] = &runCopy;
+  table["copy"] = &runCopy;
+  table["broadcast_to"] = &runBroadcastTo;
+  table["slice"] = &runSlice;
+  table["concat"] = &runConcat;
+  table["split"] = &runSplit;
+  table["gather"] = &runGather;
 }
 
 } // namespace memc::kernels

@@ -17,11 +17,12 @@
 // most kMaxWorkspaceSlots pieces).
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/ScalarOperand.h"
 #include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/LossesWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
 #include "kernels/cpu/VectorMath.h"
 
@@ -32,35 +33,6 @@
 namespace memc::kernels {
 
 namespace {
-
-/// logits [..., C] float, labels [...] integer, and the ignore_index attribute.
-bool checkLogitsAndLabels(const TensorView &logits, const TensorView &labels,
-                          const Attributes &attributes, std::string &error) {
-  int64_t ignoreIndex;
-  return checkDType(logits, kFloatTypes, "logits", error) &&
-         checkRankAtLeast(logits, 1, "logits", error) &&
-         checkDType(labels, kIndexTypes, "labels", error) &&
-         checkShape(labels, Shape(logits.shape.begin(), logits.shape.end() - 1), "labels", error) &&
-         requireInt(attributes, "ignore_index", ignoreIndex, error);
-}
-
-// cross_entropy(logits, labels) -> f32 scalar.
-bool checkCrossEntropy(const KernelCall &call, std::string &error) {
-  return checkCall(call, 2, 2, 1, error) &&
-         checkLogitsAndLabels(call.inputs[0], call.inputs[1], attributesOf(call), error) &&
-         checkDType(call.outputs[0], {DType::F32}, "loss", error) &&
-         checkShape(call.outputs[0], {}, "loss", error);
-}
-
-// cross_entropy_grad(grad, logits, labels) -> logits' type.
-bool checkCrossEntropyGrad(const KernelCall &call, std::string &error) {
-  return checkCall(call, 3, 3, 1, error) &&
-         checkDType(call.inputs[0], {DType::F32}, "grad", error) &&
-         checkShape(call.inputs[0], {}, "grad", error) &&
-         checkLogitsAndLabels(call.inputs[1], call.inputs[2], attributesOf(call), error) &&
-         checkSameDType(call.outputs[0], call.inputs[1], "result", "logits", error) &&
-         checkShape(call.outputs[0], call.inputs[1].shape, "result", error);
-}
 
 /// Each row's label as a class index, -1 for an ignored row; false with a message for a label
 /// outside [0, classes) that is not ignore_index.
@@ -147,50 +119,12 @@ const float *floatRow(const T *logits, int64_t r, int64_t classes, float *scratc
   }
 }
 
-/// Rows of either kernel: logits [rows, classes], split over slots in pieces of `grain` rows.
-struct LossRows {
-  int64_t rows, classes, grain;
-
-  explicit LossRows(const TensorView &logits) : rows(1), classes(logits.shape.back()) {
-    // Not numElements() / classes: with no classes there may still be (ignored) rows.
-    for (size_t d = 0; d + 1 < logits.shape.size(); ++d)
-      rows *= logits.shape[d];
-    grain = std::max<int64_t>(1, kExpensiveGrain / std::max<int64_t>(classes, 1));
-  }
-  int64_t slots() const { return workspaceSlots(0, rows, grain); }
-};
-
-struct LossScratch {
-  int64_t *targets = nullptr;
-  double *losses = nullptr;   // cross_entropy only
-  float *floatRows = nullptr; // f16/bf16 logits: `classes` floats per slot
-};
-
-/// Both kernels' layout, for logits `logits`; cross_entropy also keeps per-row losses.
-LossScratch carveLoss(const TensorView &logits, bool keepLosses, WorkspaceCarver &carver) {
-  LossRows split(logits);
-  LossScratch scratch;
-  scratch.targets = carver.take<int64_t>(split.rows);
-  if (keepLosses)
-    scratch.losses = carver.take<double>(split.rows);
-  if (logits.dtype != DType::F32)
-    scratch.floatRows = carver.take<float>(split.slots() * split.classes);
-  return scratch;
-}
-
-LossScratch carveCrossEntropy(const KernelCall &call, WorkspaceCarver &carver) {
-  return carveLoss(call.inputs[0], true, carver);
-}
-
-LossScratch carveCrossEntropyGrad(const KernelCall &call, WorkspaceCarver &carver) {
-  return carveLoss(call.inputs[1], false, carver);
-}
-
-bool runCrossEntropy(const KernelCall &call, std::string &error) {
+bool runCrossEntropy(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &logits = call.inputs[0];
   WorkspaceCarver carver(call);
   LossScratch scratch = carveCrossEntropy(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   LossRows split(logits);
   int64_t classes = split.classes, *targets = scratch.targets;
@@ -198,7 +132,7 @@ bool runCrossEntropy(const KernelCall &call, std::string &error) {
   int64_t counted;
   if (!readLabels(call.inputs[1], classes, attributesOf(call).intOr("ignore_index", -100), targets,
                   counted, error))
-    return false;
+    return context.fail(error);
   visitFloat(logits.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = logits.as<T>();
@@ -233,19 +167,22 @@ void crossEntropyGradRow(const float *row, float *out, int64_t classes, int64_t 
   out[target] = atTarget;
 }
 
-bool runCrossEntropyGrad(const KernelCall &call, std::string &error) {
+bool runCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
+  std::string error;
   const TensorView &logits = call.inputs[1], &result = call.outputs[0];
   WorkspaceCarver carver(call);
   LossScratch scratch = carveCrossEntropyGrad(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   LossRows split(logits);
   int64_t classes = split.classes, *targets = scratch.targets;
   int64_t counted;
   if (!readLabels(call.inputs[2], classes, attributesOf(call).intOr("ignore_index", -100), targets,
                   counted, error))
-    return false;
-  float scale = counted == 0 ? 0.0f : *call.inputs[0].as<float>() / static_cast<float>(counted);
+    return context.fail(error);
+  float scale = counted == 0
+                    ? 0.0f
+                    : ScalarOperand<float>(call.inputs[0]).get() / static_cast<float>(counted);
   visitFloat(logits.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = logits.as<T>();
@@ -273,11 +210,9 @@ bool runCrossEntropyGrad(const KernelCall &call, std::string &error) {
 
 } // namespace
 
-void addLossKernels(KernelTable &table) {
-  table["cross_entropy"] =
-      Kernel{&checkCrossEntropy, &runCrossEntropy, &carvedWorkspaceBytes<carveCrossEntropy>};
-  table["cross_entropy_grad"] = Kernel{&checkCrossEntropyGrad, &runCrossEntropyGrad,
-                                       &carvedWorkspaceBytes<carveCrossEntropyGrad>};
+void addLossKernels(KernelRuns &table) {
+  table["cross_entropy"] = &runCrossEntropy;
+  table["cross_entropy_grad"] = &runCrossEntropyGrad;
 }
 
 } // namespace memc::kernels

@@ -10,11 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/FloatCompute.h"
 #include "kernels/cpu/Gemm.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/MatMulWorkspace.h"
 #include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/ThreadPool.h"
 
@@ -23,88 +23,6 @@
 namespace memc::kernels {
 
 namespace {
-
-/// The operands' shapes after numpy's 1-D promotion, and the product's dimensions.
-struct MatMulDims {
-  Shape lhsBatch, rhsBatch, batch;
-  int64_t m = 0, n = 0, k = 0;
-  int64_t batchCount = 1;
-
-  MatMulDims(const Shape &lhs, const Shape &rhs) {
-    Shape a = lhs, b = rhs;
-    if (a.size() == 1)
-      a.insert(a.begin(), 1);
-    if (b.size() == 1)
-      b.push_back(1);
-    m = a[a.size() - 2];
-    k = a.back();
-    n = b.back();
-    lhsBatch.assign(a.begin(), a.end() - 2);
-    rhsBatch.assign(b.begin(), b.end() - 2);
-    std::string unused;
-    broadcastShapes({lhsBatch, rhsBatch}, batch, unused);
-    for (int64_t dim : batch)
-      batchCount *= dim;
-  }
-
-  /// A batch that shares one right-hand matrix and does not broadcast the left: one tall
-  /// product of the stacked rows.
-  bool stacksRows() const {
-    int64_t lhsCount = 1, rhsCount = 1;
-    for (int64_t dim : lhsBatch)
-      lhsCount *= dim;
-    for (int64_t dim : rhsBatch)
-      rhsCount *= dim;
-    return rhsCount == 1 && lhsCount == batchCount && batchCount * m <= kMaxGemmDimension;
-  }
-
-  /// Fills `pairs` (batchCount of them) with, for each batch of the result, the batch indices
-  /// of lhs and rhs it multiplies.
-  void batchPairs(std::pair<int64_t, int64_t> *pairs) const {
-    StridedLayout<2> layout = broadcastLayout<2>(batch, {&lhsBatch, &rhsBatch});
-    layout.forEachRun(0, layout.numElements(),
-                      [&](int64_t, const std::array<int64_t, 2> &offsets, int64_t count) {
-                        for (int64_t i = 0; i < count; ++i)
-                          *pairs++ = {offsets[0] + i * layout.innerStride(0),
-                                      offsets[1] + i * layout.innerStride(1)};
-                      });
-  }
-};
-
-struct MatMulScratch {
-  FloatOperands operands;
-  std::pair<int64_t, int64_t> *pairs = nullptr; // null for a stacked float product
-};
-
-MatMulScratch carveMatMul(const KernelCall &call, WorkspaceCarver &carver) {
-  MatMulScratch scratch;
-  if (call.outputs[0].numElements() == 0)
-    return scratch;
-  MatMulDims dims(call.inputs[0].shape, call.inputs[1].shape);
-  bool floating = isFloating(call.outputs[0].dtype);
-  if (floating)
-    scratch.operands = carveFloatOperands(call, carver);
-  if (!floating || !dims.stacksRows())
-    scratch.pairs = carver.take<std::pair<int64_t, int64_t>>(dims.batchCount);
-  return scratch;
-}
-
-bool checkMatMul(const KernelCall &call, std::string &error) {
-  Shape expected;
-  if (!checkCall(call, 2, 2, 1, error) ||
-      !checkDType(call.inputs[0], kNumericTypes, "lhs", error) ||
-      !checkSameDType(call.inputs[1], call.inputs[0], "rhs", "lhs", error) ||
-      !checkSameDType(call.outputs[0], call.inputs[0], "output", "lhs", error) ||
-      !matmulShape(call.inputs[0].shape, call.inputs[1].shape, expected, error) ||
-      !checkShape(call.outputs[0], expected, "output", error))
-    return false;
-  MatMulDims dims(call.inputs[0].shape, call.inputs[1].shape);
-  if (dims.m > kMaxGemmDimension || dims.n > kMaxGemmDimension || dims.k > kMaxGemmDimension) {
-    error = "matmul dimensions exceed 2^31 - 1";
-    return false;
-  }
-  return true;
-}
 
 void matmulFloat(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, const float *a,
                  const float *b, float *c) {
@@ -160,14 +78,14 @@ void matmulInteger(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, c
               });
 }
 
-bool runMatMul(const KernelCall &call, std::string &error) {
+bool runMatMul(KernelContext &context, const KernelCall &call) {
   const TensorView &output = call.outputs[0];
   MatMulDims dims(call.inputs[0].shape, call.inputs[1].shape);
   if (output.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   MatMulScratch scratch = carveMatMul(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   visitNumeric(output.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -185,6 +103,6 @@ bool runMatMul(const KernelCall &call, std::string &error) {
 
 } // namespace
 
-void addMatMulKernels(KernelTable &table) { table["matmul"] = Kernel{&checkMatMul, &runMatMul, &carvedWorkspaceBytes<carveMatMul>}; }
+void addMatMulKernels(KernelRuns &table) { table["matmul"] = &runMatMul; }
 
 } // namespace memc::kernels

@@ -17,9 +17,9 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/NormalizationWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
 #include "kernels/cpu/VectorMath.h"
 
@@ -32,31 +32,9 @@ namespace memc::kernels {
 
 namespace {
 
-int64_t product(const Shape &shape, size_t begin, size_t end) {
-  int64_t count = 1;
-  for (size_t i = begin; i < end; ++i)
-    count *= shape[i];
-  return count;
-}
-
 //===----------------------------------------------------------------------===//
 // softmax, log_softmax
 //===----------------------------------------------------------------------===//
-
-bool checkSoftmax(const KernelCall &call, std::string &error) {
-  int64_t axis;
-  if (!checkCall(call, 1, 1, 1, error) ||
-      !checkDType(call.inputs[0], kFloatTypes, "input", error) ||
-      !checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) ||
-      !checkShape(call.outputs[0], call.inputs[0].shape, "output", error) ||
-      !requireInt(attributesOf(call), "axis", axis, error))
-    return false;
-  return checkAxisInRange(axis, call.inputs[0], error);
-}
-
-/// Blocks of interleaved rows longer than this recompute exp in the last pass instead of keeping
-/// it in scratch.
-constexpr int64_t kSoftmaxScratch = int64_t{1} << 20;
 
 /// 16 f32 or 8 f64 lanes: one AVX-512 register, two AVX or four SSE ones. Reductions keep
 /// their partial results in these explicitly: GCC does not vectorize a float max or sum folded
@@ -222,55 +200,13 @@ void softmaxColumns(const T *x, T *y, int64_t length, int64_t stride, int64_t wi
     }
 }
 
-/// Rows of a softmax task: up to this many interleaved rows along a non-innermost axis.
-constexpr int64_t kSoftmaxBlock = 64;
-
-/// The softmax's tasks: (outer index, block of up to kSoftmaxBlock interleaved rows).
-struct SoftmaxTasks {
-  int64_t outer, length, inner, blocks, grain;
-
-  explicit SoftmaxTasks(const KernelCall &call) {
-    const Shape &shape = call.inputs[0].shape;
-    int64_t axis = attributesOf(call).intOr("axis", 0);
-    outer = product(shape, 0, axis);
-    length = shape[axis];
-    inner = product(shape, axis + 1, shape.size());
-    blocks = (inner + kSoftmaxBlock - 1) / kSoftmaxBlock;
-    grain = std::max<int64_t>(1, kExpensiveGrain / (length * std::min(inner, kSoftmaxBlock)));
-  }
-  int64_t count() const { return outer * blocks; }
-};
-
-/// Per slot (softmaxColumns only): a block's maxima, sums and kept exponentials.
-struct SoftmaxScratch {
-  float *maxima = nullptr, *exponentials = nullptr;
-  double *sums = nullptr;
-  int64_t exponentialStride = 0;
-};
-
-SoftmaxScratch carveSoftmax(const KernelCall &call, WorkspaceCarver &carver) {
-  SoftmaxScratch scratch;
-  if (call.inputs[0].numElements() == 0)
-    return scratch;
-  SoftmaxTasks tasks(call);
-  if (tasks.inner == 1)
-    return scratch;
-  int64_t slots = workspaceSlots(0, tasks.count(), tasks.grain);
-  scratch.exponentialStride =
-      std::min(tasks.length * std::min(tasks.inner, kSoftmaxBlock), kSoftmaxScratch);
-  scratch.maxima = carver.take<float>(slots * kSoftmaxBlock);
-  scratch.sums = carver.take<double>(slots * kSoftmaxBlock);
-  scratch.exponentials = carver.take<float>(slots * scratch.exponentialStride);
-  return scratch;
-}
-
-template <bool Log> bool runSoftmax(const KernelCall &call, std::string &error) {
+template <bool Log> bool runSoftmax(KernelContext &context, const KernelCall &call) {
   const TensorView &input = call.inputs[0];
   if (input.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   SoftmaxScratch scratch = carveSoftmax(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   SoftmaxTasks tasks(call);
   int64_t length = tasks.length, inner = tasks.inner, blocks = tasks.blocks;
@@ -300,27 +236,6 @@ template <bool Log> bool runSoftmax(const KernelCall &call, std::string &error) 
 // layer_norm
 //===----------------------------------------------------------------------===//
 
-bool checkLayerNorm(const KernelCall &call, std::string &error) {
-  int64_t axis;
-  if (!checkCall(call, 2, 3, 1, error) ||
-      !checkDType(call.inputs[0], kFloatTypes, "input", error) ||
-      !checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) ||
-      !checkShape(call.outputs[0], call.inputs[0].shape, "output", error) ||
-      !requireInt(attributesOf(call), "axis", axis, error) ||
-      !checkEpsilon(attributesOf(call), error))
-    return false;
-  if (!checkAxisInRange(axis, call.inputs[0], error))
-    return false;
-  const Shape &shape = call.inputs[0].shape;
-  Shape normalized(shape.begin() + axis, shape.end());
-  const char *roles[] = {"input", "scale", "bias"};
-  for (size_t i = 1; i < call.inputs.size(); ++i)
-    if (!checkDType(call.inputs[i], kFloatTypes, roles[i], error) ||
-        !checkShape(call.inputs[i], normalized, roles[i], error))
-      return false;
-  return true;
-}
-
 /// Layer norm of one row of `width` elements into out (out may be in).
 template <typename T>
 MEMC_VECTOR_CLONES void layerNormRow(const T *in, T *out, int64_t width, const float *scale,
@@ -342,21 +257,7 @@ MEMC_VECTOR_CLONES void layerNormRow(const T *in, T *out, int64_t width, const f
   }
 }
 
-/// The scale and bias as f32.
-struct AffineScratch {
-  float *scale = nullptr, *bias = nullptr;
-};
-
-AffineScratch carveLayerNorm(const KernelCall &call, WorkspaceCarver &carver) {
-  AffineScratch scratch;
-  if (call.inputs[0].numElements() == 0)
-    return scratch;
-  scratch.scale = carver.take<float>(call.inputs[1].numElements());
-  scratch.bias = carver.take<float>(call.inputs[1].numElements());
-  return scratch;
-}
-
-bool runLayerNorm(const KernelCall &call, std::string &error) {
+bool runLayerNorm(KernelContext &context, const KernelCall &call) {
   const TensorView &input = call.inputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
@@ -366,7 +267,7 @@ bool runLayerNorm(const KernelCall &call, std::string &error) {
     return true;
   WorkspaceCarver carver(call);
   AffineScratch scratch = carveLayerNorm(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   const float *scale = loadAsFloat(call.inputs[1], scratch.scale);
   const float *bias = scratch.bias;
@@ -392,34 +293,7 @@ bool runLayerNorm(const KernelCall &call, std::string &error) {
 // batch_norm
 //===----------------------------------------------------------------------===//
 
-bool checkBatchNorm(const KernelCall &call, std::string &error) {
-  double momentum;
-  bool training;
-  const Attributes &attributes = attributesOf(call);
-  if (!checkCall(call, 5, 5, 1, error) ||
-      !checkDType(call.inputs[0], kFloatTypes, "input", error) ||
-      !checkRankAtLeast(call.inputs[0], 2, "input", error) ||
-      !checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) ||
-      !checkShape(call.outputs[0], call.inputs[0].shape, "output", error) ||
-      !checkEpsilon(attributes, error) || !requireFloat(attributes, "momentum", momentum, error) ||
-      !requireBool(attributes, "training", training, error))
-    return false;
-  const char *roles[] = {"input", "scale", "bias", "mean", "var"};
-  for (size_t i = 1; i < 5; ++i)
-    if (!checkDType(call.inputs[i], kFloatTypes, roles[i], error) ||
-        !checkShape(call.inputs[i], {call.inputs[0].shape[1]}, roles[i], error))
-      return false;
-  return true;
-}
-
-/// Scale, bias, mean and var as f32, one array of `channels` after the other.
-float *carveBatchNorm(const KernelCall &call, WorkspaceCarver &carver) {
-  if (call.inputs[0].numElements() == 0)
-    return nullptr;
-  return carver.take<float>(4 * call.inputs[0].shape[1]);
-}
-
-bool runBatchNorm(const KernelCall &call, std::string &error) {
+bool runBatchNorm(KernelContext &context, const KernelCall &call) {
   const TensorView &input = call.inputs[0];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   bool training = attributesOf(call).intOr("training", 0) == 1;
@@ -429,7 +303,7 @@ bool runBatchNorm(const KernelCall &call, std::string &error) {
     return true;
   WorkspaceCarver carver(call);
   float *statistics = carveBatchNorm(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   const float *scale = loadAsFloat(call.inputs[1], statistics);
   const float *bias = loadAsFloat(call.inputs[2], statistics + channels);
@@ -475,14 +349,11 @@ bool runBatchNorm(const KernelCall &call, std::string &error) {
 
 } // namespace
 
-void addNormalizationKernels(KernelTable &table) {
-  table["softmax"] = Kernel{&checkSoftmax, &runSoftmax<false>, &carvedWorkspaceBytes<carveSoftmax>};
-  table["log_softmax"] =
-      Kernel{&checkSoftmax, &runSoftmax<true>, &carvedWorkspaceBytes<carveSoftmax>};
-  table["layer_norm"] =
-      Kernel{&checkLayerNorm, &runLayerNorm, &carvedWorkspaceBytes<carveLayerNorm>};
-  table["batch_norm"] =
-      Kernel{&checkBatchNorm, &runBatchNorm, &carvedWorkspaceBytes<carveBatchNorm>};
+void addNormalizationKernels(KernelRuns &table) {
+  table["softmax"] = &runSoftmax<false>;
+  table["log_softmax"] = &runSoftmax<true>;
+  table["layer_norm"] = &runLayerNorm;
+  table["batch_norm"] = &runBatchNorm;
 }
 
 } // namespace memc::kernels

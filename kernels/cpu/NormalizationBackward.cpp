@@ -19,9 +19,9 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/NormalizationBackwardWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
 #include "kernels/cpu/VectorMath.h"
 
@@ -31,27 +31,6 @@
 namespace memc::kernels {
 
 namespace {
-
-/// (grad, input, scale) -> (input_grad, scale_grad, bias_grad): grad, input and input_grad of
-/// one float type and shape, scale and its gradients of one float type and `scaleShape`.
-bool checkNormGradCall(const KernelCall &call, std::string &error) {
-  return checkCall(call, 3, 3, 3, error) &&
-         checkDType(call.inputs[1], kFloatTypes, "input", error) &&
-         checkSameDType(call.inputs[0], call.inputs[1], "grad", "input", error) &&
-         checkShape(call.inputs[0], call.inputs[1].shape, "grad", error) &&
-         checkSameDType(call.outputs[0], call.inputs[1], "input_grad", "input", error) &&
-         checkShape(call.outputs[0], call.inputs[1].shape, "input_grad", error) &&
-         checkDType(call.inputs[2], kFloatTypes, "scale", error) &&
-         checkEpsilon(attributesOf(call), error);
-}
-
-bool checkScaleShapes(const KernelCall &call, const Shape &scaleShape, std::string &error) {
-  return checkShape(call.inputs[2], scaleShape, "scale", error) &&
-         checkSameDType(call.outputs[1], call.inputs[2], "scale_grad", "scale", error) &&
-         checkShape(call.outputs[1], scaleShape, "scale_grad", error) &&
-         checkSameDType(call.outputs[2], call.inputs[2], "bias_grad", "scale", error) &&
-         checkShape(call.outputs[2], scaleShape, "bias_grad", error);
-}
 
 /// Rounds the tensor's numElements f64 `values` into it.
 void storeFloats(const double *values, const TensorView &tensor) {
@@ -66,19 +45,6 @@ void storeFloats(const double *values, const TensorView &tensor) {
 //===----------------------------------------------------------------------===//
 // layer_norm_grad
 //===----------------------------------------------------------------------===//
-
-bool checkLayerNormGrad(const KernelCall &call, std::string &error) {
-  int64_t axis;
-  if (!checkNormGradCall(call, error) || !requireInt(attributesOf(call), "axis", axis, error))
-    return false;
-  if (!checkAxisInRange(axis, call.inputs[1], error))
-    return false;
-  const Shape &shape = call.inputs[1].shape;
-  return checkScaleShapes(call, Shape(shape.begin() + axis, shape.end()), error);
-}
-
-/// At most this many blocks of rows (each with its own dscale and dbias sums).
-constexpr int64_t kMaxRowBlocks = 64;
 
 /// One row's dx, with its dscale and dbias terms added to `scaleSums` and `biasSums`.
 /// `normalized` and `scaled` are f32 scratch of the width.
@@ -119,44 +85,7 @@ MEMC_VECTOR_CLONES void layerNormGradRow(const T *dy, const T *x, T *dx, int64_t
     dx[j] = Element<T>::store(factor * (scaled[j] - meanScaled - normalized[j] * meanProjection));
 }
 
-/// How layer_norm_grad splits its rows: blocks fixed by the shape alone, so the sums' order is
-/// too.
-struct RowBlocks {
-  int64_t rows = 1, width = 1, rowsPerBlock = 1, blocks = 0;
-
-  explicit RowBlocks(const KernelCall &call) {
-    const TensorView &input = call.inputs[1];
-    int64_t axis = attributesOf(call).intOr("axis", 0);
-    for (int64_t d = 0; d < input.rank(); ++d)
-      (d < axis ? rows : width) *= input.shape[d];
-    if (width == 0)
-      return;
-    rowsPerBlock = std::max<int64_t>(1, kElementwiseGrain / width);
-    rowsPerBlock = std::max(rowsPerBlock, (rows + kMaxRowBlocks - 1) / kMaxRowBlocks);
-    blocks = (rows + rowsPerBlock - 1) / rowsPerBlock;
-  }
-};
-
-struct LayerNormGradScratch {
-  float *scale = nullptr;
-  double *sums = nullptr;      // per block: dscale terms, then dbias terms
-  double *scaleGrad = nullptr; // then biasGrad, `width` apart
-  float *rows = nullptr;       // per slot: 2 * width
-};
-
-LayerNormGradScratch carveLayerNormGrad(const KernelCall &call, WorkspaceCarver &carver) {
-  LayerNormGradScratch scratch;
-  RowBlocks split(call);
-  if (split.width == 0)
-    return scratch;
-  scratch.scale = carver.take<float>(split.width);
-  scratch.sums = carver.take<double>(2 * split.blocks * split.width);
-  scratch.scaleGrad = carver.take<double>(2 * split.width);
-  scratch.rows = carver.take<float>(workspaceSlots(0, split.blocks, 1) * 2 * split.width);
-  return scratch;
-}
-
-bool runLayerNormGrad(const KernelCall &call, std::string &error) {
+bool runLayerNormGrad(KernelContext &context, const KernelCall &call) {
   const TensorView &input = call.inputs[1];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   RowBlocks split(call);
@@ -166,7 +95,7 @@ bool runLayerNormGrad(const KernelCall &call, std::string &error) {
     return true;
   WorkspaceCarver carver(call);
   LayerNormGradScratch scratch = carveLayerNormGrad(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   double *sums = scratch.sums;
   std::fill(sums, sums + 2 * blocks * width, 0.0);
@@ -205,27 +134,7 @@ bool runLayerNormGrad(const KernelCall &call, std::string &error) {
 // batch_norm_grad
 //===----------------------------------------------------------------------===//
 
-bool checkBatchNormGrad(const KernelCall &call, std::string &error) {
-  return checkNormGradCall(call, error) && checkRankAtLeast(call.inputs[1], 2, "input", error) &&
-         checkScaleShapes(call, {call.inputs[1].shape[1]}, error);
-}
-
-/// The scale as f32, then the f64 dscale and dbias, `channels` each.
-struct BatchNormGradScratch {
-  float *scale = nullptr;
-  double *scaleGrad = nullptr, *biasGrad = nullptr;
-};
-
-BatchNormGradScratch carveBatchNormGrad(const KernelCall &call, WorkspaceCarver &carver) {
-  int64_t channels = call.inputs[1].shape[1];
-  BatchNormGradScratch scratch;
-  scratch.scale = carver.take<float>(channels);
-  scratch.scaleGrad = carver.take<double>(channels);
-  scratch.biasGrad = carver.take<double>(channels);
-  return scratch;
-}
-
-bool runBatchNormGrad(const KernelCall &call, std::string &error) {
+bool runBatchNormGrad(KernelContext &context, const KernelCall &call) {
   const TensorView &input = call.inputs[1];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   int64_t batch = input.shape[0], channels = input.shape[1], spatial = 1;
@@ -234,7 +143,7 @@ bool runBatchNormGrad(const KernelCall &call, std::string &error) {
   int64_t perChannel = batch * spatial;
   WorkspaceCarver carver(call);
   BatchNormGradScratch scratch = carveBatchNormGrad(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   const float *scale = loadAsFloat(call.inputs[2], scratch.scale);
   double *scaleGrad = scratch.scaleGrad, *biasGrad = scratch.biasGrad;
@@ -292,11 +201,9 @@ bool runBatchNormGrad(const KernelCall &call, std::string &error) {
 
 } // namespace
 
-void addNormalizationBackwardKernels(KernelTable &table) {
-  table["layer_norm_grad"] = Kernel{&checkLayerNormGrad, &runLayerNormGrad,
-                                    &carvedWorkspaceBytes<carveLayerNormGrad>};
-  table["batch_norm_grad"] = Kernel{&checkBatchNormGrad, &runBatchNormGrad,
-                                    &carvedWorkspaceBytes<carveBatchNormGrad>};
+void addNormalizationBackwardKernels(KernelRuns &table) {
+  table["layer_norm_grad"] = &runLayerNormGrad;
+  table["batch_norm_grad"] = &runBatchNormGrad;
 }
 
 } // namespace memc::kernels

@@ -5,7 +5,8 @@
 // implementations operation by operation (in f32), so losses track PyTorch's step for step.
 //
 //===----------------------------------------------------------------------===//
-#include "kernels/cpu/CallChecks.h"
+#include "kernels/ScalarOperand.h"
+#include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
 
@@ -14,38 +15,11 @@
 namespace memc::kernels {
 namespace {
 
-bool checkScalarF32(const TensorView &tensor, const std::string &role, std::string &error) {
-  return checkDType(tensor, {DType::F32}, role, error) && checkShape(tensor, {}, role, error);
-}
-
-/// Inputs: param, grad, velocity, lr. Outputs: param, velocity.
-bool checkSgd(const KernelCall &call, std::string &error) {
-  if (!checkCall(call, 4, 4, 2, error))
-    return false;
-  const TensorView &param = call.inputs[0];
-  double momentum, decay;
-  bool nesterov;
-  const Attributes &attributes = attributesOf(call);
-  return checkDType(param, kFloatTypes, "param", error) &&
-         checkSameDType(call.inputs[1], param, "grad", "param", error) &&
-         checkShape(call.inputs[1], param.shape, "grad", error) &&
-         checkSameDType(call.inputs[2], param, "velocity", "param", error) &&
-         checkShape(call.inputs[2], param.shape, "velocity", error) &&
-         checkScalarF32(call.inputs[3], "lr", error) &&
-         checkSameDType(call.outputs[0], param, "new param", "param", error) &&
-         checkShape(call.outputs[0], param.shape, "new param", error) &&
-         checkSameDType(call.outputs[1], param, "new velocity", "param", error) &&
-         checkShape(call.outputs[1], param.shape, "new velocity", error) &&
-         requireFloat(attributes, "momentum", momentum, error) &&
-         requireFloat(attributes, "weight_decay", decay, error) &&
-         requireBool(attributes, "nesterov", nesterov, error);
-}
-
-bool runSgd(const KernelCall &call, std::string &) {
+bool runSgd(KernelContext &, const KernelCall &call) {
   const Attributes &attributes = attributesOf(call);
   float momentum = attributes.floatOr("momentum", 0), decay = attributes.floatOr("weight_decay", 0);
   bool nesterov = attributes.intOr("nesterov", 0) != 0;
-  float lr = *call.inputs[3].as<float>();
+  float lr = ScalarOperand<float>(call.inputs[3]).get();
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *param = call.inputs[0].as<T>(), *grad = call.inputs[1].as<T>(),
@@ -67,44 +41,17 @@ bool runSgd(const KernelCall &call, std::string &) {
   return true;
 }
 
-/// Inputs: param, grad, exp_avg, exp_avg_sq, lr, step. Outputs: param, exp_avg, exp_avg_sq.
-bool checkAdamW(const KernelCall &call, std::string &error) {
-  if (!checkCall(call, 6, 6, 3, error))
-    return false;
-  const TensorView &param = call.inputs[0];
-  const Attributes &attributes = attributesOf(call);
-  double beta1, beta2, eps, decay;
-  return checkDType(param, kFloatTypes, "param", error) &&
-         checkSameDType(call.inputs[1], param, "grad", "param", error) &&
-         checkShape(call.inputs[1], param.shape, "grad", error) &&
-         checkDType(call.inputs[2], {DType::F32}, "exp_avg", error) &&
-         checkShape(call.inputs[2], param.shape, "exp_avg", error) &&
-         checkDType(call.inputs[3], {DType::F32}, "exp_avg_sq", error) &&
-         checkShape(call.inputs[3], param.shape, "exp_avg_sq", error) &&
-         checkScalarF32(call.inputs[4], "lr", error) &&
-         checkScalarF32(call.inputs[5], "step", error) &&
-         checkSameDType(call.outputs[0], param, "new param", "param", error) &&
-         checkShape(call.outputs[0], param.shape, "new param", error) &&
-         checkDType(call.outputs[1], {DType::F32}, "new exp_avg", error) &&
-         checkShape(call.outputs[1], param.shape, "new exp_avg", error) &&
-         checkDType(call.outputs[2], {DType::F32}, "new exp_avg_sq", error) &&
-         checkShape(call.outputs[2], param.shape, "new exp_avg_sq", error) &&
-         requireFloat(attributes, "beta1", beta1, error) &&
-         requireFloat(attributes, "beta2", beta2, error) &&
-         requireFloat(attributes, "eps", eps, error) &&
-         requireFloat(attributes, "weight_decay", decay, error);
-}
-
-bool runAdamW(const KernelCall &call, std::string &error) {
+bool runAdamW(KernelContext &context, const KernelCall &call) {
   const Attributes &attributes = attributesOf(call);
   double beta1 = attributes.floatOr("beta1", 0.9), beta2 = attributes.floatOr("beta2", 0.999);
   float eps = attributes.floatOr("eps", 1e-8), decay = attributes.floatOr("weight_decay", 0);
-  double lr = *call.inputs[4].as<float>();
-  double step = *call.inputs[5].as<float>();
-  if (!(step >= 1)) {
-    error = "adamw_update: the step number must be at least 1, got " + std::to_string(step);
-    return false;
-  }
+  // The step is a device tensor (the graph counts it): the bias corrections come from it here,
+  // in the kernel body, as in torch's capturable AdamW.
+  double lr = ScalarOperand<float>(call.inputs[4]).get();
+  double step = ScalarOperand<float>(call.inputs[5]).get();
+  if (!(step >= 1))
+    return context.fail("adamw_update: the step number must be at least 1, got " +
+                        std::to_string(step));
   // torch: step_size = lr / (1 - beta1^t); denom = sqrt(v) / sqrt(1 - beta2^t) + eps.
   float stepSize = static_cast<float>(lr / (1.0 - std::pow(beta1, step)));
   float correction2Sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(beta2, step)));
@@ -134,9 +81,9 @@ bool runAdamW(const KernelCall &call, std::string &error) {
 
 } // namespace
 
-void addOptimizerKernels(KernelTable &table) {
-  table["sgd_update"] = {checkSgd, runSgd};
-  table["adamw_update"] = {checkAdamW, runAdamW};
+void addOptimizerKernels(KernelRuns &table) {
+  table["sgd_update"] = &runSgd;
+  table["adamw_update"] = &runAdamW;
 }
 
 } // namespace memc::kernels

@@ -5,7 +5,7 @@
 // so loops over a window test nothing), and the taps inside the padded input. The latter is
 // avg_pool's count_include_pad divisor: a ceil_mode window hanging past the end padding is
 // clipped there, as PyTorch clips it. The pooling kernels and their gradients share these
-// windows and the shape rule of their attributes.
+// windows; the shape rule of their attributes is the ops' (kernels/ops/PoolWindowChecks.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_POOLWINDOWS_H
@@ -13,7 +13,6 @@
 
 #include "kernels/Kernel.h"
 #include "kernels/ShapeRules.h"
-#include "kernels/cpu/CallChecks.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -21,25 +20,6 @@
 #include <vector>
 
 namespace memc::kernels {
-
-/// The window attributes of a max_pool (or, `average`, avg_pool) call are well formed and give
-/// `output` (named `outputRole` in messages) for `input`, of rank 3 or more.
-inline bool checkPoolWindows(const TensorView &input, const TensorView &output, bool average,
-                             const Attributes &attributes, const std::string &outputRole,
-                             std::string &error) {
-  std::vector<int64_t> kernel, strides, pads, dilations;
-  bool ceilMode, countIncludePad;
-  Shape expected;
-  return requireInts(attributes, "kernel_shape", kernel, error) &&
-         requireInts(attributes, "strides", strides, error) &&
-         requireInts(attributes, "pads", pads, error) &&
-         requireInts(attributes, "dilations", dilations, error) &&
-         requireBool(attributes, "ceil_mode", ceilMode, error) &&
-         (!average || requireBool(attributes, "count_include_pad", countIncludePad, error)) &&
-         windowShape(input.shape, input.shape[1], kernel, strides, pads, dilations, ceilMode,
-                     expected, error) &&
-         checkShape(output, expected, outputRole, error);
-}
 
 class PoolWindows {
 public:

@@ -9,7 +9,6 @@
 // the taps inside the input itself; a window with nothing to count gives 0.
 //
 //===----------------------------------------------------------------------===//
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/PoolWindows.h"
@@ -21,15 +20,6 @@
 namespace memc::kernels {
 
 namespace {
-
-template <bool Average> bool checkPool(const KernelCall &call, std::string &error) {
-  return checkCall(call, 1, 1, 1, error) &&
-         checkDType(call.inputs[0], kFloatTypes, "input", error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) &&
-         checkRankAtLeast(call.inputs[0], 3, "input", error) &&
-         checkPoolWindows(call.inputs[0], call.outputs[0], Average, attributesOf(call), "output",
-                          error);
-}
 
 /// Pools the window of output position `out` over one plane; `tap` is scratch of the rank.
 template <bool Average, typename T>
@@ -51,7 +41,7 @@ float pool(const PoolWindows &windows, const T *plane, const std::vector<int64_t
   }
 }
 
-template <bool Average> bool runPool(const KernelCall &call, std::string &) {
+template <bool Average> bool runPool(KernelContext &, const KernelCall &call) {
   const TensorView &input = call.inputs[0], &output = call.outputs[0];
   if (output.numElements() == 0)
     return true;
@@ -77,9 +67,9 @@ template <bool Average> bool runPool(const KernelCall &call, std::string &) {
 
 } // namespace
 
-void addPoolingKernels(KernelTable &table) {
-  table["max_pool"] = Kernel{&checkPool<false>, &runPool<false>};
-  table["avg_pool"] = Kernel{&checkPool<true>, &runPool<true>};
+void addPoolingKernels(KernelRuns &table) {
+  table["max_pool"] = &runPool<false>;
+  table["avg_pool"] = &runPool<true>;
 }
 
 } // namespace memc::kernels

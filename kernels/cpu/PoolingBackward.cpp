@@ -15,10 +15,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/PoolWindows.h"
+#include "kernels/cpu/PoolingBackwardWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
 
 #include <cmath>
@@ -27,55 +27,6 @@
 namespace memc::kernels {
 
 namespace {
-
-// max_pool_grad(grad, input) -> result: the grad may have its own float type.
-bool checkMaxPoolGrad(const KernelCall &call, std::string &error) {
-  if (!checkCall(call, 2, 2, 1, error))
-    return false;
-  const TensorView &grad = call.inputs[0], &input = call.inputs[1];
-  return checkDType(grad, kFloatTypes, "grad", error) &&
-         checkDType(input, kFloatTypes, "input", error) &&
-         checkRankAtLeast(input, 3, "input", error) &&
-         checkSameDType(call.outputs[0], input, "result", "input", error) &&
-         checkShape(call.outputs[0], input.shape, "result", error) &&
-         checkPoolWindows(input, grad, false, attributesOf(call), "grad", error);
-}
-
-// avg_pool_grad(grad) -> result, the forward input's shape.
-bool checkAvgPoolGrad(const KernelCall &call, std::string &error) {
-  return checkCall(call, 1, 1, 1, error) &&
-         checkDType(call.inputs[0], kFloatTypes, "grad", error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "result", "grad", error) &&
-         checkRankAtLeast(call.outputs[0], 3, "result", error) &&
-         checkPoolWindows(call.outputs[0], call.inputs[0], true, attributesOf(call), "grad", error);
-}
-
-/// Planes of the result go in pieces of at least this many.
-int64_t planeGrain(const PoolWindows &windows) {
-  return std::max<int64_t>(1, kExpensiveGrain / std::max<int64_t>(windows.outputPlaneSize(), 1));
-}
-
-/// The f32 planes an f16/bf16 result sums into, one per slot; null for an f32 result.
-float *carvePlanes(const TensorView &result, const PoolWindows &windows, WorkspaceCarver &carver) {
-  if (result.dtype == DType::F32)
-    return nullptr;
-  return carver.take<float>(workspaceSlots(0, windows.planes(), planeGrain(windows)) *
-                            windows.inputPlaneSize());
-}
-
-float *carveMaxPoolGrad(const KernelCall &call, WorkspaceCarver &carver) {
-  if (call.outputs[0].numElements() == 0)
-    return nullptr;
-  PoolWindows windows(call.inputs[1].shape, call.inputs[0].shape, attributesOf(call));
-  return carvePlanes(call.outputs[0], windows, carver);
-}
-
-float *carveAvgPoolGrad(const KernelCall &call, WorkspaceCarver &carver) {
-  if (call.outputs[0].numElements() == 0)
-    return nullptr;
-  PoolWindows windows(call.outputs[0].shape, call.inputs[0].shape, attributesOf(call));
-  return carvePlanes(call.outputs[0], windows, carver);
-}
 
 /// Runs addPlane(plane, sums) for every (image, channel) plane over threads: `sums` is the
 /// plane of the f32 result, or the slot's plane of `scratch` (carvePlanes) that is rounded into
@@ -102,13 +53,13 @@ void forEachResultPlane(const TensorView &result, const PoolWindows &windows, fl
                    });
 }
 
-bool runMaxPoolGrad(const KernelCall &call, std::string &error) {
+bool runMaxPoolGrad(KernelContext &context, const KernelCall &call) {
   const TensorView &grad = call.inputs[0], &input = call.inputs[1], &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   float *scratch = carveMaxPoolGrad(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   PoolWindows windows(input.shape, grad.shape, attributesOf(call));
   int64_t inSize = windows.inputPlaneSize(), outSize = windows.outputPlaneSize();
@@ -142,13 +93,13 @@ bool runMaxPoolGrad(const KernelCall &call, std::string &error) {
   return true;
 }
 
-bool runAvgPoolGrad(const KernelCall &call, std::string &error) {
+bool runAvgPoolGrad(KernelContext &context, const KernelCall &call) {
   const TensorView &grad = call.inputs[0], &result = call.outputs[0];
   if (result.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
   float *scratch = carveAvgPoolGrad(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   PoolWindows windows(result.shape, grad.shape, attributesOf(call));
   int64_t outSize = windows.outputPlaneSize();
@@ -171,11 +122,9 @@ bool runAvgPoolGrad(const KernelCall &call, std::string &error) {
 
 } // namespace
 
-void addPoolingBackwardKernels(KernelTable &table) {
-  table["max_pool_grad"] =
-      Kernel{&checkMaxPoolGrad, &runMaxPoolGrad, &carvedWorkspaceBytes<carveMaxPoolGrad>};
-  table["avg_pool_grad"] =
-      Kernel{&checkAvgPoolGrad, &runAvgPoolGrad, &carvedWorkspaceBytes<carveAvgPoolGrad>};
+void addPoolingBackwardKernels(KernelRuns &table) {
+  table["max_pool_grad"] = &runMaxPoolGrad;
+  table["avg_pool_grad"] = &runAvgPoolGrad;
 }
 
 } // namespace memc::kernels

@@ -21,9 +21,9 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
-#include "kernels/cpu/CallChecks.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/ReductionWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
 
 #include <algorithm>
@@ -73,52 +73,6 @@ template <typename T> struct MaxReducer {
   static T finish(Acc acc, int64_t) { return Element<T>::store(acc); }
 };
 
-/// Merged kept and reduced dimension groups of one reduction, with the input's strides.
-struct ReductionLayout {
-  Shape outerDims, outerStrides;     // kept groups, except an innermost kept one
-  Shape reducedDims, reducedStrides; // reduced groups
-  int64_t width = 1;                 // the innermost kept group's size, else 1
-  int64_t outputs = 1, count = 1;
-
-  ReductionLayout(const Shape &input, const std::vector<int64_t> &axes) {
-    std::vector<int64_t> strides(input.size(), 1);
-    for (size_t d = input.size(); d-- > 1;)
-      strides[d - 1] = strides[d] * input[d];
-    Shape keptDims, keptStrides;
-    int lastKind = -1; // 0 kept, 1 reduced
-    for (size_t d = 0; d < input.size(); ++d) {
-      if (input[d] == 1)
-        continue;
-      int kind = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d)) ? 1 : 0;
-      Shape &dims = kind ? reducedDims : keptDims;
-      Shape &groupStrides = kind ? reducedStrides : keptStrides;
-      if (kind == lastKind) {
-        dims.back() *= input[d];
-        groupStrides.back() = strides[d];
-      } else {
-        dims.push_back(input[d]);
-        groupStrides.push_back(strides[d]);
-      }
-      lastKind = kind;
-    }
-    for (int64_t dim : keptDims)
-      outputs *= dim;
-    for (int64_t dim : reducedDims)
-      count *= dim;
-    if (lastKind == 0) {
-      width = keptDims.back();
-      keptDims.pop_back();
-      keptStrides.pop_back();
-    }
-    outerDims = std::move(keptDims);
-    outerStrides = std::move(keptStrides);
-    if (reducedDims.empty()) {
-      reducedDims.push_back(1);
-      reducedStrides.push_back(0);
-    }
-  }
-};
-
 int64_t offsetOf(const Shape &dims, const Shape &strides, int64_t linear) {
   int64_t offset = 0;
   for (size_t d = dims.size(); d-- > 0;) {
@@ -140,22 +94,6 @@ void walkRuns(const Shape &dims, const Shape &strides, int64_t begin, int64_t en
     fn(base, count, stride);
     position += count;
   }
-}
-
-constexpr int64_t kWidthBlock = 256;
-constexpr int64_t kReduceBlock = int64_t{1} << 16;
-/// Fewer output blocks than this cannot keep a many-core machine busy.
-constexpr int64_t kFewTasks = 32;
-
-/// The partial results reduce() keeps when it cuts the reduced range into blocks (whether it
-/// does depends on the shape only, never on the thread count, so that every machine sums in the
-/// same order); 0 when it does not.
-int64_t partialResults(const ReductionLayout &layout) {
-  int64_t blockWidth = std::min(layout.width, kWidthBlock);
-  int64_t tasks = (layout.outputs / layout.width) * ((layout.width + blockWidth - 1) / blockWidth);
-  if (tasks >= kFewTasks || layout.count < 2 * kReduceBlock)
-    return 0;
-  return tasks * ((layout.count + kReduceBlock - 1) / kReduceBlock) * blockWidth;
 }
 
 /// `partials` holds partialResults(layout) accumulators of 8 bytes.
@@ -237,41 +175,14 @@ void reduce(const ReductionLayout &layout, const T *x, T *y, uint64_t *partialSl
   }
 }
 
-bool checkReduce(const KernelCall &call, std::string &error) {
-  std::vector<int64_t> axes;
-  bool keepdims;
-  Shape expected;
-  const Attributes &attributes = attributesOf(call);
-  return checkCall(call, 1, 1, 1, error) &&
-         checkDType(call.inputs[0], kNumericTypes, "input", error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) &&
-         requireInts(attributes, "axes", axes, error) &&
-         requireBool(attributes, "keepdims", keepdims, error) &&
-         reduceShape(call.inputs[0].shape, axes, keepdims, expected, error) &&
-         checkShape(call.outputs[0], expected, "output", error);
-}
-
-ReductionLayout layoutOf(const KernelCall &call) {
-  std::vector<int64_t> axes;
-  attributesOf(call).getInts("axes", axes);
-  return ReductionLayout(call.inputs[0].shape, axes);
-}
-
-uint64_t *carveReduce(const KernelCall &call, WorkspaceCarver &carver) {
-  ReductionLayout layout = layoutOf(call);
-  if (layout.outputs == 0)
-    return nullptr;
-  return carver.take<uint64_t>(partialResults(layout));
-}
-
 template <template <typename> class Reducer>
-bool runReduce(const KernelCall &call, std::string &error) {
+bool runReduce(KernelContext &context, const KernelCall &call) {
   ReductionLayout layout = layoutOf(call);
   if (layout.outputs == 0)
     return true;
   WorkspaceCarver carver(call);
   uint64_t *partials = carveReduce(call, carver);
-  if (!carver.fits(error))
+  if (!carver.fits(context))
     return false;
   visitNumeric(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -282,11 +193,10 @@ bool runReduce(const KernelCall &call, std::string &error) {
 
 } // namespace
 
-void addReductionKernels(KernelTable &table) {
-  auto workspace = &carvedWorkspaceBytes<carveReduce>;
-  table["reduce_sum"] = Kernel{&checkReduce, &runReduce<SumReducer>, workspace};
-  table["reduce_mean"] = Kernel{&checkReduce, &runReduce<MeanReducer>, workspace};
-  table["reduce_max"] = Kernel{&checkReduce, &runReduce<MaxReducer>, workspace};
+void addReductionKernels(KernelRuns &table) {
+  table["reduce_sum"] = &runReduce<SumReducer>;
+  table["reduce_mean"] = &runReduce<MeanReducer>;
+  table["reduce_max"] = &runReduce<MaxReducer>;
 }
 
 } // namespace memc::kernels

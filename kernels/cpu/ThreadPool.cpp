@@ -107,11 +107,6 @@ void parallelFor(int64_t begin, int64_t end, int64_t grain, const RangeFunction 
   ThreadPool::global().parallelFor(begin, end, grain, body);
 }
 
-int64_t workspaceSlots(int64_t begin, int64_t end, int64_t grain) {
-  int64_t total = std::max<int64_t>(end - begin, 0);
-  return std::clamp<int64_t>(total / std::max<int64_t>(grain, 1), 1, kMaxWorkspaceSlots);
-}
-
 void parallelForSlots(int64_t begin, int64_t end, int64_t grain, const SlotRangeFunction &body) {
   if (end <= begin)
     return;

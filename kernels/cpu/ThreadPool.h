@@ -9,6 +9,8 @@
 #ifndef MEMC_KERNELS_CPU_THREADPOOL_H
 #define MEMC_KERNELS_CPU_THREADPOOL_H
 
+#include "kernels/cpu/WorkspaceSlots.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -63,18 +65,8 @@ int defaultThreadCount();
 /// ThreadPool::global().parallelFor.
 void parallelFor(int64_t begin, int64_t end, int64_t grain, const RangeFunction &body);
 
-/// The most scratch slots a kernel gives its concurrent pieces of work. Scratch per worker
-/// would make a kernel's workspace (Kernel.h) depend on MEMC_NUM_THREADS, which the compiler
-/// cannot know; scratch per slot, with work split into at most this many pieces, is fixed when
-/// the plan is made. More threads than slots leave the extra threads idle in such loops.
-constexpr int64_t kMaxWorkspaceSlots = 16;
-
 /// Body of a loop whose pieces use scratch: processes [begin, end) with slot `slot`'s scratch.
 using SlotRangeFunction = std::function<void(int64_t slot, int64_t begin, int64_t end)>;
-
-/// The number of slots parallelForSlots(begin, end, grain, ...) uses: [begin, end) cut into
-/// pieces of at least `grain` indices, at most kMaxWorkspaceSlots of them (at least 1).
-int64_t workspaceSlots(int64_t begin, int64_t end, int64_t grain);
 
 /// Runs body over [begin, end) in workspaceSlots(begin, end, grain) contiguous pieces, piece i
 /// with slot i, spread over the pool's threads. No two pieces run with the same slot.

@@ -10,7 +10,7 @@
 // (at most 2.4 ulp off), so they all vectorize.
 //
 //===----------------------------------------------------------------------===//
-#include "kernels/cpu/CallChecks.h"
+#include "kernels/ScalarOperand.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
@@ -58,13 +58,6 @@ void mapElements(const TensorView &input, const TensorView &output, int64_t grai
         y[i] = Element<T>::store(op(Element<T>::load(x[i])));
     }
   });
-}
-
-bool checkSameTypeAndShape(const KernelCall &call, TypeClass typeClass, std::string &error) {
-  return checkCall(call, 1, 1, 1, error) &&
-         checkDType(call.inputs[0], typesOf(typeClass), "input", error) &&
-         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) &&
-         checkShape(call.outputs[0], call.inputs[0].shape, "output", error);
 }
 
 //===----------------------------------------------------------------------===//
@@ -130,11 +123,7 @@ struct Not {
   bool operator()(bool x) const { return !x; }
 };
 
-template <typename Op> bool checkUnary(const KernelCall &call, std::string &error) {
-  return checkSameTypeAndShape(call, Op::types, error);
-}
-
-template <typename Op> bool runUnary(const KernelCall &call, std::string &) {
+template <typename Op> bool runUnary(KernelContext &, const KernelCall &call) {
   visitClass<Op::types>(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     mapElements<T>(call.inputs[0], call.outputs[0], Op::grain, Op());
@@ -142,16 +131,9 @@ template <typename Op> bool runUnary(const KernelCall &call, std::string &) {
   return true;
 }
 
-template <typename Op> Kernel unaryKernel() { return Kernel{&checkUnary<Op>, &runUnary<Op>}; }
-
 //===----------------------------------------------------------------------===//
 // gelu
 //===----------------------------------------------------------------------===//
-
-bool checkGelu(const KernelCall &call, std::string &error) {
-  return checkSameTypeAndShape(call, TypeClass::Float, error) &&
-         checkGeluApproximate(attributesOf(call), error);
-}
 
 /// x Phi(x) with the normal CDF from erf.
 struct GeluErf {
@@ -170,7 +152,7 @@ struct GeluTanh {
   }
 };
 
-bool runGelu(const KernelCall &call, std::string &) {
+bool runGelu(KernelContext &, const KernelCall &call) {
   std::string approximate = "none";
   attributesOf(call).getString("approximate", approximate);
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
@@ -187,21 +169,6 @@ bool runGelu(const KernelCall &call, std::string &) {
 // clip
 //===----------------------------------------------------------------------===//
 
-bool checkClip(const KernelCall &call, std::string &error) {
-  bool hasMin, hasMax;
-  double min, max;
-  const Attributes &attributes = attributesOf(call);
-  if (!checkSameTypeAndShape(call, TypeClass::Numeric, error) ||
-      !optionalFloat(attributes, "min", hasMin, min, error) ||
-      !optionalFloat(attributes, "max", hasMax, max, error))
-    return false;
-  if ((hasMin && std::isnan(min)) || (hasMax && std::isnan(max))) {
-    error = "clip bounds must not be NaN";
-    return false;
-  }
-  return true;
-}
-
 /// `bound` rounded into the integer type's range (`roundUp` for a lower bound, so that
 /// x >= 0.5 means x >= 1 on integers).
 template <typename C> C integerBound(double bound, bool roundUp) {
@@ -214,7 +181,7 @@ template <typename C> C integerBound(double bound, bool roundUp) {
   return static_cast<C>(rounded);
 }
 
-bool runClip(const KernelCall &call, std::string &) {
+bool runClip(KernelContext &, const KernelCall &call) {
   const Attributes &attributes = attributesOf(call);
   double minBound = -std::numeric_limits<double>::infinity();
   double maxBound = std::numeric_limits<double>::infinity();
@@ -247,16 +214,7 @@ bool runClip(const KernelCall &call, std::string &) {
 // trilu
 //===----------------------------------------------------------------------===//
 
-bool checkTrilu(const KernelCall &call, std::string &error) {
-  int64_t k;
-  bool upper;
-  const Attributes &attributes = attributesOf(call);
-  return checkSameTypeAndShape(call, TypeClass::Any, error) &&
-         checkRankAtLeast(call.inputs[0], 2, "input", error) &&
-         requireInt(attributes, "k", k, error) && requireBool(attributes, "upper", upper, error);
-}
-
-bool runTrilu(const KernelCall &call, std::string &) {
+bool runTrilu(KernelContext &, const KernelCall &call) {
   const TensorView &input = call.inputs[0], &output = call.outputs[0];
   int64_t k = 0;
   attributesOf(call).getInt("k", k);
@@ -288,11 +246,6 @@ bool runTrilu(const KernelCall &call, std::string &) {
 // cast
 //===----------------------------------------------------------------------===//
 
-bool checkCast(const KernelCall &call, std::string &error) {
-  return checkCall(call, 1, 1, 1, error) &&
-         checkShape(call.outputs[0], call.inputs[0].shape, "output", error);
-}
-
 /// Float to integer: truncation toward zero, saturating at the type's range, NaN to 0 (C++
 /// leaves those cases undefined; PyTorch and ONNX leave them unspecified).
 template <typename I> I truncateToInteger(float value) {
@@ -319,7 +272,7 @@ template <typename From, typename To> To convertElement(From stored) {
     return static_cast<To>(value); // integers wrap; bool is 0 or 1
 }
 
-bool runCast(const KernelCall &call, std::string &) {
+bool runCast(KernelContext &, const KernelCall &call) {
   const TensorView &input = call.inputs[0], &output = call.outputs[0];
   if (input.dtype == output.dtype) {
     if (input.data != output.data)
@@ -352,38 +305,14 @@ uint64_t mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-/// Inputs: the tensor and, optionally, a scalar i64 salt that varies the mask between steps.
-bool checkDropout(const KernelCall &call, std::string &error) {
-  double ratio;
-  int64_t seed;
-  const Attributes &attributes = attributesOf(call);
-  if (call.inputs.size() == 2) {
-    if (!checkDType(call.inputs[1], {DType::I64}, "salt", error) ||
-        !checkShape(call.inputs[1], {}, "salt", error))
-      return false;
-    KernelCall data = call;
-    data.inputs.pop_back();
-    return checkDropout(data, error);
-  }
-  if (!checkSameTypeAndShape(call, TypeClass::Float, error) ||
-      !requireFloat(attributes, "ratio", ratio, error) ||
-      !requireInt(attributes, "seed", seed, error))
-    return false;
-  if (!(ratio >= 0.0 && ratio < 1.0)) {
-    error = "dropout ratio must be in [0, 1), got " + std::to_string(ratio);
-    return false;
-  }
-  return true;
-}
-
-bool runDropout(const KernelCall &call, std::string &) {
+bool runDropout(KernelContext &, const KernelCall &call) {
   double ratio = attributesOf(call).floatOr("ratio", 0.0);
   // Element i's uniform draw is the i-th output of a splitmix64 stream keyed by the seed: a
   // pure function of (seed, i), so forward, backward and recomputation see the same mask and
   // any thread split gives the same result.
   uint64_t key = mix64(static_cast<uint64_t>(attributesOf(call).intOr("seed", 0)));
   if (call.inputs.size() == 2)
-    key = mix64(key ^ mix64(static_cast<uint64_t>(*call.inputs[1].as<int64_t>())));
+    key = mix64(key ^ mix64(static_cast<uint64_t>(ScalarOperand<int64_t>(call.inputs[1]).get())));
   float scale = static_cast<float>(1.0 / (1.0 - ratio));
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -404,22 +333,22 @@ bool runDropout(const KernelCall &call, std::string &) {
 
 } // namespace
 
-void addUnaryKernels(KernelTable &table) {
-  table["neg"] = unaryKernel<Neg>();
-  table["exp"] = unaryKernel<Exp>();
-  table["log"] = unaryKernel<Log>();
-  table["sqrt"] = unaryKernel<Sqrt>();
-  table["reciprocal"] = unaryKernel<Reciprocal>();
-  table["erf"] = unaryKernel<Erf>();
-  table["tanh"] = unaryKernel<Tanh>();
-  table["sigmoid"] = unaryKernel<Sigmoid>();
-  table["relu"] = unaryKernel<Relu>();
-  table["not"] = unaryKernel<Not>();
-  table["gelu"] = Kernel{&checkGelu, &runGelu};
-  table["clip"] = Kernel{&checkClip, &runClip};
-  table["trilu"] = Kernel{&checkTrilu, &runTrilu};
-  table["cast"] = Kernel{&checkCast, &runCast};
-  table["dropout"] = Kernel{&checkDropout, &runDropout};
+void addUnaryKernels(KernelRuns &table) {
+  table["neg"] = &runUnary<Neg>;
+  table["exp"] = &runUnary<Exp>;
+  table["log"] = &runUnary<Log>;
+  table["sqrt"] = &runUnary<Sqrt>;
+  table["reciprocal"] = &runUnary<Reciprocal>;
+  table["erf"] = &runUnary<Erf>;
+  table["tanh"] = &runUnary<Tanh>;
+  table["sigmoid"] = &runUnary<Sigmoid>;
+  table["relu"] = &runUnary<Relu>;
+  table["not"] = &runUnary<Not>;
+  table["gelu"] = &runGelu;
+  table["clip"] = &runClip;
+  table["trilu"] = &runTrilu;
+  table["cast"] = &runCast;
+  table["dropout"] = &runDropout;
 }
 
 } // namespace memc::kernels

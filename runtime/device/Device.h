@@ -10,6 +10,14 @@
 //    stream runs in order; synchronize() waits for it and reports failures of enqueued work.
 //    Host memory given to a copy and the KernelCall given to launch must stay valid until the
 //    stream is synchronized. The CPU device's streams run everything immediately.
+//  - Kernels: each stream owns the KernelContext its launches see (kernels/KernelContext.h):
+//    the device's native stream and library handles, and the error slot where kernels record
+//    data-dependent failures. The executor reads the slot after each launch and after the
+//    stream synchronizes, so a device that learns of a failure only then reports it the same way.
+//
+// A new device is one folder here (runtime/device/<name>/: this interface, its streams and
+// registerXDevice) and one under kernels/ (kernels/<name>/: run functions for the shared op
+// contracts of kernels/ops/, and the target's workspace rules, kernels/KernelTargets.h).
 //
 // Devices are created by name through a DeviceRegistry (DeviceRegistry.h).
 //
@@ -30,7 +38,14 @@ class Stream {
 public:
   virtual ~Stream() = default;
   /// Waits until all work enqueued so far has finished; false with a message if any failed.
+  /// A kernel's data-dependent failure is not one: it is in kernelContext().errors.
   virtual bool synchronize(std::string &error) = 0;
+
+  /// What kernels launched on this stream are given.
+  kernels::KernelContext &kernelContext() { return context; }
+
+protected:
+  kernels::KernelContext context;
 };
 
 class Device {
@@ -52,9 +67,9 @@ public:
   virtual bool copyToHost(void *host, const void *device, uint64_t bytes, Stream &stream,
                           std::string &error) = 0;
   virtual bool fillZero(void *device, uint64_t bytes, Stream &stream, std::string &error) = 0;
-  /// Enqueues `kernel` (an entry of kernels()) on `call`, whose tensors point to device memory.
-  /// A kernel's data-dependent failure (Kernel::run returning false) is reported here or, on
-  /// asynchronous devices, by the stream's synchronize.
+  /// Enqueues `kernel` (an entry of kernels()) on `call`, whose tensors point to device memory,
+  /// with the stream's kernel context. False with a message only when the launch itself fails;
+  /// a kernel's data-dependent failure goes to stream.kernelContext().errors.
   virtual bool launch(const kernels::Kernel &kernel, const kernels::KernelCall &call,
                       Stream &stream, std::string &error) = 0;
 };

@@ -206,7 +206,8 @@ bool Executor::run(std::string &error) {
     auto stepStart = std::chrono::steady_clock::now();
     std::string reason;
     if (!device.launch(*step.kernel, calls[t], *stream, reason) ||
-        (options.timeSteps && !stream->synchronize(reason))) {
+        (options.timeSteps && !stream->synchronize(reason)) ||
+        stream->kernelContext().errors.take(reason)) {
       error = "step " + std::to_string(t) + " ('" + step.kernelName + "'" +
               (step.location.empty() ? "" : " from '" + step.location + "'") + ") failed: " +
               reason;
@@ -216,8 +217,13 @@ bool Executor::run(std::string &error) {
       runStats.stepSeconds.push_back(secondsSince(stepStart));
     arenaUsage.advance(t + 1);
   }
+  // An asynchronous device's kernels may report data-dependent failures only now.
   if (!stream->synchronize(error))
     return false;
+  if (stream->kernelContext().errors.take(error)) {
+    error = "a step failed: " + error;
+    return false;
+  }
   runStats.runSeconds = secondsSince(start);
   runStats.peakLiveArenaBytes = arenaUsage.peakLiveBytes();
   runStats.arenaHighWaterBytes = arenaUsage.highWaterBytes();

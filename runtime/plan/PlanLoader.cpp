@@ -1,7 +1,8 @@
 //===- PlanLoader.cpp - parsing and validating untrusted plans ------------===//
 //
 // The rules, in the order they are checked:
-//  - format_version is kPlanFormatVersion; alignment is a power of two <= kMaxPlanAlignment.
+//  - format_version is kPlanFormatVersion; target is the device's name; alignment is a power of
+//    two <= kMaxPlanAlignment.
 //    (arena_lower_bound_bytes is the planner's claim, reported beside the executor's own
 //    measurement, never trusted, so not checked.)
 //  - Buffers: a known dtype and region; dims >= 0; size_bytes == numElements * element size
@@ -30,6 +31,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/plan/PlanLoader.h"
 
+#include "runtime/device/Device.h"
+
 #include "runtime/plan/Liveness.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanFormat.h"
@@ -57,8 +60,8 @@ std::string parameterKindNames() {
 
 class PlanValidator {
 public:
-  PlanValidator(const plan::Plan &proto, const kernels::KernelTable &kernels, LoadedPlan &out)
-      : proto(proto), kernelTable(kernels), out(out) {}
+  PlanValidator(const plan::Plan &proto, const Device &device, LoadedPlan &out)
+      : proto(proto), device(device), kernelTable(device.kernels()), out(out) {}
 
   bool validate(std::string &message) {
     bool ok = checkHeader() && checkBuffers() && resolveViews() && checkPersistentAliasing() &&
@@ -73,6 +76,7 @@ public:
 
 private:
   const plan::Plan &proto;
+  const Device &device;
   const kernels::KernelTable &kernelTable;
   LoadedPlan &out;
   std::string error;
@@ -99,6 +103,10 @@ private:
                   " is not supported: this runtime reads format version " +
                   std::to_string(plan::kPlanFormatVersion) +
                   " (recompile the model with a matching memc, or this is not a memc plan)");
+    if (proto.target() != device.name())
+      return fail("the plan was compiled for target " + quoted(proto.target()) +
+                  ", not for this device " + quoted(device.name()) +
+                  " (recompile the model for this device)");
     if (!isPowerOfTwo(proto.alignment()) || proto.alignment() > plan::kMaxPlanAlignment)
       return fail("alignment " + std::to_string(proto.alignment()) +
                   " is not a power of two up to " + std::to_string(plan::kMaxPlanAlignment));
@@ -400,16 +408,16 @@ const char *regionName(Region region) {
   return "?";
 }
 
-std::unique_ptr<LoadedPlan> validatePlan(const plan::Plan &plan,
-                                         const kernels::KernelTable &kernels, std::string &error) {
+std::unique_ptr<LoadedPlan> validatePlan(const plan::Plan &plan, const Device &device,
+                                         std::string &error) {
   auto loaded = std::make_unique<LoadedPlan>();
-  loaded->kernels = &kernels;
-  if (!PlanValidator(plan, kernels, *loaded).validate(error))
+  loaded->kernels = &device.kernels();
+  if (!PlanValidator(plan, device, *loaded).validate(error))
     return nullptr;
   return loaded;
 }
 
-std::unique_ptr<LoadedPlan> loadPlan(std::string_view bytes, const kernels::KernelTable &kernels,
+std::unique_ptr<LoadedPlan> loadPlan(std::string_view bytes, const Device &device,
                                      std::string &error) {
   if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
     error = "plan: " + std::to_string(bytes.size()) + " bytes is more than protobuf can parse (2 GiB)";
@@ -422,7 +430,7 @@ std::unique_ptr<LoadedPlan> loadPlan(std::string_view bytes, const kernels::Kern
     error = "plan: the plan is truncated or corrupted (not a valid memc plan)";
     return nullptr;
   }
-  return validatePlan(plan, kernels, error);
+  return validatePlan(plan, device, error);
 }
 
 } // namespace memc::runtime

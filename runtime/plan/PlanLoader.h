@@ -21,14 +21,17 @@ class Plan;
 
 namespace memc::runtime {
 
-/// Parses serialized plan bytes and validates them against the kernels of the device that will
-/// run them. Returns null with a message in `error`.
-std::unique_ptr<LoadedPlan> loadPlan(std::string_view bytes, const kernels::KernelTable &kernels,
+class Device;
+
+/// Parses serialized plan bytes and validates them for the device that will run them: compiled
+/// for its target (Plan.target is device.name()), checked against its kernels. Returns null
+/// with a message in `error`.
+std::unique_ptr<LoadedPlan> loadPlan(std::string_view bytes, const Device &device,
                                      std::string &error);
 
 /// Validates an already parsed plan (the compiler can check what it wrote).
-std::unique_ptr<LoadedPlan> validatePlan(const plan::Plan &plan,
-                                         const kernels::KernelTable &kernels, std::string &error);
+std::unique_ptr<LoadedPlan> validatePlan(const plan::Plan &plan, const Device &device,
+                                         std::string &error);
 
 } // namespace memc::runtime
 

@@ -1,9 +1,10 @@
 //===- StepWorkspace.h - the scratch a plan step's kernel needs -*- C++ -*-===//
 //
-// Kernel scratch is planned like any value (kernels/Kernel.h): the compiler asks each step's
-// kernel how many bytes it needs, as a compiler asks cuDNN for a convolution's workspace size,
-// and places an arena buffer of that size live at the step. The loader asks the same question
-// to check the plan's answer.
+// Kernel scratch is planned like any value (kernels/Kernel.h): the compiler asks the plan
+// target's contracts (kernels/KernelTargets.h) how many bytes each step needs, as a compiler
+// asks cuDNN for a convolution's workspace size, and places an arena buffer of that size live
+// at the step. The loader asks the device's kernel table, which has the same rules, to check
+// the plan's answer.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_RUNTIME_PLAN_STEPWORKSPACE_H
@@ -21,10 +22,10 @@ class Step;
 
 namespace memc::runtime {
 
-/// The workspace bytes `step` of `plan` needs from its kernel in `table` (0 when the kernel has
-/// no workspace entry). False with a message when the kernel is unknown, the step's buffers or
-/// attributes are malformed, or the kernel's check rejects the call (workspace entries may
-/// assume check passed).
+/// The workspace bytes `step` of `plan` needs from its kernel in `table` (a target's contracts or
+/// a device's kernels; 0 when the kernel has no workspace entry). False with a message when the
+/// kernel is unknown, the step's buffers or attributes are malformed, or the kernel's check rejects
+/// the call (workspace entries may assume check passed).
 bool stepWorkspaceBytes(const plan::Plan &plan, const plan::Step &step,
                         const kernels::KernelTable &table, uint64_t &bytes, std::string &error);
 

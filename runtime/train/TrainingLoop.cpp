@@ -134,7 +134,7 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
 /// Runs the gradients plan (no update) on the first micro-batch with the initial weights.
 bool dumpGradients(const plan::Plan &plan, const SafetensorsFile &weights, Device &device,
                    NamedArrays batch, int64_t seed, const std::string &path, std::string &error) {
-  std::unique_ptr<LoadedPlan> loaded = validatePlan(plan.gradients(), device.kernels(), error);
+  std::unique_ptr<LoadedPlan> loaded = validatePlan(plan.gradients(), device, error);
   if (!loaded) {
     error = "the gradients plan: " + error;
     return false;
@@ -279,7 +279,7 @@ double learningRateAt(const plan::Training &training, int64_t step) {
 
 bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device &device,
                  const TrainingOptions &options, std::string &error) {
-  std::unique_ptr<LoadedPlan> loaded = validatePlan(plan, device.kernels(), error);
+  std::unique_ptr<LoadedPlan> loaded = validatePlan(plan, device, error);
   if (!loaded)
     return false;
   NamedArrays data;

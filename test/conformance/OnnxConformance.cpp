@@ -326,8 +326,7 @@ Result ConformanceRunner::runDataSet(const fs::path &testDir, const fs::path &da
     return {Outcome::Fail, "plan: " + diagnostics};
 
   std::string error, weightBytes;
-  std::unique_ptr<runtime::LoadedPlan> loaded =
-      runtime::validatePlan(*plan, device.kernels(), error);
+  std::unique_ptr<runtime::LoadedPlan> loaded = runtime::validatePlan(*plan, device, error);
   if (!loaded)
     return {Outcome::Fail, "plan rejected: " + error};
   if (!serializeWeights(*plan, weights, weightBytes, error))

@@ -113,6 +113,18 @@ TEST(InferenceWorkspaceTest, ConvolutionStepsHaveWorkspace) {
   EXPECT_GT(convSteps, 0);
 }
 
+// The plan records the target its workspaces were sized for; the CPU runner loads only those.
+TEST(InferenceTargetTest, ProgramsAreCompiledForTheCpuTarget) {
+  std::string program = testing::TempDir() + "/mlp_target.run", output, error;
+  ASSERT_EQ(run(kBin + "/memc --mode=infer " + kFixtures + "/mlp.onnx -o " + program, output), 0)
+      << output;
+  Bundle bundle;
+  ASSERT_EQ(readBundle(program, bundle, error), BundleStatus::Found) << error;
+  memc::plan::Plan plan;
+  ASSERT_TRUE(plan.ParseFromArray(bundle.plan.data(), static_cast<int>(bundle.plan.size())));
+  EXPECT_EQ(plan.target(), "cpu");
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, InferenceTest,
     testing::Values(Fixture{"mlp", "input", "output"}, Fixture{"resnet", "input", "logits"},

@@ -272,8 +272,7 @@ public:
       error = "buildPlan failed";
       return false;
     }
-    std::unique_ptr<runtime::LoadedPlan> loaded =
-        runtime::validatePlan(*plan, cpuDevice().kernels(), error);
+    std::unique_ptr<runtime::LoadedPlan> loaded = runtime::validatePlan(*plan, cpuDevice(), error);
     if (!loaded)
       return false;
     executor = runtime::Executor::create(std::move(loaded), cpuDevice(), {}, error);

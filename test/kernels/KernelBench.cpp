@@ -69,11 +69,12 @@ void bench(const char *filter, const std::string &label, const std::string &kern
   call.workspace = reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(workspace.data()) + 63) /
                                             64 * 64);
   call.workspaceBytes = workspaceBytes(k, call);
-  k.run(call, error); // warm up: pages, thread pool, BLAS buffers
+  KernelContext context;
+  k.run(context, call); // warm up: pages, thread pool, BLAS buffers
   double best = 1e30;
   for (int rep = 0; rep < 7; ++rep) {
     auto start = std::chrono::steady_clock::now();
-    k.run(call, error);
+    k.run(context, call);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = std::min(best, seconds);

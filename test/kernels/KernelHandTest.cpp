@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestSupport.h"
 
+#include "kernels/KernelTargets.h"
+
 #include <limits>
 #include <set>
 
@@ -41,6 +43,16 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
     EXPECT_TRUE(kernel.check && kernel.run) << name;
   }
   EXPECT_EQ(actual, expected);
+}
+
+TEST(KernelTable, IsTheCpuTargetsContractsWithRunFunctions) {
+  // The compiler plans with targetContracts("cpu"); the loader checks with this table.
+  const KernelTable &contracts = *targetContracts(kCpuTarget);
+  for (const auto &[name, kernel] : cpuKernels()) {
+    ASSERT_TRUE(contracts.count(name)) << name;
+    EXPECT_EQ(kernel.check, contracts.at(name).check) << name;
+    EXPECT_EQ(kernel.workspace, contracts.at(name).workspace) << name;
+  }
 }
 
 TEST(Binary, AddBroadcastsARow) {

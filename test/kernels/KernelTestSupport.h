@@ -172,6 +172,14 @@ inline std::string checkError(const std::string &kernel,
 /// Expects check() to accept the call.
 #define EXPECT_ACCEPTED(...) EXPECT_EQ(checkError(__VA_ARGS__), "")
 
+/// Runs the call in a fresh CPU context: false with the message the kernel recorded.
+inline bool runInContext(const Kernel &kernel, const KernelCall &call, std::string &error) {
+  KernelContext context;
+  bool ok = kernel.run(context, call);
+  context.errors.take(error);
+  return ok;
+}
+
 /// Runs the call as the runtime does: with workspace(call) bytes of 64-byte-aligned scratch,
 /// filled with garbage so that a kernel relying on zeroed scratch fails.
 inline bool runWithWorkspace(const Kernel &kernel, KernelCall call, std::string &error) {
@@ -181,7 +189,7 @@ inline bool runWithWorkspace(const Kernel &kernel, KernelCall call, std::string 
   address = (address + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
   call.workspace = bytes == 0 ? nullptr : reinterpret_cast<void *>(address);
   call.workspaceBytes = bytes;
-  return kernel.run(call, error);
+  return runInContext(kernel, call, error);
 }
 
 /// Checks and runs `kernel`, returning outputs of the given types and shapes.

@@ -167,7 +167,7 @@ TEST(KernelWorkspaceTest, FormerlyAllocatingKernelsRejectATooSmallWorkspace) {
     call.workspace = storage.data();
     call.workspaceBytes = bytes - 8;
     std::string error;
-    EXPECT_FALSE(kernelNamed(name).run(call, error)) << name;
+    EXPECT_FALSE(runInContext(kernelNamed(name), call, error)) << name;
     EXPECT_NE(error.find("workspace"), std::string::npos) << name << ": " << error;
   }
 }
@@ -202,7 +202,7 @@ TEST(KernelWorkspaceTest, TooSmallWorkspaceIsAnErrorNotAnOverrun) {
   call.workspace = storage.data();
   call.workspaceBytes = bytes - 8;
   std::string error;
-  EXPECT_FALSE(kernelNamed("conv").run(call, error));
+  EXPECT_FALSE(runInContext(kernelNamed("conv"), call, error));
   EXPECT_NE(error.find("workspace"), std::string::npos) << error;
 }
 

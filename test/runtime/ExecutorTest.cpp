@@ -46,7 +46,7 @@ protected:
 
   std::unique_ptr<Executor> create(const PlanBuilder &builder, ExecutorOptions options = {}) {
     std::string error;
-    std::unique_ptr<LoadedPlan> plan = loadPlan(builder.bytes(), device.kernels(), error);
+    std::unique_ptr<LoadedPlan> plan = loadPlan(builder.bytes(), device, error);
     EXPECT_TRUE(plan) << error;
     if (!plan)
       return nullptr;
@@ -243,10 +243,29 @@ TEST_F(ExecutorTest, EnforcesTheRunProtocol) {
   EXPECT_FALSE(executor->readOutputs(outputs, error));
 }
 
+TEST_F(ExecutorTest, ReportsAKernelsDataDependentFailureWithItsStep) {
+  PlanBuilder b;
+  b.plan.set_arena_bytes(512);
+  uint32_t x = b.buffer({4}, plan::ARENA, 0, "x");
+  uint32_t y = b.buffer({4}, plan::ARENA, 256, "y");
+  b.step("positive", {x}, {y});
+  b.input("x", x);
+  b.output("y", y);
+  std::unique_ptr<Executor> executor = create(b);
+  ASSERT_TRUE(executor);
+  std::string error;
+  ASSERT_TRUE(executor->bindInputs({{"x", floats({4}, {1, -2, 3, 4})}}, error)) << error;
+  EXPECT_FALSE(executor->run(error));
+  EXPECT_EQ(error, "step 0 ('positive' from 'node0') failed: element 1 is negative");
+  // The failure was taken from the stream's slot: the next run starts clean.
+  EXPECT_EQ(runOn(*executor, {1, 2, 3, 4}), (std::vector<float>{1, 2, 3, 4}));
+}
+
 TEST_F(ExecutorTest, RefusesPlansLoadedForAnotherDevice) {
   kernels::KernelTable otherTable = testKernels();
+  CpuDevice otherDevice(otherTable);
   std::string error;
-  std::unique_ptr<LoadedPlan> plan = loadPlan(referencePlan().bytes(), otherTable, error);
+  std::unique_ptr<LoadedPlan> plan = loadPlan(referencePlan().bytes(), otherDevice, error);
   ASSERT_TRUE(plan) << error;
   EXPECT_FALSE(Executor::create(std::move(plan), device, {}, error));
   EXPECT_NE(error.find("another device"), std::string::npos) << error;
@@ -256,7 +275,7 @@ TEST_F(ExecutorTest, ReportsAllocationFailure) {
   PlanBuilder b = referencePlan();
   b.plan.set_arena_bytes(uint64_t(1) << 62);
   std::string error;
-  std::unique_ptr<LoadedPlan> plan = loadPlan(b.bytes(), device.kernels(), error);
+  std::unique_ptr<LoadedPlan> plan = loadPlan(b.bytes(), device, error);
   ASSERT_TRUE(plan) << error;
   EXPECT_FALSE(Executor::create(std::move(plan), device, {}, error));
   EXPECT_NE(error.find("cannot allocate the arena"), std::string::npos) << error;

@@ -16,6 +16,7 @@ public:
   PlanBuilder() {
     plan.set_format_version(plan::kPlanFormatVersion);
     plan.set_alignment(plan::kPlanAlignment);
+    plan.set_target("cpu");
   }
 
   uint32_t buffer(std::vector<int64_t> shape, plan::Region region, uint64_t offset,

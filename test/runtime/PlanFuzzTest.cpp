@@ -21,6 +21,7 @@
 using namespace memc;
 using namespace memc::runtime;
 using memc::testing::referencePlan;
+using memc::testing::testDevice;
 using memc::testing::testKernels;
 
 namespace {
@@ -69,7 +70,7 @@ void runAccepted(std::unique_ptr<LoadedPlan> plan) {
 /// Loads `bytes`, runs them if accepted; returns whether they were.
 bool check(std::string_view bytes) {
   std::string error;
-  std::unique_ptr<LoadedPlan> plan = loadPlan(bytes, testKernels(), error);
+  std::unique_ptr<LoadedPlan> plan = loadPlan(bytes, testDevice(), error);
   if (!plan) {
     EXPECT_FALSE(error.empty());
     return false;

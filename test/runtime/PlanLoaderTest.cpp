@@ -11,20 +11,21 @@ using namespace memc;
 using namespace memc::runtime;
 using memc::testing::PlanBuilder;
 using memc::testing::referencePlan;
+using memc::testing::testDevice;
 using memc::testing::testKernels;
 
 namespace {
 
 std::string loadError(const PlanBuilder &builder) {
   std::string error;
-  std::unique_ptr<LoadedPlan> loaded = loadPlan(builder.bytes(), testKernels(), error);
+  std::unique_ptr<LoadedPlan> loaded = loadPlan(builder.bytes(), testDevice(), error);
   EXPECT_FALSE(loaded) << "the plan was accepted";
   return error;
 }
 
 TEST(PlanLoaderTest, LoadsTheReferencePlan) {
   std::string error;
-  std::unique_ptr<LoadedPlan> plan = loadPlan(referencePlan().bytes(), testKernels(), error);
+  std::unique_ptr<LoadedPlan> plan = loadPlan(referencePlan().bytes(), testDevice(), error);
   ASSERT_TRUE(plan) << error;
   EXPECT_EQ(plan->model, "reference");
   EXPECT_EQ(plan->steps.size(), 4u);
@@ -45,8 +46,15 @@ TEST(PlanLoaderTest, LoadsTheReferencePlan) {
 
 TEST(PlanLoaderTest, RefusesGarbage) {
   std::string error;
-  EXPECT_FALSE(loadPlan("\xff\xff\xff", testKernels(), error));
+  EXPECT_FALSE(loadPlan("\xff\xff\xff", testDevice(), error));
   EXPECT_NE(error.find("truncated or corrupted"), std::string::npos) << error;
+}
+
+TEST(PlanLoaderTest, RefusesAPlanForAnotherTarget) {
+  PlanBuilder b = referencePlan();
+  b.plan.set_target("cuda");
+  EXPECT_EQ(loadError(b), "plan: the plan was compiled for target 'cuda', not for this device "
+                          "'cpu' (recompile the model for this device)");
 }
 
 TEST(PlanLoaderTest, NamesBothFormatVersions) {
@@ -277,7 +285,7 @@ TEST(PlanLoaderTest, PersistentInPlaceUpdatesAreAllowed) {
   b.parameter("p", p);
   b.output("p", p);
   std::string error;
-  EXPECT_TRUE(loadPlan(b.bytes(), testKernels(), error)) << error;
+  EXPECT_TRUE(loadPlan(b.bytes(), testDevice(), error)) << error;
   b.plan.mutable_steps(0)->set_in_place(false);
   EXPECT_NE(loadError(b).find("not in place"), std::string::npos);
 }
@@ -291,7 +299,7 @@ TEST(PlanLoaderTest, ZeroSizedBuffersTakeNoBytes) {
   b.input("x", x);
   b.output("y", y);
   std::string error;
-  EXPECT_TRUE(loadPlan(b.bytes(), testKernels(), error)) << error;
+  EXPECT_TRUE(loadPlan(b.bytes(), testDevice(), error)) << error;
 }
 
 } // namespace
@@ -314,7 +322,7 @@ PlanBuilder stagedCopyPlan(int64_t workspaceBytes) {
 
 TEST(PlanLoaderTest, WorkspaceLivesAtItsStep) {
   std::string error;
-  std::unique_ptr<LoadedPlan> loaded = loadPlan(stagedCopyPlan(16).bytes(), testKernels(), error);
+  std::unique_ptr<LoadedPlan> loaded = loadPlan(stagedCopyPlan(16).bytes(), testDevice(), error);
   ASSERT_TRUE(loaded) << error;
   EXPECT_TRUE(loaded->steps[0].hasWorkspace);
   EXPECT_EQ(loaded->liveRanges[2].first, 0);

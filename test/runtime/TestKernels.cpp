@@ -1,6 +1,8 @@
 //===- TestKernels.cpp - a tiny f32 kernel table for runtime tests --------===//
 #include "TestKernels.h"
 
+#include "runtime/device/cpu/CpuDevice.h"
+
 namespace memc::testing {
 namespace {
 
@@ -52,7 +54,7 @@ bool checkScale(const KernelCall &call, std::string &error) {
   return checkElementwise(call, 1, error);
 }
 
-bool runAdd(const KernelCall &call, std::string &) {
+bool runAdd(kernels::KernelContext &, const KernelCall &call) {
   const float *a = call.inputs[0].as<float>(), *b = call.inputs[1].as<float>();
   float *out = call.outputs[0].as<float>();
   for (int64_t i = 0; i < count(call.outputs[0]); ++i)
@@ -60,7 +62,7 @@ bool runAdd(const KernelCall &call, std::string &) {
   return true;
 }
 
-bool runRelu(const KernelCall &call, std::string &) {
+bool runRelu(kernels::KernelContext &, const KernelCall &call) {
   const float *in = call.inputs[0].as<float>();
   float *out = call.outputs[0].as<float>();
   for (int64_t i = 0; i < count(call.outputs[0]); ++i)
@@ -68,7 +70,7 @@ bool runRelu(const KernelCall &call, std::string &) {
   return true;
 }
 
-bool runCopy(const KernelCall &call, std::string &) {
+bool runCopy(kernels::KernelContext &, const KernelCall &call) {
   const float *in = call.inputs[0].as<float>();
   float *out = call.outputs[0].as<float>();
   for (int64_t i = 0; i < count(call.outputs[0]); ++i)
@@ -76,7 +78,7 @@ bool runCopy(const KernelCall &call, std::string &) {
   return true;
 }
 
-bool runScale(const KernelCall &call, std::string &) {
+bool runScale(kernels::KernelContext &, const KernelCall &call) {
   float factor = static_cast<float>(*factorOf(call));
   const float *in = call.inputs[0].as<float>();
   float *out = call.outputs[0].as<float>();
@@ -85,16 +87,24 @@ bool runScale(const KernelCall &call, std::string &) {
   return true;
 }
 
+bool runPositive(kernels::KernelContext &context, const KernelCall &call) {
+  const float *in = call.inputs[0].as<float>();
+  for (int64_t i = 0; i < count(call.outputs[0]); ++i) {
+    if (in[i] < 0)
+      return context.fail("element " + std::to_string(i) + " is negative");
+    call.outputs[0].as<float>()[i] = in[i];
+  }
+  return true;
+}
+
 // staged_copy copies through its workspace, one float per element: the workspace must be there.
 uint64_t stagedCopyWorkspace(const KernelCall &call) {
   return static_cast<uint64_t>(count(call.inputs[0])) * sizeof(float);
 }
 
-bool runStagedCopy(const KernelCall &call, std::string &error) {
-  if (call.workspaceBytes < stagedCopyWorkspace(call) || (count(call.inputs[0]) && !call.workspace)) {
-    error = "no workspace";
-    return false;
-  }
+bool runStagedCopy(kernels::KernelContext &context, const KernelCall &call) {
+  if (call.workspaceBytes < stagedCopyWorkspace(call) || (count(call.inputs[0]) && !call.workspace))
+    return context.fail("no workspace");
   float *stage = static_cast<float *>(call.workspace);
   for (int64_t i = 0; i < count(call.inputs[0]); ++i)
     stage[i] = call.inputs[0].as<float>()[i];
@@ -111,9 +121,15 @@ const kernels::KernelTable &testKernels() {
       {"relu", {checkUnary, runRelu}},
       {"copy", {checkUnary, runCopy}},
       {"scale", {checkScale, runScale}},
+      {"positive", {checkUnary, runPositive}},
       {"staged_copy", {checkUnary, runStagedCopy, stagedCopyWorkspace}},
   };
   return table;
+}
+
+runtime::Device &testDevice() {
+  static runtime::CpuDevice device(testKernels());
+  return device;
 }
 
 } // namespace memc::testing

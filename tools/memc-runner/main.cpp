@@ -227,7 +227,7 @@ int runProgram(const Options &options, const std::string &planOrigin, std::strin
   std::unique_ptr<Device> device = registry.create(options.device, error);
   if (!device)
     return fail(error);
-  std::unique_ptr<LoadedPlan> plan = loadPlan(planBytes, device->kernels(), error);
+  std::unique_ptr<LoadedPlan> plan = loadPlan(planBytes, *device, error);
   if (!plan)
     return fail(planOrigin + ": " + error);
   if (!plan->parameters.empty() && !weights)

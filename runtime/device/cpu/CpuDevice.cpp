@@ -57,9 +57,13 @@ bool CpuDevice::fillZero(void *device, uint64_t bytes, Stream &, std::string &) 
   return true;
 }
 
-bool CpuDevice::launch(const kernels::Kernel &kernel, const kernels::KernelCall &call, Stream &,
-                       std::string &error) {
-  return kernel.run(call, error);
+bool CpuDevice::launch(const kernels::Kernel &kernel, const kernels::KernelCall &call,
+                       Stream &stream, std::string &) {
+  // A failing CPU kernel has recorded its message in the context's slot before it returns.
+  kernels::KernelContext &context = stream.kernelContext();
+  if (!kernel.run(context, call) && !context.errors.failed())
+    context.fail("the kernel failed without a message");
+  return true;
 }
 
 void registerCpuDevice(DeviceRegistry &registry, const kernels::KernelTable &kernels) {

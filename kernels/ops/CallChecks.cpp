@@ -1,5 +1,5 @@
-//===- CallChecks.cpp - building blocks of the kernels' check() -----------===//
-#include "kernels/cpu/CallChecks.h"
+//===- CallChecks.cpp - building blocks of the ops' checks ----------------===//
+#include "kernels/ops/CallChecks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -51,11 +51,6 @@ bool attributeError(const Attributes &attributes, const std::string &name, const
 }
 
 } // namespace
-
-const Attributes &attributesOf(const KernelCall &call) {
-  static const Attributes empty;
-  return call.attributes ? *call.attributes : empty;
-}
 
 std::string describe(const TensorView &tensor) {
   return std::string(dtypeName(tensor.dtype)) + formatShape(tensor.shape);

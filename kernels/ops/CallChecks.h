@@ -1,46 +1,26 @@
-//===- CallChecks.h - building blocks of the kernels' check() ---*- C++ -*-===//
+//===- CallChecks.h - building blocks of the ops' checks ---------*- C++ -*-===//
 //
 // Each helper returns false with a message in `error` when the call fails its condition, so a
-// check() reads as a chain of `if (!...) return false;`.
+// check reads as a chain of `if (!...) return false;`. The checks are the ops' (OpContracts.h),
+// shared by every device's kernels.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MEMC_KERNELS_CPU_CALLCHECKS_H
-#define MEMC_KERNELS_CPU_CALLCHECKS_H
+#ifndef MEMC_KERNELS_OPS_CALLCHECKS_H
+#define MEMC_KERNELS_OPS_CALLCHECKS_H
 
 #include "kernels/Kernel.h"
 #include "kernels/ShapeRules.h"
-#include "kernels/cpu/ElementTypes.h"
+#include "kernels/ops/TypeClasses.h"
 
-#include <initializer_list>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace memc::kernels {
 
-/// Element-type sets of the memc dialect.
-using DTypeSet = std::initializer_list<DType>;
-inline constexpr DTypeSet kFloatTypes = {DType::F32, DType::F16, DType::BF16};
-inline constexpr DTypeSet kNumericTypes = {DType::F32, DType::F16, DType::BF16, DType::I64,
-                                           DType::I32};
-inline constexpr DTypeSet kAnyType = {DType::F32, DType::F16, DType::BF16,
-                                      DType::I64, DType::I32, DType::Bool};
-inline constexpr DTypeSet kIndexTypes = {DType::I64, DType::I32};
-inline constexpr DTypeSet kBoolType = {DType::Bool};
-
-inline DTypeSet typesOf(TypeClass typeClass) {
-  switch (typeClass) {
-  case TypeClass::Float:
-    return kFloatTypes;
-  case TypeClass::Numeric:
-    return kNumericTypes;
-  case TypeClass::Bool:
-    return kBoolType;
-  default:
-    return kAnyType;
-  }
-}
-
-/// The call's attributes, or an empty set when it has none.
-const Attributes &attributesOf(const KernelCall &call);
+/// Largest M, N and K of one matrix product (and leading dimension): BLAS libraries (OpenBLAS,
+/// cuBLAS) take 32-bit dimensions, so ops that become products check their sizes against it.
+constexpr int64_t kMaxMatrixDimension = std::numeric_limits<int32_t>::max();
 
 /// Input count in [minInputs, maxInputs], the output count, and every tensor well formed:
 /// a known dtype, non-negative dimensions, at most kMaxElements elements.
@@ -82,4 +62,4 @@ std::string describe(const TensorView &tensor);
 
 } // namespace memc::kernels
 
-#endif // MEMC_KERNELS_CPU_CALLCHECKS_H
+#endif // MEMC_KERNELS_OPS_CALLCHECKS_H

@@ -1,0 +1,65 @@
+//===- KernelContext.h - what a kernel launch sees of its device -*- C++ -*-===//
+//
+// Every device hands its kernels the same context, so that the kernel contract (Kernel.h) does
+// not change when a device with streams and libraries arrives:
+//  - stream and libraries: the device's native handles (a cudaStream_t, a struct of cuBLAS /
+//    cuDNN / NCCL handles), opaque here and defined by the backend that sets them; null on the
+//    CPU, whose kernels run on the calling thread.
+//  - errors: where a kernel records a failure that depends on tensor values (a gather index out
+//    of range). A device kernel cannot return a message from device code: it sets a flag in
+//    device memory, and its backend turns the flag into this message when the stream
+//    synchronizes. The executor reads the slot after the launch and after the stream
+//    synchronizes, so synchronous and asynchronous devices report the same way.
+// A stream owns one context (runtime/device/Device.h); kernels never keep it past their launch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_KERNELS_KERNELCONTEXT_H
+#define MEMC_KERNELS_KERNELCONTEXT_H
+
+#include <string>
+
+namespace memc::kernels {
+
+/// The first data-dependent failure recorded since the slot was last taken.
+class KernelErrorSlot {
+public:
+  /// Keeps `message` unless a failure is already recorded: the first one caused the rest.
+  void record(std::string message) {
+    if (!recorded) {
+      recorded = true;
+      text = std::move(message);
+    }
+  }
+  bool failed() const { return recorded; }
+  /// Moves the recorded message into `message` and clears the slot; false when none is recorded.
+  bool take(std::string &message) {
+    if (!recorded)
+      return false;
+    message = std::move(text);
+    recorded = false;
+    text.clear();
+    return true;
+  }
+
+private:
+  bool recorded = false;
+  std::string text;
+};
+
+struct KernelContext {
+  /// The device's native stream handle; null on the CPU.
+  void *stream = nullptr;
+  /// The device's library handles, as its backend defines them; null on the CPU.
+  void *libraries = nullptr;
+  KernelErrorSlot errors;
+
+  /// Records `message` and returns false, so a kernel reports with `return context.fail(...)`.
+  bool fail(std::string message) {
+    errors.record(std::move(message));
+    return false;
+  }
+};
+
+} // namespace memc::kernels
+
+#endif // MEMC_KERNELS_KERNELCONTEXT_H

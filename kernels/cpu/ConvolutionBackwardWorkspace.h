@@ -1,0 +1,104 @@
+//===- ConvolutionBackwardWorkspace.h - CPU workspace layouts ----*- C++ -*-===//
+//
+// The scratch layout of conv_grad_input and conv_grad_weight: what the run functions carve from
+// call.workspace and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for both
+// (Workspace.h). Free of OpenBLAS and threads, so the compiler sizes CPU plans without the kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_KERNELS_CPU_CONVOLUTIONBACKWARDWORKSPACE_H
+#define MEMC_KERNELS_CPU_CONVOLUTIONBACKWARDWORKSPACE_H
+
+#include "kernels/Kernel.h"
+#include "kernels/ShapeRules.h"
+#include "kernels/Workspace.h"
+#include "kernels/cpu/ConvolutionColumns.h"
+#include "kernels/cpu/FloatCompute.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/WorkspaceSlots.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace memc::kernels {
+
+/// Elements of one block's column matrix and packed gradient (16 MiB of f32), unless one
+/// output row needs more.
+inline constexpr int64_t kColumnBudget = int64_t{1} << 22;
+
+/// Column matrices up to this many elements make a task small enough to run on one thread.
+inline constexpr int64_t kSmallTaskColumns = int64_t{1} << 20;
+
+/// Scratch slots `tasks` tasks use: one per concurrent task when they are small enough to
+/// spread over threads, else one (each task then splits its own loops over threads).
+inline int64_t taskSlots(const ConvGeometry &g, int64_t tasks) {
+  if (g.columnRows * g.outSize > kSmallTaskColumns)
+    return 1;
+  return std::clamp<int64_t>(tasks, 1, kMaxWorkspaceSlots);
+}
+
+/// Output rows whose columns conv_grad_input builds at once.
+inline int64_t gradInputBlockRows(const ConvGeometry &g) {
+  return std::clamp<int64_t>(
+      kColumnBudget / std::max<int64_t>(1, g.columnRows * g.outSpatial.back()), 1, g.outputRows());
+}
+
+/// Output rows (of all images, in order) whose columns and gradients conv_grad_weight packs at
+/// once.
+inline int64_t gradWeightBlockRows(const ConvGeometry &g) {
+  int64_t totalRows = g.batch * g.outputRows();
+  return std::clamp<int64_t>(
+      kColumnBudget /
+          std::max<int64_t>(1, (g.columnRows + g.groupOutChannels) * g.outSpatial.back()),
+      1, std::max<int64_t>(1, totalRows));
+}
+
+struct GradInputScratch {
+  FloatOperands operands;
+  float *transposed = nullptr;
+  float *columns = nullptr; // one block per slot, slotStride elements apart
+  int64_t slotStride = 0;
+};
+
+inline GradInputScratch carveGradInput(const KernelCall &call, WorkspaceCarver &carver) {
+  GradInputScratch scratch;
+  if (call.outputs[0].numElements() == 0)
+    return scratch;
+  ConvGeometry g(call.outputs[0].shape, call.inputs[1].shape, call.inputs[0].shape,
+                 attributesOf(call));
+  scratch.operands = carveFloatOperands(call, carver);
+  scratch.transposed = carver.take<float>(g.outChannels * g.columnRows);
+  if (!g.isPointwise()) {
+    scratch.slotStride = g.columnRows * gradInputBlockRows(g) * g.outSpatial.back();
+    scratch.columns = carver.take<float>(taskSlots(g, g.batch * g.group) * scratch.slotStride);
+  }
+  return scratch;
+}
+
+struct GradWeightScratch {
+  FloatOperands operands;
+  // Per slot, each piece's stride elements apart.
+  float *columns = nullptr, *packed = nullptr, *sum = nullptr, *product = nullptr;
+  int64_t columnStride = 0, packedStride = 0, sumStride = 0;
+};
+
+inline GradWeightScratch carveGradWeight(const KernelCall &call, WorkspaceCarver &carver) {
+  GradWeightScratch scratch;
+  if (call.outputs[0].numElements() == 0)
+    return scratch;
+  ConvGeometry g(call.inputs[1].shape, call.outputs[0].shape, call.inputs[0].shape,
+                 attributesOf(call));
+  scratch.operands = carveFloatOperands(call, carver);
+  int64_t slots = taskSlots(g, g.group), width = gradWeightBlockRows(g) * g.outSpatial.back();
+  scratch.columnStride = g.columnRows * width;
+  scratch.packedStride = width * g.groupOutChannels;
+  scratch.sumStride = g.columnRows * g.groupOutChannels;
+  scratch.columns = carver.take<float>(slots * scratch.columnStride);
+  scratch.packed = carver.take<float>(slots * scratch.packedStride);
+  scratch.sum = carver.take<float>(slots * scratch.sumStride);
+  scratch.product = carver.take<float>(slots * scratch.sumStride);
+  return scratch;
+}
+
+} // namespace memc::kernels
+
+#endif // MEMC_KERNELS_CPU_CONVOLUTIONBACKWARDWORKSPACE_H

@@ -1,0 +1,55 @@
+//===- ConvolutionWorkspace.h - the CPU workspace of conv --------*- C++ -*-===//
+//
+// The scratch layout of conv: what the run functions carve from call.workspace
+// and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for both (Workspace.h).
+// Free of OpenBLAS and threads, so the compiler sizes CPU plans without the kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_KERNELS_CPU_CONVOLUTIONWORKSPACE_H
+#define MEMC_KERNELS_CPU_CONVOLUTIONWORKSPACE_H
+
+#include "kernels/Kernel.h"
+#include "kernels/ShapeRules.h"
+#include "kernels/Workspace.h"
+#include "kernels/cpu/ConvolutionColumns.h"
+#include "kernels/cpu/FloatCompute.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/WorkspaceSlots.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace memc::kernels {
+
+/// Column-matrix elements built at once (64 MiB of f32), unless one output row needs more.
+inline constexpr int64_t kColumnScratch = int64_t{1} << 24;
+
+/// Output rows whose columns are built at once.
+inline int64_t columnBlockRows(const ConvGeometry &g) {
+  return std::clamp<int64_t>(
+      kColumnScratch / std::max<int64_t>(1, g.columnRows * g.outSpatial.back()), 1, g.outputRows());
+}
+
+struct ConvScratch {
+  FloatOperands operands;
+  float *bias = nullptr;
+  float *columns = nullptr;
+};
+
+inline ConvScratch carveConv(const KernelCall &call, WorkspaceCarver &carver) {
+  ConvScratch scratch;
+  if (call.outputs[0].numElements() == 0)
+    return scratch;
+  ConvGeometry g(call.inputs[0].shape, call.inputs[1].shape, call.outputs[0].shape,
+                 attributesOf(call));
+  scratch.operands = carveFloatOperands(call, carver);
+  if (call.inputs.size() == 3)
+    scratch.bias = carver.take<float>(call.inputs[2].numElements());
+  if (!g.isPointwise())
+    scratch.columns = carver.take<float>(g.columnRows * columnBlockRows(g) * g.outSpatial.back());
+  return scratch;
+}
+
+} // namespace memc::kernels
+
+#endif // MEMC_KERNELS_CPU_CONVOLUTIONWORKSPACE_H

@@ -1,0 +1,42 @@
+//===- CpuWorkspaces.cpp - the CPU target's workspace rules ---------------===//
+#include "kernels/cpu/CpuWorkspaces.h"
+
+#include "kernels/cpu/ConvolutionBackwardWorkspace.h"
+#include "kernels/cpu/ConvolutionWorkspace.h"
+#include "kernels/cpu/IndexingBackwardWorkspace.h"
+#include "kernels/cpu/LayoutWorkspace.h"
+#include "kernels/cpu/LossesWorkspace.h"
+#include "kernels/cpu/MatMulWorkspace.h"
+#include "kernels/cpu/NormalizationBackwardWorkspace.h"
+#include "kernels/cpu/NormalizationWorkspace.h"
+#include "kernels/cpu/PoolingBackwardWorkspace.h"
+#include "kernels/cpu/ReductionWorkspace.h"
+
+namespace memc::kernels {
+
+const WorkspaceRules &cpuWorkspaceRules() {
+  static const WorkspaceRules rules = {
+      {"matmul", &carvedWorkspaceBytes<carveMatMul>},
+      {"softmax", &carvedWorkspaceBytes<carveSoftmax>},
+      {"log_softmax", &carvedWorkspaceBytes<carveSoftmax>},
+      {"layer_norm", &carvedWorkspaceBytes<carveLayerNorm>},
+      {"batch_norm", &carvedWorkspaceBytes<carveBatchNorm>},
+      {"reduce_sum", &carvedWorkspaceBytes<carveReduce>},
+      {"reduce_mean", &carvedWorkspaceBytes<carveReduce>},
+      {"reduce_max", &carvedWorkspaceBytes<carveReduce>},
+      {"gather", &carvedWorkspaceBytes<carveGather>},
+      {"conv", &carvedWorkspaceBytes<carveConv>},
+      {"layer_norm_grad", &carvedWorkspaceBytes<carveLayerNormGrad>},
+      {"batch_norm_grad", &carvedWorkspaceBytes<carveBatchNormGrad>},
+      {"gather_grad", &carvedWorkspaceBytes<carveGatherGrad>},
+      {"conv_grad_input", &carvedWorkspaceBytes<carveGradInput>},
+      {"conv_grad_weight", &carvedWorkspaceBytes<carveGradWeight>},
+      {"max_pool_grad", &carvedWorkspaceBytes<carveMaxPoolGrad>},
+      {"avg_pool_grad", &carvedWorkspaceBytes<carveAvgPoolGrad>},
+      {"cross_entropy", &carvedWorkspaceBytes<carveCrossEntropy>},
+      {"cross_entropy_grad", &carvedWorkspaceBytes<carveCrossEntropyGrad>},
+  };
+  return rules;
+}
+
+} // namespace memc::kernels

@@ -1,0 +1,92 @@
+//===- MatMulWorkspace.h - the CPU workspace of matmul -----------*- C++ -*-===//
+//
+// The scratch layout of matmul: what the run functions carve from call.workspace
+// and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for both (Workspace.h).
+// Free of OpenBLAS and threads, so the compiler sizes CPU plans without the kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_KERNELS_CPU_MATMULWORKSPACE_H
+#define MEMC_KERNELS_CPU_MATMULWORKSPACE_H
+
+#include "kernels/Kernel.h"
+#include "kernels/ShapeRules.h"
+#include "kernels/Workspace.h"
+#include "kernels/cpu/FloatCompute.h"
+#include "kernels/cpu/Gemm.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/StridedLayout.h"
+#include "kernels/cpu/WorkspaceSlots.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace memc::kernels {
+
+/// The operands' shapes after numpy's 1-D promotion, and the product's dimensions.
+struct MatMulDims {
+  Shape lhsBatch, rhsBatch, batch;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batchCount = 1;
+
+  MatMulDims(const Shape &lhs, const Shape &rhs) {
+    Shape a = lhs, b = rhs;
+    if (a.size() == 1)
+      a.insert(a.begin(), 1);
+    if (b.size() == 1)
+      b.push_back(1);
+    m = a[a.size() - 2];
+    k = a.back();
+    n = b.back();
+    lhsBatch.assign(a.begin(), a.end() - 2);
+    rhsBatch.assign(b.begin(), b.end() - 2);
+    std::string unused;
+    broadcastShapes({lhsBatch, rhsBatch}, batch, unused);
+    for (int64_t dim : batch)
+      batchCount *= dim;
+  }
+
+  /// A batch that shares one right-hand matrix and does not broadcast the left: one tall
+  /// product of the stacked rows.
+  bool stacksRows() const {
+    int64_t lhsCount = 1, rhsCount = 1;
+    for (int64_t dim : lhsBatch)
+      lhsCount *= dim;
+    for (int64_t dim : rhsBatch)
+      rhsCount *= dim;
+    return rhsCount == 1 && lhsCount == batchCount && batchCount * m <= kMaxGemmDimension;
+  }
+
+  /// Fills `pairs` (batchCount of them) with, for each batch of the result, the batch indices
+  /// of lhs and rhs it multiplies.
+  void batchPairs(std::pair<int64_t, int64_t> *pairs) const {
+    StridedLayout<2> layout = broadcastLayout<2>(batch, {&lhsBatch, &rhsBatch});
+    layout.forEachRun(0, layout.numElements(),
+                      [&](int64_t, const std::array<int64_t, 2> &offsets, int64_t count) {
+                        for (int64_t i = 0; i < count; ++i)
+                          *pairs++ = {offsets[0] + i * layout.innerStride(0),
+                                      offsets[1] + i * layout.innerStride(1)};
+                      });
+  }
+};
+
+struct MatMulScratch {
+  FloatOperands operands;
+  std::pair<int64_t, int64_t> *pairs = nullptr; // null for a stacked float product
+};
+
+inline MatMulScratch carveMatMul(const KernelCall &call, WorkspaceCarver &carver) {
+  MatMulScratch scratch;
+  if (call.outputs[0].numElements() == 0)
+    return scratch;
+  MatMulDims dims(call.inputs[0].shape, call.inputs[1].shape);
+  bool floating = isFloating(call.outputs[0].dtype);
+  if (floating)
+    scratch.operands = carveFloatOperands(call, carver);
+  if (!floating || !dims.stacksRows())
+    scratch.pairs = carver.take<std::pair<int64_t, int64_t>>(dims.batchCount);
+  return scratch;
+}
+
+} // namespace memc::kernels
+
+#endif // MEMC_KERNELS_CPU_MATMULWORKSPACE_H

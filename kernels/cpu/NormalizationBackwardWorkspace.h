@@ -1,0 +1,79 @@
+//===- NormalizationBackwardWorkspace.h - CPU workspace layouts --*- C++ -*-===//
+//
+// The scratch layout of layer_norm_grad and batch_norm_grad: what the run functions carve from
+// call.workspace and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for both
+// (Workspace.h). Free of OpenBLAS and threads, so the compiler sizes CPU plans without the kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_KERNELS_CPU_NORMALIZATIONBACKWARDWORKSPACE_H
+#define MEMC_KERNELS_CPU_NORMALIZATIONBACKWARDWORKSPACE_H
+
+#include "kernels/Kernel.h"
+#include "kernels/ShapeRules.h"
+#include "kernels/Workspace.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/WorkspaceSlots.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace memc::kernels {
+
+/// At most this many blocks of rows (each with its own dscale and dbias sums).
+inline constexpr int64_t kMaxRowBlocks = 64;
+
+/// How layer_norm_grad splits its rows: blocks fixed by the shape alone, so the sums' order is
+/// too.
+struct RowBlocks {
+  int64_t rows = 1, width = 1, rowsPerBlock = 1, blocks = 0;
+
+  explicit RowBlocks(const KernelCall &call) {
+    const TensorView &input = call.inputs[1];
+    int64_t axis = attributesOf(call).intOr("axis", 0);
+    for (int64_t d = 0; d < input.rank(); ++d)
+      (d < axis ? rows : width) *= input.shape[d];
+    if (width == 0)
+      return;
+    rowsPerBlock = std::max<int64_t>(1, kElementwiseGrain / width);
+    rowsPerBlock = std::max(rowsPerBlock, (rows + kMaxRowBlocks - 1) / kMaxRowBlocks);
+    blocks = (rows + rowsPerBlock - 1) / rowsPerBlock;
+  }
+};
+
+struct LayerNormGradScratch {
+  float *scale = nullptr;
+  double *sums = nullptr;      // per block: dscale terms, then dbias terms
+  double *scaleGrad = nullptr; // then biasGrad, `width` apart
+  float *rows = nullptr;       // per slot: 2 * width
+};
+
+inline LayerNormGradScratch carveLayerNormGrad(const KernelCall &call, WorkspaceCarver &carver) {
+  LayerNormGradScratch scratch;
+  RowBlocks split(call);
+  if (split.width == 0)
+    return scratch;
+  scratch.scale = carver.take<float>(split.width);
+  scratch.sums = carver.take<double>(2 * split.blocks * split.width);
+  scratch.scaleGrad = carver.take<double>(2 * split.width);
+  scratch.rows = carver.take<float>(workspaceSlots(0, split.blocks, 1) * 2 * split.width);
+  return scratch;
+}
+
+/// The scale as f32, then the f64 dscale and dbias, `channels` each.
+struct BatchNormGradScratch {
+  float *scale = nullptr;
+  double *scaleGrad = nullptr, *biasGrad = nullptr;
+};
+
+inline BatchNormGradScratch carveBatchNormGrad(const KernelCall &call, WorkspaceCarver &carver) {
+  int64_t channels = call.inputs[1].shape[1];
+  BatchNormGradScratch scratch;
+  scratch.scale = carver.take<float>(channels);
+  scratch.scaleGrad = carver.take<double>(channels);
+  scratch.biasGrad = carver.take<double>(channels);
+  return scratch;
+}
+
+} // namespace memc::kernels
+
+#endif // MEMC_KERNELS_CPU_NORMALIZATIONBACKWARDWORKSPACE_H

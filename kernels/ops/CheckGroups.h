@@ -1,0 +1,34 @@
+//===- CheckGroups.h - how the op check files register ----------*- C++ -*-===//
+//
+// Each file adds its ops' checks to the table; OpContracts.cpp calls them all once. The groups
+// are the kernel files' (kernels/cpu/KernelGroups.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_KERNELS_OPS_CHECKGROUPS_H
+#define MEMC_KERNELS_OPS_CHECKGROUPS_H
+
+#include "kernels/ops/OpContracts.h"
+
+namespace memc::kernels {
+
+void addUnaryChecks(OpChecks &table);         // UnaryChecks.cpp
+void addBinaryChecks(OpChecks &table);        // BinaryChecks.cpp
+void addMatMulChecks(OpChecks &table);        // MatMulChecks.cpp
+void addNormalizationChecks(OpChecks &table); // NormalizationChecks.cpp
+void addReductionChecks(OpChecks &table);     // ReductionChecks.cpp
+void addLayoutChecks(OpChecks &table);        // LayoutChecks.cpp
+void addConvolutionChecks(OpChecks &table);   // ConvolutionChecks.cpp
+void addPoolingChecks(OpChecks &table);       // PoolingChecks.cpp
+
+// Training: backward ops, losses and optimizer updates.
+void addActivationBackwardChecks(OpChecks &table);    // ActivationBackwardChecks.cpp
+void addNormalizationBackwardChecks(OpChecks &table); // NormalizationBackwardChecks.cpp
+void addIndexingBackwardChecks(OpChecks &table);      // IndexingBackwardChecks.cpp
+void addConvolutionBackwardChecks(OpChecks &table);   // ConvolutionBackwardChecks.cpp
+void addPoolingBackwardChecks(OpChecks &table);       // PoolingBackwardChecks.cpp
+void addLossChecks(OpChecks &table);                  // LossChecks.cpp
+void addOptimizerChecks(OpChecks &table);             // OptimizerChecks.cpp
+
+} // namespace memc::kernels
+
+#endif // MEMC_KERNELS_OPS_CHECKGROUPS_H

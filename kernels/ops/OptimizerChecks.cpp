@@ -1,0 +1,70 @@
+//===- OptimizerChecks.cpp - the checks of sgd_update, adamw_update -------===//
+#include "kernels/ops/CallChecks.h"
+#include "kernels/ops/CheckGroups.h"
+
+namespace memc::kernels {
+namespace {
+
+bool checkScalarF32(const TensorView &tensor, const std::string &role, std::string &error) {
+  return checkDType(tensor, {DType::F32}, role, error) && checkShape(tensor, {}, role, error);
+}
+
+/// Inputs: param, grad, velocity, lr. Outputs: param, velocity.
+bool checkSgd(const KernelCall &call, std::string &error) {
+  if (!checkCall(call, 4, 4, 2, error))
+    return false;
+  const TensorView &param = call.inputs[0];
+  double momentum, decay;
+  bool nesterov;
+  const Attributes &attributes = attributesOf(call);
+  return checkDType(param, kFloatTypes, "param", error) &&
+         checkSameDType(call.inputs[1], param, "grad", "param", error) &&
+         checkShape(call.inputs[1], param.shape, "grad", error) &&
+         checkSameDType(call.inputs[2], param, "velocity", "param", error) &&
+         checkShape(call.inputs[2], param.shape, "velocity", error) &&
+         checkScalarF32(call.inputs[3], "lr", error) &&
+         checkSameDType(call.outputs[0], param, "new param", "param", error) &&
+         checkShape(call.outputs[0], param.shape, "new param", error) &&
+         checkSameDType(call.outputs[1], param, "new velocity", "param", error) &&
+         checkShape(call.outputs[1], param.shape, "new velocity", error) &&
+         requireFloat(attributes, "momentum", momentum, error) &&
+         requireFloat(attributes, "weight_decay", decay, error) &&
+         requireBool(attributes, "nesterov", nesterov, error);
+}
+
+/// Inputs: param, grad, exp_avg, exp_avg_sq, lr, step. Outputs: param, exp_avg, exp_avg_sq.
+bool checkAdamW(const KernelCall &call, std::string &error) {
+  if (!checkCall(call, 6, 6, 3, error))
+    return false;
+  const TensorView &param = call.inputs[0];
+  const Attributes &attributes = attributesOf(call);
+  double beta1, beta2, eps, decay;
+  return checkDType(param, kFloatTypes, "param", error) &&
+         checkSameDType(call.inputs[1], param, "grad", "param", error) &&
+         checkShape(call.inputs[1], param.shape, "grad", error) &&
+         checkDType(call.inputs[2], {DType::F32}, "exp_avg", error) &&
+         checkShape(call.inputs[2], param.shape, "exp_avg", error) &&
+         checkDType(call.inputs[3], {DType::F32}, "exp_avg_sq", error) &&
+         checkShape(call.inputs[3], param.shape, "exp_avg_sq", error) &&
+         checkScalarF32(call.inputs[4], "lr", error) &&
+         checkScalarF32(call.inputs[5], "step", error) &&
+         checkSameDType(call.outputs[0], param, "new param", "param", error) &&
+         checkShape(call.outputs[0], param.shape, "new param", error) &&
+         checkDType(call.outputs[1], {DType::F32}, "new exp_avg", error) &&
+         checkShape(call.outputs[1], param.shape, "new exp_avg", error) &&
+         checkDType(call.outputs[2], {DType::F32}, "new exp_avg_sq", error) &&
+         checkShape(call.outputs[2], param.shape, "new exp_avg_sq", error) &&
+         requireFloat(attributes, "beta1", beta1, error) &&
+         requireFloat(attributes, "beta2", beta2, error) &&
+         requireFloat(attributes, "eps", eps, error) &&
+         requireFloat(attributes, "weight_decay", decay, error);
+}
+
+} // namespace
+
+void addOptimizerChecks(OpChecks &table) {
+  table["sgd_update"] = &checkSgd;
+  table["adamw_update"] = &checkAdamW;
+}
+
+} // namespace memc::kernels

@@ -1,0 +1,25 @@
+//===- PoolingChecks.cpp - the checks of max_pool, avg_pool ---------------===//
+#include "kernels/ops/CallChecks.h"
+#include "kernels/ops/CheckGroups.h"
+#include "kernels/ops/PoolWindowChecks.h"
+
+namespace memc::kernels {
+namespace {
+
+template <bool Average> bool checkPool(const KernelCall &call, std::string &error) {
+  return checkCall(call, 1, 1, 1, error) &&
+         checkDType(call.inputs[0], kFloatTypes, "input", error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) &&
+         checkRankAtLeast(call.inputs[0], 3, "input", error) &&
+         checkPoolWindows(call.inputs[0], call.outputs[0], Average, attributesOf(call), "output",
+                          error);
+}
+
+} // namespace
+
+void addPoolingChecks(OpChecks &table) {
+  table["max_pool"] = &checkPool<false>;
+  table["avg_pool"] = &checkPool<true>;
+}
+
+} // namespace memc::kernels

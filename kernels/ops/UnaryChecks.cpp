@@ -1,0 +1,104 @@
+//===- UnaryChecks.cpp - the checks of elementwise ops of one operand -----===//
+//
+// neg exp log sqrt reciprocal erf tanh sigmoid relu not, gelu, clip, trilu, cast, dropout.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/ops/CallChecks.h"
+#include "kernels/ops/CheckGroups.h"
+
+#include <cmath>
+
+namespace memc::kernels {
+namespace {
+
+bool checkSameTypeAndShape(const KernelCall &call, TypeClass typeClass, std::string &error) {
+  return checkCall(call, 1, 1, 1, error) &&
+         checkDType(call.inputs[0], typesOf(typeClass), "input", error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) &&
+         checkShape(call.outputs[0], call.inputs[0].shape, "output", error);
+}
+
+bool checkGelu(const KernelCall &call, std::string &error) {
+  return checkSameTypeAndShape(call, TypeClass::Float, error) &&
+         checkGeluApproximate(attributesOf(call), error);
+}
+
+bool checkClip(const KernelCall &call, std::string &error) {
+  bool hasMin, hasMax;
+  double min, max;
+  const Attributes &attributes = attributesOf(call);
+  if (!checkSameTypeAndShape(call, TypeClass::Numeric, error) ||
+      !optionalFloat(attributes, "min", hasMin, min, error) ||
+      !optionalFloat(attributes, "max", hasMax, max, error))
+    return false;
+  if ((hasMin && std::isnan(min)) || (hasMax && std::isnan(max))) {
+    error = "clip bounds must not be NaN";
+    return false;
+  }
+  return true;
+}
+
+bool checkTrilu(const KernelCall &call, std::string &error) {
+  int64_t k;
+  bool upper;
+  const Attributes &attributes = attributesOf(call);
+  return checkSameTypeAndShape(call, TypeClass::Any, error) &&
+         checkRankAtLeast(call.inputs[0], 2, "input", error) &&
+         requireInt(attributes, "k", k, error) && requireBool(attributes, "upper", upper, error);
+}
+
+bool checkCast(const KernelCall &call, std::string &error) {
+  return checkCall(call, 1, 1, 1, error) &&
+         checkShape(call.outputs[0], call.inputs[0].shape, "output", error);
+}
+
+/// Inputs: the tensor and, optionally, a scalar i64 salt that varies the mask between steps.
+bool checkDropout(const KernelCall &call, std::string &error) {
+  double ratio;
+  int64_t seed;
+  const Attributes &attributes = attributesOf(call);
+  if (call.inputs.size() == 2) {
+    if (!checkDType(call.inputs[1], {DType::I64}, "salt", error) ||
+        !checkShape(call.inputs[1], {}, "salt", error))
+      return false;
+    KernelCall data = call;
+    data.inputs.pop_back();
+    return checkDropout(data, error);
+  }
+  if (!checkSameTypeAndShape(call, TypeClass::Float, error) ||
+      !requireFloat(attributes, "ratio", ratio, error) ||
+      !requireInt(attributes, "seed", seed, error))
+    return false;
+  if (!(ratio >= 0.0 && ratio < 1.0)) {
+    error = "dropout ratio must be in [0, 1), got " + std::to_string(ratio);
+    return false;
+  }
+  return true;
+}
+
+/// The attribute-free functions: one operand of the type class, a result like it.
+template <TypeClass Types> bool checkUnary(const KernelCall &call, std::string &error) {
+  return checkSameTypeAndShape(call, Types, error);
+}
+
+} // namespace
+
+void addUnaryChecks(OpChecks &table) {
+  table["neg"] = &checkUnary<TypeClass::Numeric>;
+  table["exp"] = &checkUnary<TypeClass::Float>;
+  table["log"] = &checkUnary<TypeClass::Float>;
+  table["sqrt"] = &checkUnary<TypeClass::Float>;
+  table["reciprocal"] = &checkUnary<TypeClass::Float>;
+  table["erf"] = &checkUnary<TypeClass::Float>;
+  table["tanh"] = &checkUnary<TypeClass::Float>;
+  table["sigmoid"] = &checkUnary<TypeClass::Float>;
+  table["relu"] = &checkUnary<TypeClass::Numeric>;
+  table["not"] = &checkUnary<TypeClass::Bool>;
+  table["gelu"] = &checkGelu;
+  table["clip"] = &checkClip;
+  table["trilu"] = &checkTrilu;
+  table["cast"] = &checkCast;
+  table["dropout"] = &checkDropout;
+}
+
+} // namespace memc::kernels
