@@ -15,7 +15,9 @@ namespace memc::plan {
 /// Plan.format_version of the plans this runtime executes. Bump on every incompatible change to
 /// Plan.proto or to the meaning of its fields.
 /// 2: steps carry their kernel's workspace (Step.workspace); kernels no longer allocate scratch.
-constexpr uint32_t kPlanFormatVersion = 2;
+/// 3: plans name their target (Plan.target) and are loaded only by its devices; Binding.kind is
+///    the enum BindingKind (field 5; the string field 4 is gone); DType gains U8, I8 and NF4.
+constexpr uint32_t kPlanFormatVersion = 3;
 
 /// The alignment the compiler gives arena and persistent buffers (Plan.alignment): enough for
 /// any vector load on CPUs and for CUDA's 256-byte allocation granularity.
