@@ -8,13 +8,14 @@ namespace memc::kernels {
 
 namespace {
 
-bool isKnownDType(DType dtype) {
-  return std::find(kAnyType.begin(), kAnyType.end(), dtype) != kAnyType.end();
-}
-
 bool checkTensor(const TensorView &tensor, const std::string &role, std::string &error) {
-  if (!isKnownDType(tensor.dtype)) {
+  const DTypeInfo *row = findDType(tensor.dtype);
+  if (!row) {
     error = role + " has an unknown element type " + std::to_string(static_cast<int>(tensor.dtype));
+    return false;
+  }
+  if (!row->computed) {
+    error = role + " is " + row->name + ", a storage-only element type no kernel computes";
     return false;
   }
   int64_t count;

@@ -39,6 +39,10 @@ TEST(KernelCheck, MalformedTensorsAreRejected) {
   EXPECT_REJECTED("invalid shape", "neg", {{F32, {huge, huge}}}, {{F32, {huge, huge}}});
   EXPECT_REJECTED("unknown element type", "neg", {{static_cast<DType>(9), {2}}},
                   {{static_cast<DType>(9), {2}}});
+  // Rows of the dtype table no kernel computes yet (8-bit states, packed 4-bit weights).
+  for (DType storageOnly : {DType::U8, DType::I8, DType::NF4})
+    EXPECT_REJECTED("storage-only element type", "neg", {{storageOnly, {2}}},
+                    {{storageOnly, {2}}});
   EXPECT_REJECTED("expected 1 outputs", "exp", {{F32, {2}}}, {{F32, {2}}, {F32, {2}}});
 }
 
