@@ -7,8 +7,8 @@
 // entries with its run functions added (kernels/cpu/CpuKernels.cpp), so the compiler and the
 // loader size workspace by the same rules.
 //
-// A new target adds its rules here (kernels/<target>/<Target>Workspaces.cpp) and one entry in
-// targetContracts().
+// A new target adds its rules (kernels/<target>/<Target>Workspaces.cpp, in this BLAS-free
+// library) and one row of kTargets in KernelTargets.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_KERNELTARGETS_H
@@ -30,6 +30,9 @@ using WorkspaceRules = std::map<std::string, KernelWorkspace>;
 /// Every op's check and `target`'s workspace rule, by kernel name, with no run functions; null
 /// for a target memc cannot compile for.
 const KernelTable *targetContracts(const std::string &target);
+
+/// "cpu": the targets targetContracts knows, for messages.
+std::string targetNames();
 
 } // namespace memc::kernels
 

@@ -22,6 +22,7 @@
 #include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/MemcDialect.h"
 #include "dialects/memc/ShapeInference.h"
+#include "kernels/KernelTargets.h"
 #include "runtime/support/Bytes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -56,6 +57,10 @@ cl::opt<CompileMode>
                                "an executable computing the model's outputs"),
                     clEnumValN(CompileMode::Train, "train", "an executable training the model")),
          cl::cat(memcCategory));
+cl::opt<std::string> target("target",
+                            cl::desc("The device kind the program runs on (plans record it and "
+                                     "only its devices load them)"),
+                            cl::init(memc::kernels::kCpuTarget), cl::cat(memcCategory));
 
 cl::OptionCategory trainingCategory("memc training options");
 cl::opt<std::string> loss("loss", cl::desc("Loss: cross_entropy or mse"),
@@ -237,9 +242,15 @@ bool budgetOptions(memc::BudgetOptions &options) {
     llvm::errs() << "memc: error: --ilp-time-limit must be positive\n";
     return false;
   }
+  if (!memc::kernels::targetContracts(target)) {
+    llvm::errs() << "memc: error: --target must be one of " << memc::kernels::targetNames()
+                 << ", got '" << target << "'\n";
+    return false;
+  }
   options.mode = rematMode;
   options.solver = rematSolver;
   options.ilpTimeLimitSeconds = ilpTimeLimit;
+  options.plan.target = target;
   return true;
 }
 
