@@ -125,9 +125,35 @@ TEST(TrainStepArguments, SayTheirRolesInTheirAttributes) {
   }
 }
 
-/// Steps built from kForward, and the signature the reader finds in them, checked against the
-/// layout buildTrainStep documents: the arguments are found by their names here, in the test,
-/// so that the reader is not.
+/// The argument whose memc.param or memc.input is `name`: the tests find the layout
+/// buildTrainStep documents by names so that the reader does not have to.
+unsigned argumentNamed(mlir::func::FuncOp step, llvm::StringRef name) {
+  for (unsigned i = 0; i < step.getNumArguments(); ++i)
+    for (llvm::StringRef attr : {llvm::StringRef(kParamNameAttr), llvm::StringRef(kInputNameAttr)})
+      if (auto given = step.getArgAttrOfType<mlir::StringAttr>(i, attr);
+          given && given.getValue() == name)
+        return i;
+  ADD_FAILURE() << "no argument '" << name.str() << "'";
+  return ~0u;
+}
+
+/// readTrainStepSignature(step) succeeds and equals `want`.
+void expectSignature(mlir::func::FuncOp step, const TrainStepSignature &want) {
+  mlir::FailureOr<TrainStepSignature> got = readTrainStepSignature(step);
+  ASSERT_TRUE(succeeded(got));
+  EXPECT_EQ(got->graphInputs, want.graphInputs);
+  EXPECT_EQ(got->labels, want.labels);
+  EXPECT_EQ(got->modelTensors, want.modelTensors);
+  ASSERT_EQ(got->trained.size(), want.trained.size());
+  for (auto [gotTrained, wantTrained] : llvm::zip(got->trained, want.trained)) {
+    EXPECT_EQ(gotTrained.param, wantTrained.param);
+    EXPECT_EQ(gotTrained.state, wantTrained.state);
+    EXPECT_EQ(gotTrained.accumulator, wantTrained.accumulator);
+  }
+  EXPECT_EQ(got->scalars, want.scalars);
+}
+
+/// Steps built from kForward with several optimizers, read back.
 class ReadTrainStepSignature : public testing::Test {
 protected:
   ReadTrainStepSignature() {
@@ -139,33 +165,6 @@ protected:
     mlir::FailureOr<mlir::func::FuncOp> step = buildTrainStep(*module, options);
     EXPECT_TRUE(succeeded(step));
     return succeeded(step) ? *step : mlir::func::FuncOp();
-  }
-
-  /// The argument whose memc.param or memc.input is `name`.
-  static unsigned argumentNamed(mlir::func::FuncOp step, llvm::StringRef name) {
-    for (unsigned i = 0; i < step.getNumArguments(); ++i)
-      for (llvm::StringRef attr :
-           {llvm::StringRef(kParamNameAttr), llvm::StringRef(kInputNameAttr)})
-        if (auto given = step.getArgAttrOfType<mlir::StringAttr>(i, attr);
-            given && given.getValue() == name)
-          return i;
-    ADD_FAILURE() << "no argument '" << name.str() << "'";
-    return ~0u;
-  }
-
-  static void expectSignature(mlir::func::FuncOp step, const TrainStepSignature &want) {
-    mlir::FailureOr<TrainStepSignature> got = readTrainStepSignature(step);
-    ASSERT_TRUE(succeeded(got));
-    EXPECT_EQ(got->graphInputs, want.graphInputs);
-    EXPECT_EQ(got->labels, want.labels);
-    EXPECT_EQ(got->modelTensors, want.modelTensors);
-    ASSERT_EQ(got->trained.size(), want.trained.size());
-    for (auto [gotTrained, wantTrained] : llvm::zip(got->trained, want.trained)) {
-      EXPECT_EQ(gotTrained.param, wantTrained.param);
-      EXPECT_EQ(gotTrained.state, wantTrained.state);
-      EXPECT_EQ(gotTrained.accumulator, wantTrained.accumulator);
-    }
-    EXPECT_EQ(got->scalars, want.scalars);
   }
 
   /// The roles every step built from kForward shares; `trained` holds w alone, without state.
@@ -216,6 +215,42 @@ TEST_F(ReadTrainStepSignature, FindsTheParametersGradientsAreReturnedFor) {
   mlir::func::FuncOp step = build(options);
   ASSERT_TRUE(step);
   expectSignature(step, commonRoles(step));
+}
+
+constexpr const char *kBatchNorm = R"mlir(
+func.func @forward(%x: tensor<2x3x2x2xf32> {memc.input = "x"},
+                   %s: tensor<3xf32> {memc.param = "scale", memc.param_kind = "parameter"},
+                   %b: tensor<3xf32> {memc.param = "bias", memc.param_kind = "parameter"},
+                   %m: tensor<3xf32> {memc.param = "mean", memc.param_kind = "buffer"},
+                   %v: tensor<3xf32> {memc.param = "var", memc.param_kind = "buffer"})
+    -> (tensor<2x3x2x2xf32> {memc.output = "y"}) {
+  %0 = memc.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f64, momentum = 0.9 : f64, training = false}
+      : (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x2x2xf32>
+  return %0 : tensor<2x3x2x2xf32>
+}
+)mlir";
+
+TEST(ReadTrainStepSignatureOf, BatchNormTrainsNeitherFrozenParametersNorUpdatedBuffers) {
+  mlir::MLIRContext context;
+  context.loadDialect<MemcDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(kBatchNorm, &context);
+  ASSERT_TRUE(module);
+  TrainStepOptions options;
+  options.loss = LossKind::MeanSquaredError;
+  options.optimizer.name = "adamw";
+  options.freeze = {"bias"};
+  mlir::FailureOr<mlir::func::FuncOp> step = buildTrainStep(*module, options);
+  ASSERT_TRUE(succeeded(step));
+  auto named = [&](llvm::StringRef name) { return argumentNamed(*step, name); };
+  TrainStepSignature want;
+  want.graphInputs = {named("x")};
+  want.labels = named("labels");
+  want.modelTensors = {named("scale"), named("bias"), named("mean"), named("var")};
+  want.trained = {{named("scale"), {named("scale.exp_avg"), named("scale.exp_avg_sq")}, {}}};
+  want.scalars[size_t(plan::ScalarInput::LearningRate)] = named("memc.lr");
+  want.scalars[size_t(plan::ScalarInput::StepNumber)] = named("memc.step");
+  expectSignature(*step, want);
 }
 
 /// A step with one SGD momentum buffer; the tests break one attribute each.
