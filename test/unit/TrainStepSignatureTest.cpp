@@ -153,15 +153,16 @@ void expectSignature(mlir::func::FuncOp step, const TrainStepSignature &want) {
   EXPECT_EQ(got->scalars, want.scalars);
 }
 
-/// Steps built from kForward with several optimizers, read back.
+/// Steps built from kForward (or another @forward), read back.
 class ReadTrainStepSignature : public testing::Test {
 protected:
-  ReadTrainStepSignature() {
-    context.loadDialect<MemcDialect, mlir::func::FuncDialect>();
-    module = mlir::parseSourceString<mlir::ModuleOp>(kForward, &context);
-  }
+  ReadTrainStepSignature() { context.loadDialect<MemcDialect, mlir::func::FuncDialect>(); }
 
-  mlir::func::FuncOp build(const TrainStepOptions &options) {
+  mlir::func::FuncOp build(const TrainStepOptions &options, const char *forward = kForward) {
+    module = mlir::parseSourceString<mlir::ModuleOp>(forward, &context);
+    EXPECT_TRUE(module);
+    if (!module)
+      return {};
     mlir::FailureOr<mlir::func::FuncOp> step = buildTrainStep(*module, options);
     EXPECT_TRUE(succeeded(step));
     return succeeded(step) ? *step : mlir::func::FuncOp();
@@ -217,6 +218,7 @@ TEST_F(ReadTrainStepSignature, FindsTheParametersGradientsAreReturnedFor) {
   expectSignature(step, commonRoles(step));
 }
 
+/// A batch norm: with an optimizer the step updates its running statistics, buffers.
 constexpr const char *kBatchNorm = R"mlir(
 func.func @forward(%x: tensor<2x3x2x2xf32> {memc.input = "x"},
                    %s: tensor<3xf32> {memc.param = "scale", memc.param_kind = "parameter"},
@@ -230,19 +232,14 @@ func.func @forward(%x: tensor<2x3x2x2xf32> {memc.input = "x"},
 }
 )mlir";
 
-TEST(ReadTrainStepSignatureOf, BatchNormTrainsNeitherFrozenParametersNorUpdatedBuffers) {
-  mlir::MLIRContext context;
-  context.loadDialect<MemcDialect, mlir::func::FuncDialect>();
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(kBatchNorm, &context);
-  ASSERT_TRUE(module);
+TEST_F(ReadTrainStepSignature, TrainsNeitherFrozenParametersNorTheBuffersBatchNormUpdates) {
   TrainStepOptions options;
   options.loss = LossKind::MeanSquaredError;
   options.optimizer.name = "adamw";
   options.freeze = {"bias"};
-  mlir::FailureOr<mlir::func::FuncOp> step = buildTrainStep(*module, options);
-  ASSERT_TRUE(succeeded(step));
-  auto named = [&](llvm::StringRef name) { return argumentNamed(*step, name); };
+  mlir::func::FuncOp step = build(options, kBatchNorm);
+  ASSERT_TRUE(step);
+  auto named = [&](llvm::StringRef name) { return argumentNamed(step, name); };
   TrainStepSignature want;
   want.graphInputs = {named("x")};
   want.labels = named("labels");
@@ -250,7 +247,7 @@ TEST(ReadTrainStepSignatureOf, BatchNormTrainsNeitherFrozenParametersNorUpdatedB
   want.trained = {{named("scale"), {named("scale.exp_avg"), named("scale.exp_avg_sq")}, {}}};
   want.scalars[size_t(plan::ScalarInput::LearningRate)] = named("memc.lr");
   want.scalars[size_t(plan::ScalarInput::StepNumber)] = named("memc.step");
-  expectSignature(*step, want);
+  expectSignature(step, want);
 }
 
 /// A step with one SGD momentum buffer; the tests break one attribute each.
