@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - memc's compilation pipeline -------------------------===//
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/pipeline/Passes.h"
+#include "compiler/training/TrainStepSignature.h"
 #include "dialects/memc/MemcDialect.h"
 #include "passes/Passes.h"
 
@@ -40,7 +41,11 @@ namespace {
 
 /// What the runtime's training loop needs beyond the step: names, schedule, and for
 /// cross-entropy the class count, read off the loss's logits (the axis the labels lack).
-void recordTrainingSetup(func::FuncOp step, const PipelineOptions &options, plan::Plan &plan) {
+LogicalResult recordTrainingSetup(func::FuncOp step, const PipelineOptions &options,
+                                  plan::Plan &plan) {
+  FailureOr<TrainStepSignature> signature = readTrainStepSignature(step);
+  if (failed(signature))
+    return failure();
   const TrainStepOptions &training = options.training;
   plan::Training *setup = plan.mutable_training();
   setup->set_loss_output("loss");
@@ -51,15 +56,12 @@ void recordTrainingSetup(func::FuncOp step, const PipelineOptions &options, plan
   setup->set_decay_steps(options.schedule.decaySteps);
   setup->set_accumulation_steps(training.optimizer.accumulationSteps);
   if (training.loss != LossKind::CrossEntropy)
-    return;
-  for (BlockArgument argument : step.getArguments())
-    if (auto name = step.getArgAttrOfType<StringAttr>(argument.getArgNumber(), kInputNameAttr);
-        name && name.getValue() == training.labelsName) {
-      for (Operation *user : argument.getUsers())
-        if (auto loss = dyn_cast<CrossEntropyOp>(user))
-          setup->set_classes(loss.getLogits().getType().getShape().back());
-    }
+    return success();
+  for (Operation *user : step.getArgument(signature->labels).getUsers())
+    if (auto loss = dyn_cast<CrossEntropyOp>(user))
+      setup->set_classes(loss.getLogits().getType().getShape().back());
   setup->set_ignore_index(training.ignoreIndex);
+  return success();
 }
 
 /// Plans @train_step and, when it fits, @gradients, which it carries.
@@ -80,7 +82,8 @@ LogicalResult planTraining(ModuleOp module, const std::string &modelName,
   if (!gradients->fits)
     compiled.gradientsOverBudgetBytes = planPeakBytes(gradients->plan);
   plan::Plan &plan = compiled.planned->plan;
-  recordTrainingSetup(step, options, plan);
+  if (failed(recordTrainingSetup(step, options, plan)))
+    return failure();
   *plan.mutable_gradients() = std::move(gradients->plan);
   return success();
 }

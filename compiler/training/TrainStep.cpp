@@ -224,10 +224,12 @@ DictionaryAttr inputAttrs(OpBuilder &b, StringRef name) {
   return b.getDictionaryAttr(b.getNamedAttr(kInputNameAttr, b.getStringAttr(name)));
 }
 
-DictionaryAttr stateAttrs(OpBuilder &b, StringRef name, plan::BindingKind kind) {
+/// An optimizer state or accumulator named `param`.`suffix`, tied to `param` by memc.state_of.
+DictionaryAttr stateAttrs(OpBuilder &b, StringRef param, StringRef suffix, plan::BindingKind kind) {
   return b.getDictionaryAttr(
-      {b.getNamedAttr(kParamNameAttr, b.getStringAttr(name)),
-       b.getNamedAttr(kParamKindAttr, b.getStringAttr(plan::bindingKindInfo(kind).name))});
+      {b.getNamedAttr(kParamNameAttr, b.getStringAttr(param + "." + suffix)),
+       b.getNamedAttr(kParamKindAttr, b.getStringAttr(plan::bindingKindInfo(kind).name)),
+       b.getNamedAttr(kStateOfAttr, b.getStringAttr(param))});
 }
 
 /// Lays out the step's arguments: graph inputs, labels, parameters and buffers (@forward's,
@@ -264,15 +266,14 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
       StringRef param = argAttr(forward, index, kParamNameAttr).getValue();
       for (const OptimizerStateSpec &spec : optimizer->stateSpecs(type))
         trained.state.push_back(
-            arguments.add(spec.type, stateAttrs(b, (param + "." + spec.suffix).str(), spec.kind)));
+            arguments.add(spec.type, stateAttrs(b, param, spec.suffix, spec.kind)));
     }
     if (accumulates)
       for (auto [index, trained] : llvm::zip(trainable, signature.trained))
-        trained.accumulator = arguments.add(
-            forward.getArgument(index).getType(),
-            stateAttrs(b,
-                       (argAttr(forward, index, kParamNameAttr).getValue() + ".grad_accum").str(),
-                       plan::KIND_GRADIENT_ACCUMULATOR));
+        trained.accumulator =
+            arguments.add(forward.getArgument(index).getType(),
+                          stateAttrs(b, argAttr(forward, index, kParamNameAttr).getValue(),
+                                     "grad_accum", plan::KIND_GRADIENT_ACCUMULATOR));
     scalars = optimizer->scalarInputs();
     if (accumulates)
       scalars.push_back(plan::ScalarInput::Apply);
@@ -347,6 +348,7 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   auto step =
       b.create<func::FuncOp>(loc, options.functionName, b.getFunctionType(arguments.types, {}));
   step.setAllArgAttrs(arguments.attrs);
+  step->setAttr(kLabelsAttr, b.getStringAttr(options.labelsName));
   Block *body = step.addEntryBlock();
   b.setInsertionPointToStart(body);
   auto argument = [&](unsigned index) -> Value { return step.getArgument(index); };

@@ -45,8 +45,8 @@ std::optional<LossKind> parseLossKind(llvm::StringRef name);
 /// state (Optimizer::stateSpecs: arguments of kind `optimizer_state` named NAME.SUFFIX) and
 /// gradient accumulator, and the run-time scalars (PlanVocabulary.h) the optimizer reads, and
 /// returns the loss followed by the new parameters and state, each with `memc.updates = NAME`.
-/// The layout is TrainStepSignature's. Emits errors (and warnings for parameters the loss does
-/// not depend on) through the context.
+/// The layout is TrainStepSignature's, and readTrainStepSignature reads it back. Emits errors
+/// (and warnings for parameters the loss does not depend on) through the context.
 mlir::FailureOr<mlir::func::FuncOp> buildTrainStep(mlir::ModuleOp module,
                                                    const TrainStepOptions &options);
 

@@ -4,8 +4,10 @@
 // parameter's optimizer state and gradient accumulator, and the run-time scalars. buildTrainStep
 // lays them out once into a TrainStepSignature and reaches every argument through it, never by
 // position. The IR says each argument's role in its attributes (memc.param_kind for model
-// tensors, state and accumulators; memc.input with a PlanVocabulary.h name for the scalars), so
-// later passes and the lowering read it back from the function alone.
+// tensors, state and accumulators; memc.state_of naming the parameter a state or accumulator
+// belongs to; memc.input with a PlanVocabulary.h name for the scalars; the step's memc.labels
+// naming its labels input), so readTrainStepSignature rebuilds the signature from the function
+// alone and later passes and the lowering never match names.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_COMPILER_TRAINING_TRAINSTEPSIGNATURE_H
@@ -47,6 +49,11 @@ struct TrainStepSignature {
 /// What argument `index` of `function` is, from its attributes: KIND_NONE for inputs (data,
 /// labels, scalars), KIND_PARAMETER for a named tensor without a kind.
 plan::BindingKind argumentKind(mlir::func::FuncOp function, unsigned index);
+
+/// The signature of a training step (@train_step, or @gradients without an optimizer) from its
+/// attributes: the trained parameters are those a result updates or is the gradient of. Emits
+/// an error and fails where the attributes contradict each other.
+mlir::FailureOr<TrainStepSignature> readTrainStepSignature(mlir::func::FuncOp step);
 
 } // namespace memc
 

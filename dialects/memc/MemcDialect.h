@@ -22,6 +22,9 @@ namespace memc {
 /// Argument attributes that tie a function argument to a tensor in the model's weight store.
 constexpr llvm::StringLiteral kParamNameAttr = "memc.param";
 constexpr llvm::StringLiteral kParamKindAttr = "memc.param_kind";
+/// On an optimizer state or gradient accumulator: the parameter (by its memc.param name) it is
+/// kept for, so passes find a parameter's state without reading its name.
+constexpr llvm::StringLiteral kStateOfAttr = "memc.state_of";
 /// The initializer holding the initial values of a parameter the exporter deduplicated.
 constexpr llvm::StringLiteral kParamSourceAttr = "memc.param_source";
 /// Graph inputs (arguments) and outputs (results) by their ONNX names.
@@ -31,6 +34,9 @@ constexpr llvm::StringLiteral kOutputNameAttr = "memc.output";
 /// replaces.
 constexpr llvm::StringLiteral kGradientOfAttr = "memc.gradient_of";
 constexpr llvm::StringLiteral kUpdatesAttr = "memc.updates";
+/// On a training step: the memc.input name of its labels argument, which is otherwise just
+/// another input.
+constexpr llvm::StringLiteral kLabelsAttr = "memc.labels";
 /// The model file a function's parameters are read from (on the module).
 constexpr llvm::StringLiteral kWeightsFileAttr = "memc.weights";
 

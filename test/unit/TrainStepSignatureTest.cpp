@@ -1,8 +1,9 @@
 //===- TrainStepSignatureTest.cpp - optimizers and the step's argument roles -===//
 //
 // The Optimizer registry (names, state specs, scalars) and what the IR of a training step says
-// about its arguments: every role readable from the function alone (argumentKind and the scalar
-// input names), and the lowering's categories following the kinds, never the names.
+// about its arguments: every role readable from the function alone (argumentKind, the scalar
+// input names, readTrainStepSignature), and the lowering's categories following the kinds,
+// never the names.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/training/TrainStepSignature.h"
@@ -12,6 +13,7 @@
 #include "dialects/memc/MemcDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
@@ -121,6 +123,181 @@ TEST(TrainStepArguments, SayTheirRolesInTheirAttributes) {
     EXPECT_EQ(argumentKind(*step, index), want.kind) << want.name;
     EXPECT_EQ(categories.lookup(step->getArgument(index)), want.category) << want.name;
   }
+}
+
+/// The argument whose memc.param or memc.input is `name`: the tests find the layout
+/// buildTrainStep documents by names so that the reader does not have to.
+unsigned argumentNamed(mlir::func::FuncOp step, llvm::StringRef name) {
+  for (unsigned i = 0; i < step.getNumArguments(); ++i)
+    for (llvm::StringRef attr : {llvm::StringRef(kParamNameAttr), llvm::StringRef(kInputNameAttr)})
+      if (auto given = step.getArgAttrOfType<mlir::StringAttr>(i, attr);
+          given && given.getValue() == name)
+        return i;
+  ADD_FAILURE() << "no argument '" << name.str() << "'";
+  return ~0u;
+}
+
+/// readTrainStepSignature(step) succeeds and equals `want`.
+void expectSignature(mlir::func::FuncOp step, const TrainStepSignature &want) {
+  mlir::FailureOr<TrainStepSignature> got = readTrainStepSignature(step);
+  ASSERT_TRUE(succeeded(got));
+  EXPECT_EQ(got->graphInputs, want.graphInputs);
+  EXPECT_EQ(got->labels, want.labels);
+  EXPECT_EQ(got->modelTensors, want.modelTensors);
+  ASSERT_EQ(got->trained.size(), want.trained.size());
+  for (auto [gotTrained, wantTrained] : llvm::zip(got->trained, want.trained)) {
+    EXPECT_EQ(gotTrained.param, wantTrained.param);
+    EXPECT_EQ(gotTrained.state, wantTrained.state);
+    EXPECT_EQ(gotTrained.accumulator, wantTrained.accumulator);
+  }
+  EXPECT_EQ(got->scalars, want.scalars);
+}
+
+/// Steps built from kForward (or another @forward), read back.
+class ReadTrainStepSignature : public testing::Test {
+protected:
+  ReadTrainStepSignature() { context.loadDialect<MemcDialect, mlir::func::FuncDialect>(); }
+
+  mlir::func::FuncOp build(const TrainStepOptions &options, const char *forward = kForward) {
+    module = mlir::parseSourceString<mlir::ModuleOp>(forward, &context);
+    EXPECT_TRUE(module);
+    if (!module)
+      return {};
+    mlir::FailureOr<mlir::func::FuncOp> step = buildTrainStep(*module, options);
+    EXPECT_TRUE(succeeded(step));
+    return succeeded(step) ? *step : mlir::func::FuncOp();
+  }
+
+  /// The roles every step built from kForward shares; `trained` holds w alone, without state.
+  static TrainStepSignature commonRoles(mlir::func::FuncOp step) {
+    TrainStepSignature signature;
+    signature.graphInputs = {argumentNamed(step, "x")};
+    signature.labels = argumentNamed(step, "labels");
+    signature.modelTensors = {argumentNamed(step, "w")};
+    signature.trained = {{argumentNamed(step, "w"), {}, std::nullopt}};
+    signature.scalars[size_t(plan::ScalarInput::Salt)] = argumentNamed(step, "memc.salt");
+    return signature;
+  }
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+TEST_F(ReadTrainStepSignature, FindsAdamWStateAndAccumulatorsByTheirParameter) {
+  TrainStepOptions options;
+  options.optimizer.name = "adamw";
+  options.optimizer.accumulationSteps = 2;
+  mlir::func::FuncOp step = build(options);
+  ASSERT_TRUE(step);
+  TrainStepSignature want = commonRoles(step);
+  want.trained[0].state = {argumentNamed(step, "w.exp_avg"), argumentNamed(step, "w.exp_avg_sq")};
+  want.trained[0].accumulator = argumentNamed(step, "w.grad_accum");
+  for (plan::ScalarInput input :
+       {plan::ScalarInput::LearningRate, plan::ScalarInput::StepNumber, plan::ScalarInput::Apply})
+    want.scalars[size_t(input)] =
+        argumentNamed(step, llvm::StringRef(plan::scalarInputName(input)));
+  expectSignature(step, want);
+}
+
+TEST_F(ReadTrainStepSignature, FindsTheParametersPlainSgdUpdates) {
+  TrainStepOptions options;
+  options.optimizer.name = "sgd";
+  mlir::func::FuncOp step = build(options);
+  ASSERT_TRUE(step);
+  TrainStepSignature want = commonRoles(step);
+  want.scalars[size_t(plan::ScalarInput::LearningRate)] = argumentNamed(step, "memc.lr");
+  expectSignature(step, want);
+}
+
+TEST_F(ReadTrainStepSignature, FindsTheParametersGradientsAreReturnedFor) {
+  TrainStepOptions options;
+  options.optimizer.name = "none";
+  options.functionName = "gradients";
+  mlir::func::FuncOp step = build(options);
+  ASSERT_TRUE(step);
+  expectSignature(step, commonRoles(step));
+}
+
+/// A batch norm: with an optimizer the step updates its running statistics, buffers.
+constexpr const char *kBatchNorm = R"mlir(
+func.func @forward(%x: tensor<2x3x2x2xf32> {memc.input = "x"},
+                   %s: tensor<3xf32> {memc.param = "scale", memc.param_kind = "parameter"},
+                   %b: tensor<3xf32> {memc.param = "bias", memc.param_kind = "parameter"},
+                   %m: tensor<3xf32> {memc.param = "mean", memc.param_kind = "buffer"},
+                   %v: tensor<3xf32> {memc.param = "var", memc.param_kind = "buffer"})
+    -> (tensor<2x3x2x2xf32> {memc.output = "y"}) {
+  %0 = memc.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f64, momentum = 0.9 : f64, training = false}
+      : (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x2x2xf32>
+  return %0 : tensor<2x3x2x2xf32>
+}
+)mlir";
+
+TEST_F(ReadTrainStepSignature, TrainsNeitherFrozenParametersNorTheBuffersBatchNormUpdates) {
+  TrainStepOptions options;
+  options.loss = LossKind::MeanSquaredError;
+  options.optimizer.name = "adamw";
+  options.freeze = {"bias"};
+  mlir::func::FuncOp step = build(options, kBatchNorm);
+  ASSERT_TRUE(step);
+  auto named = [&](llvm::StringRef name) { return argumentNamed(step, name); };
+  TrainStepSignature want;
+  want.graphInputs = {named("x")};
+  want.labels = named("labels");
+  want.modelTensors = {named("scale"), named("bias"), named("mean"), named("var")};
+  want.trained = {{named("scale"), {named("scale.exp_avg"), named("scale.exp_avg_sq")}, {}}};
+  want.scalars[size_t(plan::ScalarInput::LearningRate)] = named("memc.lr");
+  want.scalars[size_t(plan::ScalarInput::StepNumber)] = named("memc.step");
+  expectSignature(step, want);
+}
+
+/// A step with one SGD momentum buffer; the tests break one attribute each.
+constexpr const char *kMomentumStep = R"mlir(
+func.func @train_step(%x: tensor<2xf32> {memc.input = "X_NAME"},
+                      %y: tensor<2xf32> {memc.input = "labels"},
+                      %w: tensor<2xf32> {memc.param = "w", memc.param_kind = "parameter"},
+                      %m: tensor<2xf32> {memc.param = "w.momentum_buffer",
+                                         memc.param_kind = "optimizer_state",
+                                         memc.state_of = "STATE_OF"})
+    -> (tensor<2xf32> {memc.updates = "w"}, tensor<2xf32> {memc.updates = "w.momentum_buffer"})
+    attributes {LABELS} {
+  return %w, %m : tensor<2xf32>, tensor<2xf32>
+}
+)mlir";
+
+/// The messages readTrainStepSignature emits for kMomentumStep with `replacements` made, or
+/// "read" when it succeeds.
+std::string readError(std::vector<std::pair<std::string, std::string>> replacements) {
+  std::string text = kMomentumStep;
+  replacements.insert(replacements.end(),
+                      {{"X_NAME", "x"}, {"STATE_OF", "w"}, {"LABELS", "memc.labels = \"labels\""}});
+  for (const auto &[from, to] : replacements)
+    if (size_t at = text.find(from); at != std::string::npos)
+      text.replace(at, from.size(), to);
+  mlir::MLIRContext context;
+  context.loadDialect<MemcDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  if (!module)
+    return "unparsed";
+  std::string messages;
+  mlir::ScopedDiagnosticHandler collect(&context, [&](mlir::Diagnostic &diagnostic) {
+    messages += diagnostic.str();
+    return mlir::success();
+  });
+  auto step = module->lookupSymbol<mlir::func::FuncOp>("train_step");
+  return succeeded(readTrainStepSignature(step)) ? "read" : messages;
+}
+
+TEST(ReadTrainStepSignatureRefuses, AttributesThatContradictEachOther) {
+  EXPECT_EQ(readError({}), "read");
+  EXPECT_EQ(readError({{"STATE_OF", "v"}}),
+            "argument 3 is kept for 'v', which is no parameter the step trains");
+  EXPECT_EQ(readError({{"X_NAME", "labels"}}), "argument 1 is a second labels input 'labels'");
+  EXPECT_EQ(readError({{"LABELS", ""}}), "a training step names its labels input in memc.labels");
+  EXPECT_EQ(readError({{"LABELS", "memc.labels = \"targets\""}}),
+            "no input is the labels 'targets' that memc.labels names");
+  EXPECT_EQ(readError({{"memc.state_of", "memc.kept_for"}}),
+            "argument 3 (optimizer_state) names no parameter in memc.state_of");
 }
 
 } // namespace

@@ -6,8 +6,8 @@
 // gradients clipped by their global norm, and results that replace their arguments.
 // ADAMW-LABEL: func.func @train_step
 // ADAMW-SAME: %[[W:[a-z0-9]+]]: tensor<16x10xf32> {memc.param = "w", memc.param_kind = "parameter"}
-// ADAMW-SAME: %[[M:[a-z0-9]+]]: tensor<16x10xf32> {memc.param = "w.exp_avg", memc.param_kind = "optimizer_state"}
-// ADAMW-SAME: %[[V:[a-z0-9]+]]: tensor<16x10xf32> {memc.param = "w.exp_avg_sq", memc.param_kind = "optimizer_state"}
+// ADAMW-SAME: %[[M:[a-z0-9]+]]: tensor<16x10xf32> {memc.param = "w.exp_avg", memc.param_kind = "optimizer_state", memc.state_of = "w"}
+// ADAMW-SAME: %[[V:[a-z0-9]+]]: tensor<16x10xf32> {memc.param = "w.exp_avg_sq", memc.param_kind = "optimizer_state", memc.state_of = "w"}
 // ADAMW-SAME: %[[LR:[a-z0-9]+]]: tensor<f32> {memc.input = "memc.lr"}
 // ADAMW-SAME: %[[T:[a-z0-9]+]]: tensor<f32> {memc.input = "memc.step"}
 // ADAMW-SAME: -> (tensor<f32> {memc.output = "loss"}, tensor<16x10xf32> {memc.updates = "w"}, tensor<16x10xf32> {memc.updates = "w.exp_avg"}, tensor<16x10xf32> {memc.updates = "w.exp_avg_sq"})
@@ -18,7 +18,7 @@
 // ADAMW: return %{{.*}}, %[[P]], %[[M1]], %[[V1]]
 
 // SGD-LABEL: func.func @train_step
-// SGD-SAME: {memc.param = "w.momentum_buffer", memc.param_kind = "optimizer_state"}
+// SGD-SAME: {memc.param = "w.momentum_buffer", memc.param_kind = "optimizer_state", memc.state_of = "w"}
 // SGD-SAME: {memc.input = "memc.lr"})
 // SGD: memc.sgd_update %{{.*}} {momentum = 9.000000e-01 : f64, nesterov = true, weight_decay = 0.000000e+00 : f64}
 
