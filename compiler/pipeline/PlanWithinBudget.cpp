@@ -45,7 +45,8 @@ FailureOr<Attempt> tryDecision(func::FuncOp function, const std::string &modelNa
   attempt.clones = remat::applyRemat(copy, decision);
   attempt.decision = decision;
   attempt.simulated = remat::simulateRemat(original.graph, decision);
-  FailureOr<plan::Plan> plan = buildPlan(*attempt.function, modelName, &attempt.summary, planOptions);
+  FailureOr<plan::Plan> plan =
+      buildPlan(*attempt.function, modelName, &attempt.summary, planOptions);
   if (failed(plan))
     return failure();
   attempt.plan = std::move(*plan);
@@ -63,7 +64,8 @@ uint64_t planPeakBytes(const plan::Plan &plan) {
 FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::string &modelName,
                                          const BudgetOptions &options) {
   BudgetedPlan result;
-  FailureOr<plan::Plan> baseline = buildPlan(function, modelName, &result.baselineSummary, options.plan);
+  FailureOr<plan::Plan> baseline =
+      buildPlan(function, modelName, &result.baselineSummary, options.plan);
   if (failed(baseline))
     return failure();
   result.baseline = std::move(*baseline);
@@ -84,7 +86,8 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
   auto start = Clock::now();
   std::vector<Attempt> attempts;
   auto attempt = [&](const remat::RematDecision &decision, std::string strategy) -> LogicalResult {
-    FailureOr<Attempt> tried = tryDecision(function, modelName, options.plan, extracted, decision, strategy);
+    FailureOr<Attempt> tried =
+        tryDecision(function, modelName, options.plan, extracted, decision, strategy);
     if (failed(tried))
       return failure();
     attempts.push_back(std::move(*tried));
