@@ -205,6 +205,33 @@ TEST_F(RunnerTest, ReportsBadFilesAndArguments) {
   }
 }
 
+// numpy's default float is float64: data for an f32 input converts, with a note naming the array.
+TEST_F(RunnerTest, ConvertsFloat64InputsWithANote) {
+  std::string error;
+  ASSERT_TRUE(memc::testing::writeNpzWithFloat64(
+      path("in64.npz"), {{"x", floats({2, 3}, {1, -2, 3, -4, 5, -6})}}, {"x"}, error))
+      << error;
+  Result result = run(plainRunner("--inputs " + path("in64.npz") + " --outputs " + path("out.npz")));
+  ASSERT_EQ(result.status, 0) << result.output;
+  expectOutputs(path("out.npz"));
+  EXPECT_NE(result.output.find("memc-runner: note: 'x' is float64 data; memc converts it to "
+                               "float32, the type the model takes"),
+            std::string::npos)
+      << result.output;
+}
+
+TEST_F(RunnerTest, PrintsMemcsVersion) {
+  for (const std::string &program : {std::string(MEMC_RUNNER_PATH), bundle()}) {
+    Result result = run(program + " --version");
+    EXPECT_EQ(result.status, 0) << result.output;
+    std::string name = program.substr(program.rfind('/') + 1);
+    // "NAME (memc 0.1.0, revision 1adf62344588)": memc's, not LLVM's.
+    EXPECT_EQ(result.output.rfind(name + " (memc ", 0), 0u) << result.output;
+    EXPECT_NE(result.output.find(", revision "), std::string::npos) << result.output;
+    EXPECT_EQ(result.output.find("LLVM"), std::string::npos) << result.output;
+  }
+}
+
 TEST_F(RunnerTest, PrintsUsage) {
   Result result = run(std::string(MEMC_RUNNER_PATH) + " --help");
   EXPECT_EQ(result.status, 0);
