@@ -266,8 +266,8 @@ std::string checkpointMismatch(const std::map<std::string, std::string> &metadat
   if (value("model") != plan.model())
     what = "of model '" + value("model") + "', this program trains '" + plan.model() + "'";
   else if (value("optimizer") != plan.training().optimizer())
-    what = "with " + value("optimizer") + ", this program trains with " +
-           plan.training().optimizer();
+    what =
+        "with " + value("optimizer") + ", this program trains with " + plan.training().optimizer();
   else
     what = "with other training flags (learning rate, schedule, loss, frozen parameters or "
            "optimizer settings)";
@@ -451,7 +451,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     for (int64_t k = 0; k < micro; ++k) {
       int64_t index = (step - 1) * micro + k;
       NamedArrays inputs = dataset.microBatch(index);
-      error = allIgnored(plan.training(), inputs, step, index + 1, options.checkpointDir.has_value());
+      error =
+          allIgnored(plan.training(), inputs, step, index + 1, options.checkpointDir.has_value());
       if (!error.empty())
         return false;
       if (needsSalt)

@@ -211,7 +211,8 @@ TEST_F(RunnerTest, ConvertsFloat64InputsWithANote) {
   ASSERT_TRUE(memc::testing::writeNpzWithFloat64(
       path("in64.npz"), {{"x", floats({2, 3}, {1, -2, 3, -4, 5, -6})}}, {"x"}, error))
       << error;
-  Result result = run(plainRunner("--inputs " + path("in64.npz") + " --outputs " + path("out.npz")));
+  Result result =
+      run(plainRunner("--inputs " + path("in64.npz") + " --outputs " + path("out.npz")));
   ASSERT_EQ(result.status, 0) << result.output;
   expectOutputs(path("out.npz"));
   EXPECT_NE(result.output.find("memc-runner: note: 'x' is float64 data; memc converts it to "

@@ -556,8 +556,8 @@ TEST_F(TrainingBadInputs, Float64DataConvertsWithANoteOnlyForFloat32Inputs) {
   buildProgram();
   std::string path = dir + "/f64.npz", error;
   ASSERT_TRUE(memc::testing::writeNpzWithFloat64(path, data, {"input"}, error)) << error;
-  ASSERT_EQ(run(program + " --data " + path + " --steps 2 --log " + dir + "/f64.jsonl", dir, output),
-            0)
+  ASSERT_EQ(
+      run(program + " --data " + path + " --steps 2 --log " + dir + "/f64.jsonl", dir, output), 0)
       << output;
   EXPECT_NE(output.find("mlp.train: note: 'input' is float64 data; memc converts it to float32, "
                         "the type the model takes"),
@@ -661,11 +661,13 @@ TEST_F(TrainingResume, CheckpointOfAnotherProgramIsRefused) {
     std::vector<std::string> flags;
     std::string message;
   } cases[] = {
-      {"mlp", {"--loss", "cross_entropy", "--optimizer", "sgd"},
+      {"mlp",
+       {"--loss", "cross_entropy", "--optimizer", "sgd"},
        "training with adamw, this program trains with sgd"},
       {"mlp", {"--loss", "cross_entropy", "--lr", "0.01"}, "training with other training flags"},
       {"mlp", {"--loss", "cross_entropy", "--beta2", "0.99"}, "training with other training flags"},
-      {"mlp", {"--loss", "cross_entropy", "--freeze", "net.0.*"},
+      {"mlp",
+       {"--loss", "cross_entropy", "--freeze", "net.0.*"},
        "training with other training flags"},
       {"mlp_dropout", {"--loss", "cross_entropy"}, "training of model '"},
   };

@@ -489,8 +489,8 @@ bool checkTrainingFlagsApply() {
     return true;
   bool several = given.find(',') != std::string::npos;
   auto error = [&](const std::string &why) {
-    llvm::errs() << "memc: error: " << given << ": " << (several ? "training flags" : "a training flag")
-                 << why << "\n";
+    llvm::errs() << "memc: error: " << given << ": "
+                 << (several ? "training flags" : "a training flag") << why << "\n";
     return false;
   };
   if (mode.getNumOccurrences() && mode == CompileMode::Import)
@@ -543,9 +543,8 @@ bool pipelineOptions(memc::PipelineOptions &options) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions({&memcCategory, &trainingCategory, &memoryCategory});
-  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
-    os << "memc " MEMC_VERSION " (revision " MEMC_REVISION ")\n";
-  });
+  cl::SetVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "memc " MEMC_VERSION " (revision " MEMC_REVISION ")\n"; });
   cl::ParseCommandLineOptions(argc, argv,
                               "memc: compile ONNX models into memory-optimized "
                               "training executables\n");
