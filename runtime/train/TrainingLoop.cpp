@@ -414,6 +414,12 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       return false;
   if (options.savePath && !checkSavePath(plan.training(), *loaded, *options.savePath, error))
     return false;
+  // --dump-grads runs the first micro-batch before the loop would check it.
+  if (options.dumpGradientsPath) {
+    error = allIgnored(plan.training(), dataset.microBatch(0), 1, 1, false);
+    if (!error.empty())
+      return false;
+  }
   if (options.dumpGradientsPath &&
       !dumpGradients(plan, weights, device, dataset.microBatch(0), options.seed,
                      *options.dumpGradientsPath, error))

@@ -613,7 +613,17 @@ TEST_F(TrainingBadInputs, BatchWhoseLabelsAreAllIgnoredStopsTraining) {
             std::string::npos)
       << output;
   EXPECT_EQ(readLogLines(dir + "/log.jsonl").size(), 1u);
-  labels()[5] = 3; // one label left: it trains
+  std::fill(labels(), labels() + 4, -100); // and the first, which --dump-grads runs first
+  std::string path = dir + "/ignored.npz", error;
+  ASSERT_TRUE(writeNpz(path, data, /*compress=*/false, error)) << error;
+  EXPECT_EQ(run(program + " --data " + path + " --dump-grads " + dir + "/grads.npz", dir, output),
+            1);
+  EXPECT_NE(output.find("every label of step 1's batch (micro-batch 1) is the ignored index"),
+            std::string::npos)
+      << output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/grads.npz"));
+  labels()[0] = 3;
+  labels()[5] = 3; // one label left in each: it trains
   EXPECT_EQ(train(data), 0) << output;
 }
 
