@@ -21,6 +21,9 @@ struct HostArray {
   std::vector<int64_t> shape;
   /// Storage bytes of dtype and shape (checkedSizeBytes: packed types round up).
   std::vector<uint8_t> bytes;
+  /// Read from float64 data ('<f8' in a .npy), which the reader narrows to f32: the runner notes
+  /// the conversion where an f32 input takes it and names f64 where another type is expected.
+  bool fromFloat64 = false;
 
   template <typename T> T *as() { return reinterpret_cast<T *>(bytes.data()); }
   template <typename T> const T *as() const { return reinterpret_cast<const T *>(bytes.data()); }

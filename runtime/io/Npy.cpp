@@ -237,11 +237,21 @@ bool parseNpy(std::string_view bytes, HostArray &out, std::string &error) {
   out.dtype = row->dtype;
   out.shape = header.shape;
   out.bytes.resize(memoryBytes);
+  out.fromFloat64 = narrowed;
   if (narrowed)
     narrowF64(data, out);
   else if (!data.empty())
     std::memcpy(out.bytes.data(), data.data(), data.size());
   return true;
+}
+
+std::string fileDTypeString(const HostArray &array) {
+  return array.fromFloat64 ? "f64" : std::string(dtypeString(array.dtype));
+}
+
+std::string float64Note(const std::string &name) {
+  return "'" + name + "' is float64 data; memc converts it to float32, the type the model takes " +
+         "(write float32 to avoid the conversion)";
 }
 
 std::string serializeNpy(const HostArray &array) {

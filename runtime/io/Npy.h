@@ -27,6 +27,13 @@ bool parseNpy(std::string_view bytes, HostArray &out, std::string &error);
 /// The .npy encoding of `array` (version 1.0 unless the header needs 2.0).
 std::string serializeNpy(const HostArray &array);
 
+/// The element type an array has in its file: "f64" for float64 data read as f32, else its
+/// dtype's name.
+std::string fileDTypeString(const HostArray &array);
+
+/// The note for array `name`, float64 data, fed to an f32 input (float64 feeds no other type).
+std::string float64Note(const std::string &name);
+
 } // namespace memc::runtime
 
 #endif // MEMC_RUNTIME_IO_NPY_H

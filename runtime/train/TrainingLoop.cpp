@@ -2,6 +2,7 @@
 #include "runtime/train/TrainingLoop.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/io/Files.h"
+#include "runtime/io/Npy.h"
 #include "runtime/io/Npz.h"
 #include "runtime/io/OnnxWriter.h"
 #include "runtime/plan/Plan.pb.h"
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 
 namespace memc::runtime {
 namespace {
@@ -85,8 +87,34 @@ bool checkLabels(const plan::Training &training, const HostArray &labels, std::s
   return true;
 }
 
+/// cross_entropy over a batch whose labels are all the ignored index has no value (PyTorch's is
+/// NaN): the message that stops training at `step`, or empty.
+std::string allIgnored(const plan::Training &training, const NamedArrays &batch, int64_t step,
+                       int64_t microBatch, bool checkpoints) {
+  if (training.classes() <= 0)
+    return "";
+  for (const auto &[name, labels] : batch) {
+    if (name != training.labels_input() ||
+        (labels.dtype != DType::I64 && labels.dtype != DType::I32))
+      continue;
+    size_t count = labels.bytes.size() / elementSize(labels.dtype);
+    for (size_t i = 0; i < count; ++i) {
+      int64_t label =
+          labels.dtype == DType::I64 ? labels.as<int64_t>()[i] : labels.as<int32_t>()[i];
+      if (label != training.ignore_index())
+        return "";
+    }
+    return "every label of step " + std::to_string(step) + "'s batch (micro-batch " +
+           std::to_string(microBatch) + ") is the ignored index " +
+           std::to_string(training.ignore_index()) +
+           ": its loss is undefined (PyTorch's is NaN); training stopped" +
+           (checkpoints ? " (the last checkpoint is the last good state)" : "");
+  }
+  return "";
+}
+
 bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &dataset,
-                    std::string &error) {
+                    const TrainingOptions &options, std::string &error) {
   std::map<std::string, const HostArray *> byName;
   for (const auto &[name, array] : data)
     byName[name] = &array;
@@ -110,10 +138,12 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
                 array.shape[0] > 0 &&
                 std::equal(array.shape.begin() + 1, array.shape.end(), buffer.shape.begin() + 1);
     if (!fits) {
-      problems.push_back("'" + input.name + "' is " + dtypeString(array.dtype) +
+      problems.push_back("'" + input.name + "' is " + fileDTypeString(array) +
                          shapeString(array.shape) + ", expected " + expected);
       continue;
     }
+    if (array.fromFloat64)
+      options.note(float64Note(input.name));
     if (dataset.samples != 0 && array.shape[0] != dataset.samples) {
       problems.push_back("'" + input.name + "' has " + std::to_string(array.shape[0]) +
                          " samples, the other arrays " + std::to_string(dataset.samples));
@@ -122,6 +152,12 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
     dataset.samples = array.shape[0];
     dataset.batch = buffer.shape[0];
     dataset.arrays.emplace_back(input.name, &array);
+  }
+  if (problems.empty() && dataset.samples < dataset.batch) {
+    error = "the data has " + std::to_string(dataset.samples) +
+            " samples, fewer than one micro-batch of the program (" +
+            std::to_string(dataset.batch) + " samples, axis 0 of its inputs)";
+    return false;
   }
   if (problems.empty())
     return true;
@@ -155,8 +191,47 @@ bool dumpGradients(const plan::Plan &plan, const SafetensorsFile &weights, Devic
 
 constexpr const char *kCheckpointFile = "/checkpoint.safetensors";
 
-bool writeCheckpoint(Executor &executor, const std::string &dir, int64_t step,
-                     std::string &error) {
+/// What identifies the program a checkpoint continues: the training settings (loss, optimizer,
+/// schedule, labels, accumulation), every persistent binding (name, kind, type: the model's
+/// parameters and buffers, which of them train, the optimizer's state) and the update and clipping
+/// steps' attributes (the optimizer's hyperparameters). Not the schedule of the other steps, which
+/// budgets and remat change: a checkpoint resumes under another --vram-budget.
+std::string programFingerprint(const plan::Plan &plan) {
+  plan::Training training = plan.training();
+  training.clear_onnx_template();
+  training.clear_onnx_initializers();
+  std::string text = training.SerializeAsString();
+  for (const plan::Binding &binding : plan.parameters()) {
+    const plan::Buffer &buffer = plan.buffers(static_cast<int>(binding.buffer()));
+    text += "\n" + binding.name() + " " + std::to_string(binding.kind()) + " " +
+            std::to_string(buffer.dtype());
+    for (int64_t dim : buffer.shape())
+      text += " " + std::to_string(dim);
+  }
+  std::set<std::string> updates; // remat clones repeat steps; each counts once
+  for (const plan::Step &step : plan.steps()) {
+    if (step.kernel().find("update") == std::string::npos &&
+        step.kernel().find("clip") == std::string::npos)
+      continue;
+    plan::Step attributes;
+    attributes.set_kernel(step.kernel());
+    *attributes.mutable_attributes() = step.attributes();
+    updates.insert(attributes.SerializeAsString());
+  }
+  for (const std::string &update : updates)
+    text += "\n" + update;
+  uint64_t hash = 14695981039346656037ull; // FNV-1a
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+bool writeCheckpoint(Executor &executor, const plan::Plan &plan, const std::string &dir,
+                     int64_t step, std::string &error) {
   NamedArrays state;
   if (!executor.readParameters(state, error))
     return false;
@@ -164,11 +239,45 @@ bool writeCheckpoint(Executor &executor, const std::string &dir, int64_t step,
   for (const auto &[name, array] : state)
     tensors.push_back(tensorRef(name, array));
   return writeSafetensors(dir + kCheckpointFile, tensors,
-                          {{"format", "memc-checkpoint"}, {"step", std::to_string(step)}}, error);
+                          {{"format", "memc-checkpoint"},
+                           {"step", std::to_string(step)},
+                           {"program", programFingerprint(plan)},
+                           {"model", plan.model()},
+                           {"optimizer", plan.training().optimizer()}},
+                          error);
+}
+
+/// Why a checkpoint written by another program does not continue this one; empty if it does.
+std::string checkpointMismatch(const std::map<std::string, std::string> &metadata,
+                               const plan::Plan &plan, const TrainingOptions &options) {
+  auto value = [&](const char *key) {
+    auto found = metadata.find(key);
+    return found == metadata.end() ? std::string() : found->second;
+  };
+  std::string saved = value("program");
+  if (saved.empty()) {
+    options.note("--resume: the checkpoint predates program fingerprints; memc cannot check that "
+                 "this program wrote it");
+    return "";
+  }
+  if (saved == programFingerprint(plan))
+    return "";
+  std::string what;
+  if (value("model") != plan.model())
+    what = "of model '" + value("model") + "', this program trains '" + plan.model() + "'";
+  else if (value("optimizer") != plan.training().optimizer())
+    what =
+        "with " + value("optimizer") + ", this program trains with " + plan.training().optimizer();
+  else
+    what = "with other training flags (learning rate, schedule, loss, frozen parameters or "
+           "optimizer settings)";
+  return "the checkpoint was written by another program, training " + what +
+         "; resume it with the program that wrote it, or start without --resume";
 }
 
 /// Restores a checkpoint; returns the step it was taken after, or -1 with a message.
-int64_t resumeFrom(Executor &executor, const std::string &dir, std::string &error) {
+int64_t resumeFrom(Executor &executor, const plan::Plan &plan, const std::string &dir,
+                   const TrainingOptions &options, std::string &error) {
   SafetensorsFile checkpoint;
   if (!checkpoint.open(dir + kCheckpointFile, error))
     return -1;
@@ -179,6 +288,18 @@ int64_t resumeFrom(Executor &executor, const std::string &dir, std::string &erro
                         : std::strtoll(step->second.c_str(), &end, 10);
   if (saved < 0 || (end && *end != '\0')) {
     error = dir + kCheckpointFile + " is not a memc checkpoint (no step number)";
+    return -1;
+  }
+  std::string mismatch = checkpointMismatch(checkpoint.metadata(), plan, options);
+  if (!mismatch.empty()) {
+    error = "--resume " + dir + ": " + mismatch;
+    return -1;
+  }
+  if (saved >= options.steps) {
+    error = "--resume " + dir + ": the checkpoint is at step " + std::to_string(saved) +
+            ", and --steps is " + std::to_string(options.steps) +
+            ": nothing is left to train (--steps counts from the start; pass more than " +
+            std::to_string(saved) + ")";
     return -1;
   }
   if (!executor.restoreParameters(checkpoint, error))
@@ -286,13 +407,19 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   if (!readNpz(options.dataPath, data, error))
     return false;
   Dataset dataset;
-  if (!prepareDataset(*loaded, data, dataset, error))
+  if (!prepareDataset(*loaded, data, dataset, options, error))
     return false;
   for (const auto &[name, array] : dataset.arrays)
     if (name == plan.training().labels_input() && !checkLabels(plan.training(), *array, error))
       return false;
   if (options.savePath && !checkSavePath(plan.training(), *loaded, *options.savePath, error))
     return false;
+  // --dump-grads runs the first micro-batch before the loop would check it.
+  if (options.dumpGradientsPath) {
+    error = allIgnored(plan.training(), dataset.microBatch(0), 1, 1, false);
+    if (!error.empty())
+      return false;
+  }
   if (options.dumpGradientsPath &&
       !dumpGradients(plan, weights, device, dataset.microBatch(0), options.seed,
                      *options.dumpGradientsPath, error))
@@ -303,7 +430,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     return false;
   int64_t firstStep = 1;
   if (options.resumeDir) {
-    int64_t saved = resumeFrom(*executor, *options.resumeDir, error);
+    int64_t saved = resumeFrom(*executor, plan, *options.resumeDir, options, error);
     if (saved < 0)
       return false;
     firstStep = saved + 1;
@@ -330,6 +457,10 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     for (int64_t k = 0; k < micro; ++k) {
       int64_t index = (step - 1) * micro + k;
       NamedArrays inputs = dataset.microBatch(index);
+      error =
+          allIgnored(plan.training(), inputs, step, index + 1, options.checkpointDir.has_value());
+      if (!error.empty())
+        return false;
       if (needsSalt)
         inputs.emplace_back(inputName(ScalarInput::Salt), salt(options.seed, index));
       inputs.emplace_back(inputName(ScalarInput::LearningRate), scalar(static_cast<float>(lr)));
@@ -379,7 +510,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     }
     if (options.checkpointDir && options.checkpointEvery > 0 &&
         (step % options.checkpointEvery == 0 || step == options.steps) &&
-        !writeCheckpoint(*executor, *options.checkpointDir, step, error))
+        !writeCheckpoint(*executor, plan, *options.checkpointDir, step, error))
       return false;
   }
   if (options.progress)

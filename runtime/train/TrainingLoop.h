@@ -12,6 +12,8 @@
 #include "runtime/device/Device.h"
 #include "runtime/io/Safetensors.h"
 
+#include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,24 +36,31 @@ struct TrainingOptions {
   /// source model with the trained weights (the program's ONNX template, OnnxWriter.h).
   std::optional<std::string> savePath;
   /// Every `checkpointEvery` steps, DIR/checkpoint.safetensors: parameters, buffers and
-  /// optimizer state with the step number, written atomically (write, then rename).
+  /// optimizer state with the step number and the program's fingerprint (its training settings,
+  /// parameters and optimizer state), written atomically (write, then rename).
   std::optional<std::string> checkpointDir;
   int64_t checkpointEvery = 0;
   /// Continue from DIR/checkpoint.safetensors: the step after the saved one, with the same
-  /// micro-batches, so the losses are those of an uninterrupted run.
+  /// micro-batches, so the losses are those of an uninterrupted run. Refused: a checkpoint another
+  /// program wrote (another fingerprint) and one at or past `steps`.
   std::optional<std::string> resumeDir;
   /// A progress line on stderr.
   bool progress = false;
   /// Seeds the dropout masks: each micro-batch's masks depend on the seed and its index, so a
   /// run (and a resumed run) is reproducible and masks differ between steps.
   int64_t seed = 0;
+  /// Where notes go (a conversion of the data, an unchecked checkpoint): stderr by default.
+  std::function<void(const std::string &)> note = [](const std::string &text) {
+    std::fprintf(stderr, "note: %s\n", text.c_str());
+  };
 };
 
 /// The learning rate of step `step` (1-based): linear warmup, then cosine decay to zero.
 double learningRateAt(const plan::Training &training, int64_t step);
 
 /// Runs `options.steps` training steps of `plan` on `device`. Returns false with a message;
-/// a loss that is not finite stops training with the step number.
+/// a loss that is not finite, or a cross_entropy batch whose labels are all the ignored index,
+/// stops training with the step number. Data with fewer samples than one micro-batch is refused.
 bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device &device,
                  const TrainingOptions &options, std::string &error);
 

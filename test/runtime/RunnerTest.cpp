@@ -97,6 +97,15 @@ protected:
     EXPECT_EQ(values, (std::vector<float>{2, 0, 4, 0, 4, 0}));
   }
 
+  /// The plain runner on the inputs in file `inputs`: it succeeds, writes the expected outputs
+  /// and says `message`.
+  void expectPlainRunSaying(const std::string &inputs, const std::string &message) {
+    Result result = run(plainRunner("--inputs " + path(inputs) + " --outputs " + path("out.npz")));
+    ASSERT_EQ(result.status, 0) << result.output;
+    expectOutputs(path("out.npz"));
+    EXPECT_NE(result.output.find(message), std::string::npos) << result.output;
+  }
+
   std::string bundle() {
     std::string error;
     EXPECT_TRUE(writeBundle(MEMC_RUNNER_PATH, path("tiny"), runnerPlan().bytes(),
@@ -112,13 +121,8 @@ protected:
 };
 
 TEST_F(RunnerTest, RunsAPlanFromFiles) {
-  Result result = run(plainRunner("--inputs " + path("in.npz") + " --outputs " + path("out.npz")));
-  ASSERT_EQ(result.status, 0) << result.output;
-  expectOutputs(path("out.npz"));
-  EXPECT_NE(result.output.find("memc-runner: tiny: arena 512 B planned (high-water 280 B, peak "
-                               "live 48 B, lower bound 48 B)"),
-            std::string::npos)
-      << result.output;
+  expectPlainRunSaying("in.npz", "memc-runner: tiny: arena 512 B planned (high-water 280 B, peak "
+                                 "live 48 B, lower bound 48 B)");
 }
 
 TEST_F(RunnerTest, RunsABundledProgram) {
@@ -202,6 +206,28 @@ TEST_F(RunnerTest, ReportsBadFilesAndArguments) {
     EXPECT_EQ(result.status, 1) << c.command << "\n" << result.output;
     EXPECT_NE(result.output.find(c.message), std::string::npos)
         << "expected '" << c.message << "', got: " << result.output;
+  }
+}
+
+// numpy's default float is float64: data for an f32 input converts, with a note naming the array.
+TEST_F(RunnerTest, ConvertsFloat64InputsWithANote) {
+  std::string error;
+  ASSERT_TRUE(memc::testing::writeNpzWithFloat64(
+      path("in64.npz"), {{"x", floats({2, 3}, {1, -2, 3, -4, 5, -6})}}, {"x"}, error))
+      << error;
+  expectPlainRunSaying("in64.npz", "memc-runner: note: 'x' is float64 data; memc converts it to "
+                                   "float32, the type the model takes");
+}
+
+TEST_F(RunnerTest, PrintsMemcsVersion) {
+  for (const std::string &program : {std::string(MEMC_RUNNER_PATH), bundle()}) {
+    Result result = run(program + " --version");
+    EXPECT_EQ(result.status, 0) << result.output;
+    std::string name = program.substr(program.rfind('/') + 1);
+    // "NAME (memc 0.1.0, revision 1adf62344588)": memc's, not LLVM's.
+    EXPECT_EQ(result.output.rfind(name + " (memc ", 0), 0u) << result.output;
+    EXPECT_NE(result.output.find(", revision "), std::string::npos) << result.output;
+    EXPECT_EQ(result.output.find("LLVM"), std::string::npos) << result.output;
   }
 }
 

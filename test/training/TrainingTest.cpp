@@ -11,6 +11,7 @@
 // Then bad inputs: each is refused with exit code 1 and a message naming the problem.
 //
 //===----------------------------------------------------------------------===//
+#include "../runtime/HostArrays.h"
 #include "TrainingTestSupport.h"
 #include "runtime/io/Json.h"
 #include "runtime/io/Npz.h"
@@ -547,6 +548,154 @@ TEST_F(TrainingBadInputs, DropoutMasksFollowTheSeed) {
   ASSERT_EQ(first.size(), 3u);
   EXPECT_EQ(first, again);
   EXPECT_NE(first, other);
+}
+
+// numpy's default float is float64: data for an f32 input converts with a note naming the array,
+// and trains as the float32 data does; float64 labels for an i64 input are refused as f64.
+TEST_F(TrainingBadInputs, Float64DataConvertsWithANoteOnlyForFloat32Inputs) {
+  buildProgram();
+  std::string path = dir + "/f64.npz", error;
+  ASSERT_TRUE(memc::testing::writeNpzWithFloat64(path, data, {"input"}, error)) << error;
+  ASSERT_EQ(
+      run(program + " --data " + path + " --steps 2 --log " + dir + "/f64.jsonl", dir, output), 0)
+      << output;
+  EXPECT_NE(output.find("mlp.train: note: 'input' is float64 data; memc converts it to float32, "
+                        "the type the model takes"),
+            std::string::npos)
+      << output;
+  ASSERT_EQ(train(data), 0) << output;
+  std::vector<std::pair<int64_t, std::string>> converted = readLogLines(dir + "/f64.jsonl"),
+                                               float32 = readLogLines(dir + "/log.jsonl");
+  ASSERT_EQ(converted.size(), 2u);
+  EXPECT_EQ(converted[0], float32[0]);
+  EXPECT_EQ(converted[1], float32[1]);
+
+  ASSERT_TRUE(memc::testing::writeNpzWithFloat64(path, data, {"labels"}, error)) << error;
+  EXPECT_EQ(run(program + " --data " + path, dir, output), 1) << output;
+  EXPECT_NE(output.find("'labels' is f64[12], expected i64[N]"), std::string::npos) << output;
+}
+
+TEST_F(TrainingBadInputs, Float64DataForAnIntegerInputIsRefusedInInference) {
+  std::string inference = dir + "/gpt2.run";
+  ASSERT_EQ(run(memcCommand("gpt2", {"--mode=infer"}, inference), dir, output), 0) << output;
+  HostArray ids{DType::I64, {2, 16}, std::vector<uint8_t>(32 * sizeof(int64_t))};
+  std::string path = dir + "/ids.npz", error;
+  ASSERT_TRUE(memc::testing::writeNpzWithFloat64(path, {{"input_ids", ids}}, {"input_ids"}, error))
+      << error;
+  EXPECT_EQ(run(inference + " --inputs " + path, dir, output), 1) << output;
+  EXPECT_NE(output.find("input 'input_ids' is f64[2, 16], expected i64[2, 16] (float64 data "
+                        "converts only to float32 inputs)"),
+            std::string::npos)
+      << output;
+}
+
+TEST_F(TrainingBadInputs, FewerSamplesThanOneMicroBatch) {
+  buildProgram();
+  for (auto &[name, array] : data) {
+    array.bytes.resize(array.bytes.size() / array.shape[0] * 3);
+    array.shape[0] = 3;
+  }
+  EXPECT_EQ(train(data), 1) << output;
+  EXPECT_NE(output.find("the data has 3 samples, fewer than one micro-batch of the program (4 "
+                        "samples, axis 0 of its inputs)"),
+            std::string::npos)
+      << output;
+}
+
+// PyTorch's cross_entropy of a batch whose labels are all ignore_index is NaN: training stops
+// at that step as it does for a NaN loss, after the steps before it.
+TEST_F(TrainingBadInputs, BatchWhoseLabelsAreAllIgnoredStopsTraining) {
+  buildProgram();
+  std::fill(labels() + 4, labels() + 8, -100); // the second micro-batch
+  EXPECT_EQ(train(data), 1) << output;
+  EXPECT_NE(output.find("every label of step 2's batch (micro-batch 2) is the ignored index -100: "
+                        "its loss is undefined (PyTorch's is NaN); training stopped"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(readLogLines(dir + "/log.jsonl").size(), 1u);
+  std::fill(labels(), labels() + 4, -100); // and the first, which --dump-grads runs first
+  std::string path = dir + "/ignored.npz", error;
+  ASSERT_TRUE(writeNpz(path, data, /*compress=*/false, error)) << error;
+  EXPECT_EQ(run(program + " --data " + path + " --dump-grads " + dir + "/grads.npz", dir, output),
+            1);
+  EXPECT_NE(output.find("every label of step 1's batch (micro-batch 1) is the ignored index"),
+            std::string::npos)
+      << output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/grads.npz"));
+  labels()[0] = 3;
+  labels()[5] = 3; // one label left in each: it trains
+  EXPECT_EQ(train(data), 0) << output;
+}
+
+class TrainingResume : public TrainingBadInputs {
+protected:
+  /// A checkpoint of `program` after 3 steps in dir/checkpoints.
+  void checkpoint() {
+    buildProgram();
+    std::string error;
+    ASSERT_TRUE(writeNpz(dir + "/data.npz", data, /*compress=*/false, error)) << error;
+    checkpoints = dir + "/checkpoints";
+    std::filesystem::create_directories(checkpoints);
+    ASSERT_EQ(run(program + " --data " + dir + "/data.npz --steps 3 --checkpoint " + checkpoints,
+                  dir, output),
+              0)
+        << output;
+  }
+  int resume(const std::string &with, int steps) {
+    return run(with + " --data " + dir + "/data.npz --steps " + std::to_string(steps) +
+                   " --resume " + checkpoints,
+               dir, output);
+  }
+  std::string checkpoints;
+};
+
+TEST_F(TrainingResume, AtOrPastTheStepsIsRefused) {
+  checkpoint();
+  for (int steps : {3, 2}) {
+    EXPECT_EQ(resume(program, steps), 1) << output;
+    EXPECT_NE(output.find("the checkpoint is at step 3, and --steps is " + std::to_string(steps) +
+                          ": nothing is left to train"),
+              std::string::npos)
+        << output;
+  }
+  EXPECT_EQ(resume(program, 4), 0) << output;
+}
+
+// The checkpoint carries the program's fingerprint: another optimizer, another learning rate,
+// another model or other frozen parameters are refused; another budget (other remat, same
+// training) resumes.
+TEST_F(TrainingResume, CheckpointOfAnotherProgramIsRefused) {
+  checkpoint();
+  struct Case {
+    std::string model;
+    std::vector<std::string> flags;
+    std::string message;
+  } cases[] = {
+      {"mlp",
+       {"--loss", "cross_entropy", "--optimizer", "sgd"},
+       "training with adamw, this program trains with sgd"},
+      {"mlp", {"--loss", "cross_entropy", "--lr", "0.01"}, "training with other training flags"},
+      {"mlp", {"--loss", "cross_entropy", "--beta2", "0.99"}, "training with other training flags"},
+      {"mlp",
+       {"--loss", "cross_entropy", "--freeze", "net.0.*"},
+       "training with other training flags"},
+      {"mlp_dropout", {"--loss", "cross_entropy"}, "training of model '"},
+  };
+  for (const Case &c : cases) {
+    std::string other = dir + "/other.train";
+    ASSERT_EQ(run(memcCommand(c.model, c.flags, other), dir, output), 0) << output;
+    EXPECT_EQ(resume(other, 5), 1) << c.message << "\n" << output;
+    EXPECT_NE(output.find("--resume " + checkpoints +
+                          ": the checkpoint was written by another program, " + c.message),
+              std::string::npos)
+        << output;
+  }
+  std::string budgeted = dir + "/budgeted.train";
+  ASSERT_EQ(run(memcCommand("mlp", {"--loss", "cross_entropy", "--vram-budget", "1MiB"}, budgeted),
+                dir, output),
+            0)
+      << output;
+  EXPECT_EQ(resume(budgeted, 4), 0) << output;
 }
 
 } // namespace

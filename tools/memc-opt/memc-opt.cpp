@@ -12,11 +12,15 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   memc::registerMemcPasses();
   memc::registerMemcCompilerPasses();
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "memc-opt (memc " MEMC_VERSION ", revision " MEMC_REVISION ")\n";
+  });
   mlir::DialectRegistry registry;
   registry.insert<memc::MemcDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

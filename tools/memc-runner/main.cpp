@@ -15,6 +15,7 @@
 #include "runtime/bundle/Bundle.h"
 #include "runtime/device/AvailableDevices.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/io/Npy.h"
 #include "runtime/io/Npz.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/Plan.pb.h"
@@ -43,6 +44,7 @@ struct Options {
   int repeat = 1;
   bool stats = false;
   bool help = false;
+  bool version = false;
 };
 
 std::string programName = "memc-runner";
@@ -50,6 +52,33 @@ std::string programName = "memc-runner";
 int fail(const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", programName.c_str(), message.c_str());
   return 1;
+}
+
+void note(const std::string &message) {
+  std::fprintf(stderr, "%s: note: %s\n", programName.c_str(), message.c_str());
+}
+
+/// float64 arrays (read as f32) for the plan's inputs: noted where the input takes f32, refused
+/// (naming f64) where it takes another type.
+bool checkFloat64Inputs(const LoadedPlan &plan, const NamedArrays &inputs, std::string &error) {
+  for (const auto &[name, array] : inputs) {
+    if (!array.fromFloat64)
+      continue;
+    for (const PlanBinding &input : plan.inputs) {
+      const PlanBuffer &buffer = plan.buffers[input.buffer];
+      if (input.name != name)
+        continue;
+      if (buffer.dtype == DType::F32) {
+        note(float64Note(name));
+        continue;
+      }
+      error = "input '" + name + "' is f64" + shapeString(array.shape) + ", expected " +
+              dtypeString(buffer.dtype) + shapeString(buffer.shape) +
+              " (float64 data converts only to float32 inputs)";
+      return false;
+    }
+  }
+  return true;
 }
 
 void printUsage(bool bundled) {
@@ -69,7 +98,8 @@ void printUsage(bool bundled) {
               "  --outputs FILE   where to write the graph outputs (.npz)\n"
               "  --device NAME    device to run on (default: cpu)\n"
               "  --stats          time every step and print memory and time details\n"
-              "  --repeat N       run N times and report the median time\n");
+              "  --repeat N       run N times and report the median time\n"
+              "  --version        print memc's version and source revision\n");
   if (bundled)
     std::printf("  --save FILE      after training, the trained parameters and buffers as\n"
                 "                   safetensors; or, when FILE ends in .onnx, the model itself\n"
@@ -93,6 +123,10 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
     std::string argument = argv[i];
     if (argument == "--help" || argument == "-h") {
       options.help = true;
+      continue;
+    }
+    if (argument == "--version") {
+      options.version = true;
       continue;
     }
     if (argument == "--stats") {
@@ -209,6 +243,7 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   training.dumpGradientsPath = options.dumpGrads;
   training.savePath = options.save;
   training.progress = isatty(STDERR_FILENO);
+  training.note = note;
   std::string error;
   DeviceRegistry registry;
   registerAvailableDevices(registry);
@@ -237,6 +272,8 @@ int runProgram(const Options &options, const std::string &planOrigin, std::strin
     return fail(error);
   NamedArrays inputs;
   if (options.inputs && !readNpz(*options.inputs, inputs, error))
+    return fail(error);
+  if (!checkFloat64Inputs(*plan, inputs, error))
     return fail(error);
 
   ExecutorOptions executorOptions;
@@ -292,6 +329,10 @@ int main(int argc, char **argv) {
     return fail(error);
   if (options.help) {
     printUsage(bundled);
+    return 0;
+  }
+  if (options.version) {
+    std::printf("%s (memc %s, revision %s)\n", programName.c_str(), MEMC_VERSION, MEMC_REVISION);
     return 0;
   }
 

@@ -28,6 +28,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -50,7 +51,7 @@ cl::opt<std::string> outputPath("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(memcCategory));
 using memc::CompileMode;
 cl::opt<CompileMode>
-    mode("mode", cl::desc("What to build (default: train when --loss is given)"),
+    mode("mode", cl::desc("What to build (default: train when --loss is given, import otherwise)"),
          cl::init(CompileMode::Import),
          cl::values(clEnumValN(CompileMode::Import, "import", "print the model as memc IR"),
                     clEnumValN(CompileMode::Infer, "infer",
@@ -67,29 +68,36 @@ cl::opt<std::string> loss("loss", cl::desc("Loss: cross_entropy or mse"),
                           cl::cat(trainingCategory));
 cl::opt<std::string> lossInput("loss-input", cl::desc("Graph output the loss is computed from"),
                                cl::cat(trainingCategory));
-cl::opt<std::string> labels("labels", cl::desc("Name of the labels input"), cl::init("labels"),
-                            cl::cat(trainingCategory));
-cl::opt<std::string> optimizer("optimizer", cl::desc("sgd or adamw"), cl::init("adamw"),
-                               cl::cat(trainingCategory));
-cl::opt<double> learningRate("lr", cl::desc("Learning rate"), cl::init(1e-3),
+cl::opt<std::string> labels("labels", cl::desc("Name of the labels input (default: labels)"),
+                            cl::init("labels"), cl::cat(trainingCategory));
+cl::opt<std::string> optimizer("optimizer", cl::desc("sgd or adamw (default: adamw)"),
+                               cl::init("adamw"), cl::cat(trainingCategory));
+cl::opt<double> learningRate("lr", cl::desc("Learning rate (default: 0.001)"), cl::init(1e-3),
                              cl::cat(trainingCategory));
-cl::opt<double> momentum("momentum", cl::desc("SGD momentum"), cl::init(0.0),
+cl::opt<double> momentum("momentum", cl::desc("SGD momentum (default: 0)"), cl::init(0.0),
                          cl::cat(trainingCategory));
 cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"), cl::cat(trainingCategory));
-cl::opt<double> weightDecay("weight-decay", cl::desc("Weight decay"), cl::init(-1.0),
-                            cl::cat(trainingCategory));
-cl::opt<double> beta1("beta1", cl::desc("AdamW beta1"), cl::init(0.9), cl::cat(trainingCategory));
-cl::opt<double> beta2("beta2", cl::desc("AdamW beta2"), cl::init(0.999), cl::cat(trainingCategory));
-cl::opt<double> epsilon("eps", cl::desc("AdamW epsilon"), cl::init(1e-8),
+cl::opt<double> weightDecay("weight-decay",
+                            cl::desc("Weight decay (default: torch.optim's, 0.01 for adamw, 0 for "
+                                     "sgd)"),
+                            cl::init(-1.0), cl::cat(trainingCategory));
+cl::opt<double> beta1("beta1", cl::desc("AdamW beta1 (default: 0.9)"), cl::init(0.9),
+                      cl::cat(trainingCategory));
+cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default: 0.999)"), cl::init(0.999),
+                      cl::cat(trainingCategory));
+cl::opt<double> epsilon("eps", cl::desc("AdamW epsilon (default: 1e-8)"), cl::init(1e-8),
                         cl::cat(trainingCategory));
-cl::opt<double> clipGradNorm("clip-grad-norm", cl::desc("Clip the gradients' global norm"),
+cl::opt<double> clipGradNorm("clip-grad-norm",
+                             cl::desc("Clip the gradients' global norm (default: 0, no clipping)"),
                              cl::init(0.0), cl::cat(trainingCategory));
-cl::opt<int64_t> gradAccum("grad-accum", cl::desc("Micro-batches per optimizer step"), cl::init(1),
-                           cl::cat(trainingCategory));
-cl::opt<int64_t> warmup("warmup", cl::desc("Linear learning-rate warmup steps"), cl::init(0),
-                        cl::cat(trainingCategory));
-cl::opt<int64_t> decaySteps("decay-steps", cl::desc("Cosine decay steps after warmup"), cl::init(0),
-                            cl::cat(trainingCategory));
+cl::opt<int64_t> gradAccum("grad-accum", cl::desc("Micro-batches per optimizer step (default: 1)"),
+                           cl::init(1), cl::cat(trainingCategory));
+cl::opt<int64_t> warmup("warmup", cl::desc("Linear learning-rate warmup steps (default: 0)"),
+                        cl::init(0), cl::cat(trainingCategory));
+cl::opt<int64_t> decaySteps("decay-steps",
+                            cl::desc("Cosine decay steps after warmup (default: 0, a constant "
+                                     "rate)"),
+                            cl::init(0), cl::cat(trainingCategory));
 cl::list<std::string> freeze("freeze", cl::desc("Glob of parameters that do not train"),
                              cl::cat(trainingCategory));
 cl::list<std::string> trainable("trainable", cl::desc("Glob of the only parameters that train"),
@@ -100,20 +108,22 @@ cl::opt<std::string> vramBudget("vram-budget",
                                          "(e.g. 24GiB, 1.5GB, 512MiB)"),
                                 cl::value_desc("size"), cl::cat(memoryCategory));
 cl::opt<memc::RematMode> rematMode(
-    "remat", cl::desc("What to recompute in the backward instead of keeping it"),
+    "remat", cl::desc("What to recompute in the backward instead of keeping it (default: auto)"),
     cl::init(memc::RematMode::Auto),
     cl::values(clEnumValN(memc::RematMode::Auto, "auto", "only as much as the budget needs"),
                clEnumValN(memc::RematMode::None, "none", "keep every activation"),
                clEnumValN(memc::RematMode::Full, "full", "keep only layer boundaries")),
     cl::cat(memoryCategory));
 cl::opt<memc::RematSolver> rematSolver(
-    "remat-solver", cl::desc("How --remat auto decides"), cl::init(memc::RematSolver::Heuristic),
+    "remat-solver", cl::desc("How --remat auto decides (default: heuristic)"),
+    cl::init(memc::RematSolver::Heuristic),
     cl::values(clEnumValN(memc::RematSolver::Heuristic, "heuristic",
                           "greedy, in well under a second"),
                clEnumValN(memc::RematSolver::Ilp, "ilp",
                           "integer program (COIN-OR CBC), the heuristic where it cannot solve")),
     cl::cat(memoryCategory));
-cl::opt<double> ilpTimeLimit("ilp-time-limit", cl::desc("Seconds the ILP solver may take"),
+cl::opt<double> ilpTimeLimit("ilp-time-limit",
+                             cl::desc("Seconds the ILP solver may take (default: 20)"),
                              cl::init(20.0), cl::cat(memoryCategory));
 cl::opt<bool> report("report", cl::desc("Print where the peak's bytes go"),
                      cl::cat(memoryCategory));
@@ -125,7 +135,7 @@ cl::opt<std::string> reportSvg("report-svg",
 
 enum class Emit { Mlir, MlirImport };
 cl::opt<Emit>
-    emit("emit", cl::desc("What to produce"), cl::init(Emit::Mlir),
+    emit("emit", cl::desc("What IR --mode=import prints (default: mlir)"), cl::init(Emit::Mlir),
          cl::values(clEnumValN(Emit::Mlir, "mlir", "memc IR in canonical form"),
                     clEnumValN(Emit::MlirImport, "mlir-import", "memc IR exactly as imported")),
          cl::cat(memcCategory));
@@ -282,6 +292,19 @@ bool emitReports(const memc::BudgetedPlan &planned, const memc::BudgetOptions &o
   return true;
 }
 
+/// The --remat value of `mode`.
+const char *rematFlagName(memc::RematMode mode) {
+  switch (mode) {
+  case memc::RematMode::Auto:
+    return "auto";
+  case memc::RematMode::None:
+    return "none";
+  case memc::RematMode::Full:
+    return "full";
+  }
+  return "auto";
+}
+
 /// The error for a budget memc cannot meet: the lowest peak it reached, where those bytes go, and
 /// the flags that would lower it.
 void reportInfeasibleBudget(const memc::BudgetedPlan &planned, const memc::BudgetOptions &options,
@@ -291,8 +314,13 @@ void reportInfeasibleBudget(const memc::BudgetedPlan &planned, const memc::Budge
   os << "memc: error: the budget of " << memc::formatBytes(*options.budgetBytes)
      << " is too small: the lowest peak memc reaches with these flags is "
      << memc::formatBytes(memory.peakBytes) << " (" << memory.peakBytes << " bytes";
-  if (training)
-    os << ", --remat " << (options.mode == memc::RematMode::None ? "none" : planned.strategy);
+  // The flag as given, and what it chose: planned.strategy names plans (chen-sqrt among them)
+  // that are no values of --remat.
+  if (training) {
+    os << ", --remat " << rematFlagName(options.mode);
+    if (options.mode == memc::RematMode::Auto && !planned.strategy.empty())
+      os << ", whose lowest plan is " << planned.strategy;
+  }
   os << ")\n  at that peak:";
   for (size_t c = 1; c < memory.breakdown.size(); ++c)
     if (memory.breakdown[c])
@@ -303,7 +331,13 @@ void reportInfeasibleBudget(const memc::BudgetedPlan &planned, const memc::Budge
   os << "\n  what would lower it:";
   if (training && options.mode == memc::RematMode::None)
     os << " --remat auto (recompute activations instead of keeping them);";
-  os << " a smaller batch (--input-shape);";
+  // --input-shape applies only to symbolic dims, which need it: a model whose batch is fixed
+  // refuses it.
+  if (!inputShapes.empty())
+    os << " a smaller batch (--input-shape);";
+  else
+    os << " a smaller batch (the model's input shapes are fixed: export it with a smaller or a "
+          "dynamic batch, then --input-shape);";
   if (training) {
     if (memory.breakdown[memc::plan::OPTIMIZER_STATE])
       os << " --freeze or --trainable (no gradients or optimizer state for frozen parameters);"
@@ -437,8 +471,48 @@ int printImported(mlir::ModuleOp module, std::chrono::steady_clock::time_point s
   return 0;
 }
 
+/// The training flags given on the command line (--loss among them), as "--lr, --optimizer".
+std::string givenTrainingFlags() {
+  std::vector<std::string> names;
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.second->getNumOccurrences() &&
+        llvm::is_contained(entry.second->Categories, &trainingCategory))
+      names.push_back("--" + entry.getKey().str());
+  llvm::sort(names);
+  return llvm::join(names, ", ");
+}
+
+/// Training flags where nothing trains: false after saying which flags and why.
+bool checkTrainingFlagsApply() {
+  std::string given = givenTrainingFlags();
+  if (given.empty())
+    return true;
+  bool several = given.find(',') != std::string::npos;
+  auto error = [&](const std::string &why) {
+    llvm::errs() << "memc: error: " << given << ": "
+                 << (several ? "training flags" : "a training flag") << why << "\n";
+    return false;
+  };
+  if (mode.getNumOccurrences() && mode == CompileMode::Import)
+    return error(", but --mode=import prints the model's IR and does not train "
+                 "(drop --mode=import, and give --loss, to train)");
+  if (emit.getNumOccurrences())
+    return error(", but --emit prints the model's IR and does not train (drop "
+                 "--emit, and give --loss, to train)");
+  if (mode == CompileMode::Infer)
+    return error(", but --mode=infer builds a program that computes the model's "
+                 "outputs and does not train (--mode=train, or no --mode, with --loss trains)");
+  if (loss.empty() && mode == CompileMode::Import)
+    return error(" without --loss: memc would print the model's IR" +
+                 std::string(outputPath == "-" ? "" : " to " + outputPath) +
+                 " instead of building a training program (add --loss cross_entropy|mse)");
+  return true;
+}
+
 /// The flags as pipeline options; false after printing what is wrong with them.
 bool pipelineOptions(memc::PipelineOptions &options) {
+  if (!checkTrainingFlagsApply())
+    return false;
   if (!loss.empty() && mode == CompileMode::Import)
     mode = CompileMode::Train;
   if (mode == CompileMode::Train && loss.empty()) {
@@ -469,6 +543,8 @@ bool pipelineOptions(memc::PipelineOptions &options) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions({&memcCategory, &trainingCategory, &memoryCategory});
+  cl::SetVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "memc " MEMC_VERSION " (revision " MEMC_REVISION ")\n"; });
   cl::ParseCommandLineOptions(argc, argv,
                               "memc: compile ONNX models into memory-optimized "
                               "training executables\n");
