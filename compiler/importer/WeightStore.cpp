@@ -14,6 +14,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -660,8 +661,20 @@ const StoredTensor *WeightStore::find(const std::string &name) const {
 
 bool WeightStore::read(const StoredTensor &tensor, std::vector<char> &out,
                        std::string &error) const {
+  return readRange(tensor, 0, tensor.file.empty() ? tensor.inlineBytes.size() : tensor.length, out,
+                   error);
+}
+
+bool WeightStore::readRange(const StoredTensor &tensor, uint64_t offset, uint64_t length,
+                            std::vector<char> &out, std::string &error) const {
+  uint64_t size = tensor.file.empty() ? tensor.inlineBytes.size() : tensor.length;
+  if (offset > size || length > size - offset) {
+    error = subject(tensor.name) + "bytes " + std::to_string(offset) + "+" +
+            std::to_string(length) + " are past its " + std::to_string(size) + " bytes";
+    return false;
+  }
   if (tensor.file.empty()) {
-    out = tensor.inlineBytes;
+    out.assign(tensor.inlineBytes.begin() + offset, tensor.inlineBytes.begin() + offset + length);
     return true;
   }
   constexpr uint64_t kMax = uint64_t(std::numeric_limits<int64_t>::max());
@@ -669,16 +682,70 @@ bool WeightStore::read(const StoredTensor &tensor, std::vector<char> &out,
     error = subject(tensor.name) + "byte range overflows a file offset";
     return false;
   }
-  out.resize(tensor.length);
-  if (tensor.length == 0)
+  out.resize(length);
+  if (length == 0)
     return true;
   std::ifstream in(tensor.file, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(tensor.offset));
-  in.read(out.data(), static_cast<std::streamsize>(tensor.length));
-  if (!in || uint64_t(in.gcount()) != tensor.length) {
-    error = subject(tensor.name) + "cannot read " + std::to_string(tensor.length) +
-            " bytes at offset " + std::to_string(tensor.offset) + " of '" + tensor.file + "'";
+  in.seekg(static_cast<std::streamoff>(tensor.offset + offset));
+  in.read(out.data(), static_cast<std::streamsize>(length));
+  if (!in || uint64_t(in.gcount()) != length) {
+    error = subject(tensor.name) + "cannot read " + std::to_string(length) + " bytes at offset " +
+            std::to_string(tensor.offset + offset) + " of '" + tensor.file + "'";
     return false;
+  }
+  return true;
+}
+
+namespace {
+
+/// Whether one little-endian element of an ONNX floating type is an inf or a NaN: its exponent
+/// bits are all ones.
+bool isNonFinite(int32_t dataType, const unsigned char *bytes) {
+  auto u16 = [&] { return uint16_t(bytes[0] | bytes[1] << 8); };
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT: {
+    uint32_t bits;
+    std::memcpy(&bits, bytes, 4);
+    return (bits & 0x7f800000u) == 0x7f800000u;
+  }
+  case onnx::TensorProto::DOUBLE: {
+    uint64_t bits;
+    std::memcpy(&bits, bytes, 8);
+    return (bits & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
+  }
+  case onnx::TensorProto::FLOAT16:
+    return (u16() & 0x7c00) == 0x7c00;
+  case onnx::TensorProto::BFLOAT16:
+    return (u16() & 0x7f80) == 0x7f80;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+bool holdsNonFiniteValue(const WeightStore &weights, const StoredTensor &tensor, bool &result,
+                         std::string &error) {
+  result = false;
+  switch (tensor.dataType) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+    break;
+  default:
+    return true;
+  }
+  uint64_t elementSize = onnxElementSize(tensor.dataType);
+  uint64_t size = tensor.file.empty() ? tensor.inlineBytes.size() : tensor.length;
+  constexpr uint64_t kChunkElements = 1 << 18;
+  std::vector<char> chunk;
+  for (uint64_t offset = 0; offset < size && !result; offset += kChunkElements * elementSize) {
+    uint64_t length = std::min(size - offset, kChunkElements * elementSize);
+    if (!weights.readRange(tensor, offset, length, chunk, error))
+      return false;
+    for (uint64_t at = 0; at + elementSize <= length && !result; at += elementSize)
+      result = isNonFinite(tensor.dataType, reinterpret_cast<const unsigned char *>(&chunk[at]));
   }
   return true;
 }

@@ -93,7 +93,9 @@ LogicalResult planTraining(ModuleOp module, const std::string &modelName,
 FailureOr<CompiledModel> compileModel(MLIRContext &context, const std::string &modelPath,
                                       const PipelineOptions &options) {
   CompiledModel compiled;
-  compiled.module = importOnnxModel(context, modelPath, options.import, &compiled.weights);
+  ImportOptions import = options.import;
+  import.warnAboutFoldedExport = options.mode == CompileMode::Train;
+  compiled.module = importOnnxModel(context, modelPath, import, &compiled.weights);
   if (!compiled.module)
     return failure();
   PassManager pm(&context);
