@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <set>
 #include <vector>
 
@@ -108,7 +109,7 @@ std::string listed(const std::vector<std::string> &items) {
 } // namespace
 
 std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore &weights) {
-  std::set<std::string> renamed, gathered, multiplied;
+  std::set<std::string> renamed, folded, gathered, multiplied;
   for (const onnx::NodeProto &node : graph.node()) {
     const std::string &type = node.op_type();
     bool product = type == "MatMul" || type == "Gemm";
@@ -116,8 +117,8 @@ std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore
       const StoredTensor *tensor = weights.find(node.input(i));
       if (!tensor || !isFloatingInitializer(*tensor))
         continue;
-      if ((product || type == "Conv") && tensor->name.rfind("onnx::", 0) == 0)
-        renamed.insert(tensor->name);
+      if (tensor->name.rfind("onnx::", 0) == 0)
+        (product || type == "Conv" ? renamed : folded).insert(tensor->name);
       if (product)
         multiplied.insert(tensor->name);
       if (type == "Gather" && i == 0 && tensor->shape.size() == 2)
@@ -138,6 +139,15 @@ std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore
                isTranspose(weights, a, b, /*sampleOnly=*/false))
         ties.push_back("'" + weight + "' holds the transpose of '" + table + "'");
     }
+  for (const std::string &name : renamed)
+    folded.erase(name);
+  // Those holding an inf or a NaN are buffers already (OnnxImporter.cpp).
+  for (auto it = folded.begin(); it != folded.end();) {
+    bool nonFinite = false;
+    std::string error;
+    bool read = holdsNonFiniteValue(weights, *weights.find(*it), nonFinite, error);
+    it = read && !nonFinite ? std::next(it) : folded.erase(it);
+  }
   if (renamed.empty() && ties.empty())
     return "";
   std::string text = "this model looks exported with constant folding (torch.onnx.export's "
@@ -146,6 +156,11 @@ std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore
     text += " initializers " + listed({renamed.begin(), renamed.end()}) +
             " feed MatMul/Gemm/Conv under names the exporter made (--freeze/--trainable globs "
             "and --save's names miss them);";
+  if (!folded.empty())
+    text += " other initializers with exporter-made names, " +
+            listed({folded.begin(), folded.end()}) +
+            ", are folded expressions (often of buffers, such as RoPE tables) and train as "
+            "parameters;";
   if (!ties.empty())
     text += " " + listed(ties) + " (a tied weight split in two, which then trains as two);";
   text += " export with python/memc_export.py, or choose what trains with --freeze/--trainable";

@@ -21,8 +21,9 @@ class WeightStore;
 
 /// The warning's text when `graph` shows a folded or renamed export: floating initializers
 /// named `onnx::*` that feed MatMul, Gemm or Conv, and initializers feeding a MatMul or Gemm that
-/// hold the same values as (or the transpose of) one feeding a Gather, i.e. a broken tie. Empty
-/// when there is no such evidence or the weights cannot be read.
+/// hold the same values as (or the transpose of) one feeding a Gather, i.e. a broken tie. Other
+/// `onnx::*` floating initializers (folded expressions, often of buffers) are listed alongside.
+/// Empty when there is no such evidence; pairs whose weights cannot be read are no evidence.
 std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore &weights);
 
 } // namespace memc
