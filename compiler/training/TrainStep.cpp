@@ -301,9 +301,8 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
   Location loc = forward.getLoc();
   ArgumentList arguments;
   SmallVector<unsigned> forwardToStep;
-  TrainStepSignature signature =
-      layOutArguments(b, forward, labels, options, trainableArgs, optimizer, hasDropout,
-                      arguments, forwardToStep);
+  TrainStepSignature signature = layOutArguments(b, forward, labels, options, trainableArgs,
+                                                 optimizer, hasDropout, arguments, forwardToStep);
 
   b.setInsertionPointAfter(forward);
   auto step =
@@ -355,8 +354,7 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
     step.erase();
     return failure();
   }
-  for (auto [index, trained, gradient] :
-       llvm::zip(trainableArgs, signature.trained, *gradients)) {
+  for (auto [index, trained, gradient] : llvm::zip(trainableArgs, signature.trained, *gradients)) {
     if (gradient)
       continue;
     unreachable.push_back(index);
@@ -474,9 +472,8 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     if ((*trainable)[i])
       trainableArgs.push_back(i);
-  FailureOr<func::FuncOp> step = buildStep(module, forward, options, optimizer.get(),
-                                           trainableArgs, *lossIndex, *labels, hasDropout,
-                                           unreachable);
+  FailureOr<func::FuncOp> step = buildStep(module, forward, options, optimizer.get(), trainableArgs,
+                                           *lossIndex, *labels, hasDropout, unreachable);
   // Trainability is the reverse sweep's verdict: a parameter no gradient rule reaches (a mask
   // used only through Equal/Where, say) would still get optimizer state and weight decay, so the
   // step is built again without it. The gradient program keeps its zero gradient.
@@ -484,13 +481,14 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
     step->erase();
     llvm::erase_if(trainableArgs, [&](unsigned i) { return llvm::is_contained(unreachable, i); });
     SmallVector<unsigned> none;
-    step = buildStep(module, forward, options, optimizer.get(), trainableArgs, *lossIndex,
-                     *labels, hasDropout, none);
+    step = buildStep(module, forward, options, optimizer.get(), trainableArgs, *lossIndex, *labels,
+                     hasDropout, none);
   }
   if (succeeded(step) && options.warnUnreachable)
     for (unsigned index : unreachable) {
       InFlightDiagnostic warning = emitWarning(forward.getLoc())
-                                   << "parameter '" << argAttr(forward, index, kParamNameAttr).getValue()
+                                   << "parameter '"
+                                   << argAttr(forward, index, kParamNameAttr).getValue()
                                    << "' has no path to the loss; its gradient is zero";
       if (optimizer)
         warning << ", so it does not train (no optimizer state, no weight decay)";

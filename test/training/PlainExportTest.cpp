@@ -47,8 +47,9 @@ protected:
   /// Builds `model` with AdamW and weight decay, trains 4 steps, and opens what it saved.
   void train(const std::string &model) {
     std::string program = dir + "/" + model + ".train", data = dir + "/data.npz", error;
-    ASSERT_EQ(run(memcCommand(model, {"--loss", "cross_entropy", "--optimizer", "adamw", "--lr",
-                                      "0.01", "--weight-decay", "0.1"},
+    ASSERT_EQ(run(memcCommand(model,
+                              {"--loss", "cross_entropy", "--optimizer", "adamw", "--lr", "0.01",
+                               "--weight-decay", "0.1"},
                               program),
                   dir, output),
               0)

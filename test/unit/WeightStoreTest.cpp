@@ -557,8 +557,7 @@ TEST_F(WeightStoreTest, MalformedWireFormatIsAnErrorNotACrash) {
 
 TEST_F(WeightStoreTest, ReadRangeGivesThatPieceAndRefusesRangesPastTheEnd) {
   onnx::ModelProto model;
-  addInitializer(model, "w", onnx::TensorProto::FLOAT, {4})
-      ->set_raw_data(floatBytes({1, 2, 3, 4}));
+  addInitializer(model, "w", onnx::TensorProto::FLOAT, {4})->set_raw_data(floatBytes({1, 2, 3, 4}));
   ASSERT_EQ(indexError(model), "");
   std::vector<char> piece;
   std::string error;
@@ -577,11 +576,11 @@ TEST_F(WeightStoreTest, NonFiniteValuesAreFoundInEveryFloatTypeAndAcrossChunks) 
   big.back() = -INFINITY;
   addInitializer(model, "big_inf", onnx::TensorProto::FLOAT, {int64_t(big.size())})
       ->set_raw_data(floatBytes(big));
-  addInitializer(model, "f32_nan", onnx::TensorProto::FLOAT, {2})->set_raw_data(
-      floatBytes({1.0f, NAN}));
+  addInitializer(model, "f32_nan", onnx::TensorProto::FLOAT, {2})
+      ->set_raw_data(floatBytes({1.0f, NAN}));
   addInitializer(model, "f64_inf", onnx::TensorProto::DOUBLE, {1})->add_double_data(-INFINITY);
-  addInitializer(model, "f16_nan", onnx::TensorProto::FLOAT16, {2})->set_raw_data(
-      std::string("\x00\x3c\x01\x7e", 4));
+  addInitializer(model, "f16_nan", onnx::TensorProto::FLOAT16, {2})
+      ->set_raw_data(std::string("\x00\x3c\x01\x7e", 4));
   addInitializer(model, "f16_max", onnx::TensorProto::FLOAT16, {1})->add_int32_data(0x7bff);
   addInitializer(model, "bf16_inf", onnx::TensorProto::BFLOAT16, {1})->add_int32_data(0xff80);
   addInitializer(model, "i32_all_ones", onnx::TensorProto::INT32, {1})->add_int32_data(-1);
