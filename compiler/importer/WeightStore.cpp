@@ -698,28 +698,16 @@ bool WeightStore::readRange(const StoredTensor &tensor, uint64_t offset, uint64_
 
 namespace {
 
-/// Whether one little-endian element of an ONNX floating type is an inf or a NaN: its exponent
-/// bits are all ones.
-bool isNonFinite(int32_t dataType, const unsigned char *bytes) {
-  auto u16 = [&] { return uint16_t(bytes[0] | bytes[1] << 8); };
-  switch (dataType) {
-  case onnx::TensorProto::FLOAT: {
-    uint32_t bits;
-    std::memcpy(&bits, bytes, 4);
-    return (bits & 0x7f800000u) == 0x7f800000u;
+/// Whether any of `count` little-endian elements of `Bits` width has all its exponent bits set
+/// (an inf or a NaN), `exponent` being the exponent's mask.
+template <typename Bits> bool anyExponentAllOnes(const char *data, uint64_t count, Bits exponent) {
+  bool found = false;
+  for (uint64_t i = 0; i < count; ++i) {
+    Bits bits;
+    std::memcpy(&bits, data + i * sizeof(Bits), sizeof(Bits));
+    found |= (bits & exponent) == exponent;
   }
-  case onnx::TensorProto::DOUBLE: {
-    uint64_t bits;
-    std::memcpy(&bits, bytes, 8);
-    return (bits & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
-  }
-  case onnx::TensorProto::FLOAT16:
-    return (u16() & 0x7c00) == 0x7c00;
-  case onnx::TensorProto::BFLOAT16:
-    return (u16() & 0x7f80) == 0x7f80;
-  default:
-    return false;
-  }
+  return found;
 }
 
 } // namespace
@@ -727,25 +715,41 @@ bool isNonFinite(int32_t dataType, const unsigned char *bytes) {
 bool holdsNonFiniteValue(const WeightStore &weights, const StoredTensor &tensor, bool &result,
                          std::string &error) {
   result = false;
+  // The exponent masks, for this little-endian host.
+  bool (*scan)(const char *, uint64_t) = nullptr;
   switch (tensor.dataType) {
   case onnx::TensorProto::FLOAT:
+    scan = [](const char *data, uint64_t n) {
+      return anyExponentAllOnes<uint32_t>(data, n, 0x7f800000u);
+    };
+    break;
   case onnx::TensorProto::DOUBLE:
+    scan = [](const char *data, uint64_t n) {
+      return anyExponentAllOnes<uint64_t>(data, n, 0x7ff0000000000000ull);
+    };
+    break;
   case onnx::TensorProto::FLOAT16:
+    scan = [](const char *data, uint64_t n) {
+      return anyExponentAllOnes<uint16_t>(data, n, 0x7c00);
+    };
+    break;
   case onnx::TensorProto::BFLOAT16:
+    scan = [](const char *data, uint64_t n) {
+      return anyExponentAllOnes<uint16_t>(data, n, 0x7f80);
+    };
     break;
   default:
-    return true;
+    return true; // not a floating type
   }
   uint64_t elementSize = onnxElementSize(tensor.dataType);
   uint64_t size = tensor.file.empty() ? tensor.inlineBytes.size() : tensor.length;
-  constexpr uint64_t kChunkElements = 1 << 18;
+  constexpr uint64_t kChunkBytes = 1 << 20;
   std::vector<char> chunk;
-  for (uint64_t offset = 0; offset < size && !result; offset += kChunkElements * elementSize) {
-    uint64_t length = std::min(size - offset, kChunkElements * elementSize);
+  for (uint64_t offset = 0; offset < size && !result; offset += kChunkBytes) {
+    uint64_t length = std::min(size - offset, kChunkBytes);
     if (!weights.readRange(tensor, offset, length, chunk, error))
       return false;
-    for (uint64_t at = 0; at + elementSize <= length && !result; at += elementSize)
-      result = isNonFinite(tensor.dataType, reinterpret_cast<const unsigned char *>(&chunk[at]));
+    result = scan(chunk.data(), length / elementSize);
   }
   return true;
 }
