@@ -31,6 +31,7 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   gradientsOnly.optimizer = {};
   gradientsOnly.functionName = "gradients";
   gradientsOnly.warnUnreachable = false; // the training step warns once
+  gradientsOnly.zeroUnreachableGradients = false; // what trains, as the training step
   pm.addPass(createBuildTrainStepPass(gradientsOnly));
   pm.addPass(createBuildTrainStepPass(options.training));
   buildCanonicalizationPipeline(pm);

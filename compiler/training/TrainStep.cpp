@@ -476,8 +476,9 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
                                            *lossIndex, *labels, hasDropout, unreachable);
   // Trainability is the reverse sweep's verdict: a parameter no gradient rule reaches (a mask
   // used only through Equal/Where, say) would still get optimizer state and weight decay, so the
-  // step is built again without it. The gradient program keeps its zero gradient.
-  if (succeeded(step) && optimizer && !unreachable.empty()) {
+  // step is built again without it.
+  bool leaveOut = optimizer || !options.zeroUnreachableGradients;
+  if (succeeded(step) && leaveOut && !unreachable.empty()) {
     step->erase();
     llvm::erase_if(trainableArgs, [&](unsigned i) { return llvm::is_contained(unreachable, i); });
     SmallVector<unsigned> none;
@@ -490,7 +491,7 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
                                    << "parameter '"
                                    << argAttr(forward, index, kParamNameAttr).getValue()
                                    << "' has no path to the loss; its gradient is zero";
-      if (optimizer)
+      if (leaveOut)
         warning << ", so it does not train (no optimizer state, no weight decay)";
     }
   return step;

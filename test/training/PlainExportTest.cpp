@@ -3,8 +3,8 @@
 // Models exported with torch.onnx.export's defaults and no metadata (export_plain_fixtures.py)
 // train for a few steps with AdamW and weight decay; the saved model and the checkpoint show that
 // an additive -inf mask (a buffer, as it holds -inf) and a 0/1 mask used only through
-// masked_fill (no gradient path) keep their exact values and carry no optimizer state, while the
-// weights around them train.
+// masked_fill (no gradient path) keep their exact values, carry no optimizer state and have no
+// gradient in --dump-grads, while the weights around them train.
 //
 //===----------------------------------------------------------------------===//
 #include "TrainingTestSupport.h"
@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -57,13 +58,19 @@ protected:
     ASSERT_TRUE(writeNpz(data, tokenData(), /*compress=*/false, error)) << error;
     std::filesystem::create_directories(dir + "/checkpoints");
     ASSERT_EQ(run(program + " --data " + data + " --steps 4 --save " + dir +
-                      "/trained.safetensors --checkpoint " + dir +
-                      "/checkpoints --checkpoint-every 4",
+                      "/trained.safetensors --dump-grads " + dir + "/grads.npz --checkpoint " +
+                      dir + "/checkpoints --checkpoint-every 4",
                   dir, output),
               0)
         << output;
     ASSERT_TRUE(saved.open(dir + "/trained.safetensors", error)) << error;
     ASSERT_TRUE(checkpoint.open(dir + "/checkpoints/checkpoint.safetensors", error)) << error;
+    ASSERT_TRUE(readNpz(dir + "/grads.npz", gradients, error)) << error;
+  }
+
+  bool hasGradient(const std::string &name) {
+    return std::any_of(gradients.begin(), gradients.end(),
+                       [&](const auto &entry) { return entry.first == name; });
   }
 
   /// The saved values of `name`, as floats.
@@ -89,6 +96,7 @@ protected:
 
   std::string dir, output;
   SafetensorsFile saved, checkpoint;
+  NamedArrays gradients; // --dump-grads: the first step's, one per trained parameter
 };
 
 TEST_F(PlainExportTraining, InfiniteMaskIsABufferWithoutState) {
@@ -104,6 +112,8 @@ TEST_F(PlainExportTraining, InfiniteMaskIsABufferWithoutState) {
         EXPECT_EQ(value, 0.0f) << i << "," << j;
     }
   EXPECT_TRUE(stateOf("mask").empty());
+  EXPECT_FALSE(hasGradient("mask"));
+  EXPECT_TRUE(hasGradient("onnx::MatMul_33"));
   EXPECT_FALSE(stateOf("wte.weight").empty());
   EXPECT_FALSE(stateOf("onnx::MatMul_33").empty());
 }
@@ -116,6 +126,8 @@ TEST_F(PlainExportTraining, MaskWithoutAGradientPathGetsNoStateAndNoWeightDecay)
     for (int64_t j = 0; j < kSeq; ++j) // weight decay would have shrunk the ones
       EXPECT_EQ(bias[i * kSeq + j], j <= i ? 1.0f : 0.0f) << i << "," << j;
   EXPECT_TRUE(stateOf("bias").empty());
+  EXPECT_FALSE(hasGradient("bias"));
+  EXPECT_TRUE(hasGradient("qkv.weight"));
   EXPECT_FALSE(stateOf("qkv.weight").empty());
 }
 
