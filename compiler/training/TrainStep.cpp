@@ -2,8 +2,8 @@
 //
 // @train_step = clone of @forward (batch_norm switched to training mode) + loss + reverse
 // sweep (+ gradient accumulation, clipping and the optimizer's update). The parameters to
-// differentiate are the `parameter`-kind arguments left after --trainable/--freeze; buffers
-// (integer tensors, running statistics) never train. The optimizer is an Optimizer, asked for
+// differentiate are the `parameter`-kind arguments left after --trainable/--freeze that some
+// gradient reaches; buffers (integer tensors, running statistics) never train. The optimizer is an Optimizer, asked for
 // its state, scalars and update; arguments are reached through the TrainStepSignature.
 //
 //===----------------------------------------------------------------------===//

@@ -46,14 +46,14 @@ std::optional<LossKind> parseLossKind(llvm::StringRef name);
 /// computation (batch normalization in training mode), the loss, and the reverse sweep. Its
 /// arguments are @forward's with the labels after the graph inputs. Without an optimizer its
 /// results are the loss (`memc.output = "loss"`) and the gradient of every trainable parameter
-/// (`memc.gradient_of = NAME`); one the reverse sweep reaches no gradient for gets a zero one
-/// (zeroUnreachableGradients) or is left out, as it always is with an optimizer. With one, the step
-/// also takes each trained parameter's optimizer state (Optimizer::stateSpecs: arguments of kind
-/// `optimizer_state` named NAME.SUFFIX) and gradient accumulator, and the run-time scalars
-/// (PlanVocabulary.h) the optimizer reads, and returns the loss followed by the new parameters and
-/// state, each with `memc.updates = NAME`. The layout is TrainStepSignature's, and
-/// readTrainStepSignature reads it back. Emits errors (and warnings for parameters the loss does
-/// not depend on) through the context.
+/// (`memc.gradient_of = NAME`). With one, the step also takes each trained parameter's optimizer
+/// state (Optimizer::stateSpecs: arguments of kind `optimizer_state` named NAME.SUFFIX) and
+/// gradient accumulator, and the run-time scalars (PlanVocabulary.h) the optimizer reads, and
+/// returns the loss followed by the new parameters and state, each with `memc.updates = NAME`.
+/// A parameter the reverse sweep reaches no gradient for does not train (without an optimizer,
+/// see zeroUnreachableGradients). The layout is TrainStepSignature's, and readTrainStepSignature
+/// reads it back. Emits errors (and warnings for parameters the loss does not depend on) through
+/// the context.
 mlir::FailureOr<mlir::func::FuncOp> buildTrainStep(mlir::ModuleOp module,
                                                    const TrainStepOptions &options);
 
