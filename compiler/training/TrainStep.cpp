@@ -3,8 +3,9 @@
 // @train_step = clone of @forward (batch_norm switched to training mode) + loss + reverse
 // sweep (+ gradient accumulation, clipping and the optimizer's update). The parameters to
 // differentiate are the `parameter`-kind arguments left after --trainable/--freeze that some
-// gradient reaches; buffers (integer tensors, running statistics) never train. The optimizer is an Optimizer, asked for
-// its state, scalars and update; arguments are reached through the TrainStepSignature.
+// gradient reaches; buffers (integer tensors, running statistics) never train. The optimizer
+// is an Optimizer, asked for its state, scalars and update; arguments are reached through the
+// TrainStepSignature.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/training/TrainStep.h"
