@@ -1,0 +1,129 @@
+//===- ExportEvidenceTest.cpp - signs of a folded or renamed export -------===//
+//
+// foldedExportWarning names exporter-made `onnx::*` weights and Gather tables whose values
+// reappear, as they are or transposed, in a MatMul/Gemm weight; it stays silent otherwise, and
+// a transpose that differs in one element is no tie.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/importer/ExportEvidence.h"
+#include "compiler/importer/WeightStore.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class ExportEvidenceTest : public ::testing::Test {
+protected:
+  /// A float initializer [rows, cols] holding `values` (row-major).
+  void addWeight(const std::string &name, int64_t rows, int64_t cols,
+                 const std::vector<float> &values) {
+    onnx::TensorProto *tensor = model.mutable_graph()->add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    tensor->add_dims(rows);
+    tensor->add_dims(cols);
+    std::string bytes(values.size() * sizeof(float), '\0');
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    tensor->set_raw_data(bytes);
+  }
+
+  void addNode(const std::string &type, const std::vector<std::string> &inputs) {
+    onnx::NodeProto *node = model.mutable_graph()->add_node();
+    node->set_op_type(type);
+    for (const std::string &input : inputs)
+      node->add_input(input);
+    node->add_output(type + std::to_string(model.graph().node_size()));
+  }
+
+  /// The warning for the model built so far.
+  std::string warning() {
+    fs::path path = fs::path(::testing::TempDir()) /
+                    (std::string("memc-evidence-") +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".onnx");
+    std::string bytes, error;
+    EXPECT_TRUE(model.SerializeToString(&bytes));
+    std::ofstream(path, std::ios::binary) << bytes;
+    EXPECT_TRUE(weights.index(model, path.string(), error)) << error;
+    std::string text = memc::foldedExportWarning(model.graph(), weights);
+    fs::remove(path);
+    return text;
+  }
+
+  onnx::ModelProto model;
+  memc::WeightStore weights;
+};
+
+const std::vector<float> kTable = {1, 2, 3, 4, 5, 6};      // [2, 3]
+const std::vector<float> kTransposed = {1, 4, 2, 5, 3, 6}; // [3, 2]
+
+TEST_F(ExportEvidenceTest, ModuleNamesAndDistinctValuesAreNoEvidence) {
+  addWeight("wte.weight", 2, 3, kTable);
+  addWeight("head.weight", 2, 3, {1, 2, 3, 4, 5, 7});
+  addNode("Gather", {"wte.weight", "ids"});
+  addNode("MatMul", {"x", "head.weight"});
+  EXPECT_EQ(warning(), "");
+}
+
+TEST_F(ExportEvidenceTest, AnIdenticalCopyOfAGatherTableIsABrokenTie) {
+  addWeight("wte.weight", 2, 3, kTable);
+  addWeight("head.weight", 2, 3, kTable);
+  addNode("Gather", {"wte.weight", "ids"});
+  addNode("Gemm", {"x", "head.weight"});
+  std::string text = warning();
+  EXPECT_NE(text.find("'head.weight' holds the values of 'wte.weight' (a tied weight split in "
+                      "two, which then trains as two)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("initializers "), std::string::npos) << text;
+  EXPECT_NE(text.find("python/memc_export.py"), std::string::npos) << text;
+}
+
+TEST_F(ExportEvidenceTest, AFoldedTransposeOfAGatherTableIsABrokenTie) {
+  addWeight("wte.weight", 2, 3, kTable);
+  addWeight("onnx::MatMul_7", 3, 2, kTransposed);
+  addNode("Gather", {"wte.weight", "ids"});
+  addNode("MatMul", {"x", "onnx::MatMul_7"});
+  std::string text = warning();
+  EXPECT_NE(text.find("initializers onnx::MatMul_7 feed MatMul/Gemm/Conv"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("'onnx::MatMul_7' holds the transpose of 'wte.weight'"), std::string::npos)
+      << text;
+}
+
+TEST_F(ExportEvidenceTest, ATransposeThatDiffersInItsLastElementIsNoTie) {
+  addWeight("wte.weight", 2, 3, kTable);
+  addWeight("head", 3, 2, {1, 4, 2, 5, 3, 7});
+  addNode("Gather", {"wte.weight", "ids"});
+  addNode("MatMul", {"x", "head"});
+  EXPECT_EQ(warning(), "");
+}
+
+TEST_F(ExportEvidenceTest, LongListsAreTruncatedAndOtherFoldedInitializersNamed) {
+  for (int i = 0; i < 8; ++i) {
+    std::string name = "onnx::MatMul_" + std::to_string(10 + i);
+    addWeight(name, 1, 1, {float(i)});
+    addNode(i % 2 ? "Conv" : "MatMul", {"x", name});
+  }
+  addWeight("onnx::Mul_3", 1, 2, {0.5f, 0.25f});
+  addNode("Mul", {"x", "onnx::Mul_3"});
+  std::string text = warning();
+  EXPECT_NE(text.find("initializers onnx::MatMul_10, onnx::MatMul_11, onnx::MatMul_12, "
+                      "onnx::MatMul_13, onnx::MatMul_14, onnx::MatMul_15 and 2 more feed"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("other initializers with exporter-made names, onnx::Mul_3, are folded"),
+            std::string::npos)
+      << text;
+}
+
+} // namespace
