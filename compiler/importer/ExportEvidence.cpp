@@ -150,8 +150,9 @@ std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore
   }
   if (renamed.empty() && ties.empty())
     return "";
-  std::string text = "this model looks exported with constant folding (torch.onnx.export's "
-                     "defaults), which renames or splits the weights that train:";
+  std::string text = "this model looks folded by torch.onnx.export's defaults (eval mode folds "
+                     "BatchNorm into Conv, constant folding transposes and splits weights), "
+                     "which rename or split the weights that train:";
   if (!renamed.empty())
     text += " initializers " + listed({renamed.begin(), renamed.end()}) +
             " feed MatMul/Gemm/Conv under names the exporter made (--freeze/--trainable globs "
