@@ -3,8 +3,9 @@
 // Two traces of torch.onnx.export's constant folding: exporter-made `onnx::*` names on the
 // weights of MatMul/Gemm/Conv (folded transposes), and a Gather table whose values reappear,
 // as they are or transposed, in an initializer feeding a MatMul/Gemm (a tied embedding/head
-// split in two). Values are compared in chunks, after a few sampled elements rule most pairs
-// out, so that no big weight is read whole.
+// split in two). Sampled elements rule most pairs out (and constant tables, as in shape-only
+// models, count as no evidence); the rest are compared in chunks, so that no big weight is read
+// whole, except big transposes, which their samples decide.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/ExportEvidence.h"
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -54,6 +56,41 @@ public:
 };
 
 constexpr uint64_t kChunkElements = 1 << 18;
+constexpr uint64_t kSamples = 64;
+/// Above this many elements a transpose is judged by its samples: a full check reads one side
+/// column by column.
+constexpr uint64_t kMaxFullTransposeCheck = 1 << 22;
+
+/// How a tensor `b` may repeat a Gather table `a`.
+enum class Repeat { Identical, Transposed };
+
+/// The index in `b` of element `index` of `a` ([rows, cols]) under `repeat`.
+uint64_t indexInB(const StoredTensor &a, uint64_t index, Repeat repeat) {
+  if (repeat == Repeat::Identical)
+    return index;
+  uint64_t rows = a.shape[0], cols = a.shape[1];
+  return (index % cols) * rows + index / cols;
+}
+
+/// Whether `b` agrees with `a` at a spread of sampled elements, which are not all equal (a
+/// constant or all-zero table, as in shape-only models, is no evidence of a tie).
+bool samplesAgree(const WeightStore &weights, const StoredTensor &a, const StoredTensor &b,
+                  Repeat repeat) {
+  ElementReader readA(weights, a), readB(weights, b);
+  uint64_t count = byteSize(a) / readA.elementSize;
+  std::vector<char> elementA, elementB, first;
+  bool varied = false;
+  for (uint64_t i = 0; i < kSamples; ++i) {
+    uint64_t index = count <= 1 ? 0 : i * (count - 1) / (kSamples - 1);
+    if (!readA.run(index, 1, elementA) || !readB.run(indexInB(a, index, repeat), 1, elementB) ||
+        elementA != elementB)
+      return false;
+    if (i == 0)
+      first = elementA;
+    varied |= elementA != first;
+  }
+  return varied;
+}
 
 /// Whether two tensors of the same type and size hold the same bytes.
 bool sameBytes(const WeightStore &weights, const StoredTensor &a, const StoredTensor &b) {
@@ -68,10 +105,9 @@ bool sameBytes(const WeightStore &weights, const StoredTensor &a, const StoredTe
   return true;
 }
 
-/// Whether `b` ([cols, rows]) is the transpose of `a` ([rows, cols]): b[c][r] == a[r][c].
-/// `sampleOnly` checks a few rows of a column first, to rule pairs out cheaply.
-bool isTranspose(const WeightStore &weights, const StoredTensor &a, const StoredTensor &b,
-                 bool sampleOnly) {
+/// Whether `b` ([cols, rows]) is the transpose of `a` ([rows, cols]): b[c][r] == a[r][c],
+/// reading `a` in row blocks and `b` column run by column run.
+bool isTranspose(const WeightStore &weights, const StoredTensor &a, const StoredTensor &b) {
   uint64_t rows = a.shape[0], cols = a.shape[1];
   ElementReader readA(weights, a), readB(weights, b);
   uint64_t size = readA.elementSize;
@@ -87,13 +123,26 @@ bool isTranspose(const WeightStore &weights, const StoredTensor &a, const Stored
       for (uint64_t r = 0; r < block; ++r)
         if (std::memcmp(&blockA[(r * cols + c) * size], &runB[r * size], size) != 0)
           return false;
-      if (sampleOnly && c == 1)
-        return true;
     }
-    if (sampleOnly)
-      return true;
   }
   return true;
+}
+
+/// How `b` repeats the Gather table `a`, if it does.
+std::optional<Repeat> repeats(const WeightStore &weights, const StoredTensor &a,
+                              const StoredTensor &b) {
+  if (a.dataType != b.dataType || byteSize(a) != byteSize(b) || byteSize(a) == 0)
+    return std::nullopt;
+  if (b.shape == a.shape && samplesAgree(weights, a, b, Repeat::Identical) &&
+      sameBytes(weights, a, b))
+    return Repeat::Identical;
+  bool transposedShape =
+      b.shape.size() == 2 && b.shape[0] == a.shape[1] && b.shape[1] == a.shape[0];
+  uint64_t count = byteSize(a) / onnxElementSize(a.dataType);
+  if (transposedShape && samplesAgree(weights, a, b, Repeat::Transposed) &&
+      (count > kMaxFullTransposeCheck || isTranspose(weights, a, b)))
+    return Repeat::Transposed;
+  return std::nullopt;
 }
 
 std::string listed(const std::vector<std::string> &items) {
@@ -128,16 +177,13 @@ std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore
   std::vector<std::string> ties;
   for (const std::string &table : gathered)
     for (const std::string &weight : multiplied) {
-      const StoredTensor &a = *weights.find(table), &b = *weights.find(weight);
-      if (table == weight || a.dataType != b.dataType || byteSize(a) != byteSize(b) ||
-          byteSize(a) == 0)
+      if (table == weight)
         continue;
-      if (b.shape == a.shape && sameBytes(weights, a, b))
-        ties.push_back("'" + weight + "' holds the values of '" + table + "'");
-      else if (b.shape.size() == 2 && b.shape[0] == a.shape[1] && b.shape[1] == a.shape[0] &&
-               isTranspose(weights, a, b, /*sampleOnly=*/true) &&
-               isTranspose(weights, a, b, /*sampleOnly=*/false))
-        ties.push_back("'" + weight + "' holds the transpose of '" + table + "'");
+      std::optional<Repeat> repeat = repeats(weights, *weights.find(table), *weights.find(weight));
+      if (repeat)
+        ties.push_back("'" + weight + "' holds the " +
+                       (*repeat == Repeat::Identical ? "values" : "transpose") + " of '" + table +
+                       "'");
     }
   for (const std::string &name : renamed)
     folded.erase(name);

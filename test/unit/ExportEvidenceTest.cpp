@@ -1,8 +1,8 @@
 //===- ExportEvidenceTest.cpp - signs of a folded or renamed export -------===//
 //
 // foldedExportWarning names exporter-made `onnx::*` weights and Gather tables whose values
-// reappear, as they are or transposed, in a MatMul/Gemm weight; it stays silent otherwise, and
-// a transpose that differs in one element is no tie.
+// reappear, as they are or transposed, in a MatMul/Gemm weight; it stays silent otherwise: a
+// transpose that differs in one element, or constant tables, are no tie.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/ExportEvidence.h"
@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -100,11 +101,42 @@ TEST_F(ExportEvidenceTest, AFoldedTransposeOfAGatherTableIsABrokenTie) {
       << text;
 }
 
-TEST_F(ExportEvidenceTest, ATransposeThatDiffersInItsLastElementIsNoTie) {
-  addWeight("wte.weight", 2, 3, kTable);
-  addWeight("head", 3, 2, {1, 4, 2, 5, 3, 7});
+/// A [rows, cols] table of distinct values and its transpose.
+std::pair<std::vector<float>, std::vector<float>> tableAndTranspose(int64_t rows, int64_t cols) {
+  std::vector<float> table(rows * cols), transposed(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      table[r * cols + c] = transposed[c * rows + r] = float(r * cols + c + 1);
+  return {table, transposed};
+}
+
+TEST_F(ExportEvidenceTest, ATransposeThatDiffersInOneUnsampledElementIsNoTie) {
+  auto [table, transposed] = tableAndTranspose(20, 10);
+  addWeight("wte.weight", 20, 10, table);
+  transposed[1 * 20 + 0] = -1; // table[0][1]: between the sampled elements 0 and 3
+  addWeight("head", 10, 20, transposed);
   addNode("Gather", {"wte.weight", "ids"});
   addNode("MatMul", {"x", "head"});
+  EXPECT_EQ(warning(), "");
+}
+
+TEST_F(ExportEvidenceTest, AnExactTransposeOfABiggerTableIsATie) {
+  auto [table, transposed] = tableAndTranspose(20, 10);
+  addWeight("wte.weight", 20, 10, table);
+  addWeight("head", 10, 20, transposed);
+  addNode("Gather", {"wte.weight", "ids"});
+  addNode("MatMul", {"x", "head"});
+  EXPECT_NE(warning().find("'head' holds the transpose of 'wte.weight'"), std::string::npos);
+}
+
+TEST_F(ExportEvidenceTest, ConstantTablesAreNoEvidenceOfATie) {
+  // Shape-only models (memc-zoo --weights none) read as zeros everywhere.
+  addWeight("wte.weight", 2, 3, std::vector<float>(6, 0.0f));
+  addWeight("head.weight", 2, 3, std::vector<float>(6, 0.0f));
+  addWeight("lm_head", 3, 2, std::vector<float>(6, 0.0f));
+  addNode("Gather", {"wte.weight", "ids"});
+  addNode("MatMul", {"x", "head.weight"});
+  addNode("MatMul", {"x", "lm_head"});
   EXPECT_EQ(warning(), "");
 }
 
