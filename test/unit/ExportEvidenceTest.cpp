@@ -46,6 +46,17 @@ protected:
     node->add_output(type + std::to_string(model.graph().node_size()));
   }
 
+  /// The Gather table "wte.weight" [rows, cols] and `weight` ([rows, cols], or [cols, rows]
+  /// when `transposed`) feeding a `product` node.
+  void addTableAndWeight(int64_t rows, int64_t cols, const std::vector<float> &table,
+                         const std::string &weight, const std::vector<float> &values,
+                         bool transposed, const std::string &product = "MatMul") {
+    addWeight("wte.weight", rows, cols, table);
+    addWeight(weight, transposed ? cols : rows, transposed ? rows : cols, values);
+    addNode("Gather", {"wte.weight", "ids"});
+    addNode(product, {"x", weight});
+  }
+
   /// The warning for the model built so far.
   std::string warning() {
     fs::path path = fs::path(::testing::TempDir()) /
@@ -68,18 +79,12 @@ const std::vector<float> kTable = {1, 2, 3, 4, 5, 6};      // [2, 3]
 const std::vector<float> kTransposed = {1, 4, 2, 5, 3, 6}; // [3, 2]
 
 TEST_F(ExportEvidenceTest, ModuleNamesAndDistinctValuesAreNoEvidence) {
-  addWeight("wte.weight", 2, 3, kTable);
-  addWeight("head.weight", 2, 3, {1, 2, 3, 4, 5, 7});
-  addNode("Gather", {"wte.weight", "ids"});
-  addNode("MatMul", {"x", "head.weight"});
+  addTableAndWeight(2, 3, kTable, "head.weight", {1, 2, 3, 4, 5, 7}, /*transposed=*/false);
   EXPECT_EQ(warning(), "");
 }
 
 TEST_F(ExportEvidenceTest, AnIdenticalCopyOfAGatherTableIsABrokenTie) {
-  addWeight("wte.weight", 2, 3, kTable);
-  addWeight("head.weight", 2, 3, kTable);
-  addNode("Gather", {"wte.weight", "ids"});
-  addNode("Gemm", {"x", "head.weight"});
+  addTableAndWeight(2, 3, kTable, "head.weight", kTable, /*transposed=*/false, "Gemm");
   std::string text = warning();
   EXPECT_NE(text.find("'head.weight' holds the values of 'wte.weight' (a tied weight split in "
                       "two, which then trains as two)"),
@@ -90,10 +95,7 @@ TEST_F(ExportEvidenceTest, AnIdenticalCopyOfAGatherTableIsABrokenTie) {
 }
 
 TEST_F(ExportEvidenceTest, AFoldedTransposeOfAGatherTableIsABrokenTie) {
-  addWeight("wte.weight", 2, 3, kTable);
-  addWeight("onnx::MatMul_7", 3, 2, kTransposed);
-  addNode("Gather", {"wte.weight", "ids"});
-  addNode("MatMul", {"x", "onnx::MatMul_7"});
+  addTableAndWeight(2, 3, kTable, "onnx::MatMul_7", kTransposed, /*transposed=*/true);
   std::string text = warning();
   EXPECT_NE(text.find("initializers onnx::MatMul_7 feed MatMul/Gemm/Conv"), std::string::npos)
       << text;
@@ -112,20 +114,14 @@ std::pair<std::vector<float>, std::vector<float>> tableAndTranspose(int64_t rows
 
 TEST_F(ExportEvidenceTest, ATransposeThatDiffersInOneUnsampledElementIsNoTie) {
   auto [table, transposed] = tableAndTranspose(20, 10);
-  addWeight("wte.weight", 20, 10, table);
   transposed[1 * 20 + 0] = -1; // table[0][1]: between the sampled elements 0 and 3
-  addWeight("head", 10, 20, transposed);
-  addNode("Gather", {"wte.weight", "ids"});
-  addNode("MatMul", {"x", "head"});
+  addTableAndWeight(20, 10, table, "head", transposed, /*transposed=*/true);
   EXPECT_EQ(warning(), "");
 }
 
 TEST_F(ExportEvidenceTest, AnExactTransposeOfABiggerTableIsATie) {
   auto [table, transposed] = tableAndTranspose(20, 10);
-  addWeight("wte.weight", 20, 10, table);
-  addWeight("head", 10, 20, transposed);
-  addNode("Gather", {"wte.weight", "ids"});
-  addNode("MatMul", {"x", "head"});
+  addTableAndWeight(20, 10, table, "head", transposed, /*transposed=*/true);
   EXPECT_NE(warning().find("'head' holds the transpose of 'wte.weight'"), std::string::npos);
 }
 
