@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/OnnxImporter.h"
+#include "compiler/importer/ExportEvidence.h"
 #include "compiler/importer/NodeImporter.h"
 #include "compiler/importer/WeightStore.h"
 #include "dialects/memc/ShapeInference.h"
@@ -55,6 +56,24 @@ llvm::StringSet<> runningStatistics(const onnx::GraphProto &graph) {
   for (const auto &name : otherUses)
     statistics.erase(name.getKey());
   return statistics;
+}
+
+/// Names used only as the weights of matrix products and convolutions, as Gather tables or
+/// through Transpose (a head tied to its embedding): weights whatever their values, so the
+/// inf/NaN scan skips them and importing a 7B model still reads no weight bytes.
+llvm::StringSet<> usedOnlyAsWeights(const onnx::GraphProto &graph) {
+  llvm::StringSet<> weights, otherUses;
+  for (const onnx::NodeProto &node : graph.node())
+    for (int i = 0; i < node.input_size(); ++i) {
+      const std::string &type = node.op_type();
+      bool asWeight = type == "MatMul" || type == "Gemm" || type == "Conv" ||
+                      type == "ConvTranspose" ||
+                      ((type == "Gather" || type == "Transpose") && i == 0);
+      (asWeight ? weights : otherUses).insert(node.input(i));
+    }
+  for (const auto &name : otherUses)
+    weights.erase(name.getKey());
+  return weights;
 }
 
 class OnnxImporter : public ImportScope {
@@ -117,6 +136,9 @@ OwningOpRef<ModuleOp> OnnxImporter::run() {
   module->getOperation()->setAttr(kWeightsFileAttr, builder.getStringAttr(modelPath));
   if (failed(createFunction()) || failed(importNodes()) || failed(createReturn()))
     return nullptr;
+  if (options.warnAboutFoldedExport)
+    if (std::string warning = foldedExportWarning(model.graph(), weights); !warning.empty())
+      emitWarning(modelLocation()) << warning;
   return std::move(module);
 }
 
@@ -302,15 +324,26 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
                                               SmallVectorImpl<DictionaryAttr> &attrs,
                                               SmallVectorImpl<std::string> &names) {
   llvm::StringSet<> statistics = runningStatistics(model.graph());
+  llvm::StringSet<> weightsOnly = usedOnlyAsWeights(model.graph());
+  llvm::StringMap<bool> nonFinite; // by stored name: holds an inf or a NaN
   auto addParameter = [&](const StoredTensor &stored, const std::string &name) -> LogicalResult {
     Type elementType = elementTypeFor(&context, stored.dataType);
     if (!elementType)
       return emitError(modelLocation())
              << "initializer '" << stored.name << "' has element type "
              << onnxDataTypeName(stored.dataType) << ", which memc does not support";
-    // Only floating tensors can train; masks, ids and running statistics are buffers. Float
-    // buffers ONNX cannot tell apart (RoPE tables, float masks) keep their names for --freeze.
-    bool trainable = isFloatingType(stored.dataType) && !statistics.contains(name);
+    if (!nonFinite.count(stored.name) && !weightsOnly.contains(name)) {
+      std::string error;
+      if (!holdsNonFiniteValue(weights, stored, nonFinite[stored.name], error))
+        return emitError(modelLocation()) << "cannot read " << error;
+    }
+    // Only floating tensors can train; masks, ids and running statistics are buffers, and so
+    // are tensors holding an inf or a NaN (additive -inf masks; weights are not scanned), which
+    // no optimizer step could keep finite. Other float buffers ONNX cannot tell apart (RoPE
+    // tables, 0/1 masks) keep their names for --freeze.
+    bool holdsNonFinite = !weightsOnly.contains(name) && nonFinite.lookup(stored.name);
+    bool trainable =
+        isFloatingType(stored.dataType) && !statistics.contains(name) && !holdsNonFinite;
     SmallVector<NamedAttribute> attributes = {
         builder.getNamedAttr(kParamNameAttr, builder.getStringAttr(name)),
         builder.getNamedAttr(

@@ -14,6 +14,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -660,8 +661,20 @@ const StoredTensor *WeightStore::find(const std::string &name) const {
 
 bool WeightStore::read(const StoredTensor &tensor, std::vector<char> &out,
                        std::string &error) const {
+  return readRange(tensor, 0, tensor.file.empty() ? tensor.inlineBytes.size() : tensor.length, out,
+                   error);
+}
+
+bool WeightStore::readRange(const StoredTensor &tensor, uint64_t offset, uint64_t length,
+                            std::vector<char> &out, std::string &error) const {
+  uint64_t size = tensor.file.empty() ? tensor.inlineBytes.size() : tensor.length;
+  if (offset > size || length > size - offset) {
+    error = subject(tensor.name) + "bytes " + std::to_string(offset) + "+" +
+            std::to_string(length) + " are past its " + std::to_string(size) + " bytes";
+    return false;
+  }
   if (tensor.file.empty()) {
-    out = tensor.inlineBytes;
+    out.assign(tensor.inlineBytes.begin() + offset, tensor.inlineBytes.begin() + offset + length);
     return true;
   }
   constexpr uint64_t kMax = uint64_t(std::numeric_limits<int64_t>::max());
@@ -669,16 +682,74 @@ bool WeightStore::read(const StoredTensor &tensor, std::vector<char> &out,
     error = subject(tensor.name) + "byte range overflows a file offset";
     return false;
   }
-  out.resize(tensor.length);
-  if (tensor.length == 0)
+  out.resize(length);
+  if (length == 0)
     return true;
   std::ifstream in(tensor.file, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(tensor.offset));
-  in.read(out.data(), static_cast<std::streamsize>(tensor.length));
-  if (!in || uint64_t(in.gcount()) != tensor.length) {
-    error = subject(tensor.name) + "cannot read " + std::to_string(tensor.length) +
-            " bytes at offset " + std::to_string(tensor.offset) + " of '" + tensor.file + "'";
+  in.seekg(static_cast<std::streamoff>(tensor.offset + offset));
+  in.read(out.data(), static_cast<std::streamsize>(length));
+  if (!in || uint64_t(in.gcount()) != length) {
+    error = subject(tensor.name) + "cannot read " + std::to_string(length) + " bytes at offset " +
+            std::to_string(tensor.offset + offset) + " of '" + tensor.file + "'";
     return false;
+  }
+  return true;
+}
+
+namespace {
+
+/// Whether any of `count` little-endian elements of `Bits` width has all its exponent bits set
+/// (an inf or a NaN), `exponent` being the exponent's mask.
+template <typename Bits> bool anyExponentAllOnes(const char *data, uint64_t count, Bits exponent) {
+  bool found = false;
+  for (uint64_t i = 0; i < count; ++i) {
+    Bits bits;
+    std::memcpy(&bits, data + i * sizeof(Bits), sizeof(Bits));
+    found |= (bits & exponent) == exponent;
+  }
+  return found;
+}
+
+} // namespace
+
+bool holdsNonFiniteValue(const WeightStore &weights, const StoredTensor &tensor, bool &result,
+                         std::string &error) {
+  result = false;
+  // The exponent masks, for this little-endian host.
+  bool (*scan)(const char *, uint64_t) = nullptr;
+  switch (tensor.dataType) {
+  case onnx::TensorProto::FLOAT:
+    scan = [](const char *data, uint64_t n) {
+      return anyExponentAllOnes<uint32_t>(data, n, 0x7f800000u);
+    };
+    break;
+  case onnx::TensorProto::DOUBLE:
+    scan = [](const char *data, uint64_t n) {
+      return anyExponentAllOnes<uint64_t>(data, n, 0x7ff0000000000000ull);
+    };
+    break;
+  case onnx::TensorProto::FLOAT16:
+    scan = [](const char *data, uint64_t n) {
+      return anyExponentAllOnes<uint16_t>(data, n, 0x7c00);
+    };
+    break;
+  case onnx::TensorProto::BFLOAT16:
+    scan = [](const char *data, uint64_t n) {
+      return anyExponentAllOnes<uint16_t>(data, n, 0x7f80);
+    };
+    break;
+  default:
+    return true; // not a floating type
+  }
+  uint64_t elementSize = onnxElementSize(tensor.dataType);
+  uint64_t size = tensor.file.empty() ? tensor.inlineBytes.size() : tensor.length;
+  constexpr uint64_t kChunkBytes = 1 << 20;
+  std::vector<char> chunk;
+  for (uint64_t offset = 0; offset < size && !result; offset += kChunkBytes) {
+    uint64_t length = std::min(size - offset, kChunkBytes);
+    if (!weights.readRange(tensor, offset, length, chunk, error))
+      return false;
+    result = scan(chunk.data(), length / elementSize);
   }
   return true;
 }

@@ -51,11 +51,20 @@ public:
 
   /// Reads the tensor's bytes into `out` (resized to its length).
   bool read(const StoredTensor &tensor, std::vector<char> &out, std::string &error) const;
+  /// Reads `length` bytes from byte `offset` of the tensor's data into `out`, so that a big
+  /// tensor can be looked at in pieces.
+  bool readRange(const StoredTensor &tensor, uint64_t offset, uint64_t length,
+                 std::vector<char> &out, std::string &error) const;
 
 private:
   std::vector<StoredTensor> ordered;
   std::map<std::string, size_t> byName;
 };
+
+/// Sets `result` to whether a floating-point tensor holds an inf or a NaN, reading it in chunks
+/// (false for other types). Returns false with a message in `error` when it cannot be read.
+bool holdsNonFiniteValue(const WeightStore &weights, const StoredTensor &tensor, bool &result,
+                         std::string &error);
 
 } // namespace memc
 

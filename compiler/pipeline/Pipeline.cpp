@@ -31,6 +31,7 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   gradientsOnly.optimizer = {};
   gradientsOnly.functionName = "gradients";
   gradientsOnly.warnUnreachable = false; // the training step warns once
+  gradientsOnly.zeroUnreachableGradients = false; // what trains, as the training step
   pm.addPass(createBuildTrainStepPass(gradientsOnly));
   pm.addPass(createBuildTrainStepPass(options.training));
   buildCanonicalizationPipeline(pm);
@@ -93,7 +94,9 @@ LogicalResult planTraining(ModuleOp module, const std::string &modelName,
 FailureOr<CompiledModel> compileModel(MLIRContext &context, const std::string &modelPath,
                                       const PipelineOptions &options) {
   CompiledModel compiled;
-  compiled.module = importOnnxModel(context, modelPath, options.import, &compiled.weights);
+  ImportOptions import = options.import;
+  import.warnAboutFoldedExport = options.mode == CompileMode::Train;
+  compiled.module = importOnnxModel(context, modelPath, import, &compiled.weights);
   if (!compiled.module)
     return failure();
   PassManager pm(&context);

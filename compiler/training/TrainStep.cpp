@@ -2,9 +2,10 @@
 //
 // @train_step = clone of @forward (batch_norm switched to training mode) + loss + reverse
 // sweep (+ gradient accumulation, clipping and the optimizer's update). The parameters to
-// differentiate are the `parameter`-kind arguments left after --trainable/--freeze; buffers
-// (integer tensors, running statistics) never train. The optimizer is an Optimizer, asked for
-// its state, scalars and update; arguments are reached through the TrainStepSignature.
+// differentiate are the `parameter`-kind arguments left after --trainable/--freeze that some
+// gradient reaches; buffers (integer tensors, running statistics) never train. The optimizer
+// is an Optimizer, asked for its state, scalars and update; arguments are reached through the
+// TrainStepSignature.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/training/TrainStep.h"
@@ -290,59 +291,19 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
   return signature;
 }
 
-} // namespace
-
-std::optional<LossKind> parseLossKind(StringRef name) {
-  if (name == "cross_entropy")
-    return LossKind::CrossEntropy;
-  if (name == "mse")
-    return LossKind::MeanSquaredError;
-  return std::nullopt;
-}
-
-FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &options) {
-  auto forward = module.lookupSymbol<func::FuncOp>("forward");
-  if (!forward)
-    return emitError(module.getLoc()) << "no @forward function to train";
-  std::unique_ptr<Optimizer> optimizer;
-  if (options.optimizer.name != "none") {
-    std::string error;
-    optimizer = createOptimizer(options.optimizer, error);
-    if (!optimizer)
-      return emitError(forward.getLoc()) << error;
-  }
-  FailureOr<unsigned> lossIndex = lossInputIndex(forward, options);
-  FailureOr<SmallVector<bool>> trainable = selectTrainable(forward, options);
-  if (failed(lossIndex) || failed(trainable))
-    return failure();
-  auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
-  auto prediction = cast<RankedTensorType>(returnOp.getOperand(*lossIndex).getType());
-  FailureOr<RankedTensorType> labels = labelsType(prediction, options, forward.getLoc());
-  if (failed(labels))
-    return failure();
-  // Dropout masks must change every step: the step takes a salt (the runtime's seed and step
-  // number) that every dropout mixes into its seed.
-  bool hasDropout =
-      forward.walk([](DropoutOp) { return WalkResult::interrupt(); }).wasInterrupted();
-  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
-    for (StringRef attr : {StringRef(kInputNameAttr), StringRef(kParamNameAttr)})
-      if (StringAttr name = argAttr(forward, i, attr);
-          name && name.getValue() == options.labelsName)
-        return emitError(forward.getLoc())
-               << "--labels '" << options.labelsName
-               << "' is already the name of a model input or parameter; choose another";
+/// Builds the step training `trainableArgs` (indices of @forward's arguments) and appends to
+/// `unreachable` those whose gradient the reverse sweep found no path for (given a zero one).
+FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
+                                  const TrainStepOptions &options, const Optimizer *optimizer,
+                                  ArrayRef<unsigned> trainableArgs, unsigned lossIndex,
+                                  RankedTensorType labels, bool hasDropout,
+                                  SmallVectorImpl<unsigned> &unreachable) {
   OpBuilder b(module.getContext());
   Location loc = forward.getLoc();
-
-  SmallVector<unsigned> trainableArgs; // indices into @forward's arguments
-  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
-    if ((*trainable)[i])
-      trainableArgs.push_back(i);
   ArgumentList arguments;
   SmallVector<unsigned> forwardToStep;
-  TrainStepSignature signature =
-      layOutArguments(b, forward, *labels, options, trainableArgs, optimizer.get(), hasDropout,
-                      arguments, forwardToStep);
+  TrainStepSignature signature = layOutArguments(b, forward, labels, options, trainableArgs,
+                                                 optimizer, hasDropout, arguments, forwardToStep);
 
   b.setInsertionPointAfter(forward);
   auto step =
@@ -373,7 +334,8 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
     if (auto dropout = dyn_cast<DropoutOp>(clone))
       dropout.getSaltMutable().assign(scalars[size_t(plan::ScalarInput::Salt)]);
   }
-  Value predictionValue = mapping.lookup(returnOp.getOperand(*lossIndex));
+  auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+  Value predictionValue = mapping.lookup(returnOp.getOperand(lossIndex));
   // Named so that reports can say where the loss and its gradient live.
   Value loss = buildLoss(b, NameLoc::get(b.getStringAttr("loss")), predictionValue,
                          argument(signature.labels), options);
@@ -393,12 +355,10 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
     step.erase();
     return failure();
   }
-  for (auto [trained, gradient] : llvm::zip(signature.trained, *gradients)) {
+  for (auto [index, trained, gradient] : llvm::zip(trainableArgs, signature.trained, *gradients)) {
     if (gradient)
       continue;
-    if (options.warnUnreachable)
-      emitWarning(loc) << "parameter '" << nameOf(trained.param)
-                       << "' has no path to the loss; its gradient is zero";
+    unreachable.push_back(index);
     auto type = cast<RankedTensorType>(argument(trained.param).getType());
     gradient = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0)));
@@ -465,6 +425,76 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   b.create<func::ReturnOp>(loc, results);
   step.setType(b.getFunctionType(arguments.types, ValueRange(results).getTypes()));
   step.setAllResultAttrs(resultAttrs);
+  return step;
+}
+
+} // namespace
+
+std::optional<LossKind> parseLossKind(StringRef name) {
+  if (name == "cross_entropy")
+    return LossKind::CrossEntropy;
+  if (name == "mse")
+    return LossKind::MeanSquaredError;
+  return std::nullopt;
+}
+
+FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &options) {
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return emitError(module.getLoc()) << "no @forward function to train";
+  std::unique_ptr<Optimizer> optimizer;
+  if (options.optimizer.name != "none") {
+    std::string error;
+    optimizer = createOptimizer(options.optimizer, error);
+    if (!optimizer)
+      return emitError(forward.getLoc()) << error;
+  }
+  FailureOr<unsigned> lossIndex = lossInputIndex(forward, options);
+  FailureOr<SmallVector<bool>> trainable = selectTrainable(forward, options);
+  if (failed(lossIndex) || failed(trainable))
+    return failure();
+  auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+  auto prediction = cast<RankedTensorType>(returnOp.getOperand(*lossIndex).getType());
+  FailureOr<RankedTensorType> labels = labelsType(prediction, options, forward.getLoc());
+  if (failed(labels))
+    return failure();
+  // Dropout masks must change every step: the step takes a salt (the runtime's seed and step
+  // number) that every dropout mixes into its seed.
+  bool hasDropout =
+      forward.walk([](DropoutOp) { return WalkResult::interrupt(); }).wasInterrupted();
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    for (StringRef attr : {StringRef(kInputNameAttr), StringRef(kParamNameAttr)})
+      if (StringAttr name = argAttr(forward, i, attr);
+          name && name.getValue() == options.labelsName)
+        return emitError(forward.getLoc())
+               << "--labels '" << options.labelsName
+               << "' is already the name of a model input or parameter; choose another";
+  SmallVector<unsigned> trainableArgs, unreachable; // indices into @forward's arguments
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    if ((*trainable)[i])
+      trainableArgs.push_back(i);
+  FailureOr<func::FuncOp> step = buildStep(module, forward, options, optimizer.get(), trainableArgs,
+                                           *lossIndex, *labels, hasDropout, unreachable);
+  // Trainability is the reverse sweep's verdict: a parameter no gradient rule reaches (a mask
+  // used only through Equal/Where, say) would still get optimizer state and weight decay, so the
+  // step is built again without it.
+  bool leaveOut = optimizer || !options.zeroUnreachableGradients;
+  if (succeeded(step) && leaveOut && !unreachable.empty()) {
+    step->erase();
+    llvm::erase_if(trainableArgs, [&](unsigned i) { return llvm::is_contained(unreachable, i); });
+    SmallVector<unsigned> none;
+    step = buildStep(module, forward, options, optimizer.get(), trainableArgs, *lossIndex, *labels,
+                     hasDropout, none);
+  }
+  if (succeeded(step) && options.warnUnreachable)
+    for (unsigned index : unreachable) {
+      InFlightDiagnostic warning = emitWarning(forward.getLoc())
+                                   << "parameter '"
+                                   << argAttr(forward, index, kParamNameAttr).getValue()
+                                   << "' has no path to the loss; its gradient is zero";
+      if (leaveOut)
+        warning << ", so it does not train (no optimizer state, no weight decay)";
+    }
   return step;
 }
 

@@ -32,6 +32,11 @@ struct TrainStepOptions {
   std::string functionName = "train_step";
   /// Warn about parameters the loss does not depend on (once per compilation is enough).
   bool warnUnreachable = true;
+  /// Without an optimizer, whether a parameter the reverse sweep finds no gradient for is
+  /// returned with a zero gradient (true) or left out like a frozen one (false: the pipeline's
+  /// @gradients, so that --dump-grads names what trains). With an optimizer it is always left
+  /// out: no state, no update, no weight decay.
+  bool zeroUnreachableGradients = true;
 };
 
 /// The command-line spellings: "cross_entropy" / "mse".
@@ -45,8 +50,10 @@ std::optional<LossKind> parseLossKind(llvm::StringRef name);
 /// state (Optimizer::stateSpecs: arguments of kind `optimizer_state` named NAME.SUFFIX) and
 /// gradient accumulator, and the run-time scalars (PlanVocabulary.h) the optimizer reads, and
 /// returns the loss followed by the new parameters and state, each with `memc.updates = NAME`.
-/// The layout is TrainStepSignature's, and readTrainStepSignature reads it back. Emits errors
-/// (and warnings for parameters the loss does not depend on) through the context.
+/// A parameter the reverse sweep reaches no gradient for does not train (without an optimizer,
+/// see zeroUnreachableGradients). The layout is TrainStepSignature's, and readTrainStepSignature
+/// reads it back. Emits errors (and warnings for parameters the loss does not depend on) through
+/// the context.
 mlir::FailureOr<mlir::func::FuncOp> buildTrainStep(mlir::ModuleOp module,
                                                    const TrainStepOptions &options);
 

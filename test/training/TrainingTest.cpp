@@ -461,7 +461,7 @@ TEST_F(TrainingBadInputs, LabelsNamedLikeAModelInput) {
 }
 
 // gpt2's causal masks are float initializers that reach the logits only through Equal: memc
-// trains them unless frozen, and warns that their gradient is zero.
+// warns that their gradient is zero and leaves them out of the optimizer (PlainExportTest).
 TEST_F(TrainingBadInputs, ParameterWithoutAPathToTheLossIsNamed) {
   EXPECT_EQ(run(memcCommand("gpt2", {"--loss", "cross_entropy"}, program), dir, output), 0)
       << output;

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -549,3 +550,53 @@ TEST_F(WeightStoreTest, MalformedWireFormatIsAnErrorNotACrash) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Reading in pieces: byte ranges and the inf/NaN scan
+//===----------------------------------------------------------------------===//
+
+TEST_F(WeightStoreTest, ReadRangeGivesThatPieceAndRefusesRangesPastTheEnd) {
+  onnx::ModelProto model;
+  addInitializer(model, "w", onnx::TensorProto::FLOAT, {4})->set_raw_data(floatBytes({1, 2, 3, 4}));
+  ASSERT_EQ(indexError(model), "");
+  std::vector<char> piece;
+  std::string error;
+  ASSERT_TRUE(store.readRange(*store.find("w"), 4, 8, piece, error)) << error;
+  EXPECT_EQ(piece, bytesOf(floatBytes({2, 3})));
+  EXPECT_FALSE(store.readRange(*store.find("w"), 12, 8, piece, error));
+  EXPECT_NE(error.find("initializer 'w': "), std::string::npos) << error;
+}
+
+TEST_F(WeightStoreTest, NonFiniteValuesAreFoundInEveryFloatTypeAndAcrossChunks) {
+  onnx::ModelProto model;
+  // More elements than one chunk of the scan, the inf in the last one.
+  std::vector<float> big(300000, 0.5f);
+  addInitializer(model, "big_finite", onnx::TensorProto::FLOAT, {int64_t(big.size())})
+      ->set_raw_data(floatBytes(big));
+  big.back() = -INFINITY;
+  addInitializer(model, "big_inf", onnx::TensorProto::FLOAT, {int64_t(big.size())})
+      ->set_raw_data(floatBytes(big));
+  addInitializer(model, "f32_nan", onnx::TensorProto::FLOAT, {2})
+      ->set_raw_data(floatBytes({1.0f, NAN}));
+  addInitializer(model, "f64_inf", onnx::TensorProto::DOUBLE, {1})->add_double_data(-INFINITY);
+  addInitializer(model, "f16_nan", onnx::TensorProto::FLOAT16, {2})
+      ->set_raw_data(std::string("\x00\x3c\x01\x7e", 4));
+  addInitializer(model, "f16_max", onnx::TensorProto::FLOAT16, {1})->add_int32_data(0x7bff);
+  addInitializer(model, "bf16_inf", onnx::TensorProto::BFLOAT16, {1})->add_int32_data(0xff80);
+  addInitializer(model, "i32_all_ones", onnx::TensorProto::INT32, {1})->add_int32_data(-1);
+  ASSERT_EQ(indexError(model), "");
+  auto holds = [&](const char *name) {
+    bool result = false;
+    std::string error;
+    EXPECT_TRUE(memc::holdsNonFiniteValue(store, *store.find(name), result, error)) << error;
+    return result;
+  };
+  EXPECT_FALSE(holds("big_finite"));
+  EXPECT_TRUE(holds("big_inf"));
+  EXPECT_TRUE(holds("f32_nan"));
+  EXPECT_TRUE(holds("f64_inf"));
+  EXPECT_TRUE(holds("f16_nan"));
+  EXPECT_FALSE(holds("f16_max"));
+  EXPECT_TRUE(holds("bf16_inf"));
+  EXPECT_FALSE(holds("i32_all_ones"));
+}

@@ -1,0 +1,31 @@
+//===- ExportEvidence.h - signs of a folded or renamed ONNX export -*- C++ -*-===//
+//
+// torch.onnx.export's defaults (eval mode, constant folding) rewrite the weights a user trains:
+// nn.Linear weights become pre-transposed `onnx::MatMul_N` initializers and a tied
+// embedding/head becomes two initializers holding the same values. ONNX cannot say what the
+// module was; these are the traces it leaves, gathered so that memc can warn once.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_COMPILER_IMPORTER_EXPORTEVIDENCE_H
+#define MEMC_COMPILER_IMPORTER_EXPORTEVIDENCE_H
+
+#include <string>
+
+namespace onnx {
+class GraphProto;
+} // namespace onnx
+
+namespace memc {
+
+class WeightStore;
+
+/// The warning's text when `graph` shows a folded or renamed export: floating initializers
+/// named `onnx::*` that feed MatMul, Gemm or Conv, and initializers feeding a MatMul or Gemm that
+/// hold the same values as (or the transpose of) one feeding a Gather, i.e. a broken tie. Other
+/// `onnx::*` floating initializers (folded expressions, often of buffers) are listed alongside.
+/// Empty when there is no such evidence; pairs whose weights cannot be read are no evidence.
+std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore &weights);
+
+} // namespace memc
+
+#endif // MEMC_COMPILER_IMPORTER_EXPORTEVIDENCE_H
