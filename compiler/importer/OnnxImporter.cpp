@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/OnnxImporter.h"
 #include "compiler/importer/ExportEvidence.h"
+#include "compiler/importer/ExportMetadata.h"
 #include "compiler/importer/NodeImporter.h"
 #include "compiler/importer/WeightStore.h"
 #include "dialects/memc/ShapeInference.h"
@@ -118,6 +119,8 @@ private:
   const ImportOptions &options;
   onnx::ModelProto model;
   WeightStore weights;
+  /// What python/memc_export.py recorded; none for a plain export.
+  std::optional<ExportMetadata> exportMetadata;
   int64_t opset = 0;
   OpBuilder builder;
   OwningOpRef<ModuleOp> module;
@@ -164,7 +167,7 @@ LogicalResult OnnxImporter::loadModel() {
   if (model.graph().output_size() == 0)
     return emitError(modelLocation()) << "the ONNX graph has no outputs";
   std::string error;
-  if (!weights.index(model, modelPath, error))
+  if (!weights.index(model, modelPath, error) || !readExportMetadata(model, exportMetadata, error))
     return emitError(modelLocation()) << error;
   // The weight store reads data from the files when asked; the parsed copies are not needed.
   for (onnx::TensorProto &initializer : *model.mutable_graph()->mutable_initializer())
@@ -326,30 +329,45 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
   llvm::StringSet<> statistics = runningStatistics(model.graph());
   llvm::StringSet<> weightsOnly = usedOnlyAsWeights(model.graph());
   llvm::StringMap<bool> nonFinite; // by stored name: holds an inf or a NaN
+  // Only floating tensors can train; masks, ids and running statistics are buffers, and so are
+  // tensors holding an inf or a NaN (additive -inf masks; weights are not scanned), which no
+  // optimizer step could keep finite. Other float buffers ONNX cannot tell apart (RoPE tables,
+  // 0/1 masks) keep their names for --freeze.
+  auto trainableByGuess = [&](const StoredTensor &stored,
+                              const std::string &name) -> FailureOr<bool> {
+    if (!nonFinite.count(stored.name) && !weightsOnly.contains(name)) {
+      std::string error;
+      if (!holdsNonFiniteValue(weights, stored, nonFinite[stored.name], error))
+        return emitError(modelLocation()) << "cannot read " << error;
+    }
+    bool holdsNonFinite = !weightsOnly.contains(name) && nonFinite.lookup(stored.name);
+    return isFloatingType(stored.dataType) && !statistics.contains(name) && !holdsNonFinite;
+  };
+  // The export helper's list is the module's requires_grad; a name recreated by an Identity
+  // node trains like the initializer it copies.
+  auto trainableByMetadata = [&](const StoredTensor &stored) -> FailureOr<bool> {
+    bool listed = exportMetadata->parameters.count(stored.name);
+    if (listed && !isFloatingType(stored.dataType))
+      return emitError(modelLocation())
+             << "metadata_props 'memc.parameters' names '" << stored.name << "', a "
+             << onnxDataTypeName(stored.dataType) << " initializer, which cannot train";
+    return listed;
+  };
   auto addParameter = [&](const StoredTensor &stored, const std::string &name) -> LogicalResult {
     Type elementType = elementTypeFor(&context, stored.dataType);
     if (!elementType)
       return emitError(modelLocation())
              << "initializer '" << stored.name << "' has element type "
              << onnxDataTypeName(stored.dataType) << ", which memc does not support";
-    if (!nonFinite.count(stored.name) && !weightsOnly.contains(name)) {
-      std::string error;
-      if (!holdsNonFiniteValue(weights, stored, nonFinite[stored.name], error))
-        return emitError(modelLocation()) << "cannot read " << error;
-    }
-    // Only floating tensors can train; masks, ids and running statistics are buffers, and so
-    // are tensors holding an inf or a NaN (additive -inf masks; weights are not scanned), which
-    // no optimizer step could keep finite. Other float buffers ONNX cannot tell apart (RoPE
-    // tables, 0/1 masks) keep their names for --freeze.
-    bool holdsNonFinite = !weightsOnly.contains(name) && nonFinite.lookup(stored.name);
-    bool trainable =
-        isFloatingType(stored.dataType) && !statistics.contains(name) && !holdsNonFinite;
+    FailureOr<bool> trainable =
+        exportMetadata ? trainableByMetadata(stored) : trainableByGuess(stored, name);
+    if (failed(trainable))
+      return failure();
+    auto kind = *trainable ? plan::KIND_PARAMETER : plan::KIND_BUFFER;
     SmallVector<NamedAttribute> attributes = {
         builder.getNamedAttr(kParamNameAttr, builder.getStringAttr(name)),
-        builder.getNamedAttr(
-            kParamKindAttr,
-            builder.getStringAttr(
-                plan::bindingKindInfo(trainable ? plan::KIND_PARAMETER : plan::KIND_BUFFER).name))};
+        builder.getNamedAttr(kParamKindAttr,
+                             builder.getStringAttr(plan::bindingKindInfo(kind).name))};
     if (name != stored.name)
       attributes.push_back(
           builder.getNamedAttr(kParamSourceAttr, builder.getStringAttr(stored.name)));

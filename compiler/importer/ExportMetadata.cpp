@@ -1,0 +1,120 @@
+//===- ExportMetadata.cpp - what memc's export helper records ----------------===//
+//
+// The helper's keys are JSON values in metadata_props. A model carries either all of them or
+// none; anything in between, or JSON memc cannot read, is a broken file and an import error
+// rather than a silent fall-back to the guesses for plain exports.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/importer/ExportMetadata.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <map>
+
+namespace memc {
+namespace {
+
+constexpr const char *kVersionKey = "memc.export_version";
+constexpr const char *kParametersKey = "memc.parameters";
+constexpr const char *kBuffersKey = "memc.buffers";
+constexpr const char *kSupportedVersion = "1";
+
+/// Parses the JSON `value` of `key` into `parsed`.
+bool parseJson(const std::string &key, const std::string &value, llvm::json::Value &parsed,
+               std::string &error) {
+  llvm::Expected<llvm::json::Value> result = llvm::json::parse(value);
+  if (!result) {
+    error = "metadata_props '" + key + "' is not valid JSON (" +
+            llvm::toString(result.takeError()) + ")";
+    return false;
+  }
+  parsed = std::move(*result);
+  return true;
+}
+
+/// Reads `key`'s JSON list of initializer names into `names`, checking that each is one.
+bool readNameList(const std::string &key, const std::string &value,
+                  const std::set<std::string> &initializers, std::set<std::string> &names,
+                  std::string &error) {
+  llvm::json::Value parsed(nullptr);
+  if (!parseJson(key, value, parsed, error))
+    return false;
+  const llvm::json::Array *list = parsed.getAsArray();
+  if (!list) {
+    error = "metadata_props '" + key + "' must be a JSON list of initializer names";
+    return false;
+  }
+  for (const llvm::json::Value &entry : *list) {
+    std::optional<llvm::StringRef> name = entry.getAsString();
+    if (!name) {
+      error = "metadata_props '" + key + "' must be a JSON list of initializer names";
+      return false;
+    }
+    if (!initializers.count(name->str())) {
+      error = "metadata_props '" + key + "' names '" + name->str() +
+              "', which is not an initializer of the model";
+      return false;
+    }
+    names.insert(name->str());
+  }
+  return true;
+}
+
+} // namespace
+
+bool readExportMetadata(const onnx::ModelProto &model, std::optional<ExportMetadata> &metadata,
+                        std::string &error) {
+  metadata.reset();
+  std::map<std::string, std::string> props;
+  for (const onnx::StringStringEntryProto &entry : model.metadata_props())
+    if (llvm::StringRef(entry.key()).starts_with("memc."))
+      props[entry.key()] = entry.value();
+  if (props.empty())
+    return true;
+
+  auto version = props.find(kVersionKey);
+  if (version == props.end()) {
+    error = std::string("metadata_props has memc.* keys but no '") + kVersionKey +
+            "' (write the model with python/memc_export.py)";
+    return false;
+  }
+  llvm::json::Value parsedVersion(nullptr);
+  if (!parseJson(kVersionKey, version->second, parsedVersion, error))
+    return false;
+  if (parsedVersion.getAsString() != llvm::StringRef(kSupportedVersion)) {
+    error = std::string("metadata_props '") + kVersionKey + "' is " + version->second +
+            "; this memc reads version \"" + kSupportedVersion + "\"";
+    return false;
+  }
+  auto parameters = props.find(kParametersKey);
+  if (parameters == props.end()) {
+    error = std::string("metadata_props has no '") + kParametersKey + "'";
+    return false;
+  }
+
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto &initializer : model.graph().initializer())
+    initializers.insert(initializer.name());
+  ExportMetadata read;
+  if (!readNameList(kParametersKey, parameters->second, initializers, read.parameters, error))
+    return false;
+  // Buffers are every initializer that is not a parameter; the list is checked, not needed.
+  if (auto buffers = props.find(kBuffersKey); buffers != props.end()) {
+    std::set<std::string> bufferNames;
+    if (!readNameList(kBuffersKey, buffers->second, initializers, bufferNames, error))
+      return false;
+    for (const std::string &name : bufferNames)
+      if (read.parameters.count(name)) {
+        error = "metadata_props lists '" + name + "' in both '" + kParametersKey + "' and '" +
+                kBuffersKey + "'";
+        return false;
+      }
+  }
+  metadata = std::move(read);
+  return true;
+}
+
+} // namespace memc
