@@ -20,6 +20,7 @@ namespace {
 constexpr const char *kVersionKey = "memc.export_version";
 constexpr const char *kParametersKey = "memc.parameters";
 constexpr const char *kBuffersKey = "memc.buffers";
+constexpr const char *kPaddingKey = "memc.padding_idx";
 constexpr const char *kSupportedVersion = "1";
 
 /// Parses the JSON `value` of `key` into `parsed`.
@@ -33,6 +34,16 @@ bool parseJson(const std::string &key, const std::string &value, llvm::json::Val
   }
   parsed = std::move(*result);
   return true;
+}
+
+/// Whether `name`, which `key` lists, is one of the model's initializers.
+bool checkInitializer(const std::string &key, const std::string &name,
+                      const std::set<std::string> &initializers, std::string &error) {
+  if (initializers.count(name))
+    return true;
+  error =
+      "metadata_props '" + key + "' names '" + name + "', which is not an initializer of the model";
+  return false;
 }
 
 /// Reads `key`'s JSON list of initializer names into `names`, checking that each is one.
@@ -53,12 +64,35 @@ bool readNameList(const std::string &key, const std::string &value,
       error = "metadata_props '" + key + "' must be a JSON list of initializer names";
       return false;
     }
-    if (!initializers.count(name->str())) {
-      error = "metadata_props '" + key + "' names '" + name->str() +
-              "', which is not an initializer of the model";
+    if (!checkInitializer(key, name->str(), initializers, error))
+      return false;
+    names.insert(name->str());
+  }
+  return true;
+}
+
+/// Reads the JSON object {initializer name: row} of `key` into `rows`.
+bool readPaddingRows(const std::string &key, const std::string &value,
+                     const std::set<std::string> &initializers,
+                     std::map<std::string, int64_t> &rows, std::string &error) {
+  llvm::json::Value parsed(nullptr);
+  if (!parseJson(key, value, parsed, error))
+    return false;
+  const llvm::json::Object *object = parsed.getAsObject();
+  if (!object) {
+    error = "metadata_props '" + key + "' must be a JSON object {embedding weight name: row}";
+    return false;
+  }
+  for (const auto &[name, row] : *object) {
+    std::optional<int64_t> index = row.getAsInteger();
+    if (!index || *index < 0) {
+      error = "metadata_props '" + key + "' gives '" + name.str() +
+              "' a row that is not a non-negative integer";
       return false;
     }
-    names.insert(name->str());
+    if (!checkInitializer(key, name.str(), initializers, error))
+      return false;
+    rows[name.str()] = *index;
   }
   return true;
 }
@@ -113,6 +147,9 @@ bool readExportMetadata(const onnx::ModelProto &model, std::optional<ExportMetad
         return false;
       }
   }
+  if (auto padding = props.find(kPaddingKey); padding != props.end())
+    if (!readPaddingRows(kPaddingKey, padding->second, initializers, read.paddingRows, error))
+      return false;
   metadata = std::move(read);
   return true;
 }

@@ -39,6 +39,9 @@ public:
   virtual mlir::FailureOr<HostTensor> readConstant(const std::string &name,
                                                    mlir::Location loc) = 0;
   virtual void define(const std::string &name, ImportedTensor tensor) = 0;
+  /// The row of initializer `name` that embedding lookups give no gradient (the export
+  /// helper's memc.padding_idx), if any.
+  virtual std::optional<int64_t> paddingRow(const std::string &name) const = 0;
 };
 
 class NodeImporter {
@@ -69,6 +72,10 @@ public:
   /// Operands for an elementwise op: host constants take the element type of the first
   /// non-constant input, since exporters write scalars in whatever type is handy.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>> elementwiseInputs();
+  /// The export helper's padding row for the initializer the input reads, if any.
+  std::optional<int64_t> paddingRow(size_t index) const {
+    return scope.paddingRow(node.input(index));
+  }
 
   // Attributes.
   const onnx::AttributeProto *attribute(llvm::StringRef name) const;

@@ -94,6 +94,13 @@ public:
   void define(const std::string &name, ImportedTensor tensor) override {
     tensors[name] = std::move(tensor);
   }
+  std::optional<int64_t> paddingRow(const std::string &name) const override {
+    if (!exportMetadata)
+      return std::nullopt;
+    auto row = exportMetadata->paddingRows.find(name);
+    return row == exportMetadata->paddingRows.end() ? std::nullopt
+                                                    : std::optional<int64_t>(row->second);
+  }
 
 private:
   LogicalResult loadModel();

@@ -712,9 +712,19 @@ LogicalResult importGather(NodeImporter &n) {
   FailureOr<int64_t> axis = n.intAttr("axis", 0);
   if (failed(data) || failed(indices) || failed(axis))
     return failure();
-  if (failed(axis = normalizeAxis(n, *axis, cast<RankedTensorType>(data->getType()).getRank())))
+  auto table = cast<RankedTensorType>(data->getType());
+  if (failed(axis = normalizeAxis(n, *axis, table.getRank())))
     return failure();
-  return defineResult(n, n.create1<GatherOp>({*data, *indices}, n.named("axis", n.builder.getI64IntegerAttr(*axis))));
+  SmallVector<NamedAttribute> attributes = {n.named("axis", n.builder.getI64IntegerAttr(*axis))};
+  // An embedding lookup of a weight with a padding row (the export helper's memc.padding_idx).
+  if (std::optional<int64_t> row = n.paddingRow(0); row && *axis == 0) {
+    if (*row >= table.getDimSize(0))
+      return n.error("metadata_props 'memc.padding_idx' gives '" + n.node.input(0) + "' row " +
+                     std::to_string(*row) + ", past its " + std::to_string(table.getDimSize(0)) +
+                     " rows");
+    attributes.push_back(n.named("padding_idx", n.builder.getI64IntegerAttr(*row)));
+  }
+  return defineResult(n, n.create1<GatherOp>({*data, *indices}, attributes));
 }
 
 LogicalResult importExpand(NodeImporter &n) {

@@ -36,6 +36,17 @@ Value zerosLike(OpBuilder &b, Location loc, Type type) {
   return b.create<ConstantOp>(loc, DenseElementsAttr::get(tensor, zero));
 }
 
+/// Ones of shape [rows, 1, ...] (the rank of `table`) with a zero at `row`: multiplied into a
+/// gradient of `table`, it drops that row's contribution.
+Value paddingRowMask(OpBuilder &b, Location loc, Value table, int64_t row) {
+  RankedTensorType type = tensorType(table);
+  SmallVector<int64_t> shape(type.getRank(), 1);
+  shape[0] = type.getDimSize(0);
+  SmallVector<Attribute> values(shape[0], b.getFloatAttr(type.getElementType(), 1.0));
+  values[row] = b.getFloatAttr(type.getElementType(), 0.0);
+  return b.create<ConstantOp>(loc, DenseElementsAttr::get(type.clone(shape), values));
+}
+
 Value reshapeTo(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) {
   if (tensorType(value).getShape() == shape)
     return value;
@@ -452,8 +463,11 @@ LogicalResult GatherOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorI
     dx.append({nullptr, nullptr});
     return success();
   }
-  dx.push_back(b.create<GatherGradOp>(getLoc(), getData().getType(), dy[0], getIndices(),
-                                      getAxisAttr()));
+  Value grad = b.create<GatherGradOp>(getLoc(), getData().getType(), dy[0], getIndices(),
+                                      getAxisAttr());
+  if (std::optional<int64_t> paddingRow = getPaddingIdx())
+    grad = b.create<MulOp>(getLoc(), grad, paddingRowMask(b, getLoc(), getData(), *paddingRow));
+  dx.push_back(grad);
   dx.push_back(nullptr);
   return success();
 }

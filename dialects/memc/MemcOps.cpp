@@ -311,6 +311,18 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
+LogicalResult GatherOp::verify() {
+  std::optional<int64_t> row = getPaddingIdx();
+  if (!row)
+    return success();
+  if (getAxis() != 0)
+    return emitOpError("padding_idx needs axis 0, got ") << getAxis();
+  int64_t rows = getData().getType().getDimSize(0);
+  if (*row < 0 || *row >= rows)
+    return emitOpError("padding_idx ") << *row << " is not a row of the " << rows << "-row table";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling
 //===----------------------------------------------------------------------===//

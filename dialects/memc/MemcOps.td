@@ -447,16 +447,19 @@ def Memc_GatherOp : Memc_Op<"gather",
   let description = [{
     ONNX Gather: the result's shape is `data.shape[:axis] + indices.shape +
     data.shape[axis+1:]`. Negative indices count from the end. Embedding lookups are gathers on
-    axis 0.
+    axis 0. `padding_idx` (axis 0 only) names a row of `data` that this lookup gives no
+    gradient, PyTorch's nn.Embedding(padding_idx=...); other uses of `data` still do.
 
     ```mlir
-    %e = memc.gather %wte, %ids {axis = 0 : i64}
+    %e = memc.gather %wte, %ids {axis = 0 : i64, padding_idx = 0 : i64}
         : (tensor<64x32xf32>, tensor<2x16xi64>) -> tensor<2x16x32xf32>
     ```
   }];
-  let arguments = (ins Memc_Tensor:$data, Memc_IndexTensor:$indices, I64Attr:$axis);
+  let arguments = (ins Memc_Tensor:$data, Memc_IndexTensor:$indices, I64Attr:$axis,
+                       OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs Memc_Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -4,7 +4,8 @@
 // train for a few steps with AdamW and weight decay; the saved model and the checkpoint show that
 // an additive -inf mask (a buffer, as it holds -inf) and a 0/1 mask used only through
 // masked_fill (no gradient path) keep their exact values, carry no optimizer state and have no
-// gradient in --dump-grads, while the weights around them train.
+// gradient in --dump-grads, while the weights around them train. Exports from the helper
+// (export_helper_fixtures.py) with memc.padding_idx show the lookup's padding row untrained.
 //
 //===----------------------------------------------------------------------===//
 #include "TrainingTestSupport.h"
@@ -27,8 +28,9 @@ namespace {
 
 constexpr int64_t kBatch = 2, kSeq = 8, kVocab = 32;
 
-/// Token ids and next-token labels for two micro-batches of the plain fixtures' shape.
-NamedArrays tokenData() {
+/// Token ids (`input`, ids 0 to kVocab-1, 0 included) and next-token labels for two
+/// micro-batches of the plain fixtures' shape.
+NamedArrays tokenData(const std::string &input) {
   auto tokens = [](int64_t offset) {
     HostArray array;
     array.dtype = DType::I64;
@@ -38,7 +40,7 @@ NamedArrays tokenData() {
       array.as<int64_t>()[i] = (i * 7 + offset) % kVocab;
     return array;
   };
-  return {{"idx", tokens(0)}, {"labels", tokens(7)}};
+  return {{input, tokens(0)}, {"labels", tokens(7)}};
 }
 
 class PlainExportTraining : public testing::Test {
@@ -46,16 +48,16 @@ protected:
   void SetUp() override { dir = scratchDirectory(); }
 
   /// Builds `model` with AdamW and weight decay, trains 4 steps, and opens what it saved.
-  void train(const std::string &model) {
+  /// Helper exports have a dynamic batch, bound to the micro-batch for graph input `input`.
+  void train(const std::string &model, const std::string &input = "idx", bool bindBatch = false) {
     std::string program = dir + "/" + model + ".train", data = dir + "/data.npz", error;
-    ASSERT_EQ(run(memcCommand(model,
-                              {"--loss", "cross_entropy", "--optimizer", "adamw", "--lr", "0.01",
-                               "--weight-decay", "0.1"},
-                              program),
-                  dir, output),
-              0)
-        << output;
-    ASSERT_TRUE(writeNpz(data, tokenData(), /*compress=*/false, error)) << error;
+    std::vector<std::string> flags = {"--loss", "cross_entropy", "--optimizer",    "adamw",
+                                      "--lr",   "0.01",          "--weight-decay", "0.1"};
+    if (bindBatch)
+      flags.insert(flags.end(), {"--input-shape", input + "=" + std::to_string(kBatch) + "x" +
+                                                      std::to_string(kSeq)});
+    ASSERT_EQ(run(memcCommand(model, flags, program), dir, output), 0) << output;
+    ASSERT_TRUE(writeNpz(data, tokenData(input), /*compress=*/false, error)) << error;
     std::filesystem::create_directories(dir + "/checkpoints");
     ASSERT_EQ(run(program + " --data " + data + " --steps 4 --save " + dir +
                       "/trained.safetensors --dump-grads " + dir + "/grads.npz --checkpoint " +
@@ -66,6 +68,25 @@ protected:
     ASSERT_TRUE(saved.open(dir + "/trained.safetensors", error)) << error;
     ASSERT_TRUE(checkpoint.open(dir + "/checkpoints/checkpoint.safetensors", error)) << error;
     ASSERT_TRUE(readNpz(dir + "/grads.npz", gradients, error)) << error;
+  }
+
+  /// The first step's gradient of `name`, as floats.
+  std::vector<float> gradient(const std::string &name) {
+    for (const auto &[entry, array] : gradients)
+      if (entry == name) {
+        EXPECT_EQ(array.dtype, DType::F32);
+        std::vector<float> values(array.bytes.size() / sizeof(float));
+        std::memcpy(values.data(), array.bytes.data(), array.bytes.size());
+        return values;
+      }
+    ADD_FAILURE() << "no gradient of " << name;
+    return {};
+  }
+
+  /// Whether row `row` of a gradient with `columns` columns is all zero.
+  static bool rowIsZero(const std::vector<float> &values, int64_t row, int64_t columns) {
+    return std::all_of(values.begin() + row * columns, values.begin() + (row + 1) * columns,
+                       [](float value) { return value == 0.0f; });
   }
 
   bool hasGradient(const std::string &name) {
@@ -129,6 +150,27 @@ TEST_F(PlainExportTraining, MaskWithoutAGradientPathGetsNoStateAndNoWeightDecay)
   EXPECT_FALSE(hasGradient("bias"));
   EXPECT_TRUE(hasGradient("qkv.weight"));
   EXPECT_FALSE(stateOf("qkv.weight").empty());
+}
+
+// The export helper's memc.padding_idx: the embedding lookup gives its padding row no gradient,
+// although the data holds that id (PyTorch's nn.Embedding(padding_idx=0)); the other rows train.
+TEST_F(PlainExportTraining, HelperPaddingRowGetsNoGradientFromTheLookup) {
+  constexpr int64_t kDim = 16;
+  ASSERT_NO_FATAL_FAILURE(train("helper_padding", "idx", /*bindBatch=*/true));
+  std::vector<float> grad = gradient("0.weight");
+  ASSERT_EQ(grad.size(), size_t(kVocab * kDim));
+  EXPECT_TRUE(rowIsZero(grad, 0, kDim));
+  EXPECT_FALSE(rowIsZero(grad, 7, kDim)); // id 7 is in the first micro-batch too
+}
+
+// A head tied to the embedding still gives the padding row its gradient; only the lookup's
+// part is dropped.
+TEST_F(PlainExportTraining, HelperPaddingRowOfATiedHeadKeepsTheHeadsGradient) {
+  constexpr int64_t kDim = 16;
+  ASSERT_NO_FATAL_FAILURE(train("helper_tied_lm", "input_ids", /*bindBatch=*/true));
+  std::vector<float> grad = gradient("wte.weight");
+  ASSERT_EQ(grad.size(), size_t(kVocab * kDim));
+  EXPECT_FALSE(rowIsZero(grad, 0, kDim));
 }
 
 } // namespace

@@ -141,3 +141,11 @@ func.func @trilu_rank(%a: tensor<4xf32>) {
   %0 = memc.trilu %a {k = 0 : i64, upper = true} : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @gather_padding_row(%w: tensor<4x5xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{padding_idx 4 is not a row of the 4-row table}}
+  %0 = memc.gather %w, %i {axis = 0 : i64, padding_idx = 4 : i64} : (tensor<4x5xf32>, tensor<3xi64>) -> tensor<3x5xf32>
+  return
+}

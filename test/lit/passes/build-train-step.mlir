@@ -56,3 +56,23 @@ func.func @forward(%x: tensor<2x4xf32> {memc.input = "x"},
   %1 = memc.mul %0, %m : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   return %1 : tensor<2x4xf32>
 }
+
+// -----
+
+// An embedding lookup with a padding row (nn.Embedding(padding_idx=1)): the lookup's gradient
+// is masked to zero in that row; the tied head's gradient still reaches it.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[MASK:.*]] = memc.constant dense<{{\[}}[1.000000e+00], [0.000000e+00], [1.000000e+00], [1.000000e+00]]> : tensor<4x1xf32>
+// CHECK: %[[HEAD:.*]] = memc.transpose %{{.*}} {perm = array<i64: 1, 0>} : (tensor<5x4xf32>) -> tensor<4x5xf32>
+// CHECK: %[[LOOKUP:.*]] = memc.gather_grad
+// CHECK: %[[MASKED:.*]] = memc.mul %[[LOOKUP]], %[[MASK]] : (tensor<4x5xf32>, tensor<4x1xf32>) -> tensor<4x5xf32>
+// CHECK: %[[SUM:.*]] = memc.add %[[HEAD]], %[[MASKED]]
+// CHECK: return %{{.*}}, %[[SUM]]
+func.func @forward(%ids: tensor<2x3xi64> {memc.input = "ids"},
+                   %wte: tensor<4x5xf32> {memc.param = "wte", memc.param_kind = "parameter"})
+    -> (tensor<2x3x4xf32> {memc.output = "logits"}) {
+  %0 = memc.gather %wte, %ids {axis = 0 : i64, padding_idx = 1 : i64} : (tensor<4x5xf32>, tensor<2x3xi64>) -> tensor<2x3x5xf32>
+  %1 = memc.transpose %wte {perm = array<i64: 1, 0>} : (tensor<4x5xf32>) -> tensor<5x4xf32>
+  %2 = memc.matmul %0, %1 : (tensor<2x3x5xf32>, tensor<5x4xf32>) -> tensor<2x3x4xf32>
+  return %2 : tensor<2x3x4xf32>
+}
