@@ -23,22 +23,6 @@
 namespace memc {
 namespace {
 
-bool isFloatingInitializer(const StoredTensor &tensor) {
-  switch (tensor.dataType) {
-  case onnx::TensorProto::FLOAT:
-  case onnx::TensorProto::DOUBLE:
-  case onnx::TensorProto::FLOAT16:
-  case onnx::TensorProto::BFLOAT16:
-    return true;
-  default:
-    return false;
-  }
-}
-
-uint64_t byteSize(const StoredTensor &tensor) {
-  return tensor.file.empty() ? tensor.inlineBytes.size() : tensor.length;
-}
-
 /// Reads elements of a tensor by index, one element or one run at a time.
 class ElementReader {
 public:
@@ -77,7 +61,7 @@ uint64_t indexInB(const StoredTensor &a, uint64_t index, Repeat repeat) {
 bool samplesAgree(const WeightStore &weights, const StoredTensor &a, const StoredTensor &b,
                   Repeat repeat) {
   ElementReader readA(weights, a), readB(weights, b);
-  uint64_t count = byteSize(a) / readA.elementSize;
+  uint64_t count = a.byteSize() / readA.elementSize;
   std::vector<char> elementA, elementB, first;
   bool varied = false;
   for (uint64_t i = 0; i < kSamples; ++i) {
@@ -95,7 +79,7 @@ bool samplesAgree(const WeightStore &weights, const StoredTensor &a, const Store
 /// Whether two tensors of the same type and size hold the same bytes.
 bool sameBytes(const WeightStore &weights, const StoredTensor &a, const StoredTensor &b) {
   ElementReader readA(weights, a), readB(weights, b);
-  uint64_t count = byteSize(a) / readA.elementSize;
+  uint64_t count = a.byteSize() / readA.elementSize;
   std::vector<char> chunkA, chunkB;
   for (uint64_t first = 0; first < count; first += kChunkElements) {
     uint64_t run = std::min(kChunkElements, count - first);
@@ -131,14 +115,14 @@ bool isTranspose(const WeightStore &weights, const StoredTensor &a, const Stored
 /// How `b` repeats the Gather table `a`, if it does.
 std::optional<Repeat> repeats(const WeightStore &weights, const StoredTensor &a,
                               const StoredTensor &b) {
-  if (a.dataType != b.dataType || byteSize(a) != byteSize(b) || byteSize(a) == 0)
+  if (a.dataType != b.dataType || a.byteSize() != b.byteSize() || a.byteSize() == 0)
     return std::nullopt;
   if (b.shape == a.shape && samplesAgree(weights, a, b, Repeat::Identical) &&
       sameBytes(weights, a, b))
     return Repeat::Identical;
   bool transposedShape =
       b.shape.size() == 2 && b.shape[0] == a.shape[1] && b.shape[1] == a.shape[0];
-  uint64_t count = byteSize(a) / onnxElementSize(a.dataType);
+  uint64_t count = a.byteSize() / onnxElementSize(a.dataType);
   if (transposedShape && samplesAgree(weights, a, b, Repeat::Transposed) &&
       (count > kMaxFullTransposeCheck || isTranspose(weights, a, b)))
     return Repeat::Transposed;
@@ -164,7 +148,7 @@ std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore
     bool product = type == "MatMul" || type == "Gemm";
     for (int i = 0; i < node.input_size(); ++i) {
       const StoredTensor *tensor = weights.find(node.input(i));
-      if (!tensor || !isFloatingInitializer(*tensor))
+      if (!tensor || !isFloatingOnnxType(tensor->dataType))
         continue;
       if (tensor->name.rfind("onnx::", 0) == 0)
         (product || type == "Conv" ? renamed : folded).insert(tensor->name);

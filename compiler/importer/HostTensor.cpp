@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/importer/HostTensor.h"
+#include "compiler/importer/WeightStore.h"
 #include "kernels/ShapeRules.h"
 
 #include <algorithm>
@@ -64,10 +65,6 @@ int integerBits(int32_t type) {
   }
 }
 
-bool isFloatingType(int32_t type) {
-  return type == kFloat || type == kFloat16 || type == kDouble || type == kBfloat16;
-}
-
 bool isUnsignedType(int32_t type) {
   return type == kBool || type == kUint8 || type == kUint16 || type == kUint32;
 }
@@ -75,7 +72,7 @@ bool isUnsignedType(int32_t type) {
 bool isSupportedType(int64_t type) {
   if (type < 0 || type > std::numeric_limits<int32_t>::max())
     return false;
-  return isFloatingType(static_cast<int32_t>(type)) || integerBits(static_cast<int32_t>(type));
+  return isFloatingOnnxType(static_cast<int32_t>(type)) || integerBits(static_cast<int32_t>(type));
 }
 
 bool isIndexType(int32_t type) { return type == kInt32 || type == kInt64; }
@@ -619,7 +616,7 @@ bool evaluateNeg(const Operands &in, const HostAttributes &, HostTensor &result,
 /// nonzero value (NaN included) is true, floating targets round to their precision.
 bool castElement(const HostTensor &source, size_t index, int32_t target, HostTensor &result,
                  std::string &error) {
-  if (isFloatingType(target)) {
+  if (isFloatingOnnxType(target)) {
     result.floats.push_back(roundFloating(source.floatAt(index), target));
     return true;
   }
@@ -1219,7 +1216,7 @@ bool checkOperands(const HostOp &op, const Operands &inputs, std::string &error)
 // HostTensor
 //===----------------------------------------------------------------------===//
 
-bool HostTensor::isFloating() const { return isFloatingType(dataType); }
+bool HostTensor::isFloating() const { return isFloatingOnnxType(dataType); }
 
 int64_t HostTensor::numElements() const { return elementCount(shape).value_or(-1); }
 

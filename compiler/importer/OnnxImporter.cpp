@@ -41,11 +41,6 @@ constexpr int64_t kMaxConstantInitializerElements = 64;
 
 bool isDefaultDomain(const std::string &domain) { return domain.empty() || domain == "ai.onnx"; }
 
-bool isFloatingType(int32_t dataType) {
-  const kernels::DTypeInfo *row = kernels::findOnnxDType(dataType);
-  return (row && row->kind == kernels::DTypeKind::Float) || dataType == onnx::TensorProto::DOUBLE;
-}
-
 /// Names used only as BatchNormalization running statistics: buffers, whatever their type.
 llvm::StringSet<> runningStatistics(const onnx::GraphProto &graph) {
   llvm::StringSet<> statistics, otherUses;
@@ -342,19 +337,21 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
   // 0/1 masks) keep their names for --freeze.
   auto trainableByGuess = [&](const StoredTensor &stored,
                               const std::string &name) -> FailureOr<bool> {
-    if (!nonFinite.count(stored.name) && !weightsOnly.contains(name)) {
-      std::string error;
-      if (!holdsNonFiniteValue(weights, stored, nonFinite[stored.name], error))
-        return emitError(modelLocation()) << "cannot read " << error;
-    }
-    bool holdsNonFinite = !weightsOnly.contains(name) && nonFinite.lookup(stored.name);
-    return isFloatingType(stored.dataType) && !statistics.contains(name) && !holdsNonFinite;
+    if (!isFloatingOnnxType(stored.dataType) || statistics.contains(name))
+      return false;
+    if (weightsOnly.contains(name))
+      return true;
+    auto [scanned, fresh] = nonFinite.try_emplace(stored.name, false);
+    std::string error;
+    if (fresh && !holdsNonFiniteValue(weights, stored, scanned->second, error))
+      return emitError(modelLocation()) << "cannot read " << error;
+    return !scanned->second;
   };
   // The export helper's list is the module's requires_grad; a name recreated by an Identity
   // node trains like the initializer it copies.
   auto trainableByMetadata = [&](const StoredTensor &stored) -> FailureOr<bool> {
     bool listed = exportMetadata->parameters.count(stored.name);
-    if (listed && !isFloatingType(stored.dataType))
+    if (listed && !isFloatingOnnxType(stored.dataType))
       return emitError(modelLocation())
              << "metadata_props 'memc.parameters' names '" << stored.name << "', a "
              << onnxDataTypeName(stored.dataType) << " initializer, which cannot train";
@@ -387,7 +384,7 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
   for (const StoredTensor &stored : weights.tensors()) {
     if (!isUsed(stored.name))
       continue; // dead initializers are not part of the model
-    bool shapeLike = !isFloatingType(stored.dataType) &&
+    bool shapeLike = !isFloatingOnnxType(stored.dataType) &&
                      numElements(stored.shape) <= kMaxConstantInitializerElements;
     if (shapeLike) {
       FailureOr<HostTensor> constant = readConstant(stored.name, modelLocation());

@@ -37,6 +37,11 @@ uint64_t onnxElementSize(int32_t dataType) {
   return 0;
 }
 
+bool isFloatingOnnxType(int32_t dataType) {
+  const kernels::DTypeInfo *row = kernels::findOnnxDType(dataType);
+  return (row && row->kind == kernels::DTypeKind::Float) || dataType == onnx::TensorProto::DOUBLE;
+}
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -661,13 +666,12 @@ const StoredTensor *WeightStore::find(const std::string &name) const {
 
 bool WeightStore::read(const StoredTensor &tensor, std::vector<char> &out,
                        std::string &error) const {
-  return readRange(tensor, 0, tensor.file.empty() ? tensor.inlineBytes.size() : tensor.length, out,
-                   error);
+  return readRange(tensor, 0, tensor.byteSize(), out, error);
 }
 
 bool WeightStore::readRange(const StoredTensor &tensor, uint64_t offset, uint64_t length,
                             std::vector<char> &out, std::string &error) const {
-  uint64_t size = tensor.file.empty() ? tensor.inlineBytes.size() : tensor.length;
+  uint64_t size = tensor.byteSize();
   if (offset > size || length > size - offset) {
     error = subject(tensor.name) + "bytes " + std::to_string(offset) + "+" +
             std::to_string(length) + " are past its " + std::to_string(size) + " bytes";
@@ -742,7 +746,7 @@ bool holdsNonFiniteValue(const WeightStore &weights, const StoredTensor &tensor,
     return true; // not a floating type
   }
   uint64_t elementSize = onnxElementSize(tensor.dataType);
-  uint64_t size = tensor.file.empty() ? tensor.inlineBytes.size() : tensor.length;
+  uint64_t size = tensor.byteSize();
   constexpr uint64_t kChunkBytes = 1 << 20;
   std::vector<char> chunk;
   for (uint64_t offset = 0; offset < size && !result; offset += kChunkBytes) {

@@ -32,11 +32,16 @@ struct StoredTensor {
   /// Data stored in typed fields (float_data, int64_data, ...) rather than raw bytes, converted
   /// to little-endian raw bytes; then `file` is empty. Only small tensors are stored this way.
   std::vector<char> inlineBytes;
+
+  /// Bytes of its data, wherever they are.
+  uint64_t byteSize() const { return file.empty() ? inlineBytes.size() : length; }
 };
 
 /// Size in bytes of one element of an ONNX data type (the dtype table's, and DOUBLE and INT16,
 /// which the importer reads); 0 if memc cannot store it.
 uint64_t onnxElementSize(int32_t dataType);
+/// Whether an ONNX data type is a floating-point one (the dtype table's, and DOUBLE).
+bool isFloatingOnnxType(int32_t dataType);
 
 class WeightStore {
 public:
