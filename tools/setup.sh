@@ -16,6 +16,11 @@ for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
     missing+=("$package")
 done
+# Node.js and npm run ONNX Runtime in the tests (tools/install-onnxruntime.sh); any installed
+# Node.js will do (the machines may carry one not from Debian's packages).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages are installed"
   exit 0

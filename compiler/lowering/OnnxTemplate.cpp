@@ -18,6 +18,11 @@
 namespace memc {
 namespace {
 
+bool isOnnxOp(const onnx::NodeProto &node, const char *opType) {
+  return node.op_type() == opType && (node.domain().empty() || node.domain() == "ai.onnx");
+}
+
+
 bool parseModel(const std::string &path, onnx::ModelProto &model, std::string &error) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -92,8 +97,7 @@ bool removeRecreatingIdentities(onnx::GraphProto &graph, const std::set<std::str
   auto *nodes = graph.mutable_node();
   nodes->erase(std::remove_if(nodes->begin(), nodes->end(),
                               [&](const onnx::NodeProto &node) {
-                                return node.op_type() == "Identity" &&
-                                       (node.domain().empty() || node.domain() == "ai.onnx") &&
+                                return isOnnxOp(node, "Identity") &&
                                        node.output_size() == 1 &&
                                        written.count(node.output(0)) != 0;
                               }),
@@ -105,6 +109,41 @@ bool removeRecreatingIdentities(onnx::GraphProto &graph, const std::set<std::str
                 "', which memc trains as a parameter";
         return false;
       }
+  return true;
+}
+
+/// The model as inference sees it: a training-mode BatchNormalization normalizes with its
+/// running statistics (whose trained values the runtime writes as initializers) and a Dropout
+/// passes its input through, as module.eval() would. What the training form adds goes: the
+/// training_mode attribute and the updated-statistics outputs of BatchNormalization (which
+/// nothing may read), and the training_mode input of Dropout. Everything else is unchanged.
+bool switchToInferenceForm(onnx::GraphProto &graph, std::string &error) {
+  std::set<std::string> read;
+  for (const onnx::NodeProto &node : graph.node())
+    read.insert(node.input().begin(), node.input().end());
+  for (const onnx::ValueInfoProto &output : graph.output())
+    read.insert(output.name());
+  for (onnx::NodeProto &node : *graph.mutable_node()) {
+    if (isOnnxOp(node, "BatchNormalization")) {
+      auto *attributes = node.mutable_attribute();
+      attributes->erase(std::remove_if(attributes->begin(), attributes->end(),
+                                       [](const onnx::AttributeProto &attribute) {
+                                         return attribute.name() == "training_mode";
+                                       }),
+                        attributes->end());
+      for (int i = 1; i < node.output_size(); ++i)
+        if (!node.output(i).empty() && read.count(node.output(i))) {
+          error = "BatchNormalization '" + node.name() + "' has its updated statistic '" +
+                  node.output(i) + "' read by the model, which an inference model cannot do";
+          return false;
+        }
+      while (node.output_size() > 1)
+        node.mutable_output()->RemoveLast();
+    } else if (isOnnxOp(node, "Dropout")) {
+      while (node.input_size() > 2)
+        node.mutable_input()->RemoveLast();
+    }
+  }
   return true;
 }
 
@@ -138,7 +177,7 @@ bool addOnnxTemplate(plan::Plan &plan, const std::string &modelPath, const Weigh
     written.insert(initializer.name());
   onnx::GraphProto &graph = *model.mutable_graph();
   if (!stripInitializers(graph, written, weights, error) ||
-      !removeRecreatingIdentities(graph, written, error))
+      !removeRecreatingIdentities(graph, written, error) || !switchToInferenceForm(graph, error))
     return false;
   if (model.ir_version() < 4)
     declareAsInputs(graph, training);

@@ -1,9 +1,10 @@
 //===- OnnxTemplate.h - the model a training program saves -------*- C++ -*-===//
 //
-// `--save OUT.onnx` writes the source model with the trained weights, and the runtime does it
-// without the ONNX library (runtime/io/OnnxWriter.h): memc hands it a template, the model minus
-// what training changes, and the list of initializers to add back. Before and after, for a
-// model whose exporter deduplicated two equal LayerNorm weights:
+// `--save OUT.onnx` writes the source model with the trained weights, in inference form (what
+// module.eval() would export), and the runtime does it without the ONNX library
+// (runtime/io/OnnxWriter.h): memc hands it a template, the model minus what training changes,
+// and the list of initializers to add back. Before and after, for a model whose exporter
+// deduplicated two equal LayerNorm weights:
 //
 //   graph {                                       graph {
 //     initializer ln1.weight = [1, 1, ...]          (ln1.weight, ln2.weight: added at save
@@ -14,7 +15,10 @@
 //
 // Each parameter and buffer binding of the plan stands for one initializer of that name. The
 // Identity nodes go because in memc each recreated name is a parameter of its own that trains
-// on its own. Initializers without a binding (shape-like constants, unused tensors) stay, with
+// on its own. A training-form BatchNormalization loses its training_mode attribute and its
+// updated-statistics outputs (it then normalizes with the trained running statistics, saved as
+// buffers), and a Dropout its training_mode input (so it passes its input through). Initializers
+// without a binding (shape-like constants, unused tensors) stay, with
 // any external data read in, so the saved model needs no file but its own.
 //
 //===----------------------------------------------------------------------===//

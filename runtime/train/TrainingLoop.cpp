@@ -307,11 +307,12 @@ int64_t resumeFrom(Executor &executor, const plan::Plan &plan, const std::string
   return saved;
 }
 
-bool isOnnxPath(const std::string &path) {
-  constexpr std::string_view suffix = ".onnx";
-  return path.size() > suffix.size() &&
-         path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+bool hasExtension(const std::string &path, std::string_view extension) {
+  return path.size() > extension.size() &&
+         path.compare(path.size() - extension.size(), extension.size(), extension) == 0;
 }
+
+bool isOnnxPath(const std::string &path) { return hasExtension(path, ".onnx"); }
 
 /// The initializers of the plan's ONNX template, each checked against the parameter or buffer
 /// binding of its name; their bytes are views of `values` (readParameters' arrays, in binding
@@ -358,6 +359,11 @@ bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan,
 /// Before the first step: the save path can be written, and an ONNX save has what it needs.
 bool checkSavePath(const plan::Training &training, const LoadedPlan &plan,
                    const std::string &path, std::string &error) {
+  if (!isOnnxPath(path) && !hasExtension(path, ".safetensors")) {
+    error = "--save " + path + ": the extension says neither format: name an ONNX model "
+            "(.onnx) or a safetensors file (.safetensors)";
+    return false;
+  }
   std::vector<OnnxTensor> unused;
   if (isOnnxPath(path) && !onnxInitializers(training, plan, nullptr, unused, error)) {
     error = "--save " + path + ": " + error;

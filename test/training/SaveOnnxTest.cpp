@@ -1,14 +1,16 @@
 //===- SaveOnnxTest.cpp - training programs save the trained ONNX model ---===//
 //
-// `--save OUT.onnx` writes the source model with the trained weights. A saved model must be
-// the source model node for node, less the Identity nodes that recreated deduplicated
-// initializers (each such name trains on its own and is saved as an initializer of its own),
+// `--save OUT.onnx` writes the source model with the trained weights, in inference form. A saved
+// model must be the source model node for node (BatchNormalization and Dropout as module.eval()
+// exports them), less the Identity nodes that recreated deduplicated initializers (each such name trains on its own and is saved as an initializer of its own),
 // with every trained parameter and buffer as an initializer holding exactly the bytes
 // `--save OUT.safetensors` writes, and nothing else changed. memc must import it, and its
 // forward must be the trained model's: what the source model's plan computes with the trained
 // weights, unlike the untrained model's. Also external data (models beyond 2 GiB), models whose
 // weights were external, IR version 3 (initializers are graph inputs), programs compiled
-// without a template, and malformed input to the writer.
+// without a template, and malformed input to the writer. ONNX Runtime (onnxruntime-node, which
+// tools/test.sh installs with npm) must compute what `memc --mode=infer` computes from a saved
+// BatchNorm CNN and a saved Dropout MLP.
 //
 //===----------------------------------------------------------------------===//
 #include "TrainingTestSupport.h"
@@ -70,6 +72,24 @@ double largestDifference(const NamedArrays &a, const NamedArrays &b) {
   return largest;
 }
 
+/// What module.eval() would have exported for `node`: a BatchNormalization without
+/// training_mode and its updated-statistics outputs, a Dropout without its training_mode input.
+onnx::NodeProto inferenceForm(onnx::NodeProto node) {
+  if (node.op_type() == "BatchNormalization") {
+    onnx::NodeProto copy = node;
+    node.clear_attribute();
+    for (const onnx::AttributeProto &attribute : copy.attribute())
+      if (attribute.name() != "training_mode")
+        *node.add_attribute() = attribute;
+    while (node.output_size() > 1)
+      node.mutable_output()->RemoveLast();
+  }
+  if (node.op_type() == "Dropout")
+    while (node.input_size() > 2)
+      node.mutable_input()->RemoveLast();
+  return node;
+}
+
 /// The saved model is the source model with the trained initializers: see the file comment.
 /// Returns how many Identity nodes it lost.
 int checkSavedModel(const onnx::ModelProto &source, const onnx::ModelProto &saved,
@@ -111,7 +131,7 @@ int checkSavedModel(const onnx::ModelProto &source, const onnx::ModelProto &save
       continue;
     }
     if (next >= saved.graph().node_size() ||
-        saved.graph().node(next).SerializeAsString() != node.SerializeAsString()) {
+        saved.graph().node(next).SerializeAsString() != inferenceForm(node).SerializeAsString()) {
       ADD_FAILURE() << "the saved model lacks or changed node '" << node.name() << "'";
       return removed;
     }
@@ -390,6 +410,158 @@ TEST_F(TrainingSavesOnnx, ProgramWithoutATemplateRefusesBeforeTraining) {
   EXPECT_EQ(output.find("step 1"), std::string::npos) << "refused only after training:\n" << output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/trained.onnx"));
   EXPECT_EQ(run(train + "/trained.safetensors", dir, output), 0) << output;
+}
+
+int64_t elementCount(const HostArray &array) {
+  int64_t count = 1;
+  for (int64_t dim : array.shape)
+    count *= dim;
+  return count;
+}
+
+/// `count` samples of `shape` (the first dimension left out) with values in [-1, 1], and class
+/// labels below `classes`.
+NamedArrays classificationData(const std::string &input, std::vector<int64_t> shape,
+                               int64_t count, int64_t classes) {
+  HostArray samples, labels;
+  shape.insert(shape.begin(), count);
+  samples.shape = shape;
+  samples.bytes.resize(elementCount(samples) * sizeof(float));
+  for (int64_t i = 0; i < elementCount(samples); ++i)
+    samples.as<float>()[i] = static_cast<float>((i * 37) % 101) / 50.0f - 1.0f;
+  labels.dtype = DType::I64;
+  labels.shape = {count};
+  labels.bytes.resize(count * sizeof(int64_t));
+  for (int64_t i = 0; i < count; ++i)
+    labels.as<int64_t>()[i] = (i * 3) % classes;
+  return {{input, samples}, {"labels", labels}};
+}
+
+/// Trains `fixture` (float input `input` of sample shape `shape`, micro-batch `batch`) 3 steps
+/// and saves it as ONNX; ONNX Runtime and `memc --mode=infer` must compute the same outputs from
+/// the saved model, which holds the inference form of `op`.
+void checkAgainstOnnxRuntime(const std::string &fixture, const std::string &input,
+                             const std::vector<int64_t> &shape, int64_t batch,
+                             const std::string &outputName, const std::string &op) {
+  std::string dir = scratchDirectory(), output, error;
+  std::string ortModules = MEMC_ORT_NODE_MODULES;
+  ASSERT_TRUE(std::filesystem::exists(ortModules + "/onnxruntime-node"))
+      << "onnxruntime-node is not installed in " << ortModules
+      << ": tools/test.sh installs it (npm install --ignore-scripts)";
+  std::string dims = std::to_string(batch);
+  for (int64_t dim : shape)
+    dims += "x" + std::to_string(dim);
+  NamedArrays data = classificationData(input, shape, 2 * batch, 4);
+  ASSERT_TRUE(writeNpz(dir + "/data.npz", data, /*compress=*/false, error)) << error;
+  ASSERT_EQ(run(memcCommand(fixture, {"--loss", "cross_entropy", "--lr", "0.05",
+                                      "--input-shape", input + "=" + dims},
+                            dir + "/train"),
+                dir, output),
+            0)
+      << output;
+  std::string saved = dir + "/trained.onnx";
+  ASSERT_EQ(run(dir + "/train --data " + dir + "/data.npz --steps 3 --save " + saved, dir,
+                output),
+            0)
+      << output;
+  onnx::ModelProto model;
+  ASSERT_TRUE(loadModel(saved, model));
+  int found = 0;
+  for (const onnx::NodeProto &node : model.graph().node())
+    if (node.op_type() == op) {
+      ++found;
+      EXPECT_EQ(inferenceForm(node).SerializeAsString(), node.SerializeAsString())
+          << op << " '" << node.name() << "' is saved in training form";
+    }
+  EXPECT_GT(found, 0) << "the saved model has no " << op;
+
+  // One micro-batch, as a float32 file for ONNX Runtime and an npz for memc.
+  HostArray batchInput = data[0].second;
+  batchInput.shape[0] = batch;
+  batchInput.bytes.resize(elementCount(batchInput) * sizeof(float));
+  ASSERT_TRUE(writeFileAtomically(dir + "/input.f32", {std::string(batchInput.bytes.begin(),
+                                                                   batchInput.bytes.end())},
+                                  0644, error))
+      << error;
+  ASSERT_TRUE(writeNpz(dir + "/inputs.npz", {{input, batchInput}}, false, error)) << error;
+  auto runOrt = [&](const std::string &inputDims, const std::string &inputFile,
+                    const std::string &outputFile) {
+    return run("NODE_PATH=" + ortModules + " node " + MEMC_TRAINING_TEST_DIR + "/ort_infer.js " +
+                   saved + " " + input + " " + inputDims + " " + dir + inputFile + " " +
+                   outputName + " " + dir + outputFile,
+               dir, output);
+  };
+  ASSERT_EQ(runOrt(dims, "/input.f32", "/ort.f32"), 0) << output;
+  ASSERT_EQ(run(kBin + "/memc " + saved + " --mode=infer --input-shape " + input + "=" + dims +
+                    " -o " + dir + "/infer",
+                dir, output),
+            0)
+      << output;
+  ASSERT_EQ(run(dir + "/infer --inputs " + dir + "/inputs.npz --outputs " + dir + "/outputs.npz",
+                dir, output),
+            0)
+      << output;
+  NamedArrays memcOutputs;
+  std::string ortBytes;
+  ASSERT_TRUE(readNpz(dir + "/outputs.npz", memcOutputs, error)) << error;
+  ASSERT_TRUE(readFile(dir + "/ort.f32", ortBytes, error)) << error;
+  ASSERT_EQ(memcOutputs.size(), 1u);
+  const HostArray &expected = memcOutputs[0].second;
+  ASSERT_EQ(ortBytes.size(), expected.bytes.size());
+  const float *ort = reinterpret_cast<const float *>(ortBytes.data());
+  double largest = 0, scale = 0;
+  for (int64_t i = 0; i < elementCount(expected); ++i) {
+    largest = std::max<double>(largest, std::abs(ort[i] - expected.as<float>()[i]));
+    scale = std::max<double>(scale, std::abs(expected.as<float>()[i]));
+  }
+  EXPECT_GT(scale, 0);
+  EXPECT_LE(largest, 1e-5 * std::max(1.0, scale)) << "ONNX Runtime and memc differ";
+
+  // In inference form each sample's outputs are its own: batch statistics or dropout would
+  // make the first sample's outputs change with the rest of its batch.
+  HostArray changed = batchInput;
+  int64_t sampleElements = elementCount(batchInput) / batch;
+  for (int64_t i = sampleElements; i < elementCount(changed); ++i)
+    changed.as<float>()[i] = 2.0f - 3.0f * changed.as<float>()[i];
+  ASSERT_TRUE(writeFileAtomically(dir + "/changed.f32",
+                                  {std::string(changed.bytes.begin(), changed.bytes.end())}, 0644,
+                                  error))
+      << error;
+  ASSERT_EQ(runOrt(dims, "/changed.f32", "/changed_ort.f32"), 0) << output;
+  std::string changedBytes;
+  ASSERT_TRUE(readFile(dir + "/changed_ort.f32", changedBytes, error)) << error;
+  ASSERT_EQ(changedBytes.size(), ortBytes.size());
+  const float *withOthers = reinterpret_cast<const float *>(changedBytes.data());
+  double sampleDifference = 0;
+  for (size_t i = 0; i < ortBytes.size() / sizeof(float) / batch; ++i)
+    sampleDifference = std::max<double>(sampleDifference, std::abs(withOthers[i] - ort[i]));
+  EXPECT_LE(sampleDifference, 1e-5 * std::max(1.0, scale))
+      << "the saved model's outputs for a sample depend on the rest of its batch";
+}
+
+TEST(TrainingSavesOnnxForInference, BatchNormCnnRunsInOnnxRuntime) {
+  // Exported by the helper from eval() state: BatchNormalization in training form, whose
+  // trained running statistics the saved model must normalize with.
+  checkAgainstOnnxRuntime("helper_cnn", "input", {3, 8, 8}, 2, "logits", "BatchNormalization");
+}
+
+TEST(TrainingSavesOnnxForInference, DropoutMlpRunsInOnnxRuntime) {
+  checkAgainstOnnxRuntime("mlp_dropout", "input", {16}, 4, "output", "Dropout");
+}
+
+TEST_F(TrainingSavesOnnx, SaveNamesAFormatByItsExtension) {
+  ASSERT_EQ(run(memcCommand("mlp", {"--loss", "cross_entropy"}, program()), dir, output), 0)
+      << output;
+  EXPECT_EQ(run(program() + " --data " + kData + "/mlp.data.npz --steps 1 --save " + dir +
+                    "/trained.pt",
+                dir, output),
+            1);
+  EXPECT_NE(output.find("--save " + dir + "/trained.pt: the extension says neither format"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(output.find("step 1"), std::string::npos) << "refused only after training:\n"
+                                                      << output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/trained.pt"));
 }
 
 TEST(TrainingOnnxWriter, RejectsMalformedInput) {
