@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/ExportMetadata.h"
+#include "compiler/importer/NodeImporter.h"
+#include "compiler/importer/WeightStore.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
@@ -13,6 +15,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <vector>
 
 namespace memc {
 namespace {
@@ -21,6 +24,8 @@ constexpr const char *kVersionKey = "memc.export_version";
 constexpr const char *kParametersKey = "memc.parameters";
 constexpr const char *kBuffersKey = "memc.buffers";
 constexpr const char *kPaddingKey = "memc.padding_idx";
+constexpr const char *kExampleShapesKey = "memc.example_shapes";
+constexpr const char *kTiedKey = "memc.tied";
 constexpr const char *kSupportedVersion = "1";
 
 /// Parses the JSON `value` of `key` into `parsed`.
@@ -97,6 +102,85 @@ bool readPaddingRows(const std::string &key, const std::string &value,
   return true;
 }
 
+/// Reads the JSON object {graph input: [dims]} of `key` into `shapes`.
+bool readExampleShapes(const std::string &key, const std::string &value,
+                       const std::set<std::string> &inputs,
+                       std::map<std::string, std::vector<int64_t>> &shapes, std::string &error) {
+  llvm::json::Value parsed(nullptr);
+  if (!parseJson(key, value, parsed, error))
+    return false;
+  const llvm::json::Object *object = parsed.getAsObject();
+  if (!object) {
+    error = "metadata_props '" + key + "' must be a JSON object {graph input: [dims]}";
+    return false;
+  }
+  for (const auto &[name, dims] : *object) {
+    const llvm::json::Array *list = dims.getAsArray();
+    std::vector<int64_t> shape;
+    for (size_t i = 0; list && i < list->size(); ++i) {
+      std::optional<int64_t> dim = (*list)[i].getAsInteger();
+      if (!dim || *dim <= 0) {
+        list = nullptr;
+        break;
+      }
+      shape.push_back(*dim);
+    }
+    if (!list) {
+      error = "metadata_props '" + key + "' gives '" + name.str() +
+              "' a shape that is not a list of positive integers";
+      return false;
+    }
+    if (!inputs.count(name.str())) {
+      error = "metadata_props '" + key + "' names '" + name.str() +
+              "', which is not a graph input of the model";
+      return false;
+    }
+    shapes[name.str()] = std::move(shape);
+  }
+  return true;
+}
+
+/// Reads `key`'s JSON list of tied groups (lists of names) into `groups`: the first name of each
+/// is an initializer, the others are not.
+bool readTiedGroups(const std::string &key, const std::string &value,
+                    const std::set<std::string> &initializers,
+                    std::vector<std::vector<std::string>> &groups, std::string &error) {
+  llvm::json::Value parsed(nullptr);
+  if (!parseJson(key, value, parsed, error))
+    return false;
+  const llvm::json::Array *list = parsed.getAsArray();
+  for (size_t g = 0; list && g < list->size(); ++g) {
+    const llvm::json::Array *group = (*list)[g].getAsArray();
+    std::vector<std::string> names;
+    for (size_t i = 0; group && i < group->size(); ++i) {
+      std::optional<llvm::StringRef> name = (*group)[i].getAsString();
+      if (!name)
+        group = nullptr;
+      else
+        names.push_back(name->str());
+    }
+    if (!group || names.size() < 2) {
+      list = nullptr;
+      break;
+    }
+    if (!checkInitializer(key, names[0], initializers, error))
+      return false;
+    for (size_t i = 1; i < names.size(); ++i)
+      if (initializers.count(names[i])) {
+        error = "metadata_props '" + key + "' ties '" + names[i] + "' to '" + names[0] +
+                "', but the model holds both as initializers, which would train apart (export "
+                "the model again with python/memc_export.py, without constant folding)";
+        return false;
+      }
+    groups.push_back(std::move(names));
+  }
+  if (!list) {
+    error = "metadata_props '" + key + "' must be a JSON list of lists of two or more names";
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 bool readExportMetadata(const onnx::ModelProto &model, std::optional<ExportMetadata> &metadata,
@@ -135,6 +219,13 @@ bool readExportMetadata(const onnx::ModelProto &model, std::optional<ExportMetad
   ExportMetadata read;
   if (!readNameList(kParametersKey, parameters->second, initializers, read.parameters, error))
     return false;
+  for (const onnx::TensorProto &initializer : model.graph().initializer())
+    if (read.parameters.count(initializer.name()) && !isFloatingOnnxType(initializer.data_type())) {
+      error = std::string("metadata_props '") + kParametersKey + "' names '" + initializer.name() +
+              "', an " + onnxDataTypeName(initializer.data_type()) +
+              " initializer, which cannot train";
+      return false;
+    }
   // Buffers are every initializer that is not a parameter; the list is checked, not needed.
   if (auto buffers = props.find(kBuffersKey); buffers != props.end()) {
     std::set<std::string> bufferNames;
@@ -150,6 +241,16 @@ bool readExportMetadata(const onnx::ModelProto &model, std::optional<ExportMetad
   if (auto padding = props.find(kPaddingKey); padding != props.end())
     if (!readPaddingRows(kPaddingKey, padding->second, initializers, read.paddingRows, error))
       return false;
+  if (auto tied = props.find(kTiedKey); tied != props.end())
+    if (!readTiedGroups(kTiedKey, tied->second, initializers, read.tied, error))
+      return false;
+  if (auto shapes = props.find(kExampleShapesKey); shapes != props.end()) {
+    std::set<std::string> inputs;
+    for (const onnx::ValueInfoProto &input : model.graph().input())
+      inputs.insert(input.name());
+    if (!readExampleShapes(kExampleShapesKey, shapes->second, inputs, read.exampleShapes, error))
+      return false;
+  }
   metadata = std::move(read);
   return true;
 }

@@ -2,9 +2,12 @@
 //
 // python/memc_export.py writes into a model's metadata_props what ONNX cannot say, as JSON
 // values: `memc.export_version` ("1"), `memc.parameters` (the initializers that train) and
-// `memc.buffers` (every other initializer), `memc.padding_idx` ({embedding weight: row}). When a
-// model carries them they decide which initializers train, in place of the importer's guesses
-// from the graph and the values, and which embedding rows a lookup gives no gradient.
+// `memc.buffers` (every other initializer), `memc.padding_idx` ({embedding weight: row}),
+// `memc.tied` (groups of names of one tensor, the exported one first) and `memc.example_shapes`
+// ({graph input: the shape the export traced}). When a model carries them they decide which
+// initializers train, in place of the importer's guesses from the graph and the values, which
+// embedding rows a lookup gives no gradient, and the shape of a dynamic input not bound with
+// --input-shape.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_COMPILER_IMPORTER_EXPORTMETADATA_H
@@ -15,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace onnx {
 class ModelProto;
@@ -28,12 +32,18 @@ struct ExportMetadata {
   std::set<std::string> parameters;
   /// Embedding weight name -> the row its lookups give no gradient (nn.Embedding padding_idx).
   std::map<std::string, int64_t> paddingRows;
+  /// Graph input -> the shape of the example the export traced.
+  std::map<std::string, std::vector<int64_t>> exampleShapes;
+  /// Tied groups: the exported initializer first, then the other state_dict names of the same
+  /// tensor, which are not initializers (torch exports a shared parameter once).
+  std::vector<std::vector<std::string>> tied;
 };
 
 /// Reads the helper's metadata from `model`'s metadata_props into `metadata`, left empty for a
 /// model without `memc.*` keys (a plain export). Returns false with a message naming the key in
-/// `error` when the metadata is malformed, of an unknown version, or names a tensor that is not
-/// one of the model's initializers.
+/// `error` when the metadata is malformed, of an unknown version, names a tensor that is not one
+/// of the model's initializers (or an input that is not a graph input), or ties names that the
+/// model holds as separate initializers (which would train apart).
 bool readExportMetadata(const onnx::ModelProto &model, std::optional<ExportMetadata> &metadata,
                         std::string &error);
 

@@ -272,23 +272,35 @@ FailureOr<RankedTensorType> OnnxImporter::inputType(const onnx::ValueInfoProto &
       written += dim.has_dim_param() && !dim.dim_param().empty() ? dim.dim_param() : "?";
     }
   }
-  auto bound = options.inputShapes.find(name);
-  if (bound == options.inputShapes.end()) {
-    if (symbolic)
-      return emitError(modelLocation())
-             << "graph input '" << name << "' has symbolic shape [" << written
-             << "]; bind it with --input-shape " << name << "=DIMS (e.g. 4x128)";
+  auto joined = [](const std::vector<int64_t> &dims) {
+    return llvm::join(llvm::map_range(dims, [](int64_t d) { return std::to_string(d); }), "x");
+  };
+  const std::vector<int64_t> *bound = nullptr;
+  bool fromExample = false;
+  if (auto given = options.inputShapes.find(name); given != options.inputShapes.end())
+    bound = &given->second;
+  else if (!symbolic)
     return RankedTensorType::get(shape, elementType);
-  }
-  const std::vector<int64_t> &dims = bound->second;
+  else if (exportMetadata && exportMetadata->exampleShapes.count(name)) {
+    bound = &exportMetadata->exampleShapes.at(name);
+    fromExample = true;
+    emitRemark(modelLocation()) << "graph input '" << name << "' [" << written
+                                << "] takes the shape of the export's example, " << joined(*bound)
+                                << " (memc.example_shapes); --input-shape " << name
+                                << "=DIMS binds another";
+  } else
+    return emitError(modelLocation())
+           << "graph input '" << name << "' has symbolic shape [" << written
+           << "]; bind it with --input-shape " << name << "=DIMS (e.g. 4x128)";
+  const std::vector<int64_t> &dims = *bound;
   bool agrees = dims.size() == shape.size();
   for (size_t i = 0; agrees && i < dims.size(); ++i)
     agrees = dims[i] >= 0 && (shape[i] == ShapedType::kDynamic || shape[i] == dims[i]);
   if (!agrees)
     return emitError(modelLocation())
-           << "--input-shape " << name << "="
-           << llvm::join(llvm::map_range(dims, [](int64_t d) { return std::to_string(d); }), "x")
-           << " does not fit the model's shape [" << written << "]";
+           << (fromExample ? "memc.example_shapes " : "--input-shape ")
+           << name << "=" << joined(dims) << " does not fit the model's shape [" << written
+           << "]";
   return RankedTensorType::get(dims, elementType);
 }
 
@@ -348,14 +360,9 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
     return !scanned->second;
   };
   // The export helper's list is the module's requires_grad; a name recreated by an Identity
-  // node trains like the initializer it copies.
+  // node trains like the initializer it copies (readExportMetadata refused non-float ones).
   auto trainableByMetadata = [&](const StoredTensor &stored) -> FailureOr<bool> {
-    bool listed = exportMetadata->parameters.count(stored.name);
-    if (listed && !isFloatingOnnxType(stored.dataType))
-      return emitError(modelLocation())
-             << "metadata_props 'memc.parameters' names '" << stored.name << "', a "
-             << onnxDataTypeName(stored.dataType) << " initializer, which cannot train";
-    return listed;
+    return exportMetadata->parameters.count(stored.name) != 0;
   };
   auto addParameter = [&](const StoredTensor &stored, const std::string &name) -> LogicalResult {
     Type elementType = elementTypeFor(&context, stored.dataType);
