@@ -5,7 +5,9 @@
 // as they are or transposed, in an initializer feeding a MatMul/Gemm (a tied embedding/head
 // split in two). Sampled elements rule most pairs out (and constant tables, as in shape-only
 // models, count as no evidence); the rest are compared in chunks, so that no big weight is read
-// whole, except big transposes, which their samples decide.
+// whole, except big transposes, which their samples decide. And a trace ONNX leaves of
+// nn.Embedding(padding_idx=N): the table's row N is all zeros (PyTorch zeroes it and never
+// updates it), found by reading the table in chunks.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/ExportEvidence.h"
@@ -139,7 +141,58 @@ std::string listed(const std::vector<std::string> &items) {
   return text;
 }
 
+/// The rows of a float32 [rows, cols] table that hold only zeros (+0 or -0), read in chunks.
+std::optional<std::vector<int64_t>> zeroRows(const WeightStore &weights,
+                                             const StoredTensor &table) {
+  uint64_t rows = table.shape[0], cols = table.shape[1];
+  if (cols == 0)
+    return std::nullopt;
+  uint64_t rowsPerChunk = std::max<uint64_t>(1, kChunkElements / cols);
+  ElementReader reader(weights, table);
+  std::vector<char> bytes;
+  std::vector<int64_t> zero;
+  for (uint64_t first = 0; first < rows; first += rowsPerChunk) {
+    uint64_t count = std::min(rowsPerChunk, rows - first);
+    if (!reader.run(first * cols, count * cols, bytes))
+      return std::nullopt;
+    for (uint64_t row = 0; row < count; ++row) {
+      const char *begin = bytes.data() + row * cols * sizeof(float);
+      bool allZero = true;
+      for (uint64_t c = 0; allZero && c < cols; ++c) {
+        float value;
+        std::memcpy(&value, begin + c * sizeof(float), sizeof(float));
+        allZero = value == 0.0f;
+      }
+      if (allZero)
+        zero.push_back(static_cast<int64_t>(first + row));
+    }
+  }
+  return zero;
+}
+
 } // namespace
+
+std::string unrecordedPaddingWarning(const onnx::GraphProto &graph, const WeightStore &weights) {
+  std::set<std::string> tables;
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Gather" && node.input_size() > 0)
+      if (const StoredTensor *table = weights.find(node.input(0));
+          table && table->dataType == onnx::TensorProto::FLOAT && table->shape.size() == 2 &&
+          table->shape[0] > 1)
+        tables.insert(table->name);
+  std::vector<std::string> padded;
+  for (const std::string &name : tables) {
+    std::optional<std::vector<int64_t>> rows = zeroRows(weights, *weights.find(name));
+    if (rows && rows->size() == 1)
+      padded.push_back("row " + std::to_string(rows->front()) + " of '" + name + "'");
+  }
+  if (padded.empty())
+    return "";
+  return listed(padded) + " (an embedding table) " + (padded.size() == 1 ? "is" : "are") +
+         " all zeros, as nn.Embedding(padding_idx=N) keeps its padding row; ONNX does not record "
+         "padding_idx, so memc trains that row like any other, where PyTorch gives it no "
+         "gradient: export with python/memc_export.py, which records it";
+}
 
 std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore &weights) {
   std::set<std::string> renamed, folded, gathered, multiplied;

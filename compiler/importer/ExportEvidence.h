@@ -3,7 +3,8 @@
 // torch.onnx.export's defaults (eval mode, constant folding) rewrite the weights a user trains:
 // nn.Linear weights become pre-transposed `onnx::MatMul_N` initializers and a tied
 // embedding/head becomes two initializers holding the same values. ONNX cannot say what the
-// module was; these are the traces it leaves, gathered so that memc can warn once.
+// module was; these are the traces it leaves, gathered so that memc can warn once. Likewise an
+// embedding's padding row, which ONNX has no field for.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_COMPILER_IMPORTER_EXPORTEVIDENCE_H
@@ -25,6 +26,11 @@ class WeightStore;
 /// `onnx::*` floating initializers (folded expressions, often of buffers) are listed alongside.
 /// Empty when there is no such evidence; pairs whose weights cannot be read are no evidence.
 std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore &weights);
+
+/// The warning's text when a float32 2-D table read by a Gather has exactly one all-zero row,
+/// the padding row nn.Embedding(padding_idx=N) keeps, which a model without the helper's
+/// memc.padding_idx cannot name. Empty otherwise.
+std::string unrecordedPaddingWarning(const onnx::GraphProto &graph, const WeightStore &weights);
 
 } // namespace memc
 

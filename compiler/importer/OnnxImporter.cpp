@@ -141,8 +141,11 @@ OwningOpRef<ModuleOp> OnnxImporter::run() {
   module->getOperation()->setAttr(kWeightsFileAttr, builder.getStringAttr(modelPath));
   if (failed(createFunction()) || failed(importNodes()) || failed(createReturn()))
     return nullptr;
-  if (options.warnAboutFoldedExport)
+  if (options.warnAboutExportEvidence)
     if (std::string warning = foldedExportWarning(model.graph(), weights); !warning.empty())
+      emitWarning(modelLocation()) << warning;
+  if (options.warnAboutExportEvidence && !exportMetadata)
+    if (std::string warning = unrecordedPaddingWarning(model.graph(), weights); !warning.empty())
       emitWarning(modelLocation()) << warning;
   return std::move(module);
 }

@@ -26,9 +26,9 @@ struct ImportOptions {
   /// (`--input-shape NAME=4x128`).
   std::map<std::string, std::vector<int64_t>> inputShapes;
   std::string functionName = "forward";
-  /// Warn when the model shows a folded or renamed export (ExportEvidence.h): for training,
-  /// where it decides what trains.
-  bool warnAboutFoldedExport = false;
+  /// Warn when the model shows a folded or renamed export or an embedding padding row ONNX
+  /// cannot record (ExportEvidence.h): for training, where it decides what trains.
+  bool warnAboutExportEvidence = false;
 };
 
 /// Reads the model at `modelPath` and imports it. Returns null after emitting errors. When

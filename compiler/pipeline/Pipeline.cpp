@@ -95,7 +95,7 @@ FailureOr<CompiledModel> compileModel(MLIRContext &context, const std::string &m
                                       const PipelineOptions &options) {
   CompiledModel compiled;
   ImportOptions import = options.import;
-  import.warnAboutFoldedExport = options.mode == CompileMode::Train;
+  import.warnAboutExportEvidence = options.mode == CompileMode::Train;
   compiled.module = importOnnxModel(context, modelPath, import, &compiled.weights);
   if (!compiled.module)
     return failure();

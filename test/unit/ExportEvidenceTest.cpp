@@ -3,6 +3,7 @@
 // foldedExportWarning names exporter-made `onnx::*` weights and Gather tables whose values
 // reappear, as they are or transposed, in a MatMul/Gemm weight; it stays silent otherwise: a
 // transpose that differs in one element, or constant tables, are no tie.
+// unrecordedPaddingWarning names an embedding table's one all-zero row, and nothing else.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/ExportEvidence.h"
@@ -57,8 +58,13 @@ protected:
     addNode(product, {"x", weight});
   }
 
-  /// The warning for the model built so far.
-  std::string warning() {
+  /// The folded-export warning for the model built so far.
+  std::string warning() { return warningOf(memc::foldedExportWarning); }
+  /// The padding-row warning for the model built so far.
+  std::string paddingWarning() { return warningOf(memc::unrecordedPaddingWarning); }
+
+  std::string warningOf(std::string (*warn)(const onnx::GraphProto &,
+                                            const memc::WeightStore &)) {
     fs::path path = fs::path(::testing::TempDir()) /
                     (std::string("memc-evidence-") +
                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".onnx");
@@ -66,7 +72,7 @@ protected:
     EXPECT_TRUE(model.SerializeToString(&bytes));
     std::ofstream(path, std::ios::binary) << bytes;
     EXPECT_TRUE(weights.index(model, path.string(), error)) << error;
-    std::string text = memc::foldedExportWarning(model.graph(), weights);
+    std::string text = warn(model.graph(), weights);
     fs::remove(path);
     return text;
   }
@@ -152,6 +158,28 @@ TEST_F(ExportEvidenceTest, LongListsAreTruncatedAndOtherFoldedInitializersNamed)
   EXPECT_NE(text.find("other initializers with exporter-made names, onnx::Mul_3, are folded"),
             std::string::npos)
       << text;
+}
+
+TEST_F(ExportEvidenceTest, OneAllZeroRowOfAGatherTableIsAnUnrecordedPaddingRow) {
+  addWeight("wte.weight", 3, 2, {1, 2, 0, -0.0f, 5, 6});
+  addNode("Gather", {"wte.weight", "ids"});
+  std::string text = paddingWarning();
+  EXPECT_NE(text.find("row 1 of 'wte.weight' (an embedding table) is all zeros, as "
+                      "nn.Embedding(padding_idx=N) keeps its padding row"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("python/memc_export.py"), std::string::npos) << text;
+}
+
+TEST_F(ExportEvidenceTest, TablesWithoutExactlyOneZeroRowAreNoPaddingEvidence) {
+  addWeight("a", 2, 2, {1, 2, 3, 4});    // no zero row
+  addWeight("b", 2, 2, {0, 0, 0, 0});    // all rows zero: an untrained or shape-only table
+  addWeight("c", 2, 2, {0, 1, 2, 0});    // zeros, but no row of them
+  addWeight("w", 3, 1, {0, 1, 2});       // a zero row, but read by a MatMul
+  for (const char *table : {"a", "b", "c"})
+    addNode("Gather", {table, "ids"});
+  addNode("MatMul", {"x", "w"});
+  EXPECT_EQ(paddingWarning(), "");
 }
 
 } // namespace
