@@ -301,9 +301,8 @@ FailureOr<RankedTensorType> OnnxImporter::inputType(const onnx::ValueInfoProto &
     agrees = dims[i] >= 0 && (shape[i] == ShapedType::kDynamic || shape[i] == dims[i]);
   if (!agrees)
     return emitError(modelLocation())
-           << (fromExample ? "memc.example_shapes " : "--input-shape ")
-           << name << "=" << joined(dims) << " does not fit the model's shape [" << written
-           << "]";
+           << (fromExample ? "memc.example_shapes " : "--input-shape ") << name << "="
+           << joined(dims) << " does not fit the model's shape [" << written << "]";
   return RankedTensorType::get(dims, elementType);
 }
 

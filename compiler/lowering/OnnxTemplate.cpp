@@ -22,7 +22,6 @@ bool isOnnxOp(const onnx::NodeProto &node, const char *opType) {
   return node.op_type() == opType && (node.domain().empty() || node.domain() == "ai.onnx");
 }
 
-
 bool parseModel(const std::string &path, onnx::ModelProto &model, std::string &error) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -97,8 +96,7 @@ bool removeRecreatingIdentities(onnx::GraphProto &graph, const std::set<std::str
   auto *nodes = graph.mutable_node();
   nodes->erase(std::remove_if(nodes->begin(), nodes->end(),
                               [&](const onnx::NodeProto &node) {
-                                return isOnnxOp(node, "Identity") &&
-                                       node.output_size() == 1 &&
+                                return isOnnxOp(node, "Identity") && node.output_size() == 1 &&
                                        written.count(node.output(0)) != 0;
                               }),
                nodes->end());

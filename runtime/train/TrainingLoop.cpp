@@ -360,7 +360,8 @@ bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan,
 bool checkSavePath(const plan::Training &training, const LoadedPlan &plan,
                    const std::string &path, std::string &error) {
   if (!isOnnxPath(path) && !hasExtension(path, ".safetensors")) {
-    error = "--save " + path + ": the extension says neither format: name an ONNX model "
+    error = "--save " + path +
+            ": the extension says neither format: name an ONNX model "
             "(.onnx) or a safetensors file (.safetensors)";
     return false;
   }

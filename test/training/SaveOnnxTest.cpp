@@ -2,8 +2,9 @@
 //
 // `--save OUT.onnx` writes the source model with the trained weights, in inference form. A saved
 // model must be the source model node for node (BatchNormalization and Dropout as module.eval()
-// exports them), less the Identity nodes that recreated deduplicated initializers (each such name trains on its own and is saved as an initializer of its own),
-// with every trained parameter and buffer as an initializer holding exactly the bytes
+// exports them), less the Identity nodes that recreated deduplicated initializers (each such name
+// trains on its own and is saved as an initializer of its own), with every trained parameter and
+// buffer as an initializer holding exactly the bytes
 // `--save OUT.safetensors` writes, and nothing else changed. memc must import it, and its
 // forward must be the trained model's: what the source model's plan computes with the trained
 // weights, unlike the untrained model's. Also external data (models beyond 2 GiB), models whose
@@ -421,8 +422,8 @@ int64_t elementCount(const HostArray &array) {
 
 /// `count` samples of `shape` (the first dimension left out) with values in [-1, 1], and class
 /// labels below `classes`.
-NamedArrays classificationData(const std::string &input, std::vector<int64_t> shape,
-                               int64_t count, int64_t classes) {
+NamedArrays classificationData(const std::string &input, std::vector<int64_t> shape, int64_t count,
+                               int64_t classes) {
   HostArray samples, labels;
   shape.insert(shape.begin(), count);
   samples.shape = shape;
@@ -453,15 +454,15 @@ void checkAgainstOnnxRuntime(const std::string &fixture, const std::string &inpu
     dims += "x" + std::to_string(dim);
   NamedArrays data = classificationData(input, shape, 2 * batch, 4);
   ASSERT_TRUE(writeNpz(dir + "/data.npz", data, /*compress=*/false, error)) << error;
-  ASSERT_EQ(run(memcCommand(fixture, {"--loss", "cross_entropy", "--lr", "0.05",
-                                      "--input-shape", input + "=" + dims},
+  ASSERT_EQ(run(memcCommand(fixture,
+                            {"--loss", "cross_entropy", "--lr", "0.05", "--input-shape",
+                             input + "=" + dims},
                             dir + "/train"),
                 dir, output),
             0)
       << output;
   std::string saved = dir + "/trained.onnx";
-  ASSERT_EQ(run(dir + "/train --data " + dir + "/data.npz --steps 3 --save " + saved, dir,
-                output),
+  ASSERT_EQ(run(dir + "/train --data " + dir + "/data.npz --steps 3 --save " + saved, dir, output),
             0)
       << output;
   onnx::ModelProto model;
@@ -479,8 +480,8 @@ void checkAgainstOnnxRuntime(const std::string &fixture, const std::string &inpu
   HostArray batchInput = data[0].second;
   batchInput.shape[0] = batch;
   batchInput.bytes.resize(elementCount(batchInput) * sizeof(float));
-  ASSERT_TRUE(writeFileAtomically(dir + "/input.f32", {std::string(batchInput.bytes.begin(),
-                                                                   batchInput.bytes.end())},
+  ASSERT_TRUE(writeFileAtomically(dir + "/input.f32",
+                                  {std::string(batchInput.bytes.begin(), batchInput.bytes.end())},
                                   0644, error))
       << error;
   ASSERT_TRUE(writeNpz(dir + "/inputs.npz", {{input, batchInput}}, false, error)) << error;
@@ -523,9 +524,8 @@ void checkAgainstOnnxRuntime(const std::string &fixture, const std::string &inpu
   int64_t sampleElements = elementCount(batchInput) / batch;
   for (int64_t i = sampleElements; i < elementCount(changed); ++i)
     changed.as<float>()[i] = 2.0f - 3.0f * changed.as<float>()[i];
-  ASSERT_TRUE(writeFileAtomically(dir + "/changed.f32",
-                                  {std::string(changed.bytes.begin(), changed.bytes.end())}, 0644,
-                                  error))
+  ASSERT_TRUE(writeFileAtomically(
+      dir + "/changed.f32", {std::string(changed.bytes.begin(), changed.bytes.end())}, 0644, error))
       << error;
   ASSERT_EQ(runOrt(dims, "/changed.f32", "/changed_ort.f32"), 0) << output;
   std::string changedBytes;
@@ -552,15 +552,14 @@ TEST(TrainingSavesOnnxForInference, DropoutMlpRunsInOnnxRuntime) {
 TEST_F(TrainingSavesOnnx, SaveNamesAFormatByItsExtension) {
   ASSERT_EQ(run(memcCommand("mlp", {"--loss", "cross_entropy"}, program()), dir, output), 0)
       << output;
-  EXPECT_EQ(run(program() + " --data " + kData + "/mlp.data.npz --steps 1 --save " + dir +
-                    "/trained.pt",
-                dir, output),
-            1);
+  EXPECT_EQ(
+      run(program() + " --data " + kData + "/mlp.data.npz --steps 1 --save " + dir + "/trained.pt",
+          dir, output),
+      1);
   EXPECT_NE(output.find("--save " + dir + "/trained.pt: the extension says neither format"),
             std::string::npos)
       << output;
-  EXPECT_EQ(output.find("step 1"), std::string::npos) << "refused only after training:\n"
-                                                      << output;
+  EXPECT_EQ(output.find("step 1"), std::string::npos) << "refused only after training:\n" << output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/trained.pt"));
 }
 

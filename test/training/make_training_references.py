@@ -25,7 +25,12 @@ It writes, in test/training/data/:
     `update/<config>/<name>`, each tensor's change over the 5 steps;
   * cases.json: one entry per case: the model, the memc flags, the
     configuration whose losses and updates it must reproduce, the number of
-    steps, and the tolerance of each tensor's update (below).
+    steps, and the tolerance of each tensor's update (below);
+  * plain_cases.json and ../fixtures/plain_of_<model>.onnx: the export
+    helper's models (helper_*, exported by export_helper_fixtures.py, whose
+    losses must be within 1e-5 of PyTorch's) exported again by
+    torch.onnx.export's defaults, and what memc must then do
+    (PLAIN_EXPECTATIONS below).
 
 Update tolerances. AdamW divides by the root of the second moment, so a
 parameter whose gradient is rounding noise still moves by about lr, in the
@@ -63,19 +68,22 @@ DATA_DIR = os.path.join(HERE, "data")
 FIXTURES_DIR = os.path.join(HERE, "..", "fixtures")
 sys.path.insert(0, FIXTURES_DIR)
 import export_fixtures as fixtures  # noqa: E402
+import export_helper_fixtures as helpers  # noqa: E402
 
 STEPS = 5
 MICRO_BATCHES = 3
 IGNORE_INDEX = -100
 UPDATE_TOLERANCE = 5e-4
+GRADIENT_TOLERANCE = 1e-4
 NOISE_MARGIN = 10
 
 
 class Model:
-    """A fixture: its module class, graph input, micro-batch shape and classes."""
+    """A fixture: its module class, graph input, micro-batch shape and classes; token models
+    draw ids below `vocab`, and `padding` ids among them are set to the padding row 0."""
 
     def __init__(self, name, module, input_name, input_shape, classes, freeze=(),
-                 token_input=False, ignored_labels=0):
+                 token_input=False, ignored_labels=0, vocab=fixtures.VOCAB, padding=0):
         self.name = name
         self.module = module
         self.input_name = input_name
@@ -84,6 +92,8 @@ class Model:
         self.freeze = list(freeze)
         self.token_input = token_input
         self.ignored_labels = ignored_labels
+        self.vocab = vocab
+        self.padding = padding
 
 
 MODELS = [
@@ -95,7 +105,20 @@ MODELS = [
           token_input=True),
     Model("llama", fixtures.Llama, "input_ids", (fixtures.BATCH, fixtures.SEQ), fixtures.VOCAB,
           freeze=["rope_*"], token_input=True),
+    # The export helper's round trip (export_helper_fixtures.py): no --freeze and no
+    # --input-shape (the metadata says what trains and the example's shape), BatchNorm exported
+    # from eval() state, ties, mask and RoPE buffers, padding rows.
+    Model("helper_cnn", helpers.small_cnn, "input", (2, 3, 8, 8), 10),
+    Model("helper_tied_lm", helpers.TiedLM, "input_ids", (2, 8), 32, token_input=True,
+          vocab=32, padding=4),
+    Model("helper_llama", fixtures.Llama, "input_ids", (fixtures.BATCH, fixtures.SEQ),
+          fixtures.VOCAB, token_input=True),
+    Model("helper_padding", helpers.padding_lm, "idx", (2, 8), 32, token_input=True, vocab=32,
+          padding=4),
 ]
+HELPER_MODELS = [m for m in MODELS if m.name.startswith("helper_")]
+# The round trip's losses must agree closer than the other cases' (kLossTolerance, 1e-4).
+HELPER_LOSS_TOLERANCE = 1e-5
 
 # torch's AdamW defaults. The adamw cases leave them to memc's defaults, which must agree;
 # adamw_clip spells them out.
@@ -197,8 +220,10 @@ def make_data(model, seed):
     count = model.input_shape[0] * MICRO_BATCHES
     shape = (count,) + tuple(model.input_shape[1:])
     if model.token_input:
-        inputs = rng.integers(0, fixtures.VOCAB, shape, dtype=np.int64)
+        inputs = rng.integers(0, model.vocab, shape, dtype=np.int64)
         labels = rng.integers(0, model.classes, shape, dtype=np.int64)
+        if model.padding:
+            inputs.reshape(-1)[rng.choice(inputs.size, model.padding, replace=False)] = 0
         if model.ignored_labels:
             flat = labels.reshape(-1)
             flat[rng.choice(flat.size, model.ignored_labels, replace=False)] = IGNORE_INDEX
@@ -240,10 +265,28 @@ def loss_of(module, inputs, labels):
                            ignore_index=IGNORE_INDEX)
 
 
-def first_gradients(model, data):
-    module = fresh_module(model)
-    loss_of(module, *micro_batch(data, model, 0)).backward()
+def first_gradients(model, data, dtype=torch.float32):
+    module = fresh_module(model, dtype)
+    inputs, labels = micro_batch(data, model, 0)
+    if inputs.is_floating_point():
+        inputs = inputs.to(dtype)
+    with float64_throughout() if dtype == torch.float64 else contextlib.nullcontext():
+        loss_of(module, inputs, labels).backward()
     return {name: p.grad.numpy().copy() for name, p in module.named_parameters()}
+
+
+def gradient_tolerances(float32_gradients, float64_gradients):
+    """Gradients that are rounding noise in torch itself (a conv bias before a BatchNorm, which
+    the normalization cancels): NOISE_MARGIN x torch's own float32 error, where that exceeds
+    GRADIENT_TOLERANCE (memc-training-tests' kGradientTolerance)."""
+    tolerances = {}
+    for name, gradient in float32_gradients.items():
+        # Relative to the float32 gradient, the reference memc is compared with: a gradient
+        # that is noise (about 1e-9 where float64 gives 1e-17) then allows noise of that size.
+        noise = relative_error(float64_gradients[name], gradient.astype(np.float64))
+        if NOISE_MARGIN * noise > GRADIENT_TOLERANCE:
+            tolerances[name] = float(f"{NOISE_MARGIN * noise:.2g}")
+    return tolerances
 
 
 @contextlib.contextmanager
@@ -321,7 +364,10 @@ def main():
         torch.manual_seed(seed)
         data = make_data(model, 1000 + seed)
         save_npz(os.path.join(DATA_DIR, model.name + ".data.npz"), data)
-        reference = {f"grad/{name}": grad for name, grad in first_gradients(model, data).items()}
+        gradients = first_gradients(model, data)
+        gradient_noise = gradient_tolerances(gradients, first_gradients(model, data,
+                                                                        torch.float64))
+        reference = {f"grad/{name}": grad for name, grad in gradients.items()}
         reference.update({f"initial/{name}": tensor.numpy()
                           for name, tensor in saved_tensors(fresh_module(model)).items()})
         for name, config in CASES:
@@ -337,6 +383,10 @@ def main():
                           "steps": STEPS, "flags": memc_flags(model, config),
                           "update_tolerance": UPDATE_TOLERANCE,
                           "update_tolerances": tolerances})
+            if gradient_noise:
+                cases[-1]["gradient_tolerances"] = gradient_noise
+            if model in HELPER_MODELS:
+                cases[-1]["loss_tolerance"] = HELPER_LOSS_TOLERANCE
             print(f"{name} {config}: losses {' '.join(f'{x:.6f}' for x in losses)}; "
                   f"update tolerances {tolerances}")
             if config != "adamw":
@@ -348,6 +398,47 @@ def main():
     with open(os.path.join(DATA_DIR, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
         f.write("\n")
+    plain_cases = [export_plain(model) for model in HELPER_MODELS]
+    with open(os.path.join(DATA_DIR, "plain_cases.json"), "w") as f:
+        json.dump(plain_cases, f, indent=1)
+        f.write("\n")
+
+
+# What memc does with each helper model exported by torch.onnx.export's defaults instead
+# (plain_of_<model>.onnx, the same weights): the warnings it must print, and whether its 5 losses
+# then still equal PyTorch's (within HELPER_LOSS_TOLERANCE). Each differs, and each warns.
+FOLDED = "this model looks folded by torch.onnx.export's defaults"
+PLAIN_EXPECTATIONS = {
+    # BatchNorm folded into the Conv: memc trains a net without BatchNorm.
+    "helper_cnn": {"warnings": [FOLDED, "onnx::Conv_"], "losses": "differ"},
+    # The head becomes a transposed copy of the embedding: the tie trains as two weights.
+    "helper_tied_lm": {"warnings": [FOLDED, "a tied weight split in two",
+                                    "row 0 of 'wte.weight' (an embedding table) is all zeros"],
+                       "losses": "differ"},
+    # Folding multiplies the RoPE tables into onnx::Mul_N initializers, which train.
+    "helper_llama": {"warnings": [FOLDED, "are folded expressions"], "losses": "differ"},
+    # ONNX has no padding_idx: the padding row trains.
+    "helper_padding": {"warnings": ["row 0 of '0.weight' (an embedding table) is all zeros"],
+                       "losses": "differ"},
+}
+
+
+def export_plain(model):
+    """Exports `model`'s module, with the helper export's weights, by torch.onnx.export's
+    defaults (eval mode, constant folding, opset 17, the micro-batch's fixed shape)."""
+    module = fresh_module(model)
+    shape = model.input_shape
+    example = (torch.zeros(shape, dtype=torch.int64) if model.token_input
+               else torch.zeros(shape))
+    name = "plain_of_" + model.name
+    torch.onnx.export(module, (example,), os.path.join(FIXTURES_DIR, name + ".onnx"),
+                      opset_version=17, input_names=[model.input_name],
+                      output_names=["logits"])
+    expectation = PLAIN_EXPECTATIONS[model.name]
+    return {"name": name, "model": name, "reference": model.name, "config": "adamw",
+            "steps": STEPS, "flags": memc_flags(model, "adamw"),
+            "loss_tolerance": HELPER_LOSS_TOLERANCE, "warnings": expectation["warnings"],
+            "losses": expectation["losses"]}
 
 
 if __name__ == "__main__":

@@ -9,13 +9,14 @@
 const fs = require('fs');
 const ort = require('onnxruntime-node');
 
-async function main([model, input, dims, inputPath, output, outputPath]) {
+async function main([ model, input, dims, inputPath, output, outputPath ]) {
   const session = await ort.InferenceSession.create(model);
   const bytes = fs.readFileSync(inputPath);
   const values = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
   const shape = dims.split('x').map(Number);
-  const results = await session.run({[input]: new ort.Tensor('float32', values, shape)});
-  if (!(output in results)) throw new Error(`the model has no output '${output}'`);
+  const results = await session.run({[input] : new ort.Tensor('float32', values, shape)});
+  if (!(output in results))
+    throw new Error(`the model has no output '${output}'`);
   const data = results[output].data;
   fs.writeFileSync(outputPath, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
 }

@@ -63,8 +63,7 @@ protected:
   /// The padding-row warning for the model built so far.
   std::string paddingWarning() { return warningOf(memc::unrecordedPaddingWarning); }
 
-  std::string warningOf(std::string (*warn)(const onnx::GraphProto &,
-                                            const memc::WeightStore &)) {
+  std::string warningOf(std::string (*warn)(const onnx::GraphProto &, const memc::WeightStore &)) {
     fs::path path = fs::path(::testing::TempDir()) /
                     (std::string("memc-evidence-") +
                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".onnx");
@@ -172,10 +171,10 @@ TEST_F(ExportEvidenceTest, OneAllZeroRowOfAGatherTableIsAnUnrecordedPaddingRow) 
 }
 
 TEST_F(ExportEvidenceTest, TablesWithoutExactlyOneZeroRowAreNoPaddingEvidence) {
-  addWeight("a", 2, 2, {1, 2, 3, 4});    // no zero row
-  addWeight("b", 2, 2, {0, 0, 0, 0});    // all rows zero: an untrained or shape-only table
-  addWeight("c", 2, 2, {0, 1, 2, 0});    // zeros, but no row of them
-  addWeight("w", 3, 1, {0, 1, 2});       // a zero row, but read by a MatMul
+  addWeight("a", 2, 2, {1, 2, 3, 4}); // no zero row
+  addWeight("b", 2, 2, {0, 0, 0, 0}); // all rows zero: an untrained or shape-only table
+  addWeight("c", 2, 2, {0, 1, 2, 0}); // zeros, but no row of them
+  addWeight("w", 3, 1, {0, 1, 2});    // a zero row, but read by a MatMul
   for (const char *table : {"a", "b", "c"})
     addNode("Gather", {table, "ids"});
   addNode("MatMul", {"x", "w"});
