@@ -471,20 +471,34 @@ int printImported(mlir::ModuleOp module, std::chrono::steady_clock::time_point s
   return 0;
 }
 
-/// The training flags given on the command line (--loss among them), as "--lr, --optimizer".
-std::string givenTrainingFlags() {
+/// The flags of `category` given on the command line, as "--lr, --optimizer".
+std::string givenFlags(const cl::OptionCategory &category) {
   std::vector<std::string> names;
   for (auto &entry : cl::getRegisteredOptions())
     if (entry.second->getNumOccurrences() &&
-        llvm::is_contained(entry.second->Categories, &trainingCategory))
+        llvm::is_contained(entry.second->Categories, &category))
       names.push_back("--" + entry.getKey().str());
   llvm::sort(names);
   return llvm::join(names, ", ");
 }
 
+/// Memory flags where memc plans nothing (it prints IR): false after saying which flags.
+bool checkMemoryFlagsApply() {
+  std::string given = givenFlags(memoryCategory);
+  bool printsIr = emit.getNumOccurrences() || (mode == CompileMode::Import && loss.empty());
+  if (given.empty() || !printsIr)
+    return true;
+  bool several = given.find(',') != std::string::npos;
+  llvm::errs() << "memc: error: " << given << ": "
+               << (several ? "memory flags" : "a memory flag")
+               << ", but memc prints the model's IR here and plans no memory (--mode=infer, or "
+                  "--loss to train, builds a program whose memory they set)\n";
+  return false;
+}
+
 /// Training flags where nothing trains: false after saying which flags and why.
 bool checkTrainingFlagsApply() {
-  std::string given = givenTrainingFlags();
+  std::string given = givenFlags(trainingCategory);
   if (given.empty())
     return true;
   bool several = given.find(',') != std::string::npos;
@@ -511,7 +525,7 @@ bool checkTrainingFlagsApply() {
 
 /// The flags as pipeline options; false after printing what is wrong with them.
 bool pipelineOptions(memc::PipelineOptions &options) {
-  if (!checkTrainingFlagsApply())
+  if (!checkTrainingFlagsApply() || !checkMemoryFlagsApply())
     return false;
   if (!loss.empty() && mode == CompileMode::Import)
     mode = CompileMode::Train;
