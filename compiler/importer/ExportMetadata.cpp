@@ -6,7 +6,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/ExportMetadata.h"
-#include "compiler/importer/NodeImporter.h"
 #include "compiler/importer/WeightStore.h"
 
 #include "llvm/ADT/StringRef.h"

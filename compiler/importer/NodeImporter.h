@@ -9,6 +9,7 @@
 #define MEMC_COMPILER_IMPORTER_NODEIMPORTER_H
 
 #include "compiler/importer/HostTensor.h"
+#include "compiler/importer/WeightStore.h"
 #include "dialects/memc/MemcDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -179,7 +180,6 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders();
 /// The MLIR element type of an ONNX data type: the dtype table's row for it if memc computes
 /// it, else null.
 mlir::Type elementTypeFor(mlir::MLIRContext *context, int32_t onnxDataType);
-std::string onnxDataTypeName(int32_t onnxDataType);
 
 /// Decodes little-endian tensor bytes (an initializer's data) into a host tensor.
 mlir::FailureOr<HostTensor> decodeRawTensor(int32_t onnxDataType, llvm::ArrayRef<int64_t> shape,

@@ -17,13 +17,6 @@ Type elementTypeFor(MLIRContext *context, int32_t onnxDataType) {
   return row && row->computed ? elementTypeOf(row->dtype, context) : nullptr;
 }
 
-std::string onnxDataTypeName(int32_t onnxDataType) {
-  if (onnx::TensorProto::DataType_IsValid(onnxDataType))
-    return onnx::TensorProto::DataType_Name(
-        static_cast<onnx::TensorProto::DataType>(onnxDataType));
-  return "data type " + std::to_string(onnxDataType);
-}
-
 namespace {
 
 double halfToDouble(uint16_t bits, const llvm::fltSemantics &semantics) {

@@ -37,6 +37,13 @@ uint64_t onnxElementSize(int32_t dataType) {
   return 0;
 }
 
+std::string onnxDataTypeName(int32_t onnxDataType) {
+  if (onnx::TensorProto::DataType_IsValid(onnxDataType))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(onnxDataType));
+  return "data type " + std::to_string(onnxDataType);
+}
+
 bool isFloatingOnnxType(int32_t dataType) {
   const kernels::DTypeInfo *row = kernels::findOnnxDType(dataType);
   return (row && row->kind == kernels::DTypeKind::Float) || dataType == onnx::TensorProto::DOUBLE;

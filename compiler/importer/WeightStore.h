@@ -42,6 +42,8 @@ struct StoredTensor {
 uint64_t onnxElementSize(int32_t dataType);
 /// Whether an ONNX data type is a floating-point one (the dtype table's, and DOUBLE).
 bool isFloatingOnnxType(int32_t dataType);
+/// The name of an ONNX data type for messages ("INT64"; "data type N" when it has none).
+std::string onnxDataTypeName(int32_t dataType);
 
 class WeightStore {
 public:

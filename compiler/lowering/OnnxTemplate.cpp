@@ -1,5 +1,6 @@
 //===- OnnxTemplate.cpp - the model a training program saves --------------===//
 #include "compiler/lowering/OnnxTemplate.h"
+#include "compiler/importer/ExportMetadata.h"
 #include "compiler/importer/WeightStore.h"
 #include "runtime/plan/PlanVocabulary.h"
 
@@ -58,6 +59,33 @@ bool listInitializers(plan::Plan &plan, const WeightStore &weights, std::string 
     initializer->set_name(binding.name());
     initializer->set_data_type(stored->dataType);
     initializer->mutable_dims()->Add(stored->shape.begin(), stored->shape.end());
+  }
+  return true;
+}
+
+/// The other names of tied parameters (memc.tied), which `--save OUT.safetensors` writes too.
+bool listSavedAliases(plan::Plan &plan, const onnx::ModelProto &model, std::string &error) {
+  std::optional<ExportMetadata> metadata;
+  if (!readExportMetadata(model, metadata, error))
+    return false;
+  if (!metadata)
+    return true;
+  std::set<std::string> saved;
+  for (const plan::Binding &binding : plan.parameters())
+    if (plan::bindingKindInfo(binding.kind()).modelWeight)
+      saved.insert(binding.name());
+  for (const std::vector<std::string> &group : metadata->tied) {
+    if (!saved.count(group.front()))
+      continue; // not in the plan (unused by the step)
+    for (size_t i = 1; i < group.size(); ++i) {
+      if (!saved.insert(group[i]).second) {
+        error = "memc.tied names '" + group[i] + "' twice or as a saved tensor of its own";
+        return false;
+      }
+      plan::SavedAlias *alias = plan.mutable_training()->add_saved_aliases();
+      alias->set_name(group.front());
+      alias->set_alias(group[i]);
+    }
   }
   return true;
 }
@@ -167,7 +195,8 @@ void declareAsInputs(onnx::GraphProto &graph, const plan::Training &training) {
 bool addOnnxTemplate(plan::Plan &plan, const std::string &modelPath, const WeightStore &weights,
                      std::string &error) {
   onnx::ModelProto model;
-  if (!parseModel(modelPath, model, error) || !listInitializers(plan, weights, error))
+  if (!parseModel(modelPath, model, error) || !listSavedAliases(plan, model, error) ||
+      !listInitializers(plan, weights, error))
     return false;
   const plan::Training &training = plan.training();
   std::set<std::string> written;

@@ -386,8 +386,12 @@ bool saveParameters(Executor &executor, const plan::Training &training, const st
   }
   std::vector<TensorRef> tensors;
   for (size_t i = 0; i < parameters.size(); ++i)
-    if (plan::bindingKindInfo(executor.plan().parameters[i].kind).modelWeight)
+    if (plan::bindingKindInfo(executor.plan().parameters[i].kind).modelWeight) {
       tensors.push_back(tensorRef(parameters[i].first, parameters[i].second));
+      for (const plan::SavedAlias &alias : training.saved_aliases())
+        if (alias.name() == parameters[i].first)
+          tensors.push_back(tensorRef(alias.alias(), parameters[i].second));
+    }
   return writeSafetensors(path, tensors, {{"format", "pt"}, {"producer", "memc"}}, error);
 }
 

@@ -251,10 +251,11 @@ def fresh_module(model, dtype=torch.float32):
     return module
 
 
-def saved_tensors(module):
+def saved_tensors(module, model):
     """The floating tensors memc saves after training, by ONNX name: the state
-    dict without tied aliases."""
-    tied = aliases(module)
+    dict, without tied aliases unless the export helper recorded them
+    (memc.tied), in which case memc saves every state_dict name."""
+    tied = set() if model in HELPER_MODELS else aliases(module)
     return {name: tensor.detach().clone() for name, tensor in module.state_dict().items()
             if tensor.is_floating_point() and name not in tied}
 
@@ -303,7 +304,7 @@ def float64_throughout():
 def train(model, data, config, dtype=torch.float32):
     """The losses of STEPS optimizer steps and each saved tensor's change."""
     module = fresh_module(model, dtype)
-    initial = saved_tensors(module)
+    initial = saved_tensors(module, model)
     optimizer = make_optimizer(config, module.parameters())
     clip = CONFIGS[config]["clip"]
     accum = CONFIGS[config].get("accum", 1)
@@ -324,7 +325,7 @@ def train(model, data, config, dtype=torch.float32):
             optimizer.step()
             losses.append(total / accum)
     updates = {name: (tensor - initial[name]).numpy()
-               for name, tensor in saved_tensors(module).items()}
+               for name, tensor in saved_tensors(module, model).items()}
     return np.array(losses, np.float32), updates
 
 
@@ -369,7 +370,7 @@ def main():
                                                                         torch.float64))
         reference = {f"grad/{name}": grad for name, grad in gradients.items()}
         reference.update({f"initial/{name}": tensor.numpy()
-                          for name, tensor in saved_tensors(fresh_module(model)).items()})
+                          for name, tensor in saved_tensors(fresh_module(model), model).items()})
         for name, config in CASES:
             if name != model.name:
                 continue
