@@ -30,6 +30,19 @@ TEST(Crc32c, HardwareAndTableAgreeAtEveryLengthAndAlignment) {
     }
 }
 
+// Inputs of three 8 KiB blocks and more go through the interleaved streams and their join.
+TEST(Crc32c, HardwareAndTableAgreeOnInterleavedBlocks) {
+  std::mt19937 random(11);
+  std::string bytes(5 * 24576 + 100, '\0');
+  for (char &byte : bytes)
+    byte = static_cast<char>(random());
+  for (size_t size : {24575, 24576, 24577, 24576 + 8, 2 * 24576 + 13, 5 * 24576 + 99})
+    for (size_t begin : {0, 1})
+      ASSERT_EQ(crc32c(std::string_view(bytes).substr(begin, size), 0x1234u),
+                crc32cPortable(std::string_view(bytes).substr(begin, size), 0x1234u))
+          << begin << "+" << size;
+}
+
 TEST(Crc32c, ContinuesFromThePreviousBytes) {
   std::string a = "the plan, ", b = "then the weights";
   EXPECT_EQ(crc32c(b, crc32c(a)), crc32c(a + b));
