@@ -12,17 +12,18 @@ namespace memc::runtime {
 namespace {
 
 /// Byte offsets inside the footer (Bundle.h).
-constexpr size_t kFooterCrcAt = 0, kPlanCrcAt = 4, kWeightsCrcAt = 8, kMagicAt = 12,
-                 kVersionAt = 20, kPlanOffsetAt = 24, kPlanSizeAt = 32, kWeightsOffsetAt = 40,
-                 kWeightsSizeAt = 48;
+constexpr size_t kFooterCrcAt = 0, kRunnerCrcAt = 4, kPlanCrcAt = 8, kWeightsCrcAt = 12,
+                 kMagicAt = 16, kVersionAt = 24, kPlanOffsetAt = 28, kPlanSizeAt = 36,
+                 kWeightsOffsetAt = 44, kWeightsSizeAt = 52;
 static_assert(kBundleFooterSize - kMagicAt == kBundleMagicFromEnd);
 
 /// The footer's own checksum: of everything in it after the checksum field.
 uint32_t footerCrc(std::string_view footer) { return crc32c(footer.substr(kFooterCrcAt + 4)); }
 
-std::string encodeFooter(std::string_view plan, uint64_t planOffset, std::string_view weights,
-                         uint64_t weightsOffset) {
+std::string encodeFooter(std::string_view runner, std::string_view plan, std::string_view weights) {
+  uint64_t planOffset = runner.size(), weightsOffset = planOffset + plan.size();
   std::string footer(4, '\0');
+  appendLittleEndian<uint32_t>(footer, crc32c(runner));
   appendLittleEndian<uint32_t>(footer, crc32c(plan));
   appendLittleEndian<uint32_t>(footer, crc32c(weights));
   footer.append(kBundleMagic, sizeof(kBundleMagic));
@@ -109,9 +110,7 @@ bool writeBundle(const std::string &runnerPath, const std::string &outPath,
     error = "'" + runnerPath + "' already carries a compiled program; use the plain memc-runner";
     return false;
   }
-  uint64_t planOffset = runnerBytes.size();
-  uint64_t weightsOffset = planOffset + planBytes.size();
-  std::string footer = encodeFooter(planBytes, planOffset, weightsBytes, weightsOffset);
+  std::string footer = encodeFooter(runnerBytes, planBytes, weightsBytes);
   return writeFileAtomically(outPath, {runnerBytes, planBytes, weightsBytes, footer}, 0755,
                              error);
 }
@@ -170,8 +169,9 @@ BundleStatus parseBundle(std::string_view bytes, std::string_view &plan,
     std::string_view bytes;
     size_t crcAt;
   };
-  for (const Section &section :
-       {Section{"plan", plan, kPlanCrcAt}, Section{"weights", weights, kWeightsCrcAt}}) {
+  for (const Section &section : {Section{"runner", bytes.substr(0, planOffset), kRunnerCrcAt},
+                                 Section{"plan", plan, kPlanCrcAt},
+                                 Section{"weights", weights, kWeightsCrcAt}}) {
     if (readLittleEndian<uint32_t>(footer + section.crcAt) != crc32c(section.bytes)) {
       error = std::string("section '") + section.name + "' is corrupted (checksum mismatch)";
       return BundleStatus::Invalid;

@@ -7,21 +7,23 @@
 // The footer is the last kBundleFooterSize bytes of the file, little-endian:
 //
 //   offset  size  field
-//   0       4     CRC-32C of footer bytes 4..56
-//   4       4     CRC-32C of the plan bytes
-//   8       4     CRC-32C of the weights bytes
-//   12      8     magic "MEMCBNDL"
-//   20      4     bundle version (kBundleVersion)
-//   24      8     plan offset      (from the start of the file)
-//   32      8     plan size
-//   40      8     weights offset
-//   48      8     weights size
+//   0       4     CRC-32C of footer bytes 4..60
+//   4       4     CRC-32C of the runner (the bytes before the plan)
+//   8       4     CRC-32C of the plan bytes
+//   12      4     CRC-32C of the weights bytes
+//   16      8     magic "MEMCBNDL"
+//   24      4     bundle version (kBundleVersion)
+//   28      8     plan offset      (from the start of the file)
+//   36      8     plan size
+//   44      8     weights offset
+//   52      8     weights size
 //
 // The magic and the version sit at the same distance from the end of the file in every bundle
 // version (version 1 had no checksums and a 44-byte footer starting at the magic), so a runner
 // tells a program of another memc from a damaged one. Every byte of a bundle is checked: the
-// footer and both sections by their checksums, so one flipped byte is an error, never a model that
-// silently computes something else.
+// footer, the runner and both sections by their checksums, so one flipped byte is an error (or,
+// in the runner's code, a crash before it can check), never a model that silently computes
+// something else.
 //
 // The runner looks for the footer in its own file (/proc/self/exe): without one it is the plain
 // runner, with a valid one it runs the program it carries, with a damaged one it refuses to run.
@@ -42,9 +44,9 @@
 namespace memc::runtime {
 
 constexpr char kBundleMagic[8] = {'M', 'E', 'M', 'C', 'B', 'N', 'D', 'L'};
-/// 2: the footer carries CRC-32C checksums of itself, the plan and the weights.
+/// 2: the footer carries CRC-32C checksums of itself, the runner, the plan and the weights.
 constexpr uint32_t kBundleVersion = 2;
-constexpr size_t kBundleFooterSize = 56;
+constexpr size_t kBundleFooterSize = 60;
 /// Where the magic starts, counted back from the end of the file, in every bundle version.
 constexpr size_t kBundleMagicFromEnd = 44;
 

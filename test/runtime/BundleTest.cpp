@@ -102,14 +102,15 @@ TEST_F(BundleTest, DetectsDamagedFooters) {
     std::string bytes;
     const char *message;
   } cases[] = {
-      {patchFooter(good, 20, 7, 4), "bundle version 7"},
-      {patchFooter(good, 24, good.size()), "outside the file"},
-      {patchFooter(good, 32, ~uint64_t(0)), "outside the file"},
-      {patchFooter(good, 48, 1000), "outside the file"},
-      {patchFooter(good, 40, 12), "overlap"},
-      {patchFooter(good, 24, 13, 8, /*reseal=*/false), "footer is corrupted (checksum mismatch)"},
-      {patchFooter(good, 4, 0, 4), "section 'plan' is corrupted (checksum mismatch)"},
-      {patchFooter(good, 8, 0, 4), "section 'weights' is corrupted (checksum mismatch)"},
+      {patchFooter(good, 24, 7, 4), "bundle version 7"},
+      {patchFooter(good, 28, good.size()), "outside the file"},
+      {patchFooter(good, 36, ~uint64_t(0)), "outside the file"},
+      {patchFooter(good, 52, 1000), "outside the file"},
+      {patchFooter(good, 44, 12), "overlap"},
+      {patchFooter(good, 28, 13, 8, /*reseal=*/false), "footer is corrupted (checksum mismatch)"},
+      {patchFooter(good, 4, 0, 4), "section 'runner' is corrupted (checksum mismatch)"},
+      {patchFooter(good, 8, 0, 4), "section 'plan' is corrupted (checksum mismatch)"},
+      {patchFooter(good, 12, 0, 4), "section 'weights' is corrupted (checksum mismatch)"},
   };
   for (const Case &c : cases) {
     std::string_view plan, weights;
@@ -121,13 +122,13 @@ TEST_F(BundleTest, DetectsDamagedFooters) {
 }
 
 // One flipped byte once zeroed a bias or switched GELU's approximation with exit code 0: every
-// byte after the runner is now covered by a checksum or is the magic.
+// byte is now covered by a checksum or is the magic.
 TEST_F(BundleTest, EveryFlippedByteOfTheProgramIsAnError) {
-  std::string error, runner = "runner bytes";
-  ASSERT_TRUE(writeBundle(write("runner", runner), path("program"), "PLAN BYTES",
+  std::string error;
+  ASSERT_TRUE(writeBundle(write("runner", "runner bytes"), path("program"), "PLAN BYTES",
                           "WEIGHT BYTES", error));
   std::string good = read(path("program"));
-  for (size_t at = runner.size(); at < good.size(); ++at)
+  for (size_t at = 0; at < good.size(); ++at)
     for (int bit : {0, 7}) {
       std::string bytes = good;
       bytes[at] = static_cast<char>(bytes[at] ^ (1 << bit));
