@@ -1,6 +1,7 @@
 //===- TrainingLoop.cpp - run a training program's steps ------------------===//
 #include "runtime/train/TrainingLoop.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/io/CheckpointIntegrity.h"
 #include "runtime/io/Files.h"
 #include "runtime/io/Npy.h"
 #include "runtime/io/Npz.h"
@@ -8,7 +9,6 @@
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanVocabulary.h"
-#include "runtime/io/CheckpointIntegrity.h"
 
 #include <chrono>
 #include <cmath>
