@@ -9,7 +9,6 @@
 #ifndef MEMC_RUNTIME_SUPPORT_CRC32C_H
 #define MEMC_RUNTIME_SUPPORT_CRC32C_H
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
