@@ -2,6 +2,7 @@
 #include "runtime/bundle/Bundle.h"
 
 #include "runtime/support/Bytes.h"
+#include "runtime/support/Crc32c.h"
 
 #include <algorithm>
 #include <climits>
@@ -10,21 +11,49 @@
 namespace memc::runtime {
 namespace {
 
-std::string encodeFooter(uint64_t planOffset, uint64_t planSize, uint64_t weightsOffset,
-                         uint64_t weightsSize) {
-  std::string footer(kBundleMagic, sizeof(kBundleMagic));
+/// Byte offsets inside the footer (Bundle.h).
+constexpr size_t kFooterCrcAt = 0, kRunnerCrcAt = 4, kPlanCrcAt = 8, kWeightsCrcAt = 12,
+                 kMagicAt = 16, kVersionAt = 24, kPlanOffsetAt = 28, kPlanSizeAt = 36,
+                 kWeightsOffsetAt = 44, kWeightsSizeAt = 52;
+static_assert(kBundleFooterSize - kMagicAt == kBundleMagicFromEnd);
+
+/// The footer's own checksum: of everything in it after the checksum field.
+uint32_t footerCrc(std::string_view footer) { return crc32c(footer.substr(kFooterCrcAt + 4)); }
+
+std::string encodeFooter(std::string_view runner, std::string_view plan, std::string_view weights) {
+  uint64_t planOffset = runner.size(), weightsOffset = planOffset + plan.size();
+  std::string footer(4, '\0');
+  appendLittleEndian<uint32_t>(footer, crc32c(runner));
+  appendLittleEndian<uint32_t>(footer, crc32c(plan));
+  appendLittleEndian<uint32_t>(footer, crc32c(weights));
+  footer.append(kBundleMagic, sizeof(kBundleMagic));
   appendLittleEndian<uint32_t>(footer, kBundleVersion);
   appendLittleEndian<uint64_t>(footer, planOffset);
-  appendLittleEndian<uint64_t>(footer, planSize);
+  appendLittleEndian<uint64_t>(footer, plan.size());
   appendLittleEndian<uint64_t>(footer, weightsOffset);
-  appendLittleEndian<uint64_t>(footer, weightsSize);
+  appendLittleEndian<uint64_t>(footer, weights.size());
+  std::string crc;
+  appendLittleEndian<uint32_t>(crc, footerCrc(footer));
+  footer.replace(kFooterCrcAt, 4, crc);
   return footer;
 }
 
 bool hasMagic(std::string_view bytes) {
-  return bytes.size() >= kBundleFooterSize &&
-         bytes.substr(bytes.size() - kBundleFooterSize, sizeof(kBundleMagic)) ==
+  return bytes.size() >= kBundleMagicFromEnd &&
+         bytes.substr(bytes.size() - kBundleMagicFromEnd, sizeof(kBundleMagic)) ==
              std::string_view(kBundleMagic, sizeof(kBundleMagic));
+}
+
+/// Why the bundle version `version` is not one this runner reads.
+std::string versionMismatch(uint32_t version) {
+  if (version < kBundleVersion)
+    return "the program was compiled by an older memc (bundle version " +
+           std::to_string(version) + ", this runner reads " + std::to_string(kBundleVersion) +
+           ", which carries checksums); compile it again";
+  return "bundle version " + std::to_string(version) + " is not the version this runner reads (" +
+         std::to_string(kBundleVersion) +
+         "): the program was compiled by a newer memc, or is corrupted; compile it again with "
+         "this memc";
 }
 
 /// offset + size, saturating: a corrupted header must not wrap around to a small number.
@@ -81,10 +110,7 @@ bool writeBundle(const std::string &runnerPath, const std::string &outPath,
     error = "'" + runnerPath + "' already carries a compiled program; use the plain memc-runner";
     return false;
   }
-  uint64_t planOffset = runnerBytes.size();
-  uint64_t weightsOffset = planOffset + planBytes.size();
-  std::string footer =
-      encodeFooter(planOffset, planBytes.size(), weightsOffset, weightsBytes.size());
+  std::string footer = encodeFooter(runnerBytes, planBytes, weightsBytes);
   return writeFileAtomically(outPath, {runnerBytes, planBytes, weightsBytes, footer}, 0755,
                              error);
 }
@@ -102,17 +128,26 @@ BundleStatus parseBundle(std::string_view bytes, std::string_view &plan,
     }
     return BundleStatus::Absent;
   }
-  const char *footer = bytes.data() + bytes.size() - kBundleFooterSize;
-  uint32_t version = readLittleEndian<uint32_t>(footer + 8);
-  uint64_t planOffset = readLittleEndian<uint64_t>(footer + 12);
-  uint64_t planSize = readLittleEndian<uint64_t>(footer + 20);
-  uint64_t weightsOffset = readLittleEndian<uint64_t>(footer + 28);
-  uint64_t weightsSize = readLittleEndian<uint64_t>(footer + 36);
+  uint32_t version = readLittleEndian<uint32_t>(bytes.data() + bytes.size() -
+                                                kBundleMagicFromEnd + (kVersionAt - kMagicAt));
   if (version != kBundleVersion) {
-    error = "bundle version " + std::to_string(version) + " is not the version this runner reads (" +
-            std::to_string(kBundleVersion) + "); recompile the program with a matching memc";
+    error = versionMismatch(version);
     return BundleStatus::Invalid;
   }
+  if (bytes.size() < kBundleFooterSize) {
+    error = "the bundle footer is truncated (" + std::to_string(bytes.size()) + " bytes)";
+    return BundleStatus::Invalid;
+  }
+  std::string_view footerBytes = bytes.substr(bytes.size() - kBundleFooterSize);
+  const char *footer = footerBytes.data();
+  if (readLittleEndian<uint32_t>(footer + kFooterCrcAt) != footerCrc(footerBytes)) {
+    error = "the bundle footer is corrupted (checksum mismatch)";
+    return BundleStatus::Invalid;
+  }
+  uint64_t planOffset = readLittleEndian<uint64_t>(footer + kPlanOffsetAt);
+  uint64_t planSize = readLittleEndian<uint64_t>(footer + kPlanSizeAt);
+  uint64_t weightsOffset = readLittleEndian<uint64_t>(footer + kWeightsOffsetAt);
+  uint64_t weightsSize = readLittleEndian<uint64_t>(footer + kWeightsSizeAt);
   uint64_t payloadEnd = bytes.size() - kBundleFooterSize;
   if (!rangeWithin(planOffset, planSize, payloadEnd) ||
       !rangeWithin(weightsOffset, weightsSize, payloadEnd)) {
@@ -129,6 +164,19 @@ BundleStatus parseBundle(std::string_view bytes, std::string_view &plan,
   }
   plan = bytes.substr(planOffset, planSize);
   weights = bytes.substr(weightsOffset, weightsSize);
+  struct Section {
+    const char *name;
+    std::string_view bytes;
+    size_t crcAt;
+  };
+  for (const Section &section : {Section{"runner", bytes.substr(0, planOffset), kRunnerCrcAt},
+                                 Section{"plan", plan, kPlanCrcAt},
+                                 Section{"weights", weights, kWeightsCrcAt}}) {
+    if (readLittleEndian<uint32_t>(footer + section.crcAt) != crc32c(section.bytes)) {
+      error = std::string("section '") + section.name + "' is corrupted (checksum mismatch)";
+      return BundleStatus::Invalid;
+    }
+  }
   return BundleStatus::Found;
 }
 

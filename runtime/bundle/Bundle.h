@@ -7,12 +7,23 @@
 // The footer is the last kBundleFooterSize bytes of the file, little-endian:
 //
 //   offset  size  field
-//   0       8     magic "MEMCBNDL"
-//   8       4     bundle version (kBundleVersion)
-//   12      8     plan offset      (from the start of the file)
-//   20      8     plan size
-//   28      8     weights offset
-//   36      8     weights size
+//   0       4     CRC-32C of footer bytes 4..60
+//   4       4     CRC-32C of the runner (the bytes before the plan)
+//   8       4     CRC-32C of the plan bytes
+//   12      4     CRC-32C of the weights bytes
+//   16      8     magic "MEMCBNDL"
+//   24      4     bundle version (kBundleVersion)
+//   28      8     plan offset      (from the start of the file)
+//   36      8     plan size
+//   44      8     weights offset
+//   52      8     weights size
+//
+// The magic and the version sit at the same distance from the end of the file in every bundle
+// version (version 1 had no checksums and a 44-byte footer starting at the magic), so a runner
+// tells a program of another memc from a damaged one. Every byte of a bundle is checked: the
+// footer, the runner and both sections by their checksums, so one flipped byte is an error (or,
+// in the runner's code, a crash before it can check), never a model that silently computes
+// something else.
 //
 // The runner looks for the footer in its own file (/proc/self/exe): without one it is the plain
 // runner, with a valid one it runs the program it carries, with a damaged one it refuses to run.
@@ -33,8 +44,11 @@
 namespace memc::runtime {
 
 constexpr char kBundleMagic[8] = {'M', 'E', 'M', 'C', 'B', 'N', 'D', 'L'};
-constexpr uint32_t kBundleVersion = 1;
-constexpr size_t kBundleFooterSize = 44;
+/// 2: the footer carries CRC-32C checksums of itself, the runner, the plan and the weights.
+constexpr uint32_t kBundleVersion = 2;
+constexpr size_t kBundleFooterSize = 60;
+/// Where the magic starts, counted back from the end of the file, in every bundle version.
+constexpr size_t kBundleMagicFromEnd = 44;
 
 /// Writes `outPath`: a copy of the runner at `runnerPath` followed by the plan, the weights and
 /// the footer; executable (0755 before the umask) and written atomically (temporary file and
@@ -54,13 +68,15 @@ enum class BundleStatus {
   Found,
   /// The file carries no bundle (it does not end in the magic).
   Absent,
-  /// The file ends in the magic but the footer is damaged; `error` says how.
+  /// The file ends in the magic but the footer or a section is damaged, or another memc wrote
+  /// it; `error` says which.
   Invalid,
 };
 
 /// Looks for a bundle at the end of the file at `path`.
 BundleStatus readBundle(const std::string &path, Bundle &bundle, std::string &error);
-/// Looks for a bundle in `bytes` (a whole file); the views point into `bytes`.
+/// Looks for a bundle in `bytes` (a whole file) and verifies its checksums; the views point into
+/// `bytes`.
 BundleStatus parseBundle(std::string_view bytes, std::string_view &plan,
                          std::string_view &weights, std::string &error);
 

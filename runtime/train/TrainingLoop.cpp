@@ -1,6 +1,7 @@
 //===- TrainingLoop.cpp - run a training program's steps ------------------===//
 #include "runtime/train/TrainingLoop.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/io/CheckpointIntegrity.h"
 #include "runtime/io/Files.h"
 #include "runtime/io/Npy.h"
 #include "runtime/io/Npz.h"
@@ -51,7 +52,8 @@ struct Dataset {
   int64_t samples = 0;
   int64_t batch = 0;
 
-  /// Micro-batch `index` (0-based): `batch` samples from index * batch, wrapping around.
+  /// Micro-batch `index` (0-based): `batch` samples from index * batch, wrapping around. The
+  /// product is taken in 128 bits: a resumed step near 2^63 must not wrap to a negative sample.
   NamedArrays microBatch(int64_t index) const {
     NamedArrays batchArrays;
     for (const auto &[name, array] : arrays) {
@@ -59,7 +61,10 @@ struct Dataset {
       HostArray slice{array->dtype, array->shape, std::vector<uint8_t>(row * batch)};
       slice.shape[0] = batch;
       for (int64_t i = 0; i < batch; ++i) {
-        int64_t sample = (index * batch + i) % samples;
+        auto sample = static_cast<int64_t>(
+            (static_cast<unsigned __int128>(index) * static_cast<uint64_t>(batch) +
+             static_cast<uint64_t>(i)) %
+            static_cast<uint64_t>(samples));
         std::memcpy(slice.bytes.data() + i * row, array->bytes.data() + sample * row, row);
       }
       batchArrays.emplace_back(name, std::move(slice));
@@ -238,36 +243,22 @@ bool writeCheckpoint(Executor &executor, const plan::Plan &plan, const std::stri
   std::vector<TensorRef> tensors;
   for (const auto &[name, array] : state)
     tensors.push_back(tensorRef(name, array));
-  return writeSafetensors(dir + kCheckpointFile, tensors,
-                          {{"format", "memc-checkpoint"},
-                           {"step", std::to_string(step)},
-                           {"program", programFingerprint(plan)},
-                           {"model", plan.model()},
-                           {"optimizer", plan.training().optimizer()}},
+  CheckpointMetadata fields{step, programFingerprint(plan), plan.model(),
+                            plan.training().optimizer()};
+  return writeSafetensors(dir + kCheckpointFile, tensors, checkpointMetadata(fields, tensors),
                           error);
 }
 
 /// Why a checkpoint written by another program does not continue this one; empty if it does.
-std::string checkpointMismatch(const std::map<std::string, std::string> &metadata,
-                               const plan::Plan &plan, const TrainingOptions &options) {
-  auto value = [&](const char *key) {
-    auto found = metadata.find(key);
-    return found == metadata.end() ? std::string() : found->second;
-  };
-  std::string saved = value("program");
-  if (saved.empty()) {
-    options.note("--resume: the checkpoint predates program fingerprints; memc cannot check that "
-                 "this program wrote it");
-    return "";
-  }
-  if (saved == programFingerprint(plan))
+std::string checkpointMismatch(const CheckpointMetadata &saved, const plan::Plan &plan) {
+  if (saved.program == programFingerprint(plan))
     return "";
   std::string what;
-  if (value("model") != plan.model())
-    what = "of model '" + value("model") + "', this program trains '" + plan.model() + "'";
-  else if (value("optimizer") != plan.training().optimizer())
+  if (saved.model != plan.model())
+    what = "of model '" + saved.model + "', this program trains '" + plan.model() + "'";
+  else if (saved.optimizer != plan.training().optimizer())
     what =
-        "with " + value("optimizer") + ", this program trains with " + plan.training().optimizer();
+        "with " + saved.optimizer + ", this program trains with " + plan.training().optimizer();
   else
     what = "with other training flags (learning rate, schedule, loss, frozen parameters or "
            "optimizer settings)";
@@ -281,20 +272,17 @@ int64_t resumeFrom(Executor &executor, const plan::Plan &plan, const std::string
   SafetensorsFile checkpoint;
   if (!checkpoint.open(dir + kCheckpointFile, error))
     return -1;
-  auto step = checkpoint.metadata().find("step");
-  char *end = nullptr;
-  long long saved = step == checkpoint.metadata().end()
-                        ? -1
-                        : std::strtoll(step->second.c_str(), &end, 10);
-  if (saved < 0 || (end && *end != '\0')) {
-    error = dir + kCheckpointFile + " is not a memc checkpoint (no step number)";
+  CheckpointMetadata fields;
+  if (!readCheckpointMetadata(checkpoint, fields, error)) {
+    error = "--resume " + dir + ": " + dir + kCheckpointFile + ": " + error;
     return -1;
   }
-  std::string mismatch = checkpointMismatch(checkpoint.metadata(), plan, options);
+  std::string mismatch = checkpointMismatch(fields, plan);
   if (!mismatch.empty()) {
     error = "--resume " + dir + ": " + mismatch;
     return -1;
   }
+  int64_t saved = fields.step;
   if (saved >= options.steps) {
     error = "--resume " + dir + ": the checkpoint is at step " + std::to_string(saved) +
             ", and --steps is " + std::to_string(options.steps) +
@@ -461,6 +449,12 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   const std::string &lossName = plan.training().loss_output();
   // A step is one optimizer step: `micro` micro-batches, the last of which applies the update.
   int64_t micro = std::max<int64_t>(1, plan.training().accumulation_steps());
+  // Micro-batch indices are int64: a resumed step near 2^63 must not wrap around.
+  if (options.steps > INT64_MAX / micro) {
+    error = "--steps " + std::to_string(options.steps) + " with " + std::to_string(micro) +
+            " micro-batches per step counts past 2^63 micro-batches";
+    return false;
+  }
   for (int64_t step = firstStep; step <= options.steps; ++step) {
     double lr = learningRateAt(plan.training(), step);
     auto start = std::chrono::steady_clock::now();

@@ -36,13 +36,15 @@ struct TrainingOptions {
   /// source model with the trained weights (the program's ONNX template, OnnxWriter.h).
   std::optional<std::string> savePath;
   /// Every `checkpointEvery` steps, DIR/checkpoint.safetensors: parameters, buffers and
-  /// optimizer state with the step number and the program's fingerprint (its training settings,
-  /// parameters and optimizer state), written atomically (write, then rename).
+  /// optimizer state with the step number, the program's fingerprint (its training settings,
+  /// parameters and optimizer state) and checksums (CheckpointIntegrity.h), written atomically
+  /// (write, then rename).
   std::optional<std::string> checkpointDir;
   int64_t checkpointEvery = 0;
   /// Continue from DIR/checkpoint.safetensors: the step after the saved one, with the same
-  /// micro-batches, so the losses are those of an uninterrupted run. Refused: a checkpoint another
-  /// program wrote (another fingerprint) and one at or past `steps`.
+  /// micro-batches, so the losses are those of an uninterrupted run. Refused: a damaged
+  /// checkpoint (a checksum mismatch) or one without checksums, invalid metadata, a checkpoint
+  /// another program wrote (another fingerprint) and one at or past `steps`.
   std::optional<std::string> resumeDir;
   /// A progress line on stderr.
   bool progress = false;

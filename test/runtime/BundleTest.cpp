@@ -2,6 +2,7 @@
 #include "runtime/bundle/Bundle.h"
 
 #include "runtime/support/Bytes.h"
+#include "runtime/support/Crc32c.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -77,11 +78,18 @@ TEST_F(BundleTest, ReportsUnwritableOutput) {
   EXPECT_NE(error.find("no-runner"), std::string::npos) << error;
 }
 
-/// Rewrites the u64 footer field at `at` (bytes from the footer's start).
-std::string patchFooter(std::string bytes, size_t at, uint64_t value, size_t width = 8) {
+/// Rewrites the footer field at `at` (bytes from the footer's start) and, unless told not to,
+/// the footer's checksum, so that the check behind it is what rejects the file.
+std::string patchFooter(std::string bytes, size_t at, uint64_t value, size_t width = 8,
+                        bool reseal = true) {
   size_t footer = bytes.size() - kBundleFooterSize;
   for (size_t i = 0; i < width; ++i)
     bytes[footer + at + i] = static_cast<char>((value >> (8 * i)) & 0xff);
+  if (reseal) {
+    uint32_t crc = crc32c(std::string_view(bytes).substr(footer + 4));
+    for (size_t i = 0; i < 4; ++i)
+      bytes[footer + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+  }
   return bytes;
 }
 
@@ -94,11 +102,15 @@ TEST_F(BundleTest, DetectsDamagedFooters) {
     std::string bytes;
     const char *message;
   } cases[] = {
-      {patchFooter(good, 8, 7, 4), "bundle version 7"},
-      {patchFooter(good, 12, good.size()), "outside the file"},
-      {patchFooter(good, 20, ~uint64_t(0)), "outside the file"},
-      {patchFooter(good, 36, 1000), "outside the file"},
-      {patchFooter(good, 28, 12), "overlap"},
+      {patchFooter(good, 24, 7, 4), "bundle version 7"},
+      {patchFooter(good, 28, good.size()), "outside the file"},
+      {patchFooter(good, 36, ~uint64_t(0)), "outside the file"},
+      {patchFooter(good, 52, 1000), "outside the file"},
+      {patchFooter(good, 44, 12), "overlap"},
+      {patchFooter(good, 28, 13, 8, /*reseal=*/false), "footer is corrupted (checksum mismatch)"},
+      {patchFooter(good, 4, 0, 4), "section 'runner' is corrupted (checksum mismatch)"},
+      {patchFooter(good, 8, 0, 4), "section 'plan' is corrupted (checksum mismatch)"},
+      {patchFooter(good, 12, 0, 4), "section 'weights' is corrupted (checksum mismatch)"},
   };
   for (const Case &c : cases) {
     std::string_view plan, weights;
@@ -107,6 +119,44 @@ TEST_F(BundleTest, DetectsDamagedFooters) {
     EXPECT_NE(message.find(c.message), std::string::npos)
         << "expected '" << c.message << "', got: " << message;
   }
+}
+
+// One flipped byte once zeroed a bias or switched GELU's approximation with exit code 0: every
+// byte is now covered by a checksum or is the magic.
+TEST_F(BundleTest, EveryFlippedByteOfTheProgramIsAnError) {
+  std::string error;
+  ASSERT_TRUE(writeBundle(write("runner", "runner bytes"), path("program"), "PLAN BYTES",
+                          "WEIGHT BYTES", error));
+  std::string good = read(path("program"));
+  for (size_t at = 0; at < good.size(); ++at)
+    for (int bit : {0, 7}) {
+      std::string bytes = good;
+      bytes[at] = static_cast<char>(bytes[at] ^ (1 << bit));
+      std::string_view plan, weights;
+      std::string message;
+      BundleStatus status = parseBundle(bytes, plan, weights, message);
+      // A damaged magic makes the file look like a plain runner; memc-runner then notices the
+      // bytes after its ELF image (DetectsTruncatedProgramsOfRealRunners).
+      bool inMagic = at >= good.size() - kBundleMagicFromEnd &&
+                     at < good.size() - kBundleMagicFromEnd + sizeof(kBundleMagic);
+      EXPECT_EQ(status, inMagic ? BundleStatus::Absent : BundleStatus::Invalid)
+          << "byte " << at << " bit " << bit;
+    }
+}
+
+// Version 1 programs (no checksums; the footer began at the magic) are refused by name.
+TEST_F(BundleTest, RefusesProgramsOfAnOlderMemc) {
+  std::string bytes = "runner bytesPLANWEIGHTS";
+  bytes.append(kBundleMagic, sizeof(kBundleMagic));
+  appendLittleEndian<uint32_t>(bytes, 1);
+  for (uint64_t field : {12, 4, 16, 7})
+    appendLittleEndian<uint64_t>(bytes, field);
+  std::string_view plan, weights;
+  std::string message;
+  EXPECT_EQ(parseBundle(bytes, plan, weights, message), BundleStatus::Invalid);
+  EXPECT_NE(message.find("compiled by an older memc (bundle version 1"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("compile it again"), std::string::npos) << message;
 }
 
 TEST_F(BundleTest, DetectsTruncatedProgramsOfRealRunners) {

@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 #include "../runtime/HostArrays.h"
 #include "TrainingTestSupport.h"
+#include "runtime/io/CheckpointIntegrity.h"
+#include "runtime/io/Files.h"
 #include "runtime/io/Json.h"
 #include "runtime/io/Npz.h"
 #include "runtime/io/Safetensors.h"
@@ -24,6 +26,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -770,13 +773,127 @@ protected:
               0)
         << output;
   }
-  int resume(const std::string &with, int steps) {
-    return run(with + " --data " + dir + "/data.npz --steps " + std::to_string(steps) +
-                   " --resume " + checkpoints,
+  int resume(const std::string &with, const std::string &steps) {
+    return run(with + " --data " + dir + "/data.npz --steps " + steps + " --resume " +
+                   checkpoints,
                dir, output);
+  }
+  int resume(const std::string &with, int steps) { return resume(with, std::to_string(steps)); }
+  std::string checkpointFile() const { return checkpoints + "/checkpoint.safetensors"; }
+  /// Rewrites the checkpoint with `edit` applied to its metadata, resealing its checksums when
+  /// `seal` (a checkpoint crafted to pass them) and leaving them as they were otherwise.
+  void rewriteCheckpoint(const std::function<void(std::map<std::string, std::string> &)> &edit,
+                         bool seal) {
+    SafetensorsFile file;
+    std::string error;
+    ASSERT_TRUE(file.open(checkpointFile(), error)) << error;
+    std::vector<TensorRef> tensors;
+    for (const SafetensorsTensor &tensor : file.tensors())
+      tensors.push_back({tensor.name, tensor.dtype, tensor.shape, tensor.bytes});
+    std::map<std::string, std::string> metadata = file.metadata();
+    edit(metadata);
+    if (seal)
+      sealCheckpointMetadata(metadata, tensors);
+    std::string bytes;
+    ASSERT_TRUE(serializeSafetensors(tensors, metadata, bytes, error)) << error;
+    ASSERT_TRUE(writeFileAtomically(checkpointFile(), {bytes}, 0644, error)) << error;
+  }
+  void rewriteStep(const std::string &step, bool seal) {
+    rewriteCheckpoint([&](std::map<std::string, std::string> &metadata) { metadata["step"] = step; },
+                      seal);
   }
   std::string checkpoints;
 };
+
+// 19 of 20 bit flips once resumed silently, 12 of them with other losses.
+TEST_F(TrainingResume, CorruptedCheckpointIsRefusedNamingTheSection) {
+  checkpoint();
+  std::string good, error;
+  ASSERT_TRUE(readFile(checkpointFile(), good, error)) << error;
+  std::string flipped = good;
+  flipped[flipped.size() - 5] ^= 0x10; // in the last tensor's bytes
+  ASSERT_TRUE(writeFileAtomically(checkpointFile(), {flipped}, 0644, error)) << error;
+  EXPECT_EQ(resume(program, 5), 1) << output;
+  EXPECT_NE(output.find("error: --resume " + checkpoints + ": " + checkpointFile() +
+                        ": tensor '"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("' is corrupted (checksum mismatch)"), std::string::npos) << output;
+  std::string edited = good;
+  size_t step = edited.find("\"step\":\"3\"");
+  ASSERT_NE(step, std::string::npos);
+  edited[step + 8] = '1'; // "3" -> "1": would resume from the wrong step
+  ASSERT_TRUE(writeFileAtomically(checkpointFile(), {edited}, 0644, error)) << error;
+  EXPECT_EQ(resume(program, 5), 1) << output;
+  EXPECT_NE(output.find("section 'metadata' is corrupted (checksum mismatch)"), std::string::npos)
+      << output;
+}
+
+TEST_F(TrainingResume, EditedOrCraftedStepIsRefused) {
+  checkpoint();
+  rewriteStep("", /*seal=*/false);
+  EXPECT_EQ(resume(program, 5), 1) << output;
+  EXPECT_NE(output.find("section 'metadata' is corrupted (checksum mismatch)"), std::string::npos)
+      << output;
+  for (const char *step : {"", "-2", "3x", "18446744073709551617"}) {
+    rewriteStep(step, /*seal=*/true);
+    EXPECT_EQ(resume(program, 5), 1) << output;
+    EXPECT_NE(output.find("the checkpoint's step '" + std::string(step) +
+                          "' is not a decimal integer from 0 to 9223372036854775807"),
+              std::string::npos)
+        << output;
+  }
+  rewriteStep("9223372036854775807", /*seal=*/true);
+  EXPECT_EQ(resume(program, 5), 1) << output;
+  EXPECT_NE(output.find("the checkpoint is at step 9223372036854775807, and --steps is 5"),
+            std::string::npos)
+      << output;
+}
+
+// A step of 3 * 2^61 once made its micro-batch's first sample index (times the batch of 4)
+// wrap to a negative number and read before the data.
+TEST_F(TrainingResume, StepNearTwoToTheSixtyThreeReadsInsideTheData) {
+  checkpoint();
+  const std::string saved = "6917529027641081856";
+  rewriteStep(saved, /*seal=*/true);
+  ASSERT_EQ(run(program + " --data " + dir + "/data.npz --steps 6917529027641081857 --resume " +
+                    checkpoints + " --log " + dir + "/log.jsonl",
+                dir, output),
+            0)
+      << output;
+  std::vector<std::pair<int64_t, std::string>> lines = readLogLines(dir + "/log.jsonl");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].first, 6917529027641081857);
+  EXPECT_EQ(lines[0].second.find("null"), std::string::npos) << lines[0].second;
+}
+
+// Micro-batch indices are int64: --steps times --grad-accum past 2^63 would wrap them around.
+TEST_F(TrainingBadInputs, StepsWhoseMicroBatchesPassTwoToTheSixtyThreeAreRefused) {
+  ASSERT_EQ(run(memcCommand("mlp", {"--loss", "cross_entropy", "--grad-accum", "2"}, program), dir,
+                output),
+            0)
+      << output;
+  std::string path = dir + "/data.npz", error;
+  ASSERT_TRUE(writeNpz(path, data, /*compress=*/false, error)) << error;
+  EXPECT_EQ(run(program + " --data " + path + " --steps 4611686018427387904", dir, output), 1)
+      << output;
+  EXPECT_NE(output.find("error: --steps 4611686018427387904"), std::string::npos) << output;
+  EXPECT_EQ(output.find("step 1 loss"), std::string::npos) << "refused only after training";
+}
+
+TEST_F(TrainingResume, CheckpointWithoutChecksumsIsRefusedAsOlder) {
+  checkpoint();
+  rewriteCheckpoint(
+      [](std::map<std::string, std::string> &metadata) {
+        for (auto it = metadata.begin(); it != metadata.end();)
+          it = it->first.rfind("crc32c.", 0) == 0 ? metadata.erase(it) : std::next(it);
+      },
+      /*seal=*/false);
+  EXPECT_EQ(resume(program, 5), 1) << output;
+  EXPECT_NE(output.find("the checkpoint carries no checksums: an older memc wrote it"),
+            std::string::npos)
+      << output;
+}
 
 TEST_F(TrainingResume, AtOrPastTheStepsIsRefused) {
   checkpoint();
