@@ -198,9 +198,10 @@ constexpr const char *kCheckpointFile = "/checkpoint.safetensors";
 
 /// What identifies the program a checkpoint continues: the training settings (loss, optimizer,
 /// schedule, labels, accumulation), every persistent binding (name, kind, type: the model's
-/// parameters and buffers, which of them train, the optimizer's state) and the update and clipping
-/// steps' attributes (the optimizer's hyperparameters). Not the schedule of the other steps, which
-/// budgets and remat change: a checkpoint resumes under another --vram-budget.
+/// parameters and buffers, which of them train, the optimizer's state) and the set of distinct
+/// steps (kernel and attributes: the model's computation, the optimizer's hyperparameters). Not
+/// their order or count, which budgets and remat change (remat repeats steps): a checkpoint
+/// resumes under another --vram-budget.
 std::string programFingerprint(const plan::Plan &plan) {
   plan::Training training = plan.training();
   training.clear_onnx_template();
@@ -215,9 +216,6 @@ std::string programFingerprint(const plan::Plan &plan) {
   }
   std::set<std::string> updates; // remat clones repeat steps; each counts once
   for (const plan::Step &step : plan.steps()) {
-    if (step.kernel().find("update") == std::string::npos &&
-        step.kernel().find("clip") == std::string::npos)
-      continue;
     plan::Step attributes;
     attributes.set_kernel(step.kernel());
     *attributes.mutable_attributes() = step.attributes();
@@ -260,8 +258,8 @@ std::string checkpointMismatch(const CheckpointMetadata &saved, const plan::Plan
     what =
         "with " + saved.optimizer + ", this program trains with " + plan.training().optimizer();
   else
-    what = "with other training flags (learning rate, schedule, loss, frozen parameters or "
-           "optimizer settings)";
+    what = "with other training flags or ops (learning rate, schedule, loss, frozen "
+           "parameters, optimizer settings, or the model's computation)";
   return "the checkpoint was written by another program, training " + what +
          "; resume it with the program that wrote it, or start without --resume";
 }

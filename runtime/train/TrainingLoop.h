@@ -37,7 +37,7 @@ struct TrainingOptions {
   std::optional<std::string> savePath;
   /// Every `checkpointEvery` steps, DIR/checkpoint.safetensors: parameters, buffers and
   /// optimizer state with the step number, the program's fingerprint (its training settings,
-  /// parameters and optimizer state) and checksums (CheckpointIntegrity.h), written atomically
+  /// parameters, optimizer state and the set of ops it runs) and checksums (CheckpointIntegrity.h), written atomically
   /// (write, then rename).
   std::optional<std::string> checkpointDir;
   int64_t checkpointEvery = 0;

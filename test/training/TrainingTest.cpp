@@ -20,6 +20,7 @@
 #include "runtime/io/Safetensors.h"
 
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <cmath>
@@ -936,6 +937,31 @@ TEST_F(TrainingResume, CheckpointOfAnotherProgramIsRefused) {
               std::string::npos)
         << output;
   }
+  // The same parameters and flags, but another computation (a Sigmoid for a Relu), is refused;
+  // the same model moved elsewhere resumes.
+  onnx::ModelProto model;
+  std::string bytes, error;
+  ASSERT_TRUE(readFile(kFixtures + "/mlp.onnx", bytes, error)) << error;
+  ASSERT_TRUE(model.ParseFromString(bytes));
+  auto compile = [&](const onnx::ModelProto &source, const std::string &name) {
+    std::string path = dir + "/" + name + ".onnx", program = dir + "/" + name + ".train";
+    EXPECT_TRUE(writeFileAtomically(path, {source.SerializeAsString()}, 0644, error)) << error;
+    EXPECT_EQ(run(kBin + "/memc " + path + " --loss cross_entropy -o " + program, dir, output), 0)
+        << output;
+    return program;
+  };
+  std::string moved = compile(model, "moved");
+  onnx::NodeProto *relu = nullptr;
+  for (onnx::NodeProto &node : *model.mutable_graph()->mutable_node())
+    if (node.op_type() == "Relu" && !relu)
+      relu = &node;
+  ASSERT_TRUE(relu);
+  relu->set_op_type("Sigmoid");
+  EXPECT_EQ(resume(compile(model, "changed"), 5), 1) << output;
+  EXPECT_NE(output.find("the checkpoint was written by another program"), std::string::npos)
+      << output;
+  EXPECT_EQ(resume(moved, 4), 0) << output;
+
   std::string budgeted = dir + "/budgeted.train";
   ASSERT_EQ(run(memcCommand("mlp", {"--loss", "cross_entropy", "--vram-budget", "1MiB"}, budgeted),
                 dir, output),
