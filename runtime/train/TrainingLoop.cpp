@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -363,7 +362,7 @@ bool checkSavePath(const plan::Training &training, const LoadedPlan &plan,
     error = "--save " + path + ": " + error;
     return false;
   }
-  return checkWritable(path, error);
+  return prepareOutputFile(path, error);
 }
 
 /// The trained parameters and buffers: the ONNX model for a .onnx path, safetensors otherwise.
@@ -435,15 +434,12 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       return false;
     firstStep = saved + 1;
   }
-  if (options.checkpointDir && !checkWritable(*options.checkpointDir + kCheckpointFile, error))
+  if (options.checkpointDir && !prepareOutputFile(*options.checkpointDir + kCheckpointFile, error))
     return false;
-  std::ofstream log;
-  if (options.logPath) {
-    log.open(*options.logPath, std::ios::trunc);
-    if (!log) {
-      error = "cannot write the log '" + *options.logPath + "'";
-      return false;
-    }
+  std::unique_ptr<StreamedFile> log;
+  if (options.logPath && !(log = StreamedFile::create(*options.logPath, error))) {
+    error = "--log: " + error;
+    return false;
   }
   bool needsStep = hasInput(executor->plan(), ScalarInput::StepNumber);
   bool needsSalt = hasInput(executor->plan(), ScalarInput::Salt);
@@ -494,7 +490,10 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
                     "{\"step\": %lld, \"loss\": %s, \"lr\": %.9g, \"ms\": %.3f, "
                     "\"peak_bytes\": %llu}\n",
                     (long long)step, lossText, lr, ms, (unsigned long long)peak);
-      log << line << std::flush;
+      if (!log->write(line, error)) {
+        error = "--log: " + error;
+        return false;
+      }
     }
     if (options.progress)
       std::fprintf(stderr, "\rstep %lld/%lld  loss %.5f  %.1f samples/s  memory %.1f MiB",
@@ -515,6 +514,10 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   }
   if (options.progress)
     std::fprintf(stderr, "\n");
+  if (log && !log->close(error)) {
+    error = "--log: " + error;
+    return false;
+  }
   return !options.savePath ||
          saveParameters(*executor, plan.training(), *options.savePath, error);
 }

@@ -257,8 +257,8 @@ TEST(NpzTest, WriteIsAtomicAndReportsUnwritablePaths) {
   std::remove(path.c_str());
   EXPECT_FALSE(writeNpz("/nonexistent/dir/out.npz", sampleArrays(), false, error));
   EXPECT_NE(error.find("/nonexistent/dir"), std::string::npos) << error;
-  EXPECT_FALSE(checkWritable("/nonexistent/dir/out.npz", error));
-  EXPECT_FALSE(checkWritable(::testing::TempDir(), error));
+  EXPECT_FALSE(prepareOutputFile("/nonexistent/dir/out.npz", error));
+  EXPECT_FALSE(prepareOutputFile(::testing::TempDir(), error));
   EXPECT_NE(error.find("directory"), std::string::npos) << error;
 }
 
