@@ -8,6 +8,7 @@
 // target are removed by the next run writing that target.
 //
 //===----------------------------------------------------------------------===//
+#include "../runtime/ZipBomb.h"
 #include "TrainingTestSupport.h"
 #include "runtime/io/Npz.h"
 #include "runtime/io/Safetensors.h"
@@ -124,6 +125,22 @@ TEST_F(HostileFiles, AKilledWritesTemporariesAreRemovedByTheNextRun) {
   std::string error;
   EXPECT_TRUE(trained.open(saved, error)) << error;
   EXPECT_EQ(runPromptly(trainer + " --data " + data + " --steps 3 --resume " + checkpoints), 0)
+      << output;
+}
+
+// The zip bomb as --data: exit 1 naming the trick, in an address space of 3 GB (the four entries
+// claim 8 GiB; the program needs a few hundred MB).
+TEST_F(HostileFiles, ZipBombDataIsRefusedInBoundedMemory) {
+  std::string bomb = dir + "/bomb.npz";
+  std::ofstream(bomb, std::ios::binary)
+      << memc::testing::zipBomb({"input.npy", "labels.npy", "c.npy", "d.npy"});
+  EXPECT_EQ(run("bash -c 'ulimit -v 3000000 && exec timeout 30 " + trainer + " --data " + bomb +
+                    " --steps 1'",
+                dir, output),
+            1)
+      << output;
+  EXPECT_NE(output.find(bomb + ": npz: entries 'input.npy' and 'labels.npy' overlap"),
+            std::string::npos)
       << output;
 }
 
