@@ -176,6 +176,8 @@ bool dumpGradients(const plan::Plan &plan, const SafetensorsFile &weights, Devic
   }
   if (hasInput(*loaded, ScalarInput::Salt))
     batch.emplace_back(inputName(ScalarInput::Salt), salt(seed, 0));
+  if (!Executor::checkParameters(*loaded, weights, error))
+    return false;
   std::unique_ptr<Executor> executor = Executor::create(std::move(loaded), device, {}, error);
   NamedArrays outputs, gradients;
   if (!executor || !executor->loadParameters(weights, error) ||
@@ -424,6 +426,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
                      *options.dumpGradientsPath, error))
     return false;
 
+  if (!Executor::checkParameters(*loaded, weights, error))
+    return false;
   std::unique_ptr<Executor> executor = Executor::create(std::move(loaded), device, {}, error);
   if (!executor || !executor->loadParameters(weights, error))
     return false;

@@ -128,9 +128,14 @@ const Rule kRules[] = {
      "exceed the 12-byte constant region"},
     {"OffsetWrapsAround", [](PlanBuilder &b) { buffer(b, 0).set_offset(~uint64_t(255)); },
      "exceed"},
+    // A crafted 4 GiB persistent region is refused before the executor zero-fills it.
+    {"PersistentBeyondItsBuffers",
+     [](PlanBuilder &b) { b.plan.set_persistent_bytes(uint64_t(4) << 30); },
+     "persistent region of 4294967296 bytes, but its buffers reach only 16 (rounded up to the "
+     "alignment, 256)"},
     {"PersistentPartialOverlap",
      [](PlanBuilder &b) {
-       b.plan.set_persistent_bytes(1024);
+       b.plan.set_persistent_bytes(768);
        b.buffer({128}, plan::PERSISTENT, 256, "big");
        b.buffer({4}, plan::PERSISTENT, 512, "inside");
      },
@@ -235,6 +240,7 @@ const Rule kRules[] = {
     {"InPlacePartialOverlap",
      [](PlanBuilder &b) {
        b.plan.set_alignment(8);
+       b.plan.set_persistent_bytes(16); // what its buffers reach at this alignment
        buffer(b, 3).set_offset(264);
      },
      "partly overlaps input"},
@@ -346,7 +352,10 @@ TEST(PlanLoaderTest, RejectsTooSmallWorkspace) {
 TEST(PlanLoaderTest, WorkspaceMustBeAnArenaBufferOfItsOwn) {
   PlanBuilder persistent = stagedCopyPlan(16);
   persistent.plan.mutable_buffers(2)->set_region(plan::PERSISTENT);
-  persistent.plan.set_persistent_bytes(1024);
+  const plan::Buffer &workspace = persistent.plan.buffers(2);
+  persistent.plan.set_persistent_bytes(
+      (workspace.offset() + workspace.size_bytes() + plan::kPlanAlignment - 1) /
+      plan::kPlanAlignment * plan::kPlanAlignment);
   EXPECT_NE(loadError(persistent).find("must be an arena buffer"), std::string::npos);
   PlanBuilder overlapping = stagedCopyPlan(16);
   overlapping.plan.mutable_buffers(2)->set_offset(256); // y's bytes

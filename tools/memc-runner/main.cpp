@@ -276,6 +276,8 @@ int runProgram(const Options &options, const std::string &planOrigin, std::strin
   if (!checkFloat64Inputs(*plan, inputs, error))
     return fail(error);
 
+  if (weights && !Executor::checkParameters(*plan, *weights, error))
+    return fail(error);
   ExecutorOptions executorOptions;
   executorOptions.timeSteps = options.stats;
   std::string model = plan->model;
