@@ -456,8 +456,8 @@ bool resolveConfined(const std::string &modelPath, const fs::path &path, const E
   if (!ec)
     real = fs::canonical(path, ec);
   if (ec) {
-    why = "cannot resolve the real path of external data file '" + info.location + "': " +
-          ec.message();
+    why = "cannot resolve the real path of external data file '" + info.location +
+          "': " + ec.message();
     return false;
   }
   if (std::mismatch(directory.begin(), directory.end(), real.begin(), real.end()).first !=
@@ -471,9 +471,8 @@ bool resolveConfined(const std::string &modelPath, const fs::path &path, const E
 
 /// Checks that `path` is an existing regular file inside the model's directory holding `length`
 /// bytes at `offset`; `real` is its real path.
-bool checkExternalFile(const std::string &modelPath, const fs::path &path,
-                       const ExternalInfo &info, uint64_t length, fs::path &real,
-                       std::string &why) {
+bool checkExternalFile(const std::string &modelPath, const fs::path &path, const ExternalInfo &info,
+                       uint64_t length, fs::path &real, std::string &why) {
   std::error_code ec;
   fs::file_status status = fs::symlink_status(path, ec);
   if (ec || !fs::exists(status)) {

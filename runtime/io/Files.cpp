@@ -184,7 +184,8 @@ bool readFile(const std::string &path, std::string &out, std::string &error) {
   errno = 0;
   bool complete = readAt(fd, 0, out.data(), out.size()) == out.size();
   if (!complete)
-    error = errno == 0 ? "'" + path + "' shrank while being read" : systemError("cannot read", path);
+    error =
+        errno == 0 ? "'" + path + "' shrank while being read" : systemError("cannot read", path);
   ::close(fd);
   return complete;
 }

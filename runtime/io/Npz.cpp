@@ -46,9 +46,8 @@ bool checkDeclaredSizes(std::string_view archive, const std::vector<ZipEntryInfo
     }
     if (layout.dataOffset + layout.dataBytes != entry.size) {
       error = "array '" + name + "': the entry holds " + std::to_string(entry.size) +
-              " bytes, but its .npy header's '" + layout.descr + "' " +
-              shapeString(layout.shape) + " needs " +
-              std::to_string(layout.dataOffset + layout.dataBytes);
+              " bytes, but its .npy header's '" + layout.descr + "' " + shapeString(layout.shape) +
+              " needs " + std::to_string(layout.dataOffset + layout.dataBytes);
       return false;
     }
     total += layout.memoryBytes;

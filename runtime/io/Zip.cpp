@@ -113,8 +113,8 @@ bool checkLocalHeader(std::string_view archive, const ZipEntryInfo &entry, std::
 }
 
 /// Reads the central directory header at `at`; advances `at` past it.
-bool readCentralRecord(std::string_view archive, size_t centralEnd, size_t &at,
-                       ZipEntryInfo &entry, std::string &error) {
+bool readCentralRecord(std::string_view archive, size_t centralEnd, size_t &at, ZipEntryInfo &entry,
+                       std::string &error) {
   if (centralEnd - at < kCentralHeaderSize ||
       field<uint32_t>(archive, at) != kCentralHeaderSignature) {
     error = "corrupted central directory";
@@ -154,8 +154,7 @@ bool readCentralRecord(std::string_view archive, size_t centralEnd, size_t &at,
     error = where + "stored entry with different compressed and uncompressed sizes";
     return false;
   }
-  if (entry.method == kMethodDeflate &&
-      entry.size > entry.compressedSize * kMaxDeflateRatio + 64) {
+  if (entry.method == kMethodDeflate && entry.size > entry.compressedSize * kMaxDeflateRatio + 64) {
     error = where + "claims " + std::to_string(entry.size) + " bytes from " +
             std::to_string(entry.compressedSize) +
             " compressed bytes, more than deflate can encode";

@@ -66,8 +66,7 @@ public:
 
   bool validate(std::string &message) {
     bool ok = checkHeader() && checkBuffers() && checkPersistentSize() && resolveViews() &&
-              checkPersistentAliasing() &&
-              checkBindings(proto.inputs(), "input", out.inputs) &&
+              checkPersistentAliasing() && checkBindings(proto.inputs(), "input", out.inputs) &&
               checkBindings(proto.parameters(), "parameter", out.parameters) &&
               checkBindings(proto.outputs(), "output", out.outputs) && checkSteps() &&
               (analyzeArena(proto, out, error) || fail(error));

@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <csignal>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -80,9 +80,9 @@ TEST_F(FilesTest, AtomicWritesRefuseToReplaceWhatIsNotARegularFile) {
 
 // Only `target`.tmp.XXXXXX (six letters or digits), only beside the target, only regular files.
 TEST_F(FilesTest, StaleTemporariesOfTheTargetAreRemoved) {
-  for (const char *name : {"out.npz.tmp.a1B2c3", "out.npz.tmp.ZZZZZZ", "out.npz.tmp.abc",
-                           "out.npz.tmp.abcdefg", "out.npz.tmp.ab-def", "other.npz.tmp.a1B2c3",
-                           "xout.npz.tmp.a1B2c3", "out.npz"})
+  for (const char *name :
+       {"out.npz.tmp.a1B2c3", "out.npz.tmp.ZZZZZZ", "out.npz.tmp.abc", "out.npz.tmp.abcdefg",
+        "out.npz.tmp.ab-def", "other.npz.tmp.a1B2c3", "xout.npz.tmp.a1B2c3", "out.npz"})
     touch(name);
   fs::create_directory(path("out.npz.tmp.Dir123"));
   std::string error;
@@ -90,10 +90,10 @@ TEST_F(FilesTest, StaleTemporariesOfTheTargetAreRemoved) {
   std::set<std::string> left;
   for (const fs::directory_entry &entry : fs::directory_iterator(dir))
     left.insert(entry.path().filename().string());
-  EXPECT_EQ(left, (std::set<std::string>{"fifo", "out.npz", "out.npz.tmp.abc",
-                                         "out.npz.tmp.abcdefg", "out.npz.tmp.ab-def",
-                                         "other.npz.tmp.a1B2c3", "xout.npz.tmp.a1B2c3",
-                                         "out.npz.tmp.Dir123"}));
+  EXPECT_EQ(left,
+            (std::set<std::string>{"fifo", "out.npz", "out.npz.tmp.abc", "out.npz.tmp.abcdefg",
+                                   "out.npz.tmp.ab-def", "other.npz.tmp.a1B2c3",
+                                   "xout.npz.tmp.a1B2c3", "out.npz.tmp.Dir123"}));
   touch("out.npz.tmp.q9W8e7");
   ASSERT_TRUE(writeFileAtomically(path("out.npz"), {"new"}, 0644, error)) << error;
   EXPECT_FALSE(fs::exists(path("out.npz.tmp.q9W8e7")));

@@ -53,8 +53,8 @@ protected:
     std::string error;
     HostArray w = floats({2, 3}, {1, 1, 1, -1, -1, -1});
     ASSERT_TRUE(writeSafetensors(path("w.safetensors"), {tensorRef("w", w)}, {}, error));
-    ASSERT_TRUE(writeNpz(path("in.npz"), {{"x", floats({2, 3}, {1, -2, 3, -4, 5, -6})}}, false,
-                         error));
+    ASSERT_TRUE(
+        writeNpz(path("in.npz"), {{"x", floats({2, 3}, {1, -2, 3, -4, 5, -6})}}, false, error));
   }
   void TearDown() override { std::system(("rm -rf '" + directory + "'").c_str()); }
 
@@ -66,8 +66,8 @@ protected:
     EXPECT_TRUE(writeFileAtomically(path("p.plan"), {plan.bytes()}, 0644, error)) << error;
     std::string command = "bash -c 'ulimit -v 2000000 && exec timeout 30 " +
                           std::string(MEMC_RUNNER_PATH) + " --plan " + path("p.plan") +
-                          " --weights " + path("w.safetensors") + " --inputs " +
-                          path("in.npz") + "' 2>&1";
+                          " --weights " + path("w.safetensors") + " --inputs " + path("in.npz") +
+                          "' 2>&1";
     output.clear();
     FILE *pipe = popen(command.c_str(), "r");
     char chunk[4096];

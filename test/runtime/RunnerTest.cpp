@@ -91,13 +91,14 @@ protected:
 
   std::string bundle() {
     std::string error;
-    EXPECT_TRUE(writeBundle(MEMC_RUNNER_PATH, path("tiny"), addReluPlan().bytes(),
-                            [&] {
-                              std::string bytes;
-                              readFile(path("tiny.safetensors"), bytes, error);
-                              return bytes;
-                            }(),
-                            error))
+    EXPECT_TRUE(writeBundle(
+        MEMC_RUNNER_PATH, path("tiny"), addReluPlan().bytes(),
+        [&] {
+          std::string bytes;
+          readFile(path("tiny.safetensors"), bytes, error);
+          return bytes;
+        }(),
+        error))
         << error;
     return path("tiny");
   }

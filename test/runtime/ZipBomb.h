@@ -24,8 +24,8 @@ namespace memc::testing {
 /// (identical bytes each, since a full flush resets the compressor) instead of compressing
 /// gigabytes; `npyBytes` is what it inflates to.
 inline std::string deflatedZerosNpy(uint64_t elements, uint64_t &npyBytes, uint32_t &crc) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                       std::to_string(elements) + ",), }";
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(elements) + ",), }";
   header.resize(128 - 10 - 1, ' ');
   header += '\n';
   std::string npy = std::string("\x93NUMPY\x01\x00", 8);
@@ -60,8 +60,8 @@ inline std::string deflatedZerosNpy(uint64_t elements, uint64_t &npyBytes, uint3
 
   npyBytes = npy.size() + elements * 4;
   crc = crc32(0, reinterpret_cast<const Bytef *>(npy.data()), static_cast<uInt>(npy.size()));
-  uLong chunkCrc = crc32(0, reinterpret_cast<const Bytef *>(chunk.data()),
-                         static_cast<uInt>(chunk.size()));
+  uLong chunkCrc =
+      crc32(0, reinterpret_cast<const Bytef *>(chunk.data()), static_cast<uInt>(chunk.size()));
   for (uint64_t i = 0; i < chunks; ++i)
     crc = crc32_combine(crc, chunkCrc, static_cast<z_off_t>(chunk.size()));
   return result;

@@ -24,9 +24,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <random>
 
 using namespace memc::runtime;
@@ -34,13 +32,15 @@ using namespace memc::test;
 
 namespace {
 
+/// The file's bytes, empty if it cannot be read (an output a failed run did not write).
 std::string readAll(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  std::string bytes, error;
+  return readFile(path, bytes, error) ? bytes : std::string();
 }
 
 void writeAll(const std::string &path, const std::string &bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  std::string error;
+  ASSERT_TRUE(writeFileAtomically(path, {bytes}, 0644, error)) << error;
 }
 
 /// Byte offsets of the little-endian size and offset fields of a zip archive (local headers,
@@ -130,9 +130,7 @@ class DataFuzz : public testing::Test {
 protected:
   void SetUp() override { dir = scratchDirectory(); }
 
-  int runPromptly(const std::string &command) {
-    return run("timeout 30 " + command, dir, output);
-  }
+  int runPromptly(const std::string &command) { return run("timeout 30 " + command, dir, output); }
 
   /// Runs every mutation of `clean` through `command(path)`, whose result `result()` reads.
   void fuzz(const std::string &what, const std::string &clean, std::vector<Mutation> cases,
@@ -215,10 +213,10 @@ TEST_F(DataFuzz, TrainingData) {
     size_t at = output.find("step 1 loss ");
     return at == std::string::npos ? std::string() : output.substr(at, output.find('\n', at) - at);
   };
-  fuzz("mlp.data.npz (numpy's)", clean,
-       mutations(clean, 23, 50, 10, 20, zipSizeFields(clean), clean.size()),
-       [&](const std::string &path) { return program + " --data " + path + " --steps 1"; },
-       result);
+  fuzz(
+      "mlp.data.npz (numpy's)", clean,
+      mutations(clean, 23, 50, 10, 20, zipSizeFields(clean), clean.size()),
+      [&](const std::string &path) { return program + " --data " + path + " --steps 1"; }, result);
 }
 
 TEST_F(DataFuzz, RunnerWeights) {
@@ -232,18 +230,19 @@ TEST_F(DataFuzz, RunnerWeights) {
   std::memcpy(x.bytes.data(), xs, 24);
   std::memcpy(w.bytes.data(), ws, 24);
   ASSERT_TRUE(writeNpz(inputs, {{"x", x}}, false, error)) << error;
-  ASSERT_TRUE(writeSafetensors(dir + "/w.safetensors", {tensorRef("w", w)},
-                               {{"format", "pt"}}, error))
+  ASSERT_TRUE(
+      writeSafetensors(dir + "/w.safetensors", {tensorRef("w", w)}, {{"format", "pt"}}, error))
       << error;
   std::string clean = readAll(dir + "/w.safetensors");
   size_t dataStart = 8 + readLittleEndian<uint64_t>(clean.data());
-  fuzz("w.safetensors", clean,
-       mutations(clean, 31, 50, 10, 20, safetensorsSizeFields(clean), dataStart),
-       [&](const std::string &path) {
-         return kBin + "/memc-runner --plan " + plan + " --weights " + path + " --inputs " +
-                inputs + " --outputs " + dir + "/out.npz";
-       },
-       [&] { return readAll(dir + "/out.npz"); });
+  fuzz(
+      "w.safetensors", clean,
+      mutations(clean, 31, 50, 10, 20, safetensorsSizeFields(clean), dataStart),
+      [&](const std::string &path) {
+        return kBin + "/memc-runner --plan " + plan + " --weights " + path + " --inputs " + inputs +
+               " --outputs " + dir + "/out.npz";
+      },
+      [&] { return readAll(dir + "/out.npz"); });
 }
 
 } // namespace

@@ -38,9 +38,7 @@ protected:
   }
 
   /// Runs `command` under a timeout; returns its exit status (124 if it hung).
-  int runPromptly(const std::string &command) {
-    return run("timeout 30 " + command, dir, output);
-  }
+  int runPromptly(const std::string &command) { return run("timeout 30 " + command, dir, output); }
 
   void expectRefused(const std::string &command, const std::string &message) {
     EXPECT_EQ(runPromptly(command), 1) << command << "\n" << output;
