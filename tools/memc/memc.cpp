@@ -269,7 +269,14 @@ bool budgetOptions(memc::BudgetOptions &options) {
 template <typename Print> bool writeTextOutput(const std::string &path, Print &&print) {
   if (path == "-") {
     print(llvm::outs());
-    return true;
+    llvm::outs().flush();
+    if (!llvm::outs().has_error())
+      return true;
+    // Reported here, and cleared so that LLVM does not abort at exit with a message of its own.
+    llvm::errs() << "memc: error: cannot write to stdout: " << llvm::outs().error().message()
+                 << "\n";
+    llvm::outs().clear_error();
+    return false;
   }
   std::string text, error;
   llvm::raw_string_ostream os(text);
