@@ -42,9 +42,10 @@ protected:
   std::string fifo;
 };
 
-// Each of these returns at once; a regression would block the test on the FIFO (ctest's timeout
-// catches it).
+// Each of these returns at once; a regression would block on the FIFO, which the alarm turns
+// into a failure (SIGALRM ends the test binary) instead of a hang.
 TEST_F(FilesTest, ReadersRefuseAFifoOrADirectoryWithoutBlocking) {
+  alarm(30);
   std::string error, bytes;
   EXPECT_EQ(openRegularFileForReading(fifo, error), -1);
   EXPECT_EQ(error, "'" + fifo + "' is a FIFO, not a regular file");
@@ -55,6 +56,7 @@ TEST_F(FilesTest, ReadersRefuseAFifoOrADirectoryWithoutBlocking) {
   EXPECT_EQ(error, "'" + dir.string() + "' is a directory, not a regular file");
   EXPECT_EQ(MappedFile::open("/dev/null", error), nullptr);
   EXPECT_EQ(error, "'/dev/null' is a character device, not a regular file");
+  alarm(0);
 }
 
 TEST_F(FilesTest, AtomicWritesRefuseToReplaceWhatIsNotARegularFile) {
