@@ -31,7 +31,7 @@ for spec in "gpt2-124m 8 1024 random" "gpt2-355m 8 1024 random" "llama-7b 1 2048
   "$build/bin/memc-zoo" --model "$model" --batch "$batch" --seq "$seq" --weights "$weights" \
     -o "$work/$model.onnx" >/dev/null
   bytes=$(stat -c %s "$work/$model.onnx.data")
-  read -r memc_s memc_kib < <(measure "$build/bin/memc" "$work/$model.onnx" -o /dev/null)
+  read -r memc_s memc_kib < <(measure "$build/bin/memc" "$work/$model.onnx" -o -)
   # The anchor reads the weights (onnx.load's default); shape-only files hold no data to read.
   read -r onnx_s onnx_kib < <(measure /usr/bin/python3 -c \
     "import onnx, sys; onnx.load(sys.argv[1], load_external_data=sys.argv[2] != 'none')" \

@@ -12,6 +12,7 @@
 #include "compiler/importer/WeightStore.h"
 #include "dialects/memc/ShapeInference.h"
 #include "kernels/DTypeTable.h"
+#include "runtime/io/Files.h"
 #include "runtime/plan/PlanVocabulary.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,9 +25,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
-#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -151,9 +150,10 @@ OwningOpRef<ModuleOp> OnnxImporter::run() {
 }
 
 LogicalResult OnnxImporter::loadModel() {
-  int fd = ::open(modelPath.c_str(), O_RDONLY);
+  std::string openError;
+  int fd = runtime::openRegularFileForReading(modelPath, openError);
   if (fd < 0)
-    return emitError(modelLocation()) << "cannot open the model: " << std::strerror(errno);
+    return emitError(modelLocation()) << openError;
   bool parsed;
   {
     google::protobuf::io::FileInputStream stream(fd);

@@ -11,16 +11,18 @@
 
 #include "compiler/importer/WeightStore.h"
 #include "kernels/DTypeTable.h"
+#include "runtime/io/Files.h"
 
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <set>
+#include <sys/stat.h>
 #include <type_traits>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -85,14 +87,18 @@ struct ScannedInitializer {
 /// the scanner is not interested in (all the weights) are never read.
 class FileCursor {
 public:
-  bool open(const std::string &path) {
-    std::error_code ec;
-    uint64_t size = fs::file_size(path, ec);
-    if (ec)
+  ~FileCursor() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+
+  bool open(const std::string &path, std::string &error) {
+    fd = runtime::openRegularFileForReading(path, error);
+    struct stat info;
+    if (fd < 0 || fstat(fd, &info) != 0)
       return false;
-    in.open(path, std::ios::binary);
-    fileSize = size;
-    return bool(in);
+    fileSize = static_cast<uint64_t>(info.st_size);
+    return true;
   }
 
   uint64_t size() const { return fileSize; }
@@ -114,16 +120,13 @@ private:
   bool fill() {
     if (pos >= fileSize)
       return false;
-    in.clear();
-    in.seekg(static_cast<std::streamoff>(pos));
     uint64_t want = std::min<uint64_t>(window.size(), fileSize - pos);
-    in.read(window.data(), static_cast<std::streamsize>(want));
     windowStart = pos;
-    windowLength = static_cast<uint64_t>(in.gcount());
+    windowLength = runtime::readAt(fd, pos, window.data(), want);
     return windowLength > 0;
   }
 
-  std::ifstream in;
+  int fd = -1;
   uint64_t fileSize = 0;
   uint64_t pos = 0;
   uint64_t windowStart = 0;
@@ -285,8 +288,8 @@ private:
 bool scanModelFile(const std::string &modelPath, std::vector<ScannedInitializer> &out,
                    std::string &error) {
   FileCursor cursor;
-  if (!cursor.open(modelPath)) {
-    error = "cannot open model file '" + modelPath + "' to locate raw_data";
+  if (!cursor.open(modelPath, error)) {
+    error = "cannot open model file '" + modelPath + "' to locate raw_data: " + error;
     return false;
   }
   InitializerScanner scanner(cursor);
@@ -450,9 +453,33 @@ bool readExternalInfo(const onnx::TensorProto &proto, ExternalInfo &info, std::s
   return true;
 }
 
-/// Checks that `path` is an existing regular file holding `length` bytes at `offset`.
-bool checkExternalFile(const fs::path &path, const ExternalInfo &info, uint64_t length,
-                       std::string &why) {
+/// The real path of the existing `path`, which must lie inside the real directory of the model:
+/// the last component is no symlink (checked before), but a folder on the way may be one, and
+/// one pointing elsewhere (`linkdir -> /etc`) would let a model read any file as its weights.
+bool resolveConfined(const std::string &modelPath, const fs::path &path, const ExternalInfo &info,
+                     fs::path &real, std::string &why) {
+  std::error_code ec;
+  fs::path directory = fs::canonical(fs::absolute(modelPath, ec).parent_path(), ec);
+  if (!ec)
+    real = fs::canonical(path, ec);
+  if (ec) {
+    why = "cannot resolve the real path of external data file '" + info.location +
+          "': " + ec.message();
+    return false;
+  }
+  if (std::mismatch(directory.begin(), directory.end(), real.begin(), real.end()).first !=
+      directory.end()) {
+    why = "external data file '" + info.location + "' is '" + real.string() +
+          "', outside the model's directory '" + directory.string() + "'";
+    return false;
+  }
+  return true;
+}
+
+/// Checks that `path` is an existing regular file inside the model's directory holding `length`
+/// bytes at `offset`; `real` is its real path.
+bool checkExternalFile(const std::string &modelPath, const fs::path &path, const ExternalInfo &info,
+                       uint64_t length, fs::path &real, std::string &why) {
   std::error_code ec;
   fs::file_status status = fs::symlink_status(path, ec);
   if (ec || !fs::exists(status)) {
@@ -464,7 +491,9 @@ bool checkExternalFile(const fs::path &path, const ExternalInfo &info, uint64_t 
     why = "external data file '" + info.location + "' is not a regular file";
     return false;
   }
-  uint64_t size = fs::file_size(path, ec);
+  if (!resolveConfined(modelPath, path, info, real, why))
+    return false;
+  uint64_t size = fs::file_size(real, ec);
   if (ec) {
     why = "cannot read the size of external data file '" + info.location + "'";
     return false;
@@ -484,11 +513,11 @@ bool locateExternal(const onnx::TensorProto &proto, const std::string &modelPath
     return false;
   }
   ExternalInfo info;
-  fs::path path;
+  fs::path path, real;
   std::string why;
   if (!readExternalInfo(proto, info, why) ||
       !resolveLocation(modelPath, info.location, path, why) ||
-      !checkExternalFile(path, info, tensor.length, why)) {
+      !checkExternalFile(modelPath, path, info, tensor.length, real, why)) {
     error = subject(tensor.name) + why;
     return false;
   }
@@ -496,7 +525,7 @@ bool locateExternal(const onnx::TensorProto &proto, const std::string &modelPath
     error = sizeMismatch(tensor, "external data length", info.length);
     return false;
   }
-  tensor.file = path.string();
+  tensor.file = real.string();
   tensor.offset = info.offset;
   return true;
 }
@@ -696,12 +725,16 @@ bool WeightStore::readRange(const StoredTensor &tensor, uint64_t offset, uint64_
   out.resize(length);
   if (length == 0)
     return true;
-  std::ifstream in(tensor.file, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(tensor.offset + offset));
-  in.read(out.data(), static_cast<std::streamsize>(length));
-  if (!in || uint64_t(in.gcount()) != length) {
+  std::string why;
+  int fd = runtime::openRegularFileForReading(tensor.file, why);
+  bool complete =
+      fd >= 0 && runtime::readAt(fd, tensor.offset + offset, out.data(), length) == length;
+  if (fd >= 0)
+    ::close(fd);
+  if (!complete) {
     error = subject(tensor.name) + "cannot read " + std::to_string(length) + " bytes at offset " +
-            std::to_string(tensor.offset + offset) + " of '" + tensor.file + "'";
+            std::to_string(tensor.offset + offset) + " of '" + tensor.file + "'" +
+            (why.empty() ? "" : ": " + why);
     return false;
   }
   return true;

@@ -2,6 +2,7 @@
 #include "compiler/lowering/OnnxTemplate.h"
 #include "compiler/importer/ExportMetadata.h"
 #include "compiler/importer/WeightStore.h"
+#include "runtime/io/Files.h"
 #include "runtime/plan/PlanVocabulary.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -9,10 +10,8 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cstring>
-#include <fcntl.h>
 #include <set>
 #include <unistd.h>
 
@@ -24,11 +23,9 @@ bool isOnnxOp(const onnx::NodeProto &node, const char *opType) {
 }
 
 bool parseModel(const std::string &path, onnx::ModelProto &model, std::string &error) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = "cannot open '" + path + "': " + std::strerror(errno);
+  int fd = runtime::openRegularFileForReading(path, error);
+  if (fd < 0)
     return false;
-  }
   bool parsed;
   {
     google::protobuf::io::FileInputStream stream(fd);

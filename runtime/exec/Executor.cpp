@@ -112,13 +112,13 @@ bool Executor::upload(const std::vector<Upload> &uploads, std::string &error) {
   return stream->synchronize(error);
 }
 
-bool Executor::loadParameters(const SafetensorsFile &weights, std::string &error) {
+bool Executor::matchParameters(const LoadedPlan &plan, const SafetensorsFile &weights,
+                               std::vector<Upload> &loads, std::string &error) {
   std::vector<std::string> problems;
-  std::vector<Upload> loads;
-  for (const PlanBinding &parameter : loaded->parameters) {
+  for (const PlanBinding &parameter : plan.parameters) {
     if (!plan::bindingKindInfo(parameter.kind).modelWeight)
       continue; // starts at zero: the persistent region is zeroed when allocated
-    const PlanBuffer &buffer = loaded->buffers[parameter.buffer];
+    const PlanBuffer &buffer = plan.buffers[parameter.buffer];
     std::string label = "parameter '" + parameter.name + "'" +
                         (parameter.source != parameter.name ? " (from '" + parameter.source + "')"
                                                             : "");
@@ -138,6 +138,19 @@ bool Executor::loadParameters(const SafetensorsFile &weights, std::string &error
     error = listProblems("the weights do not match the program's parameters:", problems);
     return false;
   }
+  return true;
+}
+
+bool Executor::checkParameters(const LoadedPlan &plan, const SafetensorsFile &weights,
+                               std::string &error) {
+  std::vector<Upload> loads;
+  return matchParameters(plan, weights, loads, error);
+}
+
+bool Executor::loadParameters(const SafetensorsFile &weights, std::string &error) {
+  std::vector<Upload> loads;
+  if (!matchParameters(*loaded, weights, loads, error))
+    return false;
   if (!upload(loads, error))
     return false;
   parametersLoaded = true;

@@ -47,6 +47,10 @@ public:
   /// Loads every parameter binding from the tensor named by its source. Checks all of them
   /// first (present, same dtype and shape) and names every mismatch.
   bool loadParameters(const SafetensorsFile &weights, std::string &error);
+  /// loadParameters' checks alone, before create: a plan whose weights are not in the file is
+  /// refused before its regions are allocated and zeroed.
+  static bool checkParameters(const LoadedPlan &plan, const SafetensorsFile &weights,
+                              std::string &error);
 
   /// Uploads the graph inputs. `arrays` must name exactly the plan's inputs with their dtypes
   /// and shapes; otherwise nothing is uploaded and `error` lists every missing, unexpected and
@@ -83,6 +87,9 @@ private:
     const void *data;
     size_t size;
   };
+  /// The uploads putting `weights` into `plan`'s parameters; false naming every mismatch.
+  static bool matchParameters(const LoadedPlan &plan, const SafetensorsFile &weights,
+                              std::vector<Upload> &loads, std::string &error);
   /// Copies every upload into its buffer and waits until all have arrived.
   bool upload(const std::vector<Upload> &uploads, std::string &error);
 

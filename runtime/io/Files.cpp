@@ -1,10 +1,12 @@
 //===- Files.cpp - reading, mapping and atomically writing files ----------===//
 #include "runtime/io/Files.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,9 +19,26 @@ std::string systemError(const std::string &what, const std::string &path) {
   return what + " '" + path + "': " + std::strerror(errno);
 }
 
+/// What a file that is not a regular one is, for messages.
+const char *fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
 /// Opens `path` for reading and checks it is a regular file; returns -1 with a message.
+/// O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer; it is cleared
+/// once the file is known to be regular (where it would not matter anyway).
 int openRegularFile(const std::string &path, struct stat &info, std::string &error) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     error = systemError("cannot open", path);
     return -1;
@@ -30,11 +49,24 @@ int openRegularFile(const std::string &path, struct stat &info, std::string &err
     return -1;
   }
   if (!S_ISREG(info.st_mode)) {
-    error = "'" + path + "' is not a regular file";
+    error = "'" + path + "' is " + fileKind(info.st_mode) + ", not a regular file";
     ::close(fd);
     return -1;
   }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return fd;
+}
+
+/// Refuses an existing `path` that is not a regular file: writing would replace a device node
+/// (or fail on a directory) instead of making the output.
+bool checkReplaceable(const std::string &path, std::string &error) {
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    error = "cannot write '" + path + "': it exists and is not a regular file (it is " +
+            fileKind(info.st_mode) + ")";
+    return false;
+  }
+  return true;
 }
 
 std::string directoryOf(const std::string &path) {
@@ -42,6 +74,47 @@ std::string directoryOf(const std::string &path) {
   if (slash == std::string::npos)
     return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+constexpr std::string_view kTemporaryInfix = ".tmp.";
+/// mkstemp's XXXXXX: six letters or digits.
+constexpr size_t kTemporarySuffixLength = 6;
+
+/// The temporary file writeFileAtomically makes for `path`.
+std::string temporaryTemplate(const std::string &path) {
+  return path + std::string(kTemporaryInfix) + std::string(kTemporarySuffixLength, 'X');
+}
+
+/// Whether `name` is a temporary of the file named `target` (both without a directory).
+bool isTemporaryOf(std::string_view name, std::string_view target) {
+  if (name.size() != target.size() + kTemporaryInfix.size() + kTemporarySuffixLength ||
+      name.substr(0, target.size()) != target ||
+      name.substr(target.size(), kTemporaryInfix.size()) != kTemporaryInfix)
+    return false;
+  for (char c : name.substr(target.size() + kTemporaryInfix.size()))
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      return false;
+  return true;
+}
+
+/// Removes the regular files a killed writeFileAtomically of `path` left beside it: only
+/// memc's own temporary names, only for this target, only in its directory.
+void removeStaleTemporaries(const std::string &path) {
+  std::string directory = directoryOf(path);
+  size_t slash = path.rfind('/');
+  std::string target = slash == std::string::npos ? path : path.substr(slash + 1);
+  DIR *listing = opendir(directory.c_str());
+  if (!listing)
+    return;
+  while (const dirent *entry = readdir(listing)) {
+    if (!isTemporaryOf(entry->d_name, target))
+      continue;
+    std::string stale = directory + "/" + entry->d_name;
+    struct stat info;
+    if (lstat(stale.c_str(), &info) == 0 && S_ISREG(info.st_mode))
+      ::unlink(stale.c_str());
+  }
+  closedir(listing);
 }
 
 /// The process's umask, read without changing it (umask(2) can only set it, which would race with
@@ -58,13 +131,17 @@ mode_t currentUmask() {
   return mask;
 }
 
+/// Writes all of `bytes`; false with errno set (ENOSPC where a short write gives no reason).
 bool writeAll(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
     ssize_t written = ::write(fd, bytes.data(), bytes.size());
     if (written < 0 && errno == EINTR)
       continue;
-    if (written <= 0)
+    if (written <= 0) {
+      if (written == 0)
+        errno = ENOSPC;
       return false;
+    }
     bytes.remove_prefix(static_cast<size_t>(written));
   }
   return true;
@@ -104,20 +181,26 @@ bool readFile(const std::string &path, std::string &out, std::string &error) {
   if (fd < 0)
     return false;
   out.resize(static_cast<size_t>(info.st_size));
+  errno = 0;
+  bool complete = readAt(fd, 0, out.data(), out.size()) == out.size();
+  if (!complete)
+    error =
+        errno == 0 ? "'" + path + "' shrank while being read" : systemError("cannot read", path);
+  ::close(fd);
+  return complete;
+}
+
+size_t readAt(int fd, uint64_t offset, char *out, size_t length) {
   size_t done = 0;
-  while (done < out.size()) {
-    ssize_t got = ::read(fd, out.data() + done, out.size() - done);
+  while (done < length) {
+    ssize_t got = ::pread(fd, out + done, length - done, static_cast<off_t>(offset + done));
     if (got < 0 && errno == EINTR)
       continue;
-    if (got <= 0) {
-      error = got == 0 ? "'" + path + "' shrank while being read" : systemError("cannot read", path);
-      ::close(fd);
-      return false;
-    }
+    if (got <= 0)
+      break;
     done += static_cast<size_t>(got);
   }
-  ::close(fd);
-  return true;
+  return done;
 }
 
 bool writeFileAtomically(const std::string &path, std::initializer_list<std::string_view> parts,
@@ -127,7 +210,10 @@ bool writeFileAtomically(const std::string &path, std::initializer_list<std::str
 
 bool writeFileAtomically(const std::string &path, const std::vector<std::string_view> &parts,
                          unsigned mode, std::string &error) {
-  std::string temp = path + ".tmp.XXXXXX";
+  if (!checkReplaceable(path, error))
+    return false;
+  removeStaleTemporaries(path);
+  std::string temp = temporaryTemplate(path);
   int fd = mkstemp(temp.data());
   if (fd < 0) {
     error = systemError("cannot create a file in", directoryOf(path));
@@ -151,15 +237,66 @@ bool writeFileAtomically(const std::string &path, const std::vector<std::string_
   return ok;
 }
 
-bool checkWritable(const std::string &path, std::string &error) {
-  struct stat info;
-  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-    error = "cannot write '" + path + "': it is a directory";
+bool prepareOutputFile(const std::string &path, std::string &error) {
+  if (!checkReplaceable(path, error))
     return false;
-  }
   std::string directory = directoryOf(path);
   if (access(directory.c_str(), W_OK | X_OK) != 0) {
     error = systemError("cannot write into the directory", directory);
+    return false;
+  }
+  removeStaleTemporaries(path);
+  return true;
+}
+
+int openRegularFileForReading(const std::string &path, std::string &error) {
+  struct stat info;
+  return openRegularFile(path, info, error);
+}
+
+std::unique_ptr<StreamedFile> StreamedFile::create(const std::string &path, std::string &error) {
+  if (!checkReplaceable(path, error))
+    return nullptr;
+  // Not truncated on open: until fstat says it is a regular file, nothing is done to it.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) {
+    error = systemError("cannot create", path);
+    return nullptr;
+  }
+  struct stat info;
+  bool regular = fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+  if (!regular || ftruncate(fd, 0) != 0) {
+    error = regular ? systemError("cannot truncate", path)
+                    : "cannot write '" + path + "': it is not a regular file";
+    ::close(fd);
+    return nullptr;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return adopt(fd, path);
+}
+
+std::unique_ptr<StreamedFile> StreamedFile::adopt(int fd, const std::string &path) {
+  return std::unique_ptr<StreamedFile>(new StreamedFile(fd, path));
+}
+
+StreamedFile::~StreamedFile() {
+  if (fd >= 0)
+    ::close(fd);
+}
+
+bool StreamedFile::write(std::string_view bytes, std::string &error) {
+  if (fd >= 0 && writeAll(fd, bytes))
+    return true;
+  error = fd < 0 ? "cannot write '" + filePath + "': it is closed"
+                 : systemError("cannot write", filePath);
+  return false;
+}
+
+bool StreamedFile::close(std::string &error) {
+  int closing = fd;
+  fd = -1;
+  if (closing >= 0 && ::close(closing) != 0) {
+    error = systemError("cannot write", filePath);
     return false;
   }
   return true;

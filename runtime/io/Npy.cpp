@@ -182,7 +182,7 @@ void narrowF64(std::string_view data, HostArray &out) {
 
 } // namespace
 
-bool parseNpy(std::string_view bytes, HostArray &out, std::string &error) {
+bool parseNpyLayout(std::string_view bytes, NpyLayout &layout, std::string &error) {
   if (bytes.size() < kMagicSize + 4 || bytes.substr(0, kMagicSize) != std::string_view(kMagic)) {
     error = "not a .npy file (bad magic)";
     return false;
@@ -212,33 +212,45 @@ bool parseNpy(std::string_view bytes, HostArray &out, std::string &error) {
     error = "fortran_order arrays are not supported (write them with np.ascontiguousarray)";
     return false;
   }
-  bool narrowed = header.descr == kF64Descr;
-  const kernels::DTypeInfo *row =
-      narrowed ? kernels::findDType(DType::F32) : kernels::findNumpyDType(header.descr.c_str());
+  layout.narrowed = header.descr == kF64Descr;
+  const kernels::DTypeInfo *row = layout.narrowed ? kernels::findDType(DType::F32)
+                                                  : kernels::findNumpyDType(header.descr.c_str());
   if (!readable(row)) {
     error = "unsupported array type '" + header.descr + "' (supported: " + readableDescrs() +
             ", and " + kF64Descr + " read as f32)";
     return false;
   }
-  std::string_view data = bytes.substr(dataStart + headerSize);
-  uint64_t count, memoryBytes, fileBytes;
+  uint64_t count;
   // An f64 element takes twice the bytes of the f32 it narrows to.
   if (!checkedNumElements(header.shape, count) ||
-      !kernels::checkedStorageBytes(row->dtype, count, memoryBytes) ||
-      !checkedMul(memoryBytes, narrowed ? 2 : 1, fileBytes)) {
+      !kernels::checkedStorageBytes(row->dtype, count, layout.memoryBytes) ||
+      !checkedMul(layout.memoryBytes, layout.narrowed ? 2 : 1, layout.dataBytes)) {
     error = "shape " + shapeString(header.shape) + " is too large";
     return false;
   }
-  if (data.size() != fileBytes) {
-    error = "array '" + header.descr + "' " + shapeString(header.shape) + " needs " +
-            std::to_string(fileBytes) + " data bytes, the file has " + std::to_string(data.size());
+  layout.dtype = row->dtype;
+  layout.descr = header.descr;
+  layout.shape = header.shape;
+  layout.dataOffset = dataStart + headerSize;
+  return true;
+}
+
+bool parseNpy(std::string_view bytes, HostArray &out, std::string &error) {
+  NpyLayout layout;
+  if (!parseNpyLayout(bytes, layout, error))
+    return false;
+  std::string_view data = bytes.substr(layout.dataOffset);
+  if (data.size() != layout.dataBytes) {
+    error = "array '" + layout.descr + "' " + shapeString(layout.shape) + " needs " +
+            std::to_string(layout.dataBytes) + " data bytes, the file has " +
+            std::to_string(data.size());
     return false;
   }
-  out.dtype = row->dtype;
-  out.shape = header.shape;
-  out.bytes.resize(memoryBytes);
-  out.fromFloat64 = narrowed;
-  if (narrowed)
+  out.dtype = layout.dtype;
+  out.shape = layout.shape;
+  out.bytes.resize(layout.memoryBytes);
+  out.fromFloat64 = layout.narrowed;
+  if (layout.narrowed)
     narrowF64(data, out);
   else if (!data.empty())
     std::memcpy(out.bytes.data(), data.data(), data.size());

@@ -24,6 +24,22 @@ namespace memc::runtime {
 
 bool parseNpy(std::string_view bytes, HostArray &out, std::string &error);
 
+/// What a .npy header says, read before any data: readers of archives check an entry's declared
+/// size against it before inflating the entry.
+struct NpyLayout {
+  DType dtype = DType::F32;
+  std::string descr;
+  std::vector<int64_t> shape;
+  bool narrowed = false; // '<f8' data read as f32
+  /// Where the data starts, how many bytes of it the file holds, and what it takes in memory.
+  uint64_t dataOffset = 0;
+  uint64_t dataBytes = 0;
+  uint64_t memoryBytes = 0;
+};
+
+/// Parses the header at the start of `bytes` (which may stop anywhere after it).
+bool parseNpyLayout(std::string_view bytes, NpyLayout &layout, std::string &error);
+
 /// The .npy encoding of `array` (version 1.0 unless the header needs 2.0).
 std::string serializeNpy(const HostArray &array);
 

@@ -5,7 +5,10 @@
 #include "runtime/io/Npy.h"
 #include "runtime/io/Zip.h"
 
+#include "runtime/support/Bytes.h"
+
 #include <set>
+#include <unistd.h>
 
 namespace memc::runtime {
 namespace {
@@ -19,29 +22,62 @@ std::string arrayName(const std::string &entryName) {
   return entryName;
 }
 
+/// Enough of an entry to hold any .npy header numpy writes.
+constexpr size_t kNpyHeaderProbe = 64 * 1024;
+
+/// Before anything is inflated: array names are unique, each entry's size is what its .npy
+/// header's dtype and shape need, and all arrays together fit in this machine's memory. A
+/// corrupted or hostile archive is refused here instead of by a failed allocation.
+bool checkDeclaredSizes(std::string_view archive, const std::vector<ZipEntryInfo> &entries,
+                        std::string &error) {
+  std::set<std::string> names;
+  uint64_t total = 0;
+  for (const ZipEntryInfo &entry : entries) {
+    std::string name = arrayName(entry.name), header;
+    if (!names.insert(name).second) {
+      error = "array '" + name + "' appears twice";
+      return false;
+    }
+    NpyLayout layout;
+    if (!readZipEntryPrefix(archive, entry, kNpyHeaderProbe, header, error) ||
+        !parseNpyLayout(header, layout, error)) {
+      error = "array '" + name + "': " + error;
+      return false;
+    }
+    if (layout.dataOffset + layout.dataBytes != entry.size) {
+      error = "array '" + name + "': the entry holds " + std::to_string(entry.size) +
+              " bytes, but its .npy header's '" + layout.descr + "' " + shapeString(layout.shape) +
+              " needs " + std::to_string(layout.dataOffset + layout.dataBytes);
+      return false;
+    }
+    total += layout.memoryBytes;
+  }
+  uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  if (total > memory) {
+    error = "the arrays need " + formatBytes(total) + ", more than this machine's " +
+            formatBytes(memory) + " of memory";
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 bool parseNpz(std::string_view archive, NamedArrays &out, std::string &error) {
   out.clear();
-  std::vector<ZipEntry> entries;
-  if (!readZip(archive, entries, error)) {
+  std::vector<ZipEntryInfo> entries;
+  if (!listZip(archive, entries, error) || !checkDeclaredSizes(archive, entries, error)) {
     error = "npz: " + error;
     return false;
   }
-  std::set<std::string> names;
-  for (ZipEntry &entry : entries) {
-    std::string name = arrayName(entry.name);
-    if (!names.insert(name).second) {
-      error = "npz: array '" + name + "' appears twice";
-      return false;
-    }
+  // One entry inflated at a time, its bytes dropped once parsed.
+  for (const ZipEntryInfo &entry : entries) {
+    std::string name = arrayName(entry.name), bytes;
     HostArray array;
-    if (!parseNpy(entry.data, array, error)) {
+    if (!readZipEntry(archive, entry, bytes, error) || !parseNpy(bytes, array, error)) {
       error = "npz: array '" + name + "': " + error;
       return false;
     }
-    entry.data.clear();
-    entry.data.shrink_to_fit();
     out.emplace_back(std::move(name), std::move(array));
   }
   return true;

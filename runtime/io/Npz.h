@@ -16,7 +16,10 @@
 namespace memc::runtime {
 
 /// Parses an archive into arrays named after their entries (".npy" dropped); false on a
-/// malformed archive or array, or on two entries with the same name.
+/// malformed archive or array, or on two entries with the same name. Nothing is inflated before
+/// every entry's declared size has been checked against its .npy header and all of them together
+/// against the machine's memory (see listZip for the archive's own checks); then one entry at a
+/// time.
 bool parseNpz(std::string_view archive, NamedArrays &out, std::string &error);
 bool readNpz(const std::string &path, NamedArrays &out, std::string &error);
 

@@ -4,6 +4,7 @@
 #include "runtime/support/Bytes.h"
 
 #include <algorithm>
+#include <set>
 #include <zlib.h>
 
 namespace memc::runtime {
@@ -20,6 +21,8 @@ constexpr size_t kZip64LocatorSize = 20;
 constexpr uint16_t kMethodStored = 0;
 constexpr uint16_t kMethodDeflate = 8;
 constexpr uint16_t kFlagEncrypted = 1;
+constexpr uint16_t kFlagDataDescriptor = 1 << 3;
+constexpr uint16_t kZip64ExtraId = 1;
 constexpr uint16_t kFlagUtf8 = 1 << 11;
 /// 1980-01-01, the earliest DOS date: written archives do not depend on the clock.
 constexpr uint16_t kDosDate = (1 << 5) | 1;
@@ -50,14 +53,10 @@ bool findEndRecord(std::string_view archive, size_t &at, std::string &error) {
   return false;
 }
 
-bool inflateEntry(std::string_view compressed, uint64_t size, std::string &out,
-                  std::string &error) {
-  if (size > compressed.size() * kMaxDeflateRatio + 64) {
-    error = "claims " + std::to_string(size) + " bytes from " +
-            std::to_string(compressed.size()) + " compressed bytes, more than deflate can encode";
-    return false;
-  }
-  out.resize(size);
+/// Inflates `compressed` into `out`, which has room for exactly the bytes wanted: inflation
+/// stops there, so a stream longer than declared never allocates more. `whole` says whether the
+/// stream must end exactly there.
+bool inflateInto(std::string_view compressed, std::string &out, bool whole, std::string &error) {
   z_stream stream{};
   if (inflateInit2(&stream, -MAX_WBITS) != Z_OK) {
     error = "cannot initialize zlib";
@@ -68,7 +67,8 @@ bool inflateEntry(std::string_view compressed, uint64_t size, std::string &out,
   stream.next_out = reinterpret_cast<Bytef *>(out.data());
   stream.avail_out = static_cast<uInt>(out.size());
   int status = inflate(&stream, Z_FINISH);
-  bool complete = status == Z_STREAM_END && stream.total_out == size;
+  bool ended = status == Z_STREAM_END && stream.total_out == out.size();
+  bool complete = whole ? ended : ended || (status == Z_BUF_ERROR && stream.avail_out == 0);
   inflateEnd(&stream);
   if (!complete) {
     error = status == Z_DATA_ERROR ? "corrupted deflate data"
@@ -78,23 +78,57 @@ bool inflateEntry(std::string_view compressed, uint64_t size, std::string &out,
   return true;
 }
 
-/// Reads the entry whose central directory header starts at `at`; advances `at` past it.
-bool readEntry(std::string_view archive, size_t centralEnd, size_t dataEnd, size_t &at,
-               ZipEntry &entry, std::string &error) {
+/// Checks the fields of the local header at `entry.localOffset` against the central directory's:
+/// a reader that trusted either one alone could be told two sizes for one entry. numpy writes
+/// zip64 extra fields (sizes 0xffffffff in the header); a data descriptor leaves them zero.
+bool checkLocalHeader(std::string_view archive, const ZipEntryInfo &entry, std::string &error) {
+  size_t at = entry.localOffset;
+  uint16_t flags = field<uint16_t>(archive, at + 6);
+  uint64_t compressedSize = field<uint32_t>(archive, at + 18);
+  uint64_t size = field<uint32_t>(archive, at + 22);
+  std::string_view extra = archive.substr(at + kLocalHeaderSize + field<uint16_t>(archive, at + 26),
+                                          field<uint16_t>(archive, at + 28));
+  while (extra.size() >= 4 && (size == 0xffffffff || compressedSize == 0xffffffff)) {
+    uint16_t id = field<uint16_t>(extra, 0), length = field<uint16_t>(extra, 2);
+    std::string_view payload = extra.substr(4, length);
+    if (id == kZip64ExtraId) {
+      size_t next = 0;
+      for (uint64_t *value : {&size, &compressedSize})
+        if (*value == 0xffffffff && payload.size() >= next + 8) {
+          *value = field<uint64_t>(payload, next);
+          next += 8;
+        }
+      break;
+    }
+    extra.remove_prefix(std::min<size_t>(extra.size(), 4 + size_t(length)));
+  }
+  bool described = flags & kFlagDataDescriptor;
+  if (field<uint16_t>(archive, at + 8) != entry.method ||
+      (!described && (field<uint32_t>(archive, at + 14) != entry.crc ||
+                      compressedSize != entry.compressedSize || size != entry.size))) {
+    error = "the local header disagrees with the central directory (method, CRC or sizes)";
+    return false;
+  }
+  return true;
+}
+
+/// Reads the central directory header at `at`; advances `at` past it.
+bool readCentralRecord(std::string_view archive, size_t centralEnd, size_t &at, ZipEntryInfo &entry,
+                       std::string &error) {
   if (centralEnd - at < kCentralHeaderSize ||
       field<uint32_t>(archive, at) != kCentralHeaderSignature) {
     error = "corrupted central directory";
     return false;
   }
   uint16_t flags = field<uint16_t>(archive, at + 8);
-  uint16_t method = field<uint16_t>(archive, at + 10);
-  uint32_t crc = field<uint32_t>(archive, at + 16);
-  uint32_t compressedSize = field<uint32_t>(archive, at + 20);
-  uint32_t size = field<uint32_t>(archive, at + 24);
+  entry.method = field<uint16_t>(archive, at + 10);
+  entry.crc = field<uint32_t>(archive, at + 16);
+  entry.compressedSize = field<uint32_t>(archive, at + 20);
+  entry.size = field<uint32_t>(archive, at + 24);
   size_t nameLength = field<uint16_t>(archive, at + 28);
   size_t recordLength = kCentralHeaderSize + nameLength + field<uint16_t>(archive, at + 30) +
                         field<uint16_t>(archive, at + 32);
-  uint32_t localOffset = field<uint32_t>(archive, at + 42);
+  entry.localOffset = field<uint32_t>(archive, at + 42);
   if (centralEnd - at < recordLength) {
     error = "corrupted central directory";
     return false;
@@ -102,7 +136,8 @@ bool readEntry(std::string_view archive, size_t centralEnd, size_t dataEnd, size
   entry.name = std::string(archive.substr(at + kCentralHeaderSize, nameLength));
   at += recordLength;
   std::string where = "entry '" + entry.name + "': ";
-  if (compressedSize == 0xffffffff || size == 0xffffffff || localOffset == 0xffffffff) {
+  if (entry.compressedSize == 0xffffffff || entry.size == 0xffffffff ||
+      entry.localOffset == 0xffffffff) {
     error = where + "zip64 archives are not supported";
     return false;
   }
@@ -110,41 +145,63 @@ bool readEntry(std::string_view archive, size_t centralEnd, size_t dataEnd, size
     error = where + "encrypted entries are not supported";
     return false;
   }
-  if (method != kMethodStored && method != kMethodDeflate) {
-    error = where + "compression method " + std::to_string(method) +
+  if (entry.method != kMethodStored && entry.method != kMethodDeflate) {
+    error = where + "compression method " + std::to_string(entry.method) +
             " is not supported (only stored and deflate)";
     return false;
   }
-  if (dataEnd < kLocalHeaderSize || localOffset > dataEnd - kLocalHeaderSize ||
-      field<uint32_t>(archive, localOffset) != kLocalHeaderSignature) {
+  if (entry.method == kMethodStored && entry.compressedSize != entry.size) {
+    error = where + "stored entry with different compressed and uncompressed sizes";
+    return false;
+  }
+  if (entry.method == kMethodDeflate && entry.size > entry.compressedSize * kMaxDeflateRatio + 64) {
+    error = where + "claims " + std::to_string(entry.size) + " bytes from " +
+            std::to_string(entry.compressedSize) +
+            " compressed bytes, more than deflate can encode";
+    return false;
+  }
+  return true;
+}
+
+/// Finds the entry's local header and data within the archive's data area (before the central
+/// directory at `dataEnd`).
+bool locateEntryData(std::string_view archive, size_t dataEnd, ZipEntryInfo &entry,
+                     std::string &error) {
+  std::string where = "entry '" + entry.name + "': ";
+  if (dataEnd < kLocalHeaderSize || entry.localOffset > dataEnd - kLocalHeaderSize ||
+      field<uint32_t>(archive, entry.localOffset) != kLocalHeaderSignature) {
     error = where + "local header is missing or out of range";
     return false;
   }
-  uint64_t dataStart = uint64_t(localOffset) + kLocalHeaderSize +
-                       field<uint16_t>(archive, localOffset + 26) +
-                       field<uint16_t>(archive, localOffset + 28);
-  if (!rangeWithin(dataStart, compressedSize, dataEnd) ||
-      archive.substr(localOffset + kLocalHeaderSize, nameLength) != entry.name) {
+  size_t localNameLength = field<uint16_t>(archive, entry.localOffset + 26);
+  entry.dataStart = entry.localOffset + kLocalHeaderSize + localNameLength +
+                    field<uint16_t>(archive, entry.localOffset + 28);
+  if (!rangeWithin(entry.dataStart, entry.compressedSize, dataEnd) ||
+      archive.substr(entry.localOffset + kLocalHeaderSize, localNameLength) != entry.name) {
     error = where + "data is out of range or the local header disagrees with the directory";
     return false;
   }
-  std::string_view stored = archive.substr(dataStart, compressedSize);
-  if (method == kMethodStored) {
-    if (compressedSize != size) {
-      error = where + "stored entry with different compressed and uncompressed sizes";
-      return false;
-    }
-    entry.data = std::string(stored);
-  } else if (!inflateEntry(stored, size, entry.data, error)) {
+  if (!checkLocalHeader(archive, entry, error)) {
     error = where + error;
     return false;
   }
-  uLong actual = crc32(0, reinterpret_cast<const Bytef *>(entry.data.data()),
-                       static_cast<uInt>(entry.data.size()));
-  if (actual != crc) {
-    error = where + "CRC-32 mismatch (corrupted data)";
-    return false;
-  }
+  return true;
+}
+
+/// Refuses entries whose bytes (local header to end of data) overlap: sharing one deflate stream
+/// among entries is how a small archive claims gigabytes many times over.
+bool checkNoOverlap(const std::vector<ZipEntryInfo> &entries, std::string &error) {
+  std::vector<const ZipEntryInfo *> byOffset;
+  for (const ZipEntryInfo &entry : entries)
+    byOffset.push_back(&entry);
+  std::sort(byOffset.begin(), byOffset.end(),
+            [](auto *a, auto *b) { return a->localOffset < b->localOffset; });
+  for (size_t i = 1; i < byOffset.size(); ++i)
+    if (byOffset[i - 1]->dataStart + byOffset[i - 1]->compressedSize > byOffset[i]->localOffset) {
+      error = "entries '" + byOffset[i - 1]->name + "' and '" + byOffset[i]->name +
+              "' overlap (a zip bomb's trick; a real archive never shares bytes between entries)";
+      return false;
+    }
   return true;
 }
 
@@ -181,7 +238,7 @@ void appendCommonFields(std::string &out, uint16_t flags, uint16_t method, uint3
 
 } // namespace
 
-bool readZip(std::string_view archive, std::vector<ZipEntry> &entries, std::string &error) {
+bool listZip(std::string_view archive, std::vector<ZipEntryInfo> &entries, std::string &error) {
   entries.clear();
   size_t end;
   if (!findEndRecord(archive, end, error))
@@ -208,11 +265,46 @@ bool readZip(std::string_view archive, std::vector<ZipEntry> &entries, std::stri
   }
   size_t at = centralOffset;
   size_t centralEnd = size_t(centralOffset) + centralSize;
-  for (uint16_t i = 0; i < count; ++i) {
-    ZipEntry entry;
-    if (!readEntry(archive, centralEnd, centralOffset, at, entry, error))
+  entries.resize(count);
+  std::set<std::string> names;
+  for (ZipEntryInfo &entry : entries) {
+    if (!readCentralRecord(archive, centralEnd, at, entry, error))
       return false;
-    entries.push_back(std::move(entry));
+    if (!names.insert(entry.name).second) {
+      error = "entry '" + entry.name + "' appears twice";
+      return false;
+    }
+  }
+  for (ZipEntryInfo &entry : entries)
+    if (!locateEntryData(archive, centralOffset, entry, error))
+      return false;
+  return checkNoOverlap(entries, error);
+}
+
+bool readZipEntryPrefix(std::string_view archive, const ZipEntryInfo &entry, size_t limit,
+                        std::string &out, std::string &error) {
+  std::string_view stored = archive.substr(entry.dataStart, entry.compressedSize);
+  out.assign(std::min<uint64_t>(limit, entry.size), '\0');
+  if (entry.method == kMethodStored) {
+    out.assign(stored.substr(0, out.size()));
+    return true;
+  }
+  if (!inflateInto(stored, out, /*whole=*/out.size() == entry.size, error)) {
+    error = "entry '" + entry.name + "': " + error;
+    return false;
+  }
+  return true;
+}
+
+bool readZipEntry(std::string_view archive, const ZipEntryInfo &entry, std::string &out,
+                  std::string &error) {
+  if (!readZipEntryPrefix(archive, entry, entry.size, out, error))
+    return false;
+  uLong actual =
+      crc32(0, reinterpret_cast<const Bytef *>(out.data()), static_cast<uInt>(out.size()));
+  if (actual != entry.crc) {
+    error = "entry '" + entry.name + "': CRC-32 mismatch (corrupted data)";
+    return false;
   }
   return true;
 }

@@ -9,6 +9,7 @@
 //    (overflow-checked); offset a multiple of the element size, and of the alignment in the arena
 //    and persistent regions; [offset, offset + size_bytes) inside arena_bytes, persistent_bytes
 //    or constant_data. Persistent buffers are disjoint or exact aliases, never partly overlapping.
+//    persistent_bytes reaches no further than its buffers (rounded up to the alignment).
 //  - Views (alias_of): the viewed buffer exists, the chain of views has no cycle, and its owner
 //    (the chain's end) has the view's region, offset and size_bytes.
 //  - Bindings: non-empty names, unique within inputs, outputs and parameters, and no input named
@@ -64,8 +65,8 @@ public:
       : proto(proto), device(device), kernelTable(device.kernels()), out(out) {}
 
   bool validate(std::string &message) {
-    bool ok = checkHeader() && checkBuffers() && resolveViews() && checkPersistentAliasing() &&
-              checkBindings(proto.inputs(), "input", out.inputs) &&
+    bool ok = checkHeader() && checkBuffers() && checkPersistentSize() && resolveViews() &&
+              checkPersistentAliasing() && checkBindings(proto.inputs(), "input", out.inputs) &&
               checkBindings(proto.parameters(), "parameter", out.parameters) &&
               checkBindings(proto.outputs(), "output", out.outputs) && checkSteps() &&
               (analyzeArena(proto, out, error) || fail(error));
@@ -162,6 +163,24 @@ private:
       return fail(label + ": bytes [" + std::to_string(resolved.offset) + ", +" +
                   std::to_string(resolved.size) + ") exceed the " + std::to_string(limit) +
                   "-byte " + regionName(resolved.region) + " region");
+    return true;
+  }
+
+  /// The persistent region is no larger than its buffers reach, rounded up to the alignment (as
+  /// the planner sizes it): the executor zero-fills all of it, so a crafted plan declaring
+  /// gigabytes no buffer uses is refused before any of it is allocated. (The arena is allocated,
+  /// not written, until steps use it.)
+  bool checkPersistentSize() {
+    uint64_t reach = 0;
+    for (const PlanBuffer &buffer : out.buffers)
+      if (buffer.region == Region::Persistent)
+        reach = std::max(reach, buffer.offset + buffer.size); // within the region: no overflow
+    uint64_t used = (reach + out.alignment - 1) / out.alignment * out.alignment;
+    if (out.persistentBytes > used)
+      return fail("persistent region of " + std::to_string(out.persistentBytes) +
+                  " bytes, but its buffers reach only " + std::to_string(reach) +
+                  " (rounded up to the alignment, " + std::to_string(used) +
+                  "): the plan is corrupted or not memc's");
     return true;
   }
 

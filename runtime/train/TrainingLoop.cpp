@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -182,6 +181,8 @@ bool dumpGradients(const plan::Plan &plan, const SafetensorsFile &weights, Devic
   }
   if (hasInput(*loaded, ScalarInput::Salt))
     batch.emplace_back(inputName(ScalarInput::Salt), salt(seed, 0));
+  if (!Executor::checkParameters(*loaded, weights, error))
+    return false;
   std::unique_ptr<Executor> executor = Executor::create(std::move(loaded), device, {}, error);
   NamedArrays outputs, gradients;
   if (!executor || !executor->loadParameters(weights, error) ||
@@ -356,7 +357,7 @@ bool checkSavePath(const plan::Training &training, const LoadedPlan &plan,
     error = "--save " + path + ": " + error;
     return false;
   }
-  return checkWritable(path, error);
+  return prepareOutputFile(path, error);
 }
 
 /// The trained parameters and buffers: the ONNX model for a .onnx path, safetensors otherwise.
@@ -422,6 +423,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
                      *options.dumpGradientsPath, error))
     return false;
 
+  if (!Executor::checkParameters(*loaded, weights, error))
+    return false;
   std::unique_ptr<Executor> executor = Executor::create(std::move(loaded), device, {}, error);
   if (!executor || !executor->loadParameters(weights, error))
     return false;
@@ -432,15 +435,12 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       return false;
     firstStep = saved + 1;
   }
-  if (options.checkpointDir && !checkWritable(*options.checkpointDir + kCheckpointFile, error))
+  if (options.checkpointDir && !prepareOutputFile(*options.checkpointDir + kCheckpointFile, error))
     return false;
-  std::ofstream log;
-  if (options.logPath) {
-    log.open(*options.logPath, std::ios::trunc);
-    if (!log) {
-      error = "cannot write the log '" + *options.logPath + "'";
-      return false;
-    }
+  std::unique_ptr<StreamedFile> log;
+  if (options.logPath && !(log = StreamedFile::create(*options.logPath, error))) {
+    error = "--log: " + error;
+    return false;
   }
   bool needsStep = hasInput(executor->plan(), ScalarInput::StepNumber);
   bool needsSalt = hasInput(executor->plan(), ScalarInput::Salt);
@@ -497,7 +497,10 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
                     "{\"step\": %lld, \"loss\": %s, \"lr\": %.9g, \"ms\": %.3f, "
                     "\"peak_bytes\": %llu}\n",
                     (long long)step, lossText, lr, ms, (unsigned long long)peak);
-      log << line << std::flush;
+      if (!log->write(line, error)) {
+        error = "--log: " + error;
+        return false;
+      }
     }
     if (options.progress)
       std::fprintf(stderr, "\rstep %lld/%lld  loss %.5f  %.1f samples/s  memory %.1f MiB",
@@ -518,6 +521,10 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   }
   if (options.progress)
     std::fprintf(stderr, "\n");
+  if (log && !log->close(error)) {
+    error = "--log: " + error;
+    return false;
+  }
   return !options.savePath ||
          saveParameters(*executor, plan.training(), *options.savePath, error);
 }

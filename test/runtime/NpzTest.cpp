@@ -6,8 +6,11 @@
 #include "runtime/io/Zip.h"
 #include "runtime/support/Bytes.h"
 
+#include "ZipBomb.h"
+
 #include <cstring>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace memc::runtime;
@@ -141,9 +144,10 @@ TEST(NpzTest, DetectsCorruption) {
   EXPECT_NE(parseError("").find("not a zip archive"), std::string::npos);
   EXPECT_NE(parseError(archive.substr(0, archive.size() - 1)).find("end of central directory"),
             std::string::npos);
-  // A flipped byte in the first array's data: the CRC catches it.
+  // A flipped byte in the first array's data (after the 30-byte local header, "f32.npy" and the
+  // 128-byte .npy header): the CRC catches it.
   std::string flipped = archive;
-  flipped[100] ^= 0x40;
+  flipped[30 + 7 + 128 + 1] ^= 0x40;
   EXPECT_NE(parseError(flipped).find("CRC"), std::string::npos) << parseError(flipped);
   // The central directory's offset points past it.
   std::string moved = archive;
@@ -183,6 +187,57 @@ TEST(NpzTest, DeflateBombIsRefusedBeforeAllocating) {
     archive[central + 24 + i] = i == 3 ? '\xfe' : '\xff';
   EXPECT_NE(parseError(archive).find("more than deflate can encode"), std::string::npos)
       << parseError(archive);
+}
+
+// The largest resident set the process has had so far.
+uint64_t peakResidentBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return uint64_t(usage.ru_maxrss) * 1024;
+}
+
+// The archive is well-formed: the same construct with one entry and a small array parses.
+TEST(NpzTest, ZipBombConstructIsAValidArchive) {
+  NamedArrays arrays;
+  std::string error;
+  ASSERT_TRUE(parseNpz(memc::testing::zipBomb({"x.npy"}, false, 3 * 16384), arrays, error))
+      << error;
+  ASSERT_EQ(arrays.size(), 1u);
+  EXPECT_EQ(arrays[0].second.shape, (std::vector<int64_t>{3 * 16384}));
+  EXPECT_EQ(valuesOf<float>(arrays[0].second), std::vector<float>(3 * 16384, 0.0f));
+}
+
+// Four entries of 2 GiB each share one 2 MB deflate stream (within deflate's ratio, so the size
+// check alone lets them through): refused before inflating anything, memory stays bounded.
+TEST(NpzTest, ZipBombOfEntriesSharingOneStreamIsRefusedBeforeInflating) {
+  std::string bomb = memc::testing::zipBomb({"a.npy", "b.npy", "c.npy", "d.npy"});
+  EXPECT_LT(bomb.size(), 4u << 20);
+  uint64_t before = peakResidentBytes();
+  EXPECT_EQ(parseError(bomb), "npz: entries 'a.npy' and 'b.npy' overlap (a zip bomb's trick; a "
+                              "real archive never shares bytes between entries)");
+  std::string same = memc::testing::zipBomb({"a.npy", "a.npy", "a.npy", "a.npy"}, true);
+  EXPECT_EQ(parseError(same), "npz: entry 'a.npy' appears twice");
+  EXPECT_LT(peakResidentBytes() - before, uint64_t(256) << 20);
+}
+
+// An entry whose declared size is not what its .npy header needs is refused from the header
+// alone (only the first 64 KiB are inflated to read it).
+TEST(NpzTest, EntrySizeMustMatchItsNpyHeader) {
+  std::string bomb = memc::testing::zipBomb({"x.npy"});
+  size_t central = readLittleEndian<uint32_t>(bomb.data() + bomb.size() - 6);
+  uint64_t before = peakResidentBytes();
+  for (size_t at : {size_t(22), central + 24}) // local and central uncompressed size
+    bomb[at] = static_cast<char>(bomb[at] - 1);
+  EXPECT_EQ(parseError(bomb).rfind("npz: array 'x': the entry holds ", 0), 0u) << parseError(bomb);
+  EXPECT_NE(parseError(bomb).find("but its .npy header's '<f4' [536854528] needs"),
+            std::string::npos)
+      << parseError(bomb);
+  EXPECT_LT(peakResidentBytes() - before, uint64_t(256) << 20);
+  // Local and central headers that disagree are refused too.
+  bomb[22] = static_cast<char>(bomb[22] + 1);
+  EXPECT_NE(parseError(bomb).find("the local header disagrees with the central directory"),
+            std::string::npos)
+      << parseError(bomb);
 }
 
 TEST(NpzTest, NpyHeadersAreParsedStrictly) {
@@ -257,8 +312,8 @@ TEST(NpzTest, WriteIsAtomicAndReportsUnwritablePaths) {
   std::remove(path.c_str());
   EXPECT_FALSE(writeNpz("/nonexistent/dir/out.npz", sampleArrays(), false, error));
   EXPECT_NE(error.find("/nonexistent/dir"), std::string::npos) << error;
-  EXPECT_FALSE(checkWritable("/nonexistent/dir/out.npz", error));
-  EXPECT_FALSE(checkWritable(::testing::TempDir(), error));
+  EXPECT_FALSE(prepareOutputFile("/nonexistent/dir/out.npz", error));
+  EXPECT_FALSE(prepareOutputFile(::testing::TempDir(), error));
   EXPECT_NE(error.find("directory"), std::string::npos) << error;
 }
 

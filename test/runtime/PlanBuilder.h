@@ -122,6 +122,26 @@ inline PlanBuilder referencePlan() {
   return b;
 }
 
+/// The plan the runner tests run with the runner's real CPU kernels (add and relu, which every
+/// CPU backend has): y = relu(x + w) on f32[2, 3], relu in place; w is the weights tensor "w".
+inline PlanBuilder addReluPlan() {
+  PlanBuilder b;
+  b.plan.set_model("tiny");
+  b.plan.set_arena_bytes(512);
+  b.plan.set_persistent_bytes(256);
+  b.plan.set_arena_lower_bound_bytes(48);
+  uint32_t x = b.buffer({2, 3}, plan::ARENA, 0, "x");
+  uint32_t w = b.buffer({2, 3}, plan::PERSISTENT, 0, "w");
+  uint32_t t = b.buffer({2, 3}, plan::ARENA, 256, "t");
+  uint32_t y = b.buffer({2, 3}, plan::ARENA, 256, "y");
+  b.step("add", {x, w}, {t});
+  b.step("relu", {t}, {y}, /*inPlace=*/true);
+  b.input("x", x);
+  b.parameter("w", w);
+  b.output("y", y);
+  return b;
+}
+
 /// A plan with a view (a reshape, as the compiler plans it: no step): t = relu(x) on f32[2, 2],
 /// y = add(view of t as f32[4], w), and the view is also the output "t_flat", which keeps t
 /// alive to the end. y reuses x's bytes.

@@ -97,13 +97,11 @@ const Rule kRules[] = {
     {"AlignmentNotPowerOfTwo", [](PlanBuilder &b) { b.plan.set_alignment(100); },
      "alignment 100 is not a power of two"},
     {"AlignmentZero", [](PlanBuilder &b) { b.plan.set_alignment(0); }, "alignment 0"},
-    {"AlignmentHuge", [](PlanBuilder &b) { b.plan.set_alignment(uint64_t(1) << 40); },
-     "alignment"},
+    {"AlignmentHuge", [](PlanBuilder &b) { b.plan.set_alignment(uint64_t(1) << 40); }, "alignment"},
     // Buffers.
     {"UnknownDtype", [](PlanBuilder &b) { buffer(b, 0).set_dtype(static_cast<plan::DType>(9)); },
      "buffer 0 ('x'): unknown dtype 9"},
-    {"UnknownRegion",
-     [](PlanBuilder &b) { buffer(b, 0).set_region(static_cast<plan::Region>(7)); },
+    {"UnknownRegion", [](PlanBuilder &b) { buffer(b, 0).set_region(static_cast<plan::Region>(7)); },
      "unknown region 7"},
     {"NegativeDim", [](PlanBuilder &b) { buffer(b, 0).set_shape(0, -4); }, "negative dim"},
     {"SizeOverflow",
@@ -128,9 +126,14 @@ const Rule kRules[] = {
      "exceed the 12-byte constant region"},
     {"OffsetWrapsAround", [](PlanBuilder &b) { buffer(b, 0).set_offset(~uint64_t(255)); },
      "exceed"},
+    // A crafted 4 GiB persistent region is refused before the executor zero-fills it.
+    {"PersistentBeyondItsBuffers",
+     [](PlanBuilder &b) { b.plan.set_persistent_bytes(uint64_t(4) << 30); },
+     "persistent region of 4294967296 bytes, but its buffers reach only 16 (rounded up to the "
+     "alignment, 256)"},
     {"PersistentPartialOverlap",
      [](PlanBuilder &b) {
-       b.plan.set_persistent_bytes(1024);
+       b.plan.set_persistent_bytes(768);
        b.buffer({128}, plan::PERSISTENT, 256, "big");
        b.buffer({4}, plan::PERSISTENT, 512, "inside");
      },
@@ -203,8 +206,7 @@ const Rule kRules[] = {
      "step 1 ('softmax' from 'node1'): the device has no kernel 'softmax'"},
     {"StepBufferOutOfRange", [](PlanBuilder &b) { step(b, 0).set_inputs(1, 99); },
      "input buffer 99 does not exist"},
-    {"WritesAConstant",
-     [](PlanBuilder &b) { b.step("copy", {0}, {5}); },
+    {"WritesAConstant", [](PlanBuilder &b) { b.step("copy", {0}, {5}); },
      "writes the constant buffer 5 ('c')"},
     {"WritesAPersistentInput",
      [](PlanBuilder &b) {
@@ -214,8 +216,7 @@ const Rule kRules[] = {
        b.step("copy", {6}, {in});
      },
      "writes the graph input buffer 7 ('pin')"},
-    {"DuplicateAttribute",
-     [](PlanBuilder &b) { PlanBuilder::setFloat(step(b, 2), "factor", 3); },
+    {"DuplicateAttribute", [](PlanBuilder &b) { PlanBuilder::setFloat(step(b, 2), "factor", 3); },
      "attribute 'factor' appears twice"},
     {"AttributeWithoutValue",
      [](PlanBuilder &b) { step(b, 2).add_attributes()->set_name("empty"); },
@@ -235,6 +236,7 @@ const Rule kRules[] = {
     {"InPlacePartialOverlap",
      [](PlanBuilder &b) {
        b.plan.set_alignment(8);
+       b.plan.set_persistent_bytes(16); // what its buffers reach at this alignment
        buffer(b, 3).set_offset(264);
      },
      "partly overlaps input"},
@@ -346,7 +348,10 @@ TEST(PlanLoaderTest, RejectsTooSmallWorkspace) {
 TEST(PlanLoaderTest, WorkspaceMustBeAnArenaBufferOfItsOwn) {
   PlanBuilder persistent = stagedCopyPlan(16);
   persistent.plan.mutable_buffers(2)->set_region(plan::PERSISTENT);
-  persistent.plan.set_persistent_bytes(1024);
+  const plan::Buffer &workspace = persistent.plan.buffers(2);
+  persistent.plan.set_persistent_bytes(
+      (workspace.offset() + workspace.size_bytes() + plan::kPlanAlignment - 1) /
+      plan::kPlanAlignment * plan::kPlanAlignment);
   EXPECT_NE(loadError(persistent).find("must be an arena buffer"), std::string::npos);
   PlanBuilder overlapping = stagedCopyPlan(16);
   overlapping.plan.mutable_buffers(2)->set_offset(256); // y's bytes

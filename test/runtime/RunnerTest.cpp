@@ -19,29 +19,12 @@
 
 using namespace memc;
 using namespace memc::runtime;
+using memc::testing::addReluPlan;
 using memc::testing::PlanBuilder;
 
 using memc::testing::floats;
 
 namespace {
-
-PlanBuilder runnerPlan() {
-  PlanBuilder b;
-  b.plan.set_model("tiny");
-  b.plan.set_arena_bytes(512);
-  b.plan.set_persistent_bytes(256);
-  b.plan.set_arena_lower_bound_bytes(48);
-  uint32_t x = b.buffer({2, 3}, plan::ARENA, 0, "x");
-  uint32_t w = b.buffer({2, 3}, plan::PERSISTENT, 0, "w");
-  uint32_t t = b.buffer({2, 3}, plan::ARENA, 256, "t");
-  uint32_t y = b.buffer({2, 3}, plan::ARENA, 256, "y");
-  b.step("add", {x, w}, {t});
-  b.step("relu", {t}, {y}, /*inPlace=*/true);
-  b.input("x", x);
-  b.parameter("w", w);
-  b.output("y", y);
-  return b;
-}
 
 struct Result {
   int status;
@@ -56,7 +39,7 @@ protected:
     directory = ::testing::TempDir() + "/runner_test_" + std::to_string(getpid());
     mkdir(directory.c_str(), 0755);
     std::string error;
-    ASSERT_TRUE(writeFileAtomically(path("tiny.plan"), {runnerPlan().bytes()}, 0644, error));
+    ASSERT_TRUE(writeFileAtomically(path("tiny.plan"), {addReluPlan().bytes()}, 0644, error));
     HostArray w = floats({2, 3}, {1, 1, 1, -1, -1, -1});
     ASSERT_TRUE(writeSafetensors(path("tiny.safetensors"), {tensorRef("w", w)}, {}, error));
     ASSERT_TRUE(writeNpz(path("in.npz"), {{"x", floats({2, 3}, {1, -2, 3, -4, 5, -6})}}, false,
@@ -108,13 +91,14 @@ protected:
 
   std::string bundle() {
     std::string error;
-    EXPECT_TRUE(writeBundle(MEMC_RUNNER_PATH, path("tiny"), runnerPlan().bytes(),
-                            [&] {
-                              std::string bytes;
-                              readFile(path("tiny.safetensors"), bytes, error);
-                              return bytes;
-                            }(),
-                            error))
+    EXPECT_TRUE(writeBundle(
+        MEMC_RUNNER_PATH, path("tiny"), addReluPlan().bytes(),
+        [&] {
+          std::string bytes;
+          readFile(path("tiny.safetensors"), bytes, error);
+          return bytes;
+        }(),
+        error))
         << error;
     return path("tiny");
   }
@@ -171,11 +155,11 @@ TEST_F(RunnerTest, NamesEveryInputProblem) {
 }
 
 TEST_F(RunnerTest, ReportsBadFilesAndArguments) {
-  std::string plan = runnerPlan().bytes();
+  std::string plan = addReluPlan().bytes();
   std::string error;
   ASSERT_TRUE(writeFileAtomically(path("cut.plan"), {plan.substr(0, plan.size() / 2)}, 0644,
                                   error));
-  PlanBuilder future = runnerPlan();
+  PlanBuilder future = addReluPlan();
   future.plan.set_format_version(plan::kPlanFormatVersion + 1);
   ASSERT_TRUE(writeFileAtomically(path("future.plan"), {future.bytes()}, 0644, error));
   ASSERT_TRUE(writeFileAtomically(path("bad.safetensors"), {std::string_view("\x10\0\0\0\0\0\0\0{}", 10)}, 0644,

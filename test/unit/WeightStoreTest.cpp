@@ -303,6 +303,36 @@ TEST_F(WeightStoreTest, ExternalDataMayNotBeASymlink) {
                                "file");
 }
 
+// Only the real path counts: a folder on the way that is a symlink out of the model's directory
+// is refused (naming the initializer, the location and where it leads); symlinked folders that
+// stay inside, and a model directory reached through a symlink, are fine.
+TEST_F(WeightStoreTest, ExternalDataBehindASymlinkedFolderMustStayInTheModelDirectory) {
+  fs::create_directories(dir / "models" / "real");
+  fs::create_directories(dir / "outside");
+  writeAll(dir / "outside" / "w.bin", std::string(16, '\0'));
+  writeAll(dir / "models" / "real" / "w.bin", std::string(16, '\0'));
+  fs::create_directory_symlink(dir / "outside", dir / "models" / "linkdir");
+  fs::create_directory_symlink(dir / "models" / "real", dir / "models" / "inside");
+  fs::create_directory_symlink(dir / "models", dir / "alias");
+  auto indexAt = [&](const std::string &location, const std::string &modelPath) {
+    onnx::ModelProto model;
+    setExternal(addInitializer(model, "w", onnx::TensorProto::FLOAT, {4}),
+                {{"location", location}});
+    std::string path = save(model, modelPath), error;
+    WeightStore fresh;
+    return fresh.index(model, path, error) ? std::string() : error;
+  };
+  std::string outside = fs::canonical(dir / "outside" / "w.bin").string();
+  std::string models = fs::canonical(dir / "models").string();
+  EXPECT_EQ(indexAt("linkdir/w.bin", "models/model.onnx"),
+            "initializer 'w': external data file 'linkdir/w.bin' is '" + outside +
+                "', outside the model's directory '" + models + "'");
+  EXPECT_EQ(indexAt("inside/w.bin", "models/model.onnx"), "");
+  EXPECT_EQ(indexAt("real/w.bin", "alias/model.onnx"), "");
+  EXPECT_NE(indexAt("linkdir/w.bin", "alias/model.onnx").find("outside the model's directory"),
+            std::string::npos);
+}
+
 TEST_F(WeightStoreTest, ExternalDataWithRawDataIsAnError) {
   writeAll(dir / "w.bin", std::string(16, '\0'));
   onnx::ModelProto model;

@@ -268,7 +268,7 @@ int runProgram(const Options &options, const std::string &planOrigin, std::strin
   if (!plan->parameters.empty() && !weights)
     return fail("the plan has " + std::to_string(plan->parameters.size()) +
                 " parameters: pass their values with --weights");
-  if (options.outputs && !checkWritable(*options.outputs, error))
+  if (options.outputs && !prepareOutputFile(*options.outputs, error))
     return fail(error);
   NamedArrays inputs;
   if (options.inputs && !readNpz(*options.inputs, inputs, error))
@@ -276,6 +276,8 @@ int runProgram(const Options &options, const std::string &planOrigin, std::strin
   if (!checkFloat64Inputs(*plan, inputs, error))
     return fail(error);
 
+  if (weights && !Executor::checkParameters(*plan, *weights, error))
+    return fail(error);
   ExecutorOptions executorOptions;
   executorOptions.timeSteps = options.stats;
   std::string model = plan->model;

@@ -23,18 +23,17 @@
 #include "dialects/memc/MemcDialect.h"
 #include "dialects/memc/ShapeInference.h"
 #include "kernels/KernelTargets.h"
+#include "runtime/io/Files.h"
 #include "runtime/support/Bytes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -264,6 +263,32 @@ bool budgetOptions(memc::BudgetOptions &options) {
   return true;
 }
 
+/// Writes what `print` prints to `path` (stdout for "-") through the runtime's atomic write, which
+/// refuses a target that exists and is not a regular file (-o /dev/null would replace the device);
+/// false with the message printed if it cannot.
+template <typename Print> bool writeTextOutput(const std::string &path, Print &&print) {
+  if (path == "-") {
+    print(llvm::outs());
+    llvm::outs().flush();
+    if (!llvm::outs().has_error())
+      return true;
+    // Reported here, and cleared so that LLVM does not abort at exit with a message of its own.
+    llvm::errs() << "memc: error: cannot write to stdout: " << llvm::outs().error().message()
+                 << "\n";
+    llvm::outs().clear_error();
+    return false;
+  }
+  std::string text, error;
+  llvm::raw_string_ostream os(text);
+  print(os);
+  os.flush();
+  if (!memc::runtime::writeFileAtomically(path, {text}, 0644, error)) {
+    llvm::errs() << "memc: error: " << error << "\n";
+    return false;
+  }
+  return true;
+}
+
 /// Prints and writes the reports asked for; false if a file cannot be written.
 bool emitReports(const memc::BudgetedPlan &planned, const memc::BudgetOptions &options) {
   if (report.getNumOccurrences() == 0 && reportJson.empty() && reportSvg.empty())
@@ -271,23 +296,14 @@ bool emitReports(const memc::BudgetedPlan &planned, const memc::BudgetOptions &o
   memc::MemoryReport memory = memc::buildMemoryReport(planned, options.budgetBytes);
   if (report)
     memc::printMemoryReport(memory, llvm::errs());
-  auto write = [](const std::string &path, auto &&print) {
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
-    if (!file) {
-      llvm::errs() << "memc: error: " << error << "\n";
-      return false;
-    }
-    print(file->os());
-    file->keep();
-    return true;
-  };
-  if (!reportJson.empty() &&
-      !write(reportJson, [&](llvm::raw_ostream &os) { memc::writeMemoryReportJson(memory, os); }))
+  if (!reportJson.empty() && !writeTextOutput(reportJson, [&](llvm::raw_ostream &os) {
+        memc::writeMemoryReportJson(memory, os);
+      }))
     return false;
   std::string title = llvm::sys::path::filename(modelPath).str();
-  if (!reportSvg.empty() &&
-      !write(reportSvg, [&](llvm::raw_ostream &os) { memc::writeMemorySvg(memory, title, os); }))
+  if (!reportSvg.empty() && !writeTextOutput(reportSvg, [&](llvm::raw_ostream &os) {
+        memc::writeMemorySvg(memory, title, os);
+      }))
     return false;
   return true;
 }
@@ -458,14 +474,8 @@ int writeTraining(memc::CompiledModel &compiled, const char *argv0) {
 
 /// Prints the IR and the one-line summary.
 int printImported(mlir::ModuleOp module, std::chrono::steady_clock::time_point start) {
-  std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(outputPath, &error);
-  if (!output) {
-    llvm::errs() << "memc: error: " << error << "\n";
+  if (!writeTextOutput(outputPath, [&](llvm::raw_ostream &os) { module->print(os); }))
     return 1;
-  }
-  module->print(output->os());
-  output->keep();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   printSummary(module, seconds);
   return 0;
