@@ -346,6 +346,8 @@ bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan,
 /// Before the first step: the save path can be written, and an ONNX save has what it needs.
 bool checkSavePath(const plan::Training &training, const LoadedPlan &plan,
                    const std::string &path, std::string &error) {
+  if (!prepareOutputFile(path, error))
+    return false;
   if (!isOnnxPath(path) && !hasExtension(path, ".safetensors")) {
     error = "--save " + path +
             ": the extension says neither format: name an ONNX model "
@@ -357,7 +359,7 @@ bool checkSavePath(const plan::Training &training, const LoadedPlan &plan,
     error = "--save " + path + ": " + error;
     return false;
   }
-  return prepareOutputFile(path, error);
+  return true;
 }
 
 /// The trained parameters and buffers: the ONNX model for a .onnx path, safetensors otherwise.
