@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/NodeImporter.h"
 #include "dialects/memc/ShapeInference.h"
+#include "kernels/ShapeRules.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -681,23 +682,11 @@ LogicalResult importSlice(NodeImporter &n) {
     if (seen[*axis] || steps[i] == 0)
       return n.error("repeated axis or zero step");
     seen[*axis] = true;
-    // ONNX's clamping: negative indices count from the end, then clamp into the dimension
-    // ([0, dim] forward, [-1, dim - 1] backward, where -1 means "before the first").
-    int64_t dim = shape[*axis], start = starts[i], end = ends[i];
-    if (start < 0)
-      start = start < -dim ? -1 : start + dim;
-    if (end < 0)
-      end = end < -dim ? -1 : end + dim;
-    if (steps[i] > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-    } else {
-      start = std::clamp<int64_t>(start, -1, dim - 1);
-      end = std::clamp<int64_t>(end, -1, dim - 1);
-    }
-    outStarts[*axis] = start;
-    outLimits[*axis] = end;
-    outSteps[*axis] = steps[i];
+    kernels::ClampedSlice clamped =
+        kernels::clampOnnxSlice(starts[i], ends[i], steps[i], shape[*axis]);
+    outStarts[*axis] = clamped.start;
+    outLimits[*axis] = clamped.limit;
+    outSteps[*axis] = clamped.step;
   }
   return defineResult(
       n, n.create1<SliceOp>(*input, {n.named("starts", n.builder.getDenseI64ArrayAttr(outStarts)),
