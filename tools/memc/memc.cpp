@@ -23,6 +23,7 @@
 #include "dialects/memc/MemcDialect.h"
 #include "dialects/memc/ShapeInference.h"
 #include "kernels/KernelTargets.h"
+#include "kernels/ShapeRules.h"
 #include "runtime/support/Bytes.h"
 #include "runtime/support/NumberRange.h"
 
@@ -165,6 +166,12 @@ bool parseInputShape(llvm::StringRef text, memc::ImportOptions &options, std::st
       return false;
     }
     shape.push_back(dim);
+  }
+  int64_t elements;
+  if (!memc::kernels::checkedNumElements(shape, elements)) {
+    error = "--input-shape " + text.str() + ": too large (more than 2^48 elements, memc's limit "
+            "for one tensor)";
+    return false;
   }
   options.inputShapes[name.str()] = shape;
   return true;
