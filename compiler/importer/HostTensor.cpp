@@ -324,19 +324,6 @@ bool checkSameType(const std::string &op, const HostTensor &a, const HostTensor 
                          typeName(b.dataType));
 }
 
-/// A 1-D tensor of integers that parameterizes an op (starts, axes, a shape), read whole.
-bool readIndexVector(const std::string &what, const HostTensor &tensor,
-                     std::vector<int64_t> &values, std::string &error) {
-  if (!isIndexType(tensor.dataType))
-    return fail(error, what + " must be INT32 or INT64, not " + typeName(tensor.dataType));
-  if (tensor.shape.size() != 1)
-    return fail(error, what + " must be 1-D, not rank " + str(tensor.shape.size()));
-  if (tensor.numElements() > kMaxHostElements)
-    return fail(error, what + " has " + str(tensor.numElements()) + " entries, too many");
-  values = tensor.toInts();
-  return true;
-}
-
 /// The axes of Unsqueeze, Squeeze and ReduceProd: the second input (opset 13+, 18+ for
 /// ReduceProd) or else the attribute of earlier opsets.
 bool readAxesOperand(const std::string &op, const Operands &in, const HostAttributes &attributes,
@@ -1193,6 +1180,19 @@ bool checkOperands(const HostOp &op, const Operands &inputs, std::string &error)
 }
 
 } // namespace
+
+/// A 1-D tensor of integers that parameterizes an op (starts, axes, a shape), read whole.
+bool readIndexVector(const std::string &what, const HostTensor &tensor,
+                     std::vector<int64_t> &values, std::string &error) {
+  if (!isIndexType(tensor.dataType))
+    return fail(error, what + " must be INT32 or INT64, not " + typeName(tensor.dataType));
+  if (tensor.shape.size() != 1)
+    return fail(error, what + " must be 1-D, not rank " + str(tensor.shape.size()));
+  if (tensor.numElements() > kMaxHostElements)
+    return fail(error, what + " has " + str(tensor.numElements()) + " entries, too many");
+  values = tensor.toInts();
+  return true;
+}
 
 //===----------------------------------------------------------------------===//
 // HostTensor

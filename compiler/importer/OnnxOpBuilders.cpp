@@ -464,7 +464,9 @@ LogicalResult importReshape(NodeImporter &n) {
   if (failed(input) || failed(shapeTensor) || failed(allowZero))
     return failure();
   ArrayRef<int64_t> inputShape = cast<RankedTensorType>(input->getType()).getShape();
-  std::vector<int64_t> target = shapeTensor->toInts();
+  std::vector<int64_t> target;
+  if (std::string error; !readIndexVector("the target shape", *shapeTensor, target, error))
+    return n.error(error);
   std::optional<size_t> inferred;
   int64_t known = 1;
   for (size_t i = 0; i < target.size(); ++i) {
@@ -641,8 +643,10 @@ FailureOr<SliceBounds> sliceBounds(NodeImporter &n) {
   FailureOr<HostTensor> ends = n.requireConstant(2, "ends");
   if (failed(starts) || failed(ends))
     return failure();
-  bounds.starts = starts->toInts();
-  bounds.ends = ends->toInts();
+  std::string error;
+  if (!readIndexVector("starts", *starts, bounds.starts, error) ||
+      !readIndexVector("ends", *ends, bounds.ends, error))
+    return n.error(error);
   bounds.axes.resize(bounds.starts.size());
   std::iota(bounds.axes.begin(), bounds.axes.end(), 0);
   bounds.steps.assign(bounds.starts.size(), 1);
@@ -650,13 +654,15 @@ FailureOr<SliceBounds> sliceBounds(NodeImporter &n) {
     FailureOr<HostTensor> axes = n.requireConstant(3, "axes");
     if (failed(axes))
       return failure();
-    bounds.axes = axes->toInts();
+    if (!readIndexVector("axes", *axes, bounds.axes, error))
+      return n.error(error);
   }
   if (n.hasInput(4)) {
     FailureOr<HostTensor> steps = n.requireConstant(4, "steps");
     if (failed(steps))
       return failure();
-    bounds.steps = steps->toInts();
+    if (!readIndexVector("steps", *steps, bounds.steps, error))
+      return n.error(error);
   }
   return bounds;
 }
