@@ -3,7 +3,7 @@
 // Mutates the small fixture models, at the byte level (flipped bytes, truncation) and in their
 // structure (dropped inputs and initializers, attributes of the wrong type, huge and negative
 // dims, duplicate names, wrong element types), with fixed seeds, and runs memc on each: import,
-// and for those that import, a short compile (--mode=infer). Every run must end with exit 0, or
+// and for those that import, a short compile (--mode=infer, or training with --loss mse). Every run must end with exit 0, or
 // exit 1 with a "memc: error:" message: never a signal, a hang (runs are killed after a
 // generous 30 s that only a real hang reaches) or an "internal:" message. The counts are
 // printed for docs/reliability.md.
@@ -32,7 +32,7 @@ extern char **environ;
 
 namespace {
 
-constexpr int kCasesPerModel = 36;
+constexpr int kCasesPerModel = 64;
 constexpr double kHangSeconds = 30;
 
 const char *const kModels[] = {"mlp",           "resnet_bn",      "gpt2",
@@ -242,8 +242,13 @@ TEST(ModelFuzz, DamagedModelsFailCleanly) {
     std::string log = dir + "/stderr." + std::to_string(id);
     for (size_t c; (c = next++) < cases.size();) {
       Outcome outcome = runMemc({cases[c].path}, log);
+      // What imports also compiles: every other case for inference, the rest for training.
       if (outcome.kind == Outcome::Success)
-        outcome = runMemc({cases[c].path, "--mode=infer", "-o", cases[c].path + ".run"}, log);
+        outcome = runMemc(c % 2 ? std::vector<std::string>{cases[c].path, "--mode=infer", "-o",
+                                                           cases[c].path + ".run"}
+                                : std::vector<std::string>{cases[c].path, "--loss", "mse", "-o",
+                                                           cases[c].path + ".train"},
+                          log);
       std::lock_guard<std::mutex> lock(mutex);
       ++counts[outcome.kind];
       if (outcome.kind != Outcome::Success && outcome.kind != Outcome::CleanError)
