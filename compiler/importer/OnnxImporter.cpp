@@ -621,9 +621,15 @@ FailureOr<Value> OnnxImporter::materialize(ImportedTensor &tensor, std::optional
                                            Location loc) {
   if (tensor.value && (!elementType || getElementTypeOrSelf(tensor.value) == *elementType))
     return tensor.value;
-  if (!tensor.constant)
-    return emitError(loc) << "internal: a value of type " << tensor.value.getType()
-                          << " was asked for as " << *elementType;
+  // A computed value cannot change type (only constants take their user's): the model combines
+  // operands of different element types.
+  if (!tensor.constant) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    os << "operand types differ: " << getElementTypeOrSelf(tensor.value) << " where the op needs "
+       << *elementType << " (" << tensor.value.getType() << ")";
+    return emitError(loc) << message;
+  }
   const HostTensor &constant = *tensor.constant;
   Type natural = elementTypeFor(&context, constant.dataType);
   // memc has no f64: double scalars that exporters write for constants become f32.

@@ -18,6 +18,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -103,7 +104,7 @@ void mutateStructure(onnx::ModelProto &model, std::mt19937_64 &random) {
     return count > 0 ? static_cast<int>(random() % static_cast<uint64_t>(count)) : -1;
   };
   const int64_t hugeDims[] = {int64_t{1} << 40, INT64_MAX, int64_t{1} << 31, 0};
-  switch (random() % 10) {
+  switch (random() % 12) {
   case 0: // drop a node's input
     if (int n = pick(graph.node_size()); n >= 0 && graph.node(n).input_size() > 0) {
       auto *inputs = graph.mutable_node(n)->mutable_input();
@@ -176,6 +177,22 @@ void mutateStructure(onnx::ModelProto &model, std::mt19937_64 &random) {
           pick(graph.node(n).input_size()),
           random() % 2 ? "no_such_value" : graph.node(graph.node_size() - 1).output(0));
     break;
+  case 9: // another op in the node's place, its inputs and attributes unchanged
+    if (int n = pick(graph.node_size()); n >= 0) {
+      const char *types[] = {"Reshape", "Slice", "Gather", "Concat",  "MatMul", "Conv",
+                             "Split",   "Where", "Range",  "Softmax", "Expand", "Transpose"};
+      graph.mutable_node(n)->set_op_type(types[random() % std::size(types)]);
+    }
+    break;
+  case 10: // an initializer's data cut short, or its dims changed under it
+    if (int t = pick(graph.initializer_size()); t >= 0) {
+      onnx::TensorProto &tensor = *graph.mutable_initializer(t);
+      if (tensor.has_raw_data() && random() % 2)
+        tensor.mutable_raw_data()->resize(tensor.raw_data().size() / 2);
+      else
+        tensor.add_dims(static_cast<int64_t>(random() % 3 + 2));
+    }
+    break;
   default: // an integer attribute far out of range (axes, perms, sizes)
     for (int tries = 0; tries < 8; ++tries)
       if (int n = pick(graph.node_size()); n >= 0 && graph.node(n).attribute_size() > 0) {
@@ -192,25 +209,27 @@ void mutateStructure(onnx::ModelProto &model, std::mt19937_64 &random) {
   }
 }
 
-/// The variant `index` of `bytes` (a serialized model): byte flips, a truncation or a structural
-/// mutation, in turn.
+/// The variant `index` of `bytes` (a serialized model): one in four byte flips or a truncation
+/// (which ImportFuzzTest tries in bulk in-process; here they also compile), the others one to
+/// three structural mutations.
 std::string mutate(const std::string &bytes, int index, std::mt19937_64 &random) {
   std::string variant = bytes;
-  switch (index % 3) {
+  switch (index % 8) {
   case 0: {
     int flips = 1 + static_cast<int>(random() % 8);
     for (int i = 0; i < flips; ++i)
       variant[random() % variant.size()] ^= static_cast<char>(1 << (random() % 8));
     return variant;
   }
-  case 1:
+  case 4:
     variant.resize(random() % variant.size());
     return variant;
   default: {
     onnx::ModelProto model;
     if (!model.ParseFromString(bytes))
       return variant;
-    mutateStructure(model, random);
+    for (int mutations = 1 + static_cast<int>(random() % 3); mutations > 0; --mutations)
+      mutateStructure(model, random);
     return model.SerializeAsString();
   }
   }
