@@ -126,7 +126,9 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
       ilpOptions.start = greedy;
       remat::IlpResult ilp = remat::solveRematIlp(extracted.graph, limit, ilpOptions);
       if (ilp.solved) {
-        strategy = ilp.provedOptimal ? "auto (ilp, optimal)" : "auto (ilp)";
+        // The solver keeps its start where it found nothing cheaper: the heuristic decided.
+        if (ilp.decision != greedy)
+          strategy = ilp.provedOptimal ? "auto (ilp, optimal)" : "auto (ilp)";
         return ilp.decision;
       }
       // The heuristic takes over for this and every later round.
