@@ -17,6 +17,11 @@
 
 namespace memc::runtime {
 
+/// The largest count a flag takes (steps, warmup, checkpoint intervals, seeds): 2^40, a run
+/// far longer than any real one whose counters, times micro-batches (at most 2^16) and the
+/// dropout salt's factor, stay far inside int64.
+constexpr double kMaxFlagCount = 1099511627776.0;
+
 struct NumberRange {
   double lowest = -std::numeric_limits<double>::infinity();
   double highest = std::numeric_limits<double>::infinity();

@@ -111,11 +111,10 @@ void printUsage(bool bundled) {
 /// The counts the runner's flags accept. Steps and micro-batch indices stay far from int64's
 /// limits (a step's dropout salt is seed * 1000003 + micro-batch), and a run that cannot end
 /// in a lifetime is refused rather than started.
-constexpr double kMaxSteps = double(int64_t{1} << 40);
 const std::map<std::string, NumberRange> kCountRanges = {
-    {"--steps", {1, kMaxSteps, true, true, true}},
-    {"--checkpoint-every", {1, kMaxSteps, true, true, true}},
-    {"--seed", {0, kMaxSteps, true, true, true}},
+    {"--steps", {1, kMaxFlagCount, true, true, true}},
+    {"--checkpoint-every", {1, kMaxFlagCount, true, true, true}},
+    {"--seed", {0, kMaxFlagCount, true, true, true}},
     {"--repeat", {1, 1e6, true, true, true}},
 };
 

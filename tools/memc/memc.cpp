@@ -510,14 +510,13 @@ bool checkTrainingFlagsApply() {
   return true;
 }
 
-/// The values each numeric flag accepts, PyTorch's own checks where it has them (lr, betas,
-/// eps, weight decay, momentum), stricter where a value would be silently ignored (a clip norm
-/// of 0) or could not finish (a step of 10^9 micro-batches). Checked for the flags given, before
+/// The values each numeric flag accepts: finite, and PyTorch's own ranges where it has them
+/// (lr, betas, eps, weight decay), stricter where a value would be silently ignored (a clip
+/// norm of 0), is no momentum (above 1) or could not finish (a step of 10^9 micro-batches). Checked for the flags given, before
 /// anything compiles: out of range, a flag is an error naming it and its range.
 bool checkFlagRanges() {
   using memc::runtime::NumberRange;
   constexpr double inf = std::numeric_limits<double>::infinity();
-  constexpr double kMaxCount = double(int64_t{1} << 40);
   struct Row {
     cl::Option &flag;
     double value;
@@ -532,8 +531,8 @@ bool checkFlagRanges() {
       {epsilon, epsilon, {0, inf, false}},
       {clipGradNorm, clipGradNorm, {0, inf, false}},
       {gradAccum, double(gradAccum), {1, 65536, true, true, true}},
-      {warmup, double(warmup), {0, kMaxCount, true, true, true}},
-      {decaySteps, double(decaySteps), {0, kMaxCount, true, true, true}},
+      {warmup, double(warmup), {0, memc::runtime::kMaxFlagCount, true, true, true}},
+      {decaySteps, double(decaySteps), {0, memc::runtime::kMaxFlagCount, true, true, true}},
       {ilpTimeLimit, ilpTimeLimit, {0, 1e6, false}},
   };
   bool allInRange = true;
