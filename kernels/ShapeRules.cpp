@@ -165,10 +165,10 @@ bool windowShape(const Shape &input, int64_t channels, const std::vector<int64_t
 int64_t sliceLength(int64_t start, int64_t limit, int64_t step) {
   // ceil(span / |step|) without forming span + |step| or -step, either of which could overflow.
   if (step > 0)
-    return limit > start ? static_cast<int64_t>((static_cast<uint64_t>(limit) -
-                                                 static_cast<uint64_t>(start) - 1) /
-                                                    static_cast<uint64_t>(step) +
-                                                1)
+    return limit > start ? static_cast<int64_t>(
+                               (static_cast<uint64_t>(limit) - static_cast<uint64_t>(start) - 1) /
+                                   static_cast<uint64_t>(step) +
+                               1)
                          : 0;
   uint64_t magnitude = uint64_t{0} - static_cast<uint64_t>(step);
   return start > limit
@@ -194,7 +194,8 @@ ClampedSlice clampOnnxSlice(int64_t start, int64_t end, int64_t step, int64_t si
   if (step > 0)
     return {std::clamp<int64_t>(start, 0, size), std::clamp<int64_t>(end, 0, size),
             boundedSliceStep(step, size)};
-  return {std::clamp<int64_t>(start, 0, size - 1), std::clamp<int64_t>(end, -1, size - 1), boundedSliceStep(step, size)};
+  return {std::clamp<int64_t>(start, 0, size - 1), std::clamp<int64_t>(end, -1, size - 1),
+          boundedSliceStep(step, size)};
 }
 
 bool sliceShape(const Shape &input, const std::vector<int64_t> &starts,

@@ -234,14 +234,12 @@ LogicalResult OnnxImporter::checkStructure() {
 
 /// The shape a value_info or graph output states, where it states one: each dim the number it
 /// gives, or std::nullopt for a symbolic or unknown dim, which nothing can contradict.
-std::optional<std::vector<std::optional<int64_t>>>
-declaredShape(const onnx::ValueInfoProto &info) {
+std::optional<std::vector<std::optional<int64_t>>> declaredShape(const onnx::ValueInfoProto &info) {
   if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape())
     return std::nullopt;
   std::vector<std::optional<int64_t>> dims;
   for (const onnx::TensorShapeProto::Dimension &dim : info.type().tensor_type().shape().dim())
-    dims.push_back(dim.has_dim_value() ? std::optional<int64_t>(dim.dim_value())
-                                       : std::nullopt);
+    dims.push_back(dim.has_dim_value() ? std::optional<int64_t>(dim.dim_value()) : std::nullopt);
   return dims;
 }
 

@@ -554,8 +554,9 @@ IlpResult solveRematIlp(const RematGraph &graph, uint64_t peakLimitBytes,
   auto finish = [&](IlpResult &r) -> IlpResult & {
     if (startFits && (!r.solved || simulateRemat(graph, r.decision).recomputeCost >
                                        simulateRemat(graph, options.start).recomputeCost)) {
-      r.status = r.solved ? "kept the start decision, which costs less than CBC's (" + r.status + ")"
-                          : r.status + "; kept the start decision, which meets the limit";
+      r.status = r.solved
+                     ? "kept the start decision, which costs less than CBC's (" + r.status + ")"
+                     : r.status + "; kept the start decision, which meets the limit";
       r.solved = true;
       r.provedOptimal = false;
       r.decision = options.start;
@@ -625,8 +626,7 @@ IlpResult solveRematIlp(const RematGraph &graph, uint64_t peakLimitBytes,
       result.solved = true;
       result.provedOptimal = answer.provedOptimal;
       result.decision = std::move(decision);
-      result.status =
-          answer.provedOptimal ? "optimal" : "time or node limit reached; best found";
+      result.status = answer.provedOptimal ? "optimal" : "time or node limit reached; best found";
       return finish(result);
     }
     capacity -= static_cast<double>(outcome.peakBytes - peakLimitBytes);

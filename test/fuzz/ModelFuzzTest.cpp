@@ -3,10 +3,10 @@
 // Mutates the small fixture models, at the byte level (flipped bytes, truncation) and in their
 // structure (dropped inputs and initializers, attributes of the wrong type, huge and negative
 // dims, duplicate names, wrong element types), with fixed seeds, and runs memc on each: import,
-// and for those that import, a short compile (--mode=infer, or training with --loss mse). Every run must end with exit 0, or
-// exit 1 with a "memc: error:" message: never a signal, a hang (runs are killed after a
-// generous 30 s that only a real hang reaches) or an "internal:" message. The counts are
-// printed for docs/reliability.md.
+// and for those that import, a short compile (--mode=infer, or training with --loss mse). Every
+// run must end with exit 0, or exit 1 with a "memc: error:" message: never a signal, a hang (runs
+// are killed after a generous 30 s that only a real hang reaches) or an "internal:" message. The
+// counts are printed for docs/reliability.md.
 //
 //===----------------------------------------------------------------------===//
 #include <onnx/onnx_pb.h>
@@ -36,9 +36,14 @@ namespace {
 constexpr int kCasesPerModel = 64;
 constexpr double kHangSeconds = 30;
 
-const char *const kModels[] = {"mlp",           "resnet_bn",      "gpt2",
-                               "bert",          "llama",          "dedup_identity",
-                               "optional_inputs", "slice_huge_step"};
+const char *const kModels[] = {"mlp",
+                               "resnet_bn",
+                               "gpt2",
+                               "bert",
+                               "llama",
+                               "dedup_identity",
+                               "optional_inputs",
+                               "slice_huge_step"};
 
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -173,9 +178,9 @@ void mutateStructure(onnx::ModelProto &model, std::mt19937_64 &random) {
     break;
   case 8: // a node reads a value defined later, or one that does not exist
     if (int n = pick(graph.node_size()); n >= 0 && graph.node(n).input_size() > 0)
-      graph.mutable_node(n)->set_input(
-          pick(graph.node(n).input_size()),
-          random() % 2 ? "no_such_value" : graph.node(graph.node_size() - 1).output(0));
+      graph.mutable_node(n)->set_input(pick(graph.node(n).input_size()),
+                                       random() % 2 ? "no_such_value"
+                                                    : graph.node(graph.node_size() - 1).output(0));
     break;
   case 9: // another op in the node's place, its inputs and attributes unchanged
     if (int n = pick(graph.node_size()); n >= 0) {

@@ -1,6 +1,6 @@
 //===- RematIlpTest.cpp - the ILP rematerialization reference -------------===//
-#include "compiler/remat/RematHeuristic.h"
 #include "compiler/remat/RematIlp.h"
+#include "compiler/remat/RematHeuristic.h"
 #include "test/remat/SyntheticGraphs.h"
 
 #include <gtest/gtest.h>

@@ -121,7 +121,7 @@ TEST(ClampOnnxSlice, MatchesNumpyAtTheExtremes) {
   EXPECT_EQ(length(max, min, -1), 4); // x[::-1]
   EXPECT_EQ(length(1, 3, 1), 2);
   EXPECT_EQ(length(-3, -1, 1), 2);
-  EXPECT_EQ(length(3, 0, -2), 2);     // 3, 1
+  EXPECT_EQ(length(3, 0, -2), 2); // 3, 1
   // Bounded steps keep the kernels' step * stride within int64.
   EXPECT_EQ(kernels::clampOnnxSlice(0, max, max, 4).step, 4);
   EXPECT_EQ(kernels::clampOnnxSlice(-1, min, min, 4).step, -4);

@@ -169,8 +169,8 @@ bool parseInputShape(llvm::StringRef text, memc::ImportOptions &options, std::st
   }
   int64_t elements;
   if (!memc::kernels::checkedNumElements(shape, elements)) {
-    error = "--input-shape " + text.str() + ": too large (more than 2^48 elements, memc's limit "
-            "for one tensor)";
+    error = "--input-shape " + text.str() +
+            ": too large (more than 2^48 elements, memc's limit for one tensor)";
     return false;
   }
   options.inputShapes[name.str()] = shape;
@@ -512,8 +512,9 @@ bool checkTrainingFlagsApply() {
 
 /// The values each numeric flag accepts: finite, and PyTorch's own ranges where it has them
 /// (lr, betas, eps, weight decay), stricter where a value would be silently ignored (a clip
-/// norm of 0), is no momentum (above 1) or could not finish (a step of 10^9 micro-batches). Checked for the flags given, before
-/// anything compiles: out of range, a flag is an error naming it and its range.
+/// norm of 0), is no momentum (above 1) or could not finish (a step of 10^9 micro-batches).
+/// Checked for the flags given, before anything compiles: out of range, a flag is an error
+/// naming it and its range.
 bool checkFlagRanges() {
   using memc::runtime::NumberRange;
   constexpr double inf = std::numeric_limits<double>::infinity();
