@@ -163,10 +163,39 @@ bool windowShape(const Shape &input, int64_t channels, const std::vector<int64_t
 }
 
 int64_t sliceLength(int64_t start, int64_t limit, int64_t step) {
-  // ceil(span / |step|) without forming span + |step|, which could overflow for huge dimensions.
+  // ceil(span / |step|) without forming span + |step| or -step, either of which could overflow.
   if (step > 0)
-    return limit > start ? (limit - start - 1) / step + 1 : 0;
-  return start > limit ? (start - limit - 1) / -step + 1 : 0;
+    return limit > start ? static_cast<int64_t>(
+                               (static_cast<uint64_t>(limit) - static_cast<uint64_t>(start) - 1) /
+                                   static_cast<uint64_t>(step) +
+                               1)
+                         : 0;
+  uint64_t magnitude = uint64_t{0} - static_cast<uint64_t>(step);
+  return start > limit
+             ? static_cast<int64_t>(
+                   (static_cast<uint64_t>(start) - static_cast<uint64_t>(limit) - 1) / magnitude +
+                   1)
+             : 0;
+}
+
+int64_t boundedSliceStep(int64_t step, int64_t size) {
+  int64_t longest = std::max<int64_t>(size, 1);
+  return std::clamp<int64_t>(step, -longest, longest);
+}
+
+ClampedSlice clampOnnxSlice(int64_t start, int64_t end, int64_t step, int64_t size) {
+  if (size == 0)
+    return {0, 0, boundedSliceStep(step, size)};
+  // Adding the size to a negative index cannot overflow; clamping then needs no arithmetic.
+  if (start < 0)
+    start = std::max<int64_t>(start + size, -1);
+  if (end < 0)
+    end = std::max<int64_t>(end + size, -1);
+  if (step > 0)
+    return {std::clamp<int64_t>(start, 0, size), std::clamp<int64_t>(end, 0, size),
+            boundedSliceStep(step, size)};
+  return {std::clamp<int64_t>(start, 0, size - 1), std::clamp<int64_t>(end, -1, size - 1),
+          boundedSliceStep(step, size)};
 }
 
 bool sliceShape(const Shape &input, const std::vector<int64_t> &starts,
@@ -180,14 +209,13 @@ bool sliceShape(const Shape &input, const std::vector<int64_t> &starts,
   result.clear();
   for (size_t dim = 0; dim < input.size(); ++dim) {
     int64_t start = starts[dim], limit = limits[dim], step = steps[dim], size = input[dim];
-    if (step == 0 || step < -kMaxElements || step > kMaxElements || start < -1 || start > size ||
-        limit < -1 || limit > size) {
+    if (step == 0 || start < -1 || start > size || limit < -1 || limit > size) {
       error = "slice bounds out of range in dimension " + std::to_string(dim) + " (start " +
               std::to_string(start) + ", limit " + std::to_string(limit) + ", step " +
               std::to_string(step) + ", size " + std::to_string(size) + ")";
       return false;
     }
-    int64_t length = sliceLength(start, limit, step);
+    int64_t length = sliceLength(start, limit, boundedSliceStep(step, size));
     // A non-empty slice reads start first and stays between start and limit after it.
     if (length > 0 && (start < 0 || start >= size)) {
       error = "slice start " + std::to_string(start) + " outside dimension " + std::to_string(dim) +

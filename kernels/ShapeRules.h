@@ -58,8 +58,24 @@ bool windowShape(const Shape &input, int64_t channels, const std::vector<int64_t
                  const std::vector<int64_t> &dilations, bool ceilMode, Shape &result,
                  std::string &error);
 
-/// Number of elements a (start, limit, step) slice of one dimension takes.
+/// Number of elements a (start, limit, step) slice of one dimension takes; any non-zero step,
+/// INT64_MIN and INT64_MAX included, without overflow.
 int64_t sliceLength(int64_t start, int64_t limit, int64_t step);
+
+/// A step that takes the same elements of a dimension of `size` as `step`: one at least as
+/// long as the dimension takes only the start, so it is bounded by the size, which keeps
+/// `step * stride` within int64 in the kernels.
+int64_t boundedSliceStep(int64_t step, int64_t size);
+
+/// One dimension of ONNX Slice (and numpy's x[start:end:step]) as memc.slice's clamped bounds.
+struct ClampedSlice {
+  int64_t start, limit, step;
+};
+
+/// ONNX's clamping: negative starts and ends count from the end, then clamp into [0, size]
+/// for positive steps and to [0, size - 1] (start) / [-1, size - 1] (end, -1 meaning before
+/// the first) for negative ones; the step bounded by boundedSliceStep. Any int64 inputs.
+ClampedSlice clampOnnxSlice(int64_t start, int64_t end, int64_t step, int64_t size);
 
 /// memc.slice: one start, limit and step per dimension; starts and limits in [-1, dim], steps
 /// non-zero, and every index a non-empty slice takes inside [0, dim).

@@ -324,19 +324,6 @@ bool checkSameType(const std::string &op, const HostTensor &a, const HostTensor 
                          typeName(b.dataType));
 }
 
-/// A 1-D tensor of integers that parameterizes an op (starts, axes, a shape), read whole.
-bool readIndexVector(const std::string &what, const HostTensor &tensor,
-                     std::vector<int64_t> &values, std::string &error) {
-  if (!isIndexType(tensor.dataType))
-    return fail(error, what + " must be INT32 or INT64, not " + typeName(tensor.dataType));
-  if (tensor.shape.size() != 1)
-    return fail(error, what + " must be 1-D, not rank " + str(tensor.shape.size()));
-  if (tensor.numElements() > kMaxHostElements)
-    return fail(error, what + " has " + str(tensor.numElements()) + " entries, too many");
-  values = tensor.toInts();
-  return true;
-}
-
 /// The axes of Unsqueeze, Squeeze and ReduceProd: the second input (opset 13+, 18+ for
 /// ReduceProd) or else the attribute of earlier opsets.
 bool readAxesOperand(const std::string &op, const Operands &in, const HostAttributes &attributes,
@@ -705,28 +692,10 @@ struct SliceRange {
   int64_t start, step, count;
 };
 
-/// One axis of Slice after the ONNX clamping rules: negative starts and ends count from the
-/// end, then clamp to [0, dim] for positive steps and to [0, dim-1] / [-1, dim-1] for negative.
+/// One axis of Slice after the ONNX clamping rules (kernels::clampOnnxSlice).
 SliceRange resolveSliceRange(int64_t start, int64_t end, int64_t step, int64_t dim) {
-  if (dim == 0)
-    return {0, step, 0};
-  if (start < 0)
-    start += dim;
-  if (end < 0)
-    end += dim;
-  // A step at least as long as the axis takes one element; bounding it keeps
-  // `step * stride` within int64.
-  if (step > 0) {
-    step = std::min(step, dim);
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-  } else {
-    step = std::max(step, -dim);
-    start = std::clamp<int64_t>(start, 0, dim - 1);
-    end = std::clamp<int64_t>(end, -1, dim - 1);
-  }
-  // Clamped, the range is a memc.slice dimension.
-  return {start, step, kernels::sliceLength(start, end, step)};
+  kernels::ClampedSlice bounds = kernels::clampOnnxSlice(start, end, step, dim);
+  return {bounds.start, bounds.step, kernels::sliceLength(bounds.start, bounds.limit, bounds.step)};
 }
 
 /// Slice's optional `axes` (default 0..n-1) and `steps` (default 1) inputs.
@@ -1211,6 +1180,19 @@ bool checkOperands(const HostOp &op, const Operands &inputs, std::string &error)
 }
 
 } // namespace
+
+/// A 1-D tensor of integers that parameterizes an op (starts, axes, a shape), read whole.
+bool readIndexVector(const std::string &what, const HostTensor &tensor,
+                     std::vector<int64_t> &values, std::string &error) {
+  if (!isIndexType(tensor.dataType))
+    return fail(error, what + " must be INT32 or INT64, not " + typeName(tensor.dataType));
+  if (tensor.shape.size() != 1)
+    return fail(error, what + " must be 1-D, not rank " + str(tensor.shape.size()));
+  if (tensor.numElements() > kMaxHostElements)
+    return fail(error, what + " has " + str(tensor.numElements()) + " entries, too many");
+  values = tensor.toInts();
+  return true;
+}
 
 //===----------------------------------------------------------------------===//
 // HostTensor

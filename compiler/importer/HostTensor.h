@@ -41,6 +41,11 @@ struct HostTensor {
 
 constexpr int64_t kMaxHostElements = int64_t(1) << 24;
 
+/// A 1-D tensor of INT32 or INT64 that parameterizes an op (starts, axes, a shape), read
+/// whole; false with a message naming `what` otherwise (a float or a 2-D shape).
+bool readIndexVector(const std::string &what, const HostTensor &tensor,
+                     std::vector<int64_t> &values, std::string &error);
+
 /// True if `opType` (default ONNX domain) can be evaluated by `evaluateOnHost`.
 bool isHostEvaluable(const std::string &opType);
 

@@ -8,6 +8,7 @@
 #include "compiler/importer/OnnxImporter.h"
 #include "compiler/importer/ExportEvidence.h"
 #include "compiler/importer/ExportMetadata.h"
+#include "compiler/importer/GraphChecks.h"
 #include "compiler/importer/NodeImporter.h"
 #include "compiler/importer/WeightStore.h"
 #include "dialects/memc/ShapeInference.h"
@@ -100,6 +101,8 @@ private:
   LogicalResult loadModel();
   LogicalResult checkOpset();
   LogicalResult checkNodesSupported();
+  LogicalResult checkStructure();
+  LogicalResult checkDeclaredShapes(const onnx::NodeProto &node, Location loc);
   void countUses();
   LogicalResult createFunction();
   LogicalResult collectInputs(SmallVectorImpl<Type> &types, SmallVectorImpl<DictionaryAttr> &attrs,
@@ -128,12 +131,15 @@ private:
   func::FuncOp function;
   llvm::StringMap<ImportedTensor> tensors;
   llvm::StringMap<unsigned> useCounts;
+  /// The shapes value_info and the graph outputs state (checkDeclaredShapes).
+  llvm::StringMap<std::vector<std::optional<int64_t>>> declaredShapes;
   /// Parameters recreated from another initializer by an Identity node (exporter dedup).
   llvm::StringSet<> identityParameters;
 };
 
 OwningOpRef<ModuleOp> OnnxImporter::run() {
-  if (failed(loadModel()) || failed(checkOpset()) || failed(checkNodesSupported()))
+  if (failed(loadModel()) || failed(checkOpset()) || failed(checkStructure()) ||
+      failed(checkNodesSupported()))
     return nullptr;
   countUses();
   module = ModuleOp::create(modelLocation());
@@ -218,6 +224,55 @@ LogicalResult OnnxImporter::checkNodesSupported() {
       diag << ", ...";
   }
   return diag;
+}
+
+LogicalResult OnnxImporter::checkStructure() {
+  GraphStructureError error;
+  if (checkGraphStructure(model.graph(), error))
+    return success();
+  Location loc =
+      error.node < 0 ? modelLocation() : nodeLocation(model.graph().node(error.node), error.node);
+  return emitError(loc) << error.message;
+}
+
+/// The shape a value_info or graph output states, where it states one: each dim the number it
+/// gives, or std::nullopt for a symbolic or unknown dim, which nothing can contradict.
+std::optional<std::vector<std::optional<int64_t>>> declaredShape(const onnx::ValueInfoProto &info) {
+  if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape())
+    return std::nullopt;
+  std::vector<std::optional<int64_t>> dims;
+  for (const onnx::TensorShapeProto::Dimension &dim : info.type().tensor_type().shape().dim())
+    dims.push_back(dim.has_dim_value() ? std::optional<int64_t>(dim.dim_value()) : std::nullopt);
+  return dims;
+}
+
+LogicalResult OnnxImporter::checkDeclaredShapes(const onnx::NodeProto &node, Location loc) {
+  // What shape inference would refuse: a value's stated shape that contradicts what its node
+  // computes (a rank, or a number against a number).
+  for (const std::string &output : node.output()) {
+    auto declared = declaredShapes.find(output);
+    ImportedTensor *tensor = output.empty() ? nullptr : lookup(output);
+    if (declared == declaredShapes.end() || !tensor)
+      continue;
+    if (!tensor->value && !tensor->constant)
+      continue;
+    SmallVector<int64_t> computed =
+        tensor->value ? llvm::to_vector(cast<RankedTensorType>(tensor->value.getType()).getShape())
+                      : llvm::to_vector(tensor->constant->shape);
+    const std::vector<std::optional<int64_t>> &stated = declared->second;
+    bool agrees = stated.size() == computed.size();
+    for (size_t i = 0; agrees && i < stated.size(); ++i)
+      agrees = !stated[i] || *stated[i] == computed[i];
+    if (agrees)
+      continue;
+    std::string text;
+    for (const std::optional<int64_t> &dim : stated)
+      text += (text.empty() ? "" : ",") + (dim ? std::to_string(*dim) : std::string("?"));
+    return emitError(loc) << node.op_type() << ": output '" << output << "' has shape "
+                          << formatShape(computed) << ", but the model declares [" << text
+                          << "] for it";
+  }
+  return success();
 }
 
 void OnnxImporter::countUses() {
@@ -436,6 +491,10 @@ Location OnnxImporter::nodeLocation(const onnx::NodeProto &node, int index) {
 
 LogicalResult OnnxImporter::importNodes() {
   const onnx::GraphProto &graph = model.graph();
+  for (const auto *infos : {&graph.value_info(), &graph.output()})
+    for (const onnx::ValueInfoProto &info : *infos)
+      if (auto shape = declaredShape(info))
+        declaredShapes[info.name()] = std::move(*shape);
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto &node = graph.node(i);
     Location loc = nodeLocation(node, i);
@@ -447,7 +506,7 @@ LogicalResult OnnxImporter::importNodes() {
     if (node.op_type() == "Identity" && node.output_size() == 1 &&
         identityParameters.contains(node.output(0)))
       continue;
-    if (failed(importNode(node, loc)))
+    if (failed(importNode(node, loc)) || failed(checkDeclaredShapes(node, loc)))
       return failure();
     for (const std::string &output : node.output())
       if (!output.empty() && isUsed(output) && !tensors.count(output))
@@ -569,9 +628,15 @@ FailureOr<Value> OnnxImporter::materialize(ImportedTensor &tensor, std::optional
                                            Location loc) {
   if (tensor.value && (!elementType || getElementTypeOrSelf(tensor.value) == *elementType))
     return tensor.value;
-  if (!tensor.constant)
-    return emitError(loc) << "internal: a value of type " << tensor.value.getType()
-                          << " was asked for as " << *elementType;
+  // A computed value cannot change type (only constants take their user's): the model combines
+  // operands of different element types.
+  if (!tensor.constant) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    os << "operand types differ: " << getElementTypeOrSelf(tensor.value) << " where the op needs "
+       << *elementType << " (" << tensor.value.getType() << ")";
+    return emitError(loc) << message;
+  }
   const HostTensor &constant = *tensor.constant;
   Type natural = elementTypeFor(&context, constant.dataType);
   // memc has no f64: double scalars that exporters write for constants become f32.

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/NodeImporter.h"
 #include "dialects/memc/ShapeInference.h"
+#include "kernels/ShapeRules.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -463,7 +464,9 @@ LogicalResult importReshape(NodeImporter &n) {
   if (failed(input) || failed(shapeTensor) || failed(allowZero))
     return failure();
   ArrayRef<int64_t> inputShape = cast<RankedTensorType>(input->getType()).getShape();
-  std::vector<int64_t> target = shapeTensor->toInts();
+  std::vector<int64_t> target;
+  if (std::string error; !readIndexVector("the target shape", *shapeTensor, target, error))
+    return n.error(error);
   std::optional<size_t> inferred;
   int64_t known = 1;
   for (size_t i = 0; i < target.size(); ++i) {
@@ -640,8 +643,10 @@ FailureOr<SliceBounds> sliceBounds(NodeImporter &n) {
   FailureOr<HostTensor> ends = n.requireConstant(2, "ends");
   if (failed(starts) || failed(ends))
     return failure();
-  bounds.starts = starts->toInts();
-  bounds.ends = ends->toInts();
+  std::string error;
+  if (!readIndexVector("starts", *starts, bounds.starts, error) ||
+      !readIndexVector("ends", *ends, bounds.ends, error))
+    return n.error(error);
   bounds.axes.resize(bounds.starts.size());
   std::iota(bounds.axes.begin(), bounds.axes.end(), 0);
   bounds.steps.assign(bounds.starts.size(), 1);
@@ -649,13 +654,15 @@ FailureOr<SliceBounds> sliceBounds(NodeImporter &n) {
     FailureOr<HostTensor> axes = n.requireConstant(3, "axes");
     if (failed(axes))
       return failure();
-    bounds.axes = axes->toInts();
+    if (!readIndexVector("axes", *axes, bounds.axes, error))
+      return n.error(error);
   }
   if (n.hasInput(4)) {
     FailureOr<HostTensor> steps = n.requireConstant(4, "steps");
     if (failed(steps))
       return failure();
-    bounds.steps = steps->toInts();
+    if (!readIndexVector("steps", *steps, bounds.steps, error))
+      return n.error(error);
   }
   return bounds;
 }
@@ -681,23 +688,11 @@ LogicalResult importSlice(NodeImporter &n) {
     if (seen[*axis] || steps[i] == 0)
       return n.error("repeated axis or zero step");
     seen[*axis] = true;
-    // ONNX's clamping: negative indices count from the end, then clamp into the dimension
-    // ([0, dim] forward, [-1, dim - 1] backward, where -1 means "before the first").
-    int64_t dim = shape[*axis], start = starts[i], end = ends[i];
-    if (start < 0)
-      start = start < -dim ? -1 : start + dim;
-    if (end < 0)
-      end = end < -dim ? -1 : end + dim;
-    if (steps[i] > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-    } else {
-      start = std::clamp<int64_t>(start, -1, dim - 1);
-      end = std::clamp<int64_t>(end, -1, dim - 1);
-    }
-    outStarts[*axis] = start;
-    outLimits[*axis] = end;
-    outSteps[*axis] = steps[i];
+    kernels::ClampedSlice clamped =
+        kernels::clampOnnxSlice(starts[i], ends[i], steps[i], shape[*axis]);
+    outStarts[*axis] = clamped.start;
+    outLimits[*axis] = clamped.limit;
+    outSteps[*axis] = clamped.step;
   }
   return defineResult(
       n, n.create1<SliceOp>(*input, {n.named("starts", n.builder.getDenseI64ArrayAttr(outStarts)),

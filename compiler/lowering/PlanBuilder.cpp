@@ -363,7 +363,10 @@ LogicalResult PlanBuilder::addWorkspaces(PlanSummary &summary) {
     uint64_t bytes = 0;
     std::string error;
     if (!runtime::stepWorkspaceBytes(result, result.steps(index), *table, bytes, error))
-      return op->emitError("internal: cannot size the kernel's workspace: ") << error;
+      // The IR verified, so this is a limit of the target's kernels (matmul dimensions past
+      // 2^31 - 1 after a huge --input-shape), which the user's shapes reach.
+      return op->emitError("the op cannot run on target '")
+             << options.target << "' with these shapes: " << error;
     if (bytes == 0)
       continue;
     plan::Step *step = result.mutable_steps(index);

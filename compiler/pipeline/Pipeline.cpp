@@ -75,9 +75,14 @@ LogicalResult planTraining(ModuleOp module, const std::string &modelName,
   compiled.planned = std::move(*planned);
   if (!compiled.planned->fits)
     return success();
-  // --dump-grads runs this one on its own; it gets the same budget.
+  // --dump-grads runs this one on its own; it gets the same budget, and what the step left of
+  // the ILP's time limit (a total for the compilation).
+  BudgetOptions gradientsBudget = options.budget;
+  gradientsBudget.ilpTimeLimitSeconds -= compiled.planned->solveSeconds;
+  if (gradientsBudget.ilpTimeLimitSeconds <= 0)
+    gradientsBudget.solver = RematSolver::Heuristic;
   FailureOr<BudgetedPlan> gradients =
-      planWithinBudget(module.lookupSymbol<func::FuncOp>("gradients"), modelName, options.budget);
+      planWithinBudget(module.lookupSymbol<func::FuncOp>("gradients"), modelName, gradientsBudget);
   if (failed(gradients))
     return failure();
   if (!gradients->fits)

@@ -110,14 +110,25 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
       remat::RematDecision greedy = remat::greedyRemat(extracted.graph, limit);
       if (!useIlp)
         return greedy;
-      // Seeded with the heuristic's decision, CBC returns nothing worse where the seed is
-      // feasible in its model.
+      // --ilp-time-limit is the total over every round of the refinement: each solve gets
+      // what the earlier ones left.
+      double left = options.ilpTimeLimitSeconds - secondsSince(start);
+      if (left <= 0) {
+        result.notes.push_back("the ILP solver's time limit (" +
+                               std::to_string(options.ilpTimeLimitSeconds) +
+                               " s) is spent; the heuristic decides the remaining rounds");
+        useIlp = false;
+        return greedy;
+      }
+      // Seeded with the heuristic's decision, the solver returns nothing worse than it.
       remat::IlpOptions ilpOptions;
-      ilpOptions.timeLimitSeconds = options.ilpTimeLimitSeconds;
+      ilpOptions.timeLimitSeconds = left;
       ilpOptions.start = greedy;
       remat::IlpResult ilp = remat::solveRematIlp(extracted.graph, limit, ilpOptions);
       if (ilp.solved) {
-        strategy = ilp.provedOptimal ? "auto (ilp, optimal)" : "auto (ilp)";
+        // The solver keeps its start where it found nothing cheaper: the heuristic decided.
+        if (ilp.decision != greedy)
+          strategy = ilp.provedOptimal ? "auto (ilp, optimal)" : "auto (ilp)";
         return ilp.decision;
       }
       // The heuristic takes over for this and every later round.

@@ -24,8 +24,13 @@ namespace memc::remat {
 struct IlpOptions {
   /// Wall-clock budget for building and solving all rounds.
   double timeLimitSeconds = 20;
+  /// Branch-and-bound nodes CBC may explore per round (0: no limit). A limit that is reached
+  /// first makes the answer the same however fast the machine is (tests).
+  int64_t maxNodes = 0;
   /// A decision to start from (CBC's MIP start, e.g. the heuristic's): CBC completes the
-  /// continuous variables and, if the start is feasible in the model, never returns worse.
+  /// continuous variables and, if the start is feasible in the model, never returns worse. A
+  /// start that meets the limit is also the answer wherever the solver finds nothing cheaper
+  /// (time or nodes run out, the graph is too large), so a start always gets at least itself.
   RematDecision start;
 };
 

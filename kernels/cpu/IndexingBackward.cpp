@@ -17,6 +17,7 @@
 // pieces). slice_grad needs none.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/ShapeRules.h"
 #include "kernels/Workspace.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/IndexingBackwardWorkspace.h"
@@ -143,7 +144,7 @@ bool runSliceGrad(KernelContext &, const KernelCall &call) {
   int64_t base = 0;
   for (size_t d = 0; d < starts.size(); ++d) {
     base += starts[d] * resultStrides[d];
-    strides.push_back(steps[d] * resultStrides[d]);
+    strides.push_back(boundedSliceStep(steps[d], result.shape[d]) * resultStrides[d]);
   }
   StridedLayout<1> layout(grad.shape, {strides});
   visitBits(grad.dtype, [&](auto tag) {

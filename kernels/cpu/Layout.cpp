@@ -9,6 +9,7 @@
 // Workspace: gather's validated indices.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/ShapeRules.h"
 #include "kernels/Workspace.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
@@ -160,7 +161,7 @@ bool runSlice(KernelContext &, const KernelCall &call) {
   int64_t base = 0;
   for (size_t d = 0; d < starts.size(); ++d) {
     base += starts[d] * inputStrides[d];
-    strides.push_back(steps[d] * inputStrides[d]);
+    strides.push_back(boundedSliceStep(steps[d], call.inputs[0].shape[d]) * inputStrides[d]);
   }
   stridedCopy(call.inputs[0], call.outputs[0], base,
               StridedLayout<1>(call.outputs[0].shape, {strides}));

@@ -71,13 +71,16 @@ TEST(RematHeuristic, WithinFivePercentOfTheIlpOptimum) {
   std::printf("greedy/ilp recompute cost over %d proved optima: worst %.4f\n", compared, worst);
 }
 
-// Started from the heuristic's decision, CBC returns nothing worse than it.
+// Started from the heuristic's decision, the ILP returns nothing worse than it. A node limit,
+// not the clock, bounds CBC (the time limit only catches a hang), so the outcome is the same
+// however loaded the machine is; where CBC finds nothing, the start is the answer.
 TEST(RematHeuristic, SeedsTheIlpWithItsDecision) {
-  RematGraph graph = transformerLikeGraph(8);
+  RematGraph graph = transformerLikeGraph(4);
   for (uint64_t limit : limitsBetween(graph, 4)) {
     RematDecision greedy = greedyRemat(graph, limit);
     IlpOptions options;
-    options.timeLimitSeconds = 5;
+    options.timeLimitSeconds = 600;
+    options.maxNodes = 20;
     options.start = greedy;
     IlpResult ilp = solveRematIlp(graph, limit, options);
     ASSERT_TRUE(ilp.solved) << ilp.status;

@@ -1,7 +1,10 @@
 //===- ShapeInferenceTest.cpp - the memc ops' shape rules -----------------===//
 #include "dialects/memc/ShapeInference.h"
+#include "kernels/ShapeRules.h"
 
 #include <gtest/gtest.h>
+
+#include <limits>
 
 using namespace memc;
 
@@ -97,6 +100,43 @@ TEST(SliceLength, CountsForwardAndBackwardSteps) {
   EXPECT_EQ(sliceLength(15, -1, -4), 4); // 15, 11, 7, 3
   EXPECT_EQ(sliceLength(3, 3, 1), 0);
   EXPECT_EQ(sliceLength(2, 5, -1), 0);
+  // The extreme steps count without overflowing.
+  constexpr int64_t max = std::numeric_limits<int64_t>::max();
+  constexpr int64_t min = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(sliceLength(0, 4, max), 1);
+  EXPECT_EQ(sliceLength(3, -1, min), 1);
+}
+
+// numpy's x[start:end:step] on one axis of 4, for the bounds exporters and fuzzers write.
+TEST(ClampOnnxSlice, MatchesNumpyAtTheExtremes) {
+  constexpr int64_t max = std::numeric_limits<int64_t>::max();
+  constexpr int64_t min = std::numeric_limits<int64_t>::min();
+  auto length = [](int64_t start, int64_t end, int64_t step) {
+    kernels::ClampedSlice clamped = kernels::clampOnnxSlice(start, end, step, 4);
+    return kernels::sliceLength(clamped.start, clamped.limit, clamped.step);
+  };
+  EXPECT_EQ(length(0, max, max), 1);  // x[0::huge]
+  EXPECT_EQ(length(-1, min, min), 1); // x[-1::-huge]
+  EXPECT_EQ(length(min, max, 1), 4);  // x[:]
+  EXPECT_EQ(length(max, min, -1), 4); // x[::-1]
+  EXPECT_EQ(length(1, 3, 1), 2);
+  EXPECT_EQ(length(-3, -1, 1), 2);
+  EXPECT_EQ(length(3, 0, -2), 2); // 3, 1
+  // Bounded steps keep the kernels' step * stride within int64.
+  EXPECT_EQ(kernels::clampOnnxSlice(0, max, max, 4).step, 4);
+  EXPECT_EQ(kernels::clampOnnxSlice(-1, min, min, 4).step, -4);
+  // An empty axis takes nothing, whatever the bounds.
+  kernels::ClampedSlice empty = kernels::clampOnnxSlice(min, max, -1, 0);
+  EXPECT_EQ(kernels::sliceLength(empty.start, empty.limit, empty.step), 0);
+}
+
+// memc.slice accepts any non-zero step: one past the dimension takes the start alone.
+TEST(SliceShape, TakesOneElementForStepsPastTheDimension) {
+  kernels::Shape result;
+  std::string error;
+  constexpr int64_t max = std::numeric_limits<int64_t>::max();
+  ASSERT_TRUE(kernels::sliceShape({2, 4}, {0, 0}, {2, 4}, {1, max}, result, error)) << error;
+  EXPECT_EQ(result, kernels::Shape({2, 1}));
 }
 
 } // namespace

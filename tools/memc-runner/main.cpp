@@ -20,6 +20,7 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/support/NumberRange.h"
 #include "runtime/train/TrainingLoop.h"
 
 #include <unistd.h>
@@ -107,6 +108,26 @@ void printUsage(bool bundled) {
                 "                   2 GiB, the weights go to FILE.data beside it)\n");
 }
 
+/// The counts the runner's flags accept. Steps and micro-batch indices stay far from int64's
+/// limits (a step's dropout salt is seed * 1000003 + micro-batch), and a run that cannot end
+/// in a lifetime is refused rather than started.
+const std::map<std::string, NumberRange> kCountRanges = {
+    {"--steps", {1, kMaxFlagCount, true, true, true}},
+    {"--checkpoint-every", {1, kMaxFlagCount, true, true, true}},
+    {"--seed", {0, kMaxFlagCount, true, true, true}},
+    {"--repeat", {1, 1e6, true, true, true}},
+};
+
+/// Parses the count flag `name` by its row of kCountRanges.
+bool parseCount(const std::string &name, const std::string &text, int64_t &value,
+                std::string &error) {
+  const NumberRange &range = kCountRanges.at(name);
+  if (parseIntegerInRange(text, range, value))
+    return true;
+  error = rangeError(name, range, text);
+  return false;
+}
+
 bool parseArguments(int argc, char **argv, Options &options, std::string &error) {
   std::map<std::string, std::optional<std::string> *> valued = {
       {"--plan", &options.plan},       {"--weights", &options.weights},
@@ -157,12 +178,9 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
   if (device)
     options.device = *device;
   if (repeat) {
-    char *end = nullptr;
-    long count = std::strtol(repeat->c_str(), &end, 10);
-    if (*end != '\0' || count < 1 || count > 1000000) {
-      error = "--repeat needs a count from 1 to 1000000, got '" + *repeat + "'";
+    int64_t count;
+    if (!parseCount("--repeat", *repeat, count, error))
       return false;
-    }
     options.repeat = static_cast<int>(count);
   }
   return true;
@@ -211,31 +229,19 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
                 "labels, samples along axis 0)");
   TrainingOptions training;
   training.dataPath = *options.data;
-  if (options.steps) {
-    char *end = nullptr;
-    long long steps = std::strtoll(options.steps->c_str(), &end, 10);
-    if (*end != '\0' || steps < 1)
-      return fail("--steps needs a positive count, got '" + *options.steps + "'");
-    training.steps = steps;
-  }
-  if (options.seed) {
-    char *end = nullptr;
-    long long seed = std::strtoll(options.seed->c_str(), &end, 10);
-    if (*end != '\0')
-      return fail("--seed needs an integer, got '" + *options.seed + "'");
-    training.seed = seed;
-  }
+  std::string error;
+  if (options.steps && !parseCount("--steps", *options.steps, training.steps, error))
+    return fail(error);
+  if (options.seed && !parseCount("--seed", *options.seed, training.seed, error))
+    return fail(error);
   training.checkpointDir = options.checkpoint;
   training.resumeDir = options.resume;
   if (options.checkpointEvery) {
-    char *end = nullptr;
-    long long every = std::strtoll(options.checkpointEvery->c_str(), &end, 10);
-    if (*end != '\0' || every < 1)
-      return fail("--checkpoint-every needs a positive count, got '" + *options.checkpointEvery +
-                  "'");
+    if (!parseCount("--checkpoint-every", *options.checkpointEvery, training.checkpointEvery,
+                    error))
+      return fail(error);
     if (!options.checkpoint)
       return fail("--checkpoint-every needs --checkpoint DIR");
-    training.checkpointEvery = every;
   } else if (options.checkpoint) {
     training.checkpointEvery = 100;
   }
@@ -244,7 +250,6 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   training.savePath = options.save;
   training.progress = isatty(STDERR_FILENO);
   training.note = note;
-  std::string error;
   DeviceRegistry registry;
   registerAvailableDevices(registry);
   std::unique_ptr<Device> device = registry.create(options.device, error);

@@ -23,8 +23,10 @@
 #include "dialects/memc/MemcDialect.h"
 #include "dialects/memc/ShapeInference.h"
 #include "kernels/KernelTargets.h"
+#include "kernels/ShapeRules.h"
 #include "runtime/io/Files.h"
 #include "runtime/support/Bytes.h"
+#include "runtime/support/NumberRange.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -37,6 +39,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdio>
+#include <unistd.h>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -79,7 +83,7 @@ cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"), cl::cat(tr
 cl::opt<double> weightDecay("weight-decay",
                             cl::desc("Weight decay (default: torch.optim's, 0.01 for adamw, 0 for "
                                      "sgd)"),
-                            cl::init(-1.0), cl::cat(trainingCategory));
+                            cl::init(0.0), cl::cat(trainingCategory));
 cl::opt<double> beta1("beta1", cl::desc("AdamW beta1 (default: 0.9)"), cl::init(0.9),
                       cl::cat(trainingCategory));
 cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default: 0.999)"), cl::init(0.999),
@@ -87,7 +91,8 @@ cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default: 0.999)"), cl::ini
 cl::opt<double> epsilon("eps", cl::desc("AdamW epsilon (default: 1e-8)"), cl::init(1e-8),
                         cl::cat(trainingCategory));
 cl::opt<double> clipGradNorm("clip-grad-norm",
-                             cl::desc("Clip the gradients' global norm (default: 0, no clipping)"),
+                             cl::desc("Clip the gradients' global norm to this (default: no "
+                                      "clipping)"),
                              cl::init(0.0), cl::cat(trainingCategory));
 cl::opt<int64_t> gradAccum("grad-accum", cl::desc("Micro-batches per optimizer step (default: 1)"),
                            cl::init(1), cl::cat(trainingCategory));
@@ -160,6 +165,12 @@ bool parseInputShape(llvm::StringRef text, memc::ImportOptions &options, std::st
       return false;
     }
     shape.push_back(dim);
+  }
+  int64_t elements;
+  if (!memc::kernels::checkedNumElements(shape, elements)) {
+    error = "--input-shape " + text.str() +
+            ": too large (more than 2^48 elements, memc's limit for one tensor)";
+    return false;
   }
   options.inputShapes[name.str()] = shape;
   return true;
@@ -238,7 +249,7 @@ std::string runnerPath(const char *argv0) {
 
 /// The budget and remat flags; false (with a message) on a malformed size.
 bool budgetOptions(memc::BudgetOptions &options) {
-  if (!vramBudget.empty()) {
+  if (vramBudget.getNumOccurrences()) {
     options.budgetBytes = memc::runtime::parseByteSize(vramBudget);
     if (!options.budgetBytes || *options.budgetBytes == 0) {
       llvm::errs() << "memc: error: --vram-budget expects a size such as 24GiB, 1.5GB or 512MiB, "
@@ -246,10 +257,6 @@ bool budgetOptions(memc::BudgetOptions &options) {
                    << vramBudget << "'\n";
       return false;
     }
-  }
-  if (!(ilpTimeLimit > 0)) {
-    llvm::errs() << "memc: error: --ilp-time-limit must be positive\n";
-    return false;
   }
   if (!memc::kernels::targetContracts(target)) {
     llvm::errs() << "memc: error: --target must be one of " << memc::kernels::targetNames()
@@ -404,18 +411,12 @@ bool trainingOptions(memc::TrainStepOptions &options) {
   if (optimizer == "none" || !memc::createOptimizer(opt, unknown))
     return error("--optimizer must be one of " + memc::optimizerNames() + ", got '" + optimizer +
                  "'");
-  if (!(learningRate > 0) || momentum < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1 ||
-      epsilon <= 0 || clipGradNorm < 0 || warmup < 0 || decaySteps < 0)
-    return error("--lr, --eps must be positive; --momentum, --clip-grad-norm, --warmup, "
-                 "--decay-steps non-negative; --beta1, --beta2 in [0, 1)");
-  if (gradAccum < 1)
-    return error("--grad-accum must be at least 1, got " + std::to_string(gradAccum));
   opt.accumulationSteps = gradAccum;
   if (nesterov && (optimizer != "sgd" || momentum == 0))
     return error("--nesterov needs --optimizer sgd with --momentum > 0");
   opt.momentum = momentum;
   opt.nesterov = nesterov;
-  if (weightDecay >= 0) // otherwise the optimizer's default
+  if (weightDecay.getNumOccurrences()) // otherwise the optimizer's default
     opt.weightDecay = weightDecay;
   opt.beta1 = beta1;
   opt.beta2 = beta2;
@@ -533,9 +534,47 @@ bool checkTrainingFlagsApply() {
   return true;
 }
 
+/// The values each numeric flag accepts: finite, and PyTorch's own ranges where it has them
+/// (lr, betas, eps, weight decay), stricter where a value would be silently ignored (a clip
+/// norm of 0), is no momentum (above 1) or could not finish (a step of 10^9 micro-batches).
+/// Checked for the flags given, before anything compiles: out of range, a flag is an error
+/// naming it and its range.
+bool checkFlagRanges() {
+  using memc::runtime::NumberRange;
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  struct Row {
+    cl::Option &flag;
+    double value;
+    NumberRange range;
+  };
+  const Row rows[] = {
+      {learningRate, learningRate, {0, inf, false}},
+      {momentum, momentum, {0, 1}},
+      {weightDecay, weightDecay, {0, inf}},
+      {beta1, beta1, {0, 1, true, false}},
+      {beta2, beta2, {0, 1, true, false}},
+      {epsilon, epsilon, {0, inf, false}},
+      {clipGradNorm, clipGradNorm, {0, inf, false}},
+      {gradAccum, double(gradAccum), {1, 65536, true, true, true}},
+      {warmup, double(warmup), {0, memc::runtime::kMaxFlagCount, true, true, true}},
+      {decaySteps, double(decaySteps), {0, memc::runtime::kMaxFlagCount, true, true, true}},
+      {ilpTimeLimit, ilpTimeLimit, {0, 1e6, false}},
+  };
+  bool allInRange = true;
+  for (const Row &row : rows)
+    if (row.flag.getNumOccurrences() && !memc::runtime::isInRange(row.value, row.range)) {
+      llvm::errs() << "memc: error: "
+                   << memc::runtime::rangeError("--" + row.flag.ArgStr.str(), row.range,
+                                                memc::runtime::formatNumber(row.value))
+                   << "\n";
+      allInRange = false;
+    }
+  return allInRange;
+}
+
 /// The flags as pipeline options; false after printing what is wrong with them.
 bool pipelineOptions(memc::PipelineOptions &options) {
-  if (!checkTrainingFlagsApply() || !checkMemoryFlagsApply())
+  if (!checkTrainingFlagsApply() || !checkMemoryFlagsApply() || !checkFlagRanges())
     return false;
   if (!loss.empty() && mode == CompileMode::Import)
     mode = CompileMode::Train;
@@ -562,6 +601,46 @@ bool pipelineOptions(memc::PipelineOptions &options) {
   return budgetOptions(options.budget);
 }
 
+/// Parses the command line; false after printing LLVM's option errors ("memc: Unknown command
+/// line argument ...", "memc: for the --lr option: ...") in memc's form, the first an error and
+/// the rest notes. Values that do not parse are reported by the options themselves straight to
+/// stderr, so stderr goes to a temporary file while parsing (--help and --version print to
+/// stdout and exit there).
+bool parseCommandLine(int argc, char **argv) {
+  std::string messages;
+  llvm::raw_string_ostream messageStream(messages);
+  std::FILE *captured = std::tmpfile();
+  int savedStderr = captured ? ::dup(STDERR_FILENO) : -1;
+  if (savedStderr >= 0)
+    ::dup2(::fileno(captured), STDERR_FILENO);
+  bool parsed = cl::ParseCommandLineOptions(
+      argc, argv, "memc: compile ONNX models into memory-optimized training executables\n",
+      &messageStream);
+  if (savedStderr >= 0) {
+    ::dup2(savedStderr, STDERR_FILENO);
+    ::close(savedStderr);
+    std::rewind(captured);
+    char buffer[4096];
+    std::string direct;
+    for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), captured)) > 0;)
+      direct.append(buffer, n);
+    messages = direct + messages;
+  }
+  if (captured)
+    std::fclose(captured);
+  if (parsed && messages.empty())
+    return true;
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(messages).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (auto [index, line] : llvm::enumerate(lines)) {
+    line = line.trim();
+    if (line.starts_with("memc: "))
+      line = line.drop_front(6);
+    llvm::errs() << "memc: " << (index == 0 && !parsed ? "error: " : "note: ") << line << "\n";
+  }
+  return parsed;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -569,9 +648,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions({&memcCategory, &trainingCategory, &memoryCategory});
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &os) { os << "memc " MEMC_VERSION " (revision " MEMC_REVISION ")\n"; });
-  cl::ParseCommandLineOptions(argc, argv,
-                              "memc: compile ONNX models into memory-optimized "
-                              "training executables\n");
+  if (!parseCommandLine(argc, argv))
+    return 1;
   auto start = std::chrono::steady_clock::now();
   memc::PipelineOptions options;
   if (!pipelineOptions(options))
