@@ -851,37 +851,6 @@ TEST_F(TrainingResume, EditedOrCraftedStepIsRefused) {
       << output;
 }
 
-// A step of 3 * 2^61 once made its micro-batch's first sample index (times the batch of 4)
-// wrap to a negative number and read before the data.
-TEST_F(TrainingResume, StepNearTwoToTheSixtyThreeReadsInsideTheData) {
-  checkpoint();
-  const std::string saved = "6917529027641081856";
-  rewriteStep(saved, /*seal=*/true);
-  ASSERT_EQ(run(program + " --data " + dir + "/data.npz --steps 6917529027641081857 --resume " +
-                    checkpoints + " --log " + dir + "/log.jsonl",
-                dir, output),
-            0)
-      << output;
-  std::vector<std::pair<int64_t, std::string>> lines = readLogLines(dir + "/log.jsonl");
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].first, 6917529027641081857);
-  EXPECT_EQ(lines[0].second.find("null"), std::string::npos) << lines[0].second;
-}
-
-// Micro-batch indices are int64: --steps times --grad-accum past 2^63 would wrap them around.
-TEST_F(TrainingBadInputs, StepsWhoseMicroBatchesPassTwoToTheSixtyThreeAreRefused) {
-  ASSERT_EQ(run(memcCommand("mlp", {"--loss", "cross_entropy", "--grad-accum", "2"}, program), dir,
-                output),
-            0)
-      << output;
-  std::string path = dir + "/data.npz", error;
-  ASSERT_TRUE(writeNpz(path, data, /*compress=*/false, error)) << error;
-  EXPECT_EQ(run(program + " --data " + path + " --steps 4611686018427387904", dir, output), 1)
-      << output;
-  EXPECT_NE(output.find("error: --steps 4611686018427387904"), std::string::npos) << output;
-  EXPECT_EQ(output.find("step 1 loss"), std::string::npos) << "refused only after training";
-}
-
 TEST_F(TrainingResume, CheckpointWithoutChecksumsIsRefusedAsOlder) {
   checkpoint();
   rewriteCheckpoint(
