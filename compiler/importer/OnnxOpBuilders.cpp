@@ -12,6 +12,8 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -147,6 +149,62 @@ LogicalResult importElementwise(NodeImporter &n) {
       failed(applyLegacyBroadcast(n, *operands)))
     return failure();
   return defineResult(n, n.create1<OpT>(*operands));
+}
+
+/// Max and Min take one or more operands: a chain of binary ops, left to right.
+template <typename OpT>
+LogicalResult importVariadic(NodeImporter &n) {
+  if (failed(expectInputs(n, 1, std::numeric_limits<size_t>::max())))
+    return failure();
+  FailureOr<SmallVector<Value>> operands = n.elementwiseInputs();
+  if (failed(operands) || failed(requireSameElementType(n, *operands)))
+    return failure();
+  FailureOr<Value> result = (*operands)[0];
+  for (size_t i = 1; i < operands->size() && succeeded(result); ++i)
+    result = n.create1<OpT>({*result, (*operands)[i]});
+  return defineResult(n, result);
+}
+
+/// LeakyRelu, Elu and HardSigmoid: one operand and scalar coefficients with ONNX's defaults.
+template <typename OpT>
+LogicalResult importScaledActivation(NodeImporter &n,
+                                     ArrayRef<std::pair<StringRef, double>> coefficients) {
+  if (failed(expectInputs(n, 1, 1)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  if (failed(input))
+    return failure();
+  SmallVector<NamedAttribute> attributes;
+  for (auto [name, fallback] : coefficients) {
+    FailureOr<double> value = n.floatAttr(name, fallback);
+    if (failed(value))
+      return failure();
+    if (!std::isfinite(*value))
+      return n.error("attribute '" + name.str() + "' must be finite");
+    attributes.push_back(n.named(name, n.builder.getF64FloatAttr(*value)));
+  }
+  return defineResult(n, n.create1<OpT>(*input, attributes));
+}
+
+/// Before opset 7, PRelu's 1-D slope holds one value per channel (axis 1), or one for all;
+/// later it broadcasts as numpy does.
+LogicalResult importPRelu(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 2)))
+    return failure();
+  FailureOr<SmallVector<Value>> operands = n.elementwiseInputs();
+  if (failed(operands) || failed(requireSameElementType(n, *operands)))
+    return failure();
+  ArrayRef<int64_t> input = cast<RankedTensorType>((*operands)[0].getType()).getShape();
+  ArrayRef<int64_t> slope = cast<RankedTensorType>((*operands)[1].getType()).getShape();
+  if (n.opset < 7 && slope.size() == 1 && slope[0] != 1 && input.size() >= 2) {
+    SmallVector<int64_t> perChannel(input.size() - 1, 1);
+    perChannel[0] = slope[0];
+    FailureOr<Value> reshaped = reshapeTo(n, (*operands)[1], perChannel);
+    if (failed(reshaped))
+      return failure();
+    (*operands)[1] = *reshaped;
+  }
+  return defineResult(n, n.create1<PReluOp>(*operands));
 }
 
 LogicalResult importPow(NodeImporter &n) {
@@ -924,6 +982,18 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["Sigmoid"] = importElementwise<SigmoidOp, 1>;
     t["Relu"] = importElementwise<ReluOp, 1>;
     t["Not"] = importElementwise<NotOp, 1>;
+    t["Abs"] = importElementwise<AbsOp, 1>;
+    t["Sin"] = importElementwise<SinOp, 1>;
+    t["Cos"] = importElementwise<CosOp, 1>;
+    t["Softplus"] = importElementwise<SoftplusOp, 1>;
+    t["HardSwish"] = importElementwise<HardSwishOp, 1>;
+    t["LeakyRelu"] = [](NodeImporter &n) {
+      return importScaledActivation<LeakyReluOp>(n, {{"alpha", 0.01}});
+    };
+    t["Elu"] = [](NodeImporter &n) { return importScaledActivation<EluOp>(n, {{"alpha", 1.0}}); };
+    t["HardSigmoid"] = [](NodeImporter &n) {
+      return importScaledActivation<HardSigmoidOp>(n, {{"alpha", 0.2}, {"beta", 0.5}});
+    };
     t["Add"] = importElementwise<AddOp, 2>;
     t["Sub"] = importElementwise<SubOp, 2>;
     t["Mul"] = importElementwise<MulOp, 2>;
@@ -931,6 +1001,11 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["Equal"] = importElementwise<EqualOp, 2>;
     t["Less"] = importElementwise<LessOp, 2>;
     t["Greater"] = importElementwise<GreaterOp, 2>;
+    t["GreaterOrEqual"] = importElementwise<GreaterEqualOp, 2>;
+    t["LessOrEqual"] = importElementwise<LessEqualOp, 2>;
+    t["Max"] = importVariadic<MaxOp>;
+    t["Min"] = importVariadic<MinOp>;
+    t["PRelu"] = importPRelu;
     t["Where"] = importElementwise<WhereOp, 3>;
     t["Pow"] = importPow;
     t["Gelu"] = importGelu;
@@ -950,6 +1025,9 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["ReduceSum"] = importReduce<ReduceSumOp>;
     t["ReduceMean"] = importReduce<ReduceMeanOp>;
     t["ReduceMax"] = importReduce<ReduceMaxOp>;
+    t["ReduceProd"] = importReduce<ReduceProdOp>;
+    t["ReduceL2"] = importReduce<ReduceL2Op>;
+    t["ReduceLogSumExp"] = importReduce<ReduceLogSumExpOp>;
     t["GlobalAveragePool"] = importGlobalAveragePool;
     // Layout and indexing.
     t["Transpose"] = importTranspose;

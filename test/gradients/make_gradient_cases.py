@@ -272,6 +272,85 @@ def binary_cases(rng):
     ]
 
 
+def away_from(rng, kinks, low, high, *shape, margin=0.1):
+    """Uniform values in [low, high] at least `margin` from every kink."""
+    values = uniform(rng, low, high, *shape)
+    for kink in kinks:
+        close = np.abs(values - kink) < margin
+        values[close] = kink + np.where(values[close] < kink, -margin, margin)
+    return values.astype(np.float32)
+
+
+AT_KINKS = "the kinks themselves: torch's convention there is what this case pins"
+
+
+@register
+def activation_cases(rng):
+    def unary(name, ops, function, x, **kw):
+        return Case(name, ops if isinstance(ops, list) else [ops], {"x": x},
+                    module=Lambda(function), **kw)
+
+    kinks = np.array([[-3, 0, 3], [-4, 4, 1.5]], dtype=np.float32)
+    return [
+        unary("leaky_relu", "leaky_relu", lambda x: F.leaky_relu(x, 0.1), away_from_zero(rng, 3, 4)),
+        unary("leaky_relu_at_zero", "leaky_relu", lambda x: F.leaky_relu(x, 0.1),
+              np.array([[-1, 0, 2]], dtype=np.float32), finite_difference=AT_KINKS,
+              note="x = 0 takes the slope alpha, as torch"),
+        unary("elu", "elu", lambda x: F.elu(x, 1.5), away_from_zero(rng, 3, 4)),
+        unary("elu_at_zero", "elu", lambda x: F.elu(x, 1.5),
+              np.array([[-1, 0, 2]], dtype=np.float32), finite_difference=AT_KINKS,
+              note="x = 0 takes alpha, as torch"),
+        unary("softplus", "softplus", F.softplus, normal(rng, 3, 4) * 3),
+        unary("mish", ["softplus", "tanh", "mul"], F.mish, normal(rng, 3, 4) * 2,
+              note="F.mish exports as x * tanh(softplus(x))"),
+        unary("hard_swish", "hard_swish", F.hardswish, away_from(rng, (-3, 3), -5, 5, 4, 5)),
+        unary("hard_swish_at_kinks", "hard_swish", F.hardswish, kinks,
+              finite_difference=AT_KINKS, note="x = -3 and 3 are inside the middle piece, as torch"),
+        unary("hard_sigmoid", "hard_sigmoid", F.hardsigmoid, away_from(rng, (-3, 3), -5, 5, 4, 5)),
+        unary("hard_sigmoid_at_kinks", "hard_sigmoid", F.hardsigmoid, kinks,
+              finite_difference=AT_KINKS, note="x = -3 and 3 get 0, as torch (strictly inside)"),
+        unary("abs", "abs", torch.abs, away_from_zero(rng, 3, 4)),
+        unary("abs_at_zero", "abs", torch.abs, np.array([[-1, 0, 2]], dtype=np.float32),
+              finite_difference=AT_KINKS, note="sign(0) = 0, as torch"),
+        unary("sin", "sin", torch.sin, normal(rng, 3, 4) * 2),
+        unary("cos", "cos", torch.cos, normal(rng, 3, 4) * 2),
+        Case("prelu", ["prelu"], {"x": away_from_zero(rng, 2, 3, 4)},
+             module=Wrap(randomize(nn.PReLU(3), rng)),
+             note="nn.PReLU(3) on [2,3,4]: the slope [3,1] broadcasts, its gradient summed"),
+        Case("prelu_at_zero", ["prelu"], {"x": np.array([[-1, 0], [0, 2]], dtype=np.float32)},
+             module=Wrap(randomize(nn.PReLU(), rng)), finite_difference=AT_KINKS,
+             note="x = 0 takes the slope and gives it no gradient, as torch"),
+    ]
+
+
+def max3_graph(case):
+    return [helper.make_node("Max", ["a", "b", "c"], ["y"])]
+
+
+@register
+def selection_cases(rng):
+    def binary(name, op, function, a, b, **kw):
+        return Case(name, [op], {"a": a, "b": b}, module=Lambda(function), **kw)
+
+    ties = lambda *shape: rng.integers(0, 3, shape).astype(np.float32)
+    # One draw for the three operands, so that no two of them tie.
+    values = distinct(rng, 18)
+    a, b, c = values[:12].reshape(3, 4), values[12:16], values[16:].reshape(2, 1, 1)
+    return [
+        binary("max_broadcast", "max", torch.maximum, distinct(rng, 3, 1, 4), distinct(rng, 2, 1),
+               note="[3,1,4] vs [2,1]: both gradients unbroadcast"),
+        binary("min_broadcast", "min", torch.minimum, distinct(rng, 2, 1), distinct(rng, 3, 1, 4),
+               note="[2,1] vs [3,1,4]"),
+        binary("max_ties", "max", torch.maximum, ties(3, 4), ties(3, 4),
+               finite_difference=AT_KINKS, note="equal operands share the gradient in halves"),
+        binary("min_ties", "min", torch.minimum, ties(3, 4), ties(4),
+               finite_difference=AT_KINKS, note="ties, [3,4] vs [4]: halves, summed"),
+        Case("max_variadic", ["max"], {"a": a, "b": b, "c": c}, onnx_nodes=max3_graph,
+             function=lambda a, b, c: torch.maximum(torch.maximum(a, b), c),
+             note="hand-built ONNX Max of three operands (torch exports two at a time)"),
+    ]
+
+
 # --------------------------------------------------------------------------
 # Linear algebra and normalization
 # --------------------------------------------------------------------------
@@ -411,6 +490,51 @@ def reduction_cases(rng):
              "integer values with ties: the gradient is shared evenly among the maxima (torch.amax)",
              finite_difference="ties make reduce_max non-differentiable; torch.amax's convention "
                                "(an even share) is what this case pins"),
+    ]
+
+
+def reduce_l2_graph(axes, keepdims):
+    return lambda case: [helper.make_node("ReduceL2", ["x"], ["y"], axes=axes, keepdims=keepdims)]
+
+
+@register
+def norm_and_product_cases(rng):
+    def case(name, ops, function, x, note, **kw):
+        return Case(name, ops, {"x": x}, module=Lambda(function), note=note, **kw)
+
+    with_zeros = normal(rng, 3, 4)
+    with_zeros[0, 1] = 0           # one zero in row 0: its gradient is the others' product
+    with_zeros[1, [0, 2]] = 0      # two zeros in row 1: every gradient is 0
+    zero_row = normal(rng, 3, 4)
+    zero_row[1] = 0
+    return [
+        case("normalize", ["reduce_l2", "clip", "div"], lambda x: F.normalize(x, dim=1),
+             normal(rng, 3, 4), "F.normalize: ReduceL2 + Clip(eps) + Expand + Div"),
+        Case("reduce_l2_keepdims", ["reduce_l2"], {"x": normal(rng, 2, 3, 4)},
+             onnx_nodes=reduce_l2_graph([0, 2], 1),
+             function=lambda x: torch.linalg.vector_norm(x, 2, dim=(0, 2), keepdim=True),
+             note="hand-built ONNX ReduceL2 (torch exports vector_norm as Abs/Pow/ReduceSum), "
+                  "axes (0, 2), keepdims"),
+        Case("reduce_l2_zero_norm", ["reduce_l2"], {"x": zero_row},
+             onnx_nodes=reduce_l2_graph([1], 0),
+             function=lambda x: torch.linalg.vector_norm(x, 2, dim=1),
+             note="hand-built ONNX ReduceL2 over a row of zeros: its gradient is 0, as torch's",
+             finite_difference="the norm is not differentiable at 0; torch's convention there "
+                               "(gradient 0) is what this case pins"),
+        case("reduce_log_sum_exp", ["reduce_log_sum_exp"], lambda x: torch.logsumexp(x, 1),
+             normal(rng, 2, 5, 3) * 3, "torch.logsumexp over axis 1"),
+        case("reduce_log_sum_exp_all", ["reduce_log_sum_exp"], lambda x: torch.logsumexp(x, (0, 1)),
+             normal(rng, 3, 4) * 10, "every axis, large values (the stable form)"),
+        case("reduce_prod", ["reduce_prod"], lambda x: torch.prod(x, 1),
+             uniform(rng, 0.5, 1.5, 3, 4) * np.where(rng.random((3, 4)) < 0.5, 1, -1).astype(np.float32),
+             "torch.prod over axis 1, mixed signs"),
+        case("reduce_prod_zeros", ["reduce_prod"], lambda x: torch.prod(x, 1), with_zeros,
+             "one zero (gradient: the other elements' product) and two zeros (all 0) in a row, "
+             "as torch.prod"),
+        case("reduce_prod_all", ["reduce_prod"], torch.prod, uniform(rng, 0.5, 1.5, 2, 3),
+             "every axis -> []"),
+        case("variance", ["reduce_mean"], lambda x: x.var(1), normal(rng, 3, 5),
+             "x.var(1) exports ReduceProd of the shape, folded on the host"),
     ]
 
 
