@@ -805,6 +805,247 @@ LogicalResult importExpand(NodeImporter &n) {
 }
 
 //===----------------------------------------------------------------------===//
+// Pad, Tile, DepthToSpace, SpaceToDepth: canonical forms in slices, concats, broadcasts,
+// reshapes and transposes, whose kernels and gradient rules exist already
+//===----------------------------------------------------------------------===//
+
+/// `value[start:limit:step]` along `axis` (limit -1 with a negative step: down to index 0).
+FailureOr<Value> sliceAlong(NodeImporter &n, Value value, int64_t axis, int64_t start,
+                            int64_t limit, int64_t step) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(value.getType()).getShape();
+  SmallVector<int64_t> starts(shape.size(), 0), limits(shape), steps(shape.size(), 1);
+  starts[axis] = start;
+  limits[axis] = limit;
+  steps[axis] = step;
+  return n.create1<SliceOp>(value, {n.named("starts", n.builder.getDenseI64ArrayAttr(starts)),
+                                    n.named("limits", n.builder.getDenseI64ArrayAttr(limits)),
+                                    n.named("steps", n.builder.getDenseI64ArrayAttr(steps))});
+}
+
+/// Pad's begins and ends (pads input from opset 11, attribute before; `axes` from opset 18),
+/// one pair per dimension.
+FailureOr<std::vector<int64_t>> padAmounts(NodeImporter &n, int64_t rank) {
+  std::vector<int64_t> given;
+  if (n.opset < 11) {
+    FailureOr<std::vector<int64_t>> pads = n.intsAttr("pads", std::nullopt);
+    if (failed(pads))
+      return failure();
+    given = *pads;
+  } else {
+    FailureOr<HostTensor> pads = n.requireConstant(1, "pads");
+    if (failed(pads))
+      return failure();
+    given = pads->toInts();
+  }
+  std::vector<int64_t> axes(rank);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (n.hasInput(3)) {
+    FailureOr<HostTensor> axesTensor = n.requireConstant(3, "axes");
+    if (failed(axesTensor))
+      return failure();
+    axes.clear();
+    for (int64_t axis : axesTensor->toInts()) {
+      FailureOr<int64_t> normalized = normalizeAxis(n, axis, rank);
+      if (failed(normalized))
+        return failure();
+      axes.push_back(*normalized);
+    }
+  }
+  if (given.size() != 2 * axes.size())
+    return n.error("pads has " + std::to_string(given.size()) + " values for " +
+                   std::to_string(axes.size()) + " axes");
+  std::vector<int64_t> pads(2 * rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    pads[axes[i]] = given[i];
+    pads[rank + axes[i]] = given[axes.size() + i];
+  }
+  return pads;
+}
+
+/// A constant of `like`'s element type and `shape`, every element `value`.
+Value splatConstant(NodeImporter &n, Value like, ArrayRef<int64_t> shape, double value) {
+  auto type = withShape(like, shape);
+  Type element = type.getElementType();
+  Attribute attr = isa<FloatType>(element) ? Attribute(FloatAttr::get(element, value))
+                                           : Attribute(IntegerAttr::get(element, int64_t(value)));
+  return n.builder.create<ConstantOp>(n.location(), DenseElementsAttr::get(type, attr));
+}
+
+/// The `count` elements Pad adds before (`before`) or after `value` along `axis`.
+FailureOr<Value> padPiece(NodeImporter &n, Value value, int64_t axis, int64_t count, bool before,
+                          StringRef mode, double constant) {
+  SmallVector<int64_t> shape(cast<RankedTensorType>(value.getType()).getShape());
+  int64_t dim = shape[axis];
+  if (mode == "constant") {
+    shape[axis] = count;
+    return splatConstant(n, value, shape, constant);
+  }
+  if (dim == 0)
+    return n.error("cannot pad an empty dimension in " + mode.str() + " mode");
+  if (mode == "edge") {
+    FailureOr<Value> edge = before ? sliceAlong(n, value, axis, 0, 1, 1)
+                                   : sliceAlong(n, value, axis, dim - 1, dim, 1);
+    if (failed(edge))
+      return failure();
+    shape[axis] = count;
+    return n.createTyped<BroadcastToOp>(withShape(value, shape), *edge);
+  }
+  // reflect: the mirror image without the edge element itself.
+  if (count > dim - 1)
+    return n.error("reflect padding of " + std::to_string(count) + " exceeds dimension " +
+                   std::to_string(axis) + " of size " + std::to_string(dim) + " minus 1");
+  return before ? sliceAlong(n, value, axis, count, 0, -1)
+                : sliceAlong(n, value, axis, dim - 2, dim - 2 - count, -1);
+}
+
+/// Pad, one axis at a time: negative amounts crop (a slice), positive ones concatenate the
+/// constant, edge or reflected pieces.
+LogicalResult importPad(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  FailureOr<std::string> mode = n.stringAttr("mode", "constant");
+  if (failed(input) || failed(mode))
+    return failure();
+  if (*mode != "constant" && *mode != "reflect" && *mode != "edge")
+    return n.error("unsupported mode '" + *mode + "' (memc pads constant, reflect or edge)");
+  int64_t rank = cast<RankedTensorType>(input->getType()).getRank();
+  FailureOr<std::vector<int64_t>> pads = padAmounts(n, rank);
+  if (failed(pads))
+    return failure();
+  double constant = 0.0;
+  if (n.opset < 11) {
+    FailureOr<double> value = n.floatAttr("value", 0.0);
+    if (failed(value))
+      return failure();
+    constant = *value;
+  } else if (n.hasInput(2)) {
+    FailureOr<HostTensor> value = n.requireConstant(2, "constant_value");
+    if (failed(value))
+      return failure();
+    if (value->numElements() != 1)
+      return n.error("constant_value must be a scalar");
+    constant = value->isFloating() ? value->floatAt(0) : double(value->intAt(0));
+  }
+  Value result = *input;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    int64_t begin = (*pads)[axis], end = (*pads)[rank + axis];
+    int64_t dim = cast<RankedTensorType>(result.getType()).getDimSize(axis);
+    if (begin < 0 || end < 0) {
+      int64_t start = std::max<int64_t>(0, -begin), limit = dim - std::max<int64_t>(0, -end);
+      if (start > limit)
+        return n.error("negative pads remove more than dimension " + std::to_string(axis) +
+                       " holds");
+      FailureOr<Value> cropped = sliceAlong(n, result, axis, start, limit, 1);
+      if (failed(cropped))
+        return failure();
+      result = *cropped;
+    }
+    SmallVector<Value> pieces;
+    if (begin > 0) {
+      FailureOr<Value> piece = padPiece(n, result, axis, begin, true, *mode, constant);
+      if (failed(piece))
+        return failure();
+      pieces.push_back(*piece);
+    }
+    pieces.push_back(result);
+    if (end > 0) {
+      FailureOr<Value> piece = padPiece(n, result, axis, end, false, *mode, constant);
+      if (failed(piece))
+        return failure();
+      pieces.push_back(*piece);
+    }
+    if (pieces.size() == 1)
+      continue;
+    FailureOr<Value> joined =
+        n.create1<ConcatOp>(pieces, n.named("axis", n.builder.getI64IntegerAttr(axis)));
+    if (failed(joined))
+      return failure();
+    result = *joined;
+  }
+  return defineResult(n, result);
+}
+
+/// Tile: [d0, d1, ...] -> [1, d0, 1, d1, ...], broadcast to [r0, d0, r1, d1, ...], merged.
+LogicalResult importTile(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 2)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<HostTensor> repeatsTensor = n.requireConstant(1, "repeats");
+  if (failed(input) || failed(repeatsTensor))
+    return failure();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input->getType()).getShape();
+  std::vector<int64_t> repeats = repeatsTensor->toInts();
+  if (repeats.size() != shape.size())
+    return n.error("repeats has " + std::to_string(repeats.size()) + " values for rank " +
+                   std::to_string(shape.size()));
+  SmallVector<int64_t> spread, broadcast, tiled;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (repeats[i] < 0)
+      return n.error("repeats must not be negative");
+    if (repeats[i] > 0 && shape[i] > std::numeric_limits<int64_t>::max() / repeats[i])
+      return n.error("the tiled shape overflows");
+    spread.append({1, shape[i]});
+    broadcast.append({repeats[i], shape[i]});
+    tiled.push_back(repeats[i] * shape[i]);
+  }
+  FailureOr<Value> spreadOut = reshapeTo(n, *input, spread);
+  if (failed(spreadOut))
+    return failure();
+  FailureOr<Value> repeated = *spreadOut;
+  if (spread != broadcast &&
+      failed(repeated = n.createTyped<BroadcastToOp>(withShape(*input, broadcast), *spreadOut)))
+    return failure();
+  return defineResult(n, reshapeTo(n, *repeated, tiled));
+}
+
+/// DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape, as ONNX defines them.
+LogicalResult importDepthSpace(NodeImporter &n, bool toSpace) {
+  if (failed(expectInputs(n, 1, 1)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<int64_t> blockSize = n.intAttr("blocksize", std::nullopt);
+  FailureOr<std::string> mode = n.stringAttr("mode", "DCR");
+  if (failed(input) || failed(blockSize) || failed(mode))
+    return failure();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input->getType()).getShape();
+  int64_t b = *blockSize;
+  if (shape.size() != 4)
+    return n.error("expects an NCHW input");
+  if (b <= 0)
+    return n.error("blocksize must be positive");
+  if (*mode != "DCR" && *mode != "CRD")
+    return n.error("unknown mode '" + *mode + "'");
+  int64_t batch = shape[0], c = shape[1], h = shape[2], w = shape[3];
+  SmallVector<int64_t> split, perm, merged;
+  if (toSpace) {
+    if (c % (b * b) != 0)
+      return n.error("channels " + std::to_string(c) + " are not a multiple of blocksize^2");
+    int64_t depth = c / (b * b);
+    if (*mode == "DCR") {
+      split = {batch, b, b, depth, h, w};
+      perm = {0, 3, 4, 1, 5, 2};
+    } else {
+      split = {batch, depth, b, b, h, w};
+      perm = {0, 1, 4, 2, 5, 3};
+    }
+    merged = {batch, depth, h * b, w * b};
+  } else {
+    if (h % b != 0 || w % b != 0)
+      return n.error("height and width must be multiples of blocksize");
+    split = {batch, c, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    merged = {batch, c * b * b, h / b, w / b};
+  }
+  FailureOr<Value> blocks = reshapeTo(n, *input, split);
+  if (failed(blocks))
+    return failure();
+  FailureOr<Value> moved =
+      n.create1<TransposeOp>(*blocks, n.named("perm", n.builder.getDenseI64ArrayAttr(perm)));
+  if (failed(moved))
+    return failure();
+  return defineResult(n, reshapeTo(n, *moved, merged));
+}
+
+//===----------------------------------------------------------------------===//
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
@@ -1040,6 +1281,10 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["Slice"] = importSlice;
     t["Gather"] = importGather;
     t["Expand"] = importExpand;
+    t["Pad"] = importPad;
+    t["Tile"] = importTile;
+    t["DepthToSpace"] = [](NodeImporter &n) { return importDepthSpace(n, /*toSpace=*/true); };
+    t["SpaceToDepth"] = [](NodeImporter &n) { return importDepthSpace(n, /*toSpace=*/false); };
     // Convolution and pooling.
     t["Conv"] = importConv;
     t["MaxPool"] = importPool<MaxPoolOp>;

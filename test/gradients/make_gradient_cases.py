@@ -606,6 +606,44 @@ def layout_cases(rng):
     ]
 
 
+@register
+def structural_cases(rng):
+    def case(name, ops, function, x, note):
+        return Case(name, ops, {"x": x}, module=Lambda(function), note=note)
+
+    return [
+        case("pad_constant", ["concat"], lambda x: F.pad(x, (1, 2, 0, 1), value=0.5),
+             normal(rng, 2, 3, 4), "F.pad constant 0.5: concatenated constant blocks"),
+        case("pad_crop", ["slice", "concat"], lambda x: F.pad(x, (-1, 2, 1, -2)),
+             normal(rng, 2, 5, 4), "negative pads crop (a slice), positive ones add zeros"),
+        case("pad_reflect", ["slice", "concat"], lambda x: F.pad(x, (2, 1, 1, 3), mode="reflect"),
+             normal(rng, 1, 2, 5, 4), "reflect: mirrored slices, their gradients summed"),
+        case("pad_edge", ["slice", "broadcast_to", "concat"],
+             lambda x: F.pad(x, (1, 2, 2, 0), mode="replicate"), normal(rng, 1, 2, 3, 4),
+             "replicate (ONNX edge): broadcast edge slices"),
+        case("tile", ["broadcast_to"], lambda x: x.repeat(2, 1, 3), normal(rng, 2, 3, 2),
+             "x.repeat exports Tile: a broadcast between reshapes"),
+        case("depth_to_space", ["transpose"], lambda x: F.pixel_shuffle(x, 2),
+             normal(rng, 1, 8, 2, 3), "F.pixel_shuffle exports DepthToSpace (CRD)"),
+        Case("depth_to_space_dcr", ["transpose"], {"x": normal(rng, 1, 8, 2, 3)},
+             onnx_nodes=lambda case: [helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2,
+                                                       mode="DCR")],
+             # DCR orders channels (block row, block column, depth); pixel_shuffle's CRD
+             # (depth, block row, block column).
+             function=lambda x: F.pixel_shuffle(x.reshape(1, 4, 2, 2, 3).transpose(1, 2)
+                                                .reshape(1, 8, 2, 3), 2),
+             note="hand-built ONNX DepthToSpace, DCR mode (torch exports CRD)"),
+        Case("space_to_depth", ["transpose"], {"x": normal(rng, 1, 2, 4, 6)},
+             onnx_nodes=lambda case: [helper.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2)],
+             # SpaceToDepth orders channels (block row, block column, channel); pixel_unshuffle
+             # (channel, block row, block column).
+             function=lambda x: F.pixel_unshuffle(x, 2).reshape(1, 2, 4, 2, 3).transpose(1, 2)
+             .reshape(1, 8, 2, 3),
+             note="hand-built ONNX SpaceToDepth (torch's pixel_unshuffle exports a reshape and a "
+                  "transpose)"),
+    ]
+
+
 # --------------------------------------------------------------------------
 # Convolution and pooling
 # --------------------------------------------------------------------------
