@@ -480,6 +480,26 @@ LogicalResult importReduce(NodeImporter &n) {
                                  n.named("keepdims", n.builder.getBoolAttr(*keepdims != 0))}));
 }
 
+LogicalResult importCumSum(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 2)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<HostTensor> axisTensor = n.requireConstant(1, "axis");
+  FailureOr<int64_t> exclusive = n.intAttr("exclusive", 0), reverse = n.intAttr("reverse", 0);
+  if (failed(input) || failed(axisTensor) || failed(exclusive) || failed(reverse))
+    return failure();
+  if (axisTensor->numElements() != 1)
+    return n.error("axis must be a scalar");
+  FailureOr<int64_t> axis = normalizeAxis(n, axisTensor->intAt(0),
+                                          cast<RankedTensorType>(input->getType()).getRank());
+  if (failed(axis))
+    return failure();
+  return defineResult(
+      n, n.create1<CumSumOp>(*input, {n.named("axis", n.builder.getI64IntegerAttr(*axis)),
+                                      n.named("exclusive", n.builder.getBoolAttr(*exclusive != 0)),
+                                      n.named("reverse", n.builder.getBoolAttr(*reverse != 0))}));
+}
+
 LogicalResult importGlobalAveragePool(NodeImporter &n) {
   FailureOr<Value> input = n.input(0);
   if (failed(input))
@@ -1270,6 +1290,7 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["ReduceL2"] = importReduce<ReduceL2Op>;
     t["ReduceLogSumExp"] = importReduce<ReduceLogSumExpOp>;
     t["GlobalAveragePool"] = importGlobalAveragePool;
+    t["CumSum"] = importCumSum;
     // Layout and indexing.
     t["Transpose"] = importTranspose;
     t["Reshape"] = importReshape;

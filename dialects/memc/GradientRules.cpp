@@ -560,6 +560,17 @@ LogicalResult ReduceLogSumExpOp::buildGradients(OpBuilder &b, ValueRange dy,
 }
 
 //===----------------------------------------------------------------------===//
+// Scans
+//===----------------------------------------------------------------------===//
+
+LogicalResult CumSumOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  // Element j feeds the sums at and after it (before it, reversed): the cumulative sum of dy
+  // in the other direction, exclusive when the forward one is.
+  return unary(dx, b.create<CumSumOp>(getLoc(), dy[0], getAxisAttr(), getExclusiveAttr(),
+                                      b.getBoolAttr(!getReverse())));
+}
+
+//===----------------------------------------------------------------------===//
 // Layout and indexing
 //===----------------------------------------------------------------------===//
 

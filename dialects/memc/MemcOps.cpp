@@ -139,6 +139,12 @@ LogicalResult LogSoftmaxOp::verify() {
   return success();
 }
 
+LogicalResult CumSumOp::verify() {
+  if (!isAxisInRange(getAxis(), getType().getRank()))
+    return emitOpError("axis ") << getAxis() << " out of range";
+  return success();
+}
+
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                             Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
   ArrayRef<int64_t> input = shapeOf(adaptor.getInput());

@@ -377,6 +377,29 @@ def Memc_ReduceLogSumExpOp : Memc_ReduceOp<"reduce_log_sum_exp",
                                            "log(sum(exp(x))), computed stably", Memc_FloatTensor>;
 
 //===----------------------------------------------------------------------===//
+// Scans.
+//===----------------------------------------------------------------------===//
+
+def Memc_CumSumOp : Memc_Op<"cumsum",
+    [Memc_Differentiable, Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Cumulative sum along one axis";
+  let description = [{
+    Running sums along `axis` (non-negative), from the last element backwards when `reverse` is
+    set; with `exclusive`, each sum leaves out the element at its own position (ONNX CumSum,
+    torch.cumsum).
+
+    ```mlir
+    %y = memc.cumsum %x {axis = 1 : i64, exclusive = false, reverse = false} : tensor<2x16xf32>
+    ```
+  }];
+  let arguments = (ins Memc_NumericTensor:$input, I64Attr:$axis, BoolAttr:$exclusive,
+                       BoolAttr:$reverse);
+  let results = (outs Memc_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Layout and indexing.
 //===----------------------------------------------------------------------===//
 

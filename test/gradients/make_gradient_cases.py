@@ -625,6 +625,15 @@ def structural_cases(rng):
              "x.repeat exports Tile: a broadcast between reshapes"),
         case("depth_to_space", ["transpose"], lambda x: F.pixel_shuffle(x, 2),
              normal(rng, 1, 8, 2, 3), "F.pixel_shuffle exports DepthToSpace (CRD)"),
+        case("cumsum", ["cumsum"], lambda x: torch.cumsum(x, 1), normal(rng, 2, 5, 3),
+             "torch.cumsum over axis 1: the gradient is the reversed cumulative sum"),
+        Case("cumsum_exclusive_reverse", ["cumsum"], {"x": normal(rng, 3, 6)},
+             onnx_nodes=lambda case: [
+                 helper.make_node("Constant", [], ["axis"], value=helper.make_tensor(
+                     "axis", TensorProto.INT64, [], [-1])),
+                 helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=1, reverse=1)],
+             function=lambda x: x.flip(1).cumsum(1).flip(1) - x,
+             note="hand-built ONNX CumSum, exclusive and reverse, axis -1 (torch has neither)"),
         Case("depth_to_space_dcr", ["transpose"], {"x": normal(rng, 1, 8, 2, 3)},
              onnx_nodes=lambda case: [helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2,
                                                        mode="DCR")],

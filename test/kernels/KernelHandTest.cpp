@@ -36,7 +36,7 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
       // Activations and elementwise ops of issue 15.
       "abs", "sin", "cos", "softplus", "hard_swish", "leaky_relu", "elu", "hard_sigmoid", "max",
       "min", "prelu", "greater_equal", "less_equal", "reduce_prod", "reduce_l2",
-      "reduce_log_sum_exp",
+      "reduce_log_sum_exp", "cumsum",
       // Training: backward ops and losses.
       "gelu_grad", "softmax_grad", "log_softmax_grad", "layer_norm_grad", "batch_norm_grad",
       "gather_grad", "slice_grad", "conv_grad_input", "conv_grad_weight", "max_pool_grad",

@@ -85,7 +85,9 @@ func.func @activations_and_selection(%x: tensor<4x16xf32>, %b: tensor<16xf32>, %
   %ge = memc.greater_equal %10, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xi1>
   // CHECK: memc.less_equal
   %le = memc.less_equal %10, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xi1>
-  return %10, %ge, %le : tensor<4x16xf32>, tensor<4x16xi1>, tensor<4x16xi1>
+  // CHECK: memc.cumsum %{{.*}} {axis = 1 : i64, exclusive = true, reverse = false} : tensor<4x16xf32>
+  %11 = memc.cumsum %10 {axis = 1 : i64, exclusive = true, reverse = false} : tensor<4x16xf32>
+  return %11, %ge, %le : tensor<4x16xf32>, tensor<4x16xi1>, tensor<4x16xi1>
 }
 
 // CHECK-LABEL: func @mixed_precision_types
