@@ -402,9 +402,48 @@ LogicalResult importSoftmax(NodeImporter &n) {
   return defineResult(n, n.create1<OpT>(*input, n.named("axis", n.builder.getI64IntegerAttr(*axis))));
 }
 
+/// LayerNormalization's optional Mean and InvStdDev outputs, over axes `axis..rank-1` with
+/// kept dimensions, in the stash type (f32 unless stash_type says the input's): computed apart
+/// from layer_norm, only when the graph reads them, so that their gradients follow the ops'.
+LogicalResult defineLayerNormStatistics(NodeImporter &n, Value input, int64_t axis,
+                                        double epsilon) {
+  if (!n.isOutputUsed(1) && !n.isOutputUsed(2))
+    return success();
+  FailureOr<int64_t> stashType = n.intAttr("stash_type", 1);
+  if (failed(stashType))
+    return failure();
+  auto type = cast<RankedTensorType>(input.getType());
+  Type stash = *stashType == 1 ? Type(n.builder.getF32Type()) : type.getElementType();
+  FailureOr<Value> x = input;
+  if (stash != type.getElementType() && failed(x = n.createTyped<CastOp>(type.clone(stash), input)))
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t dim = axis; dim < type.getRank(); ++dim)
+    axes.push_back(dim);
+  auto meanOver = [&](Value value) {
+    return n.create1<ReduceMeanOp>(value, {n.named("axes", n.builder.getDenseI64ArrayAttr(axes)),
+                                           n.named("keepdims", n.builder.getBoolAttr(true))});
+  };
+  FailureOr<Value> mean = meanOver(*x);
+  if (failed(mean))
+    return failure();
+  n.setOutput(1, *mean);
+  if (!n.isOutputUsed(2))
+    return success();
+  FailureOr<Value> centered = n.create1<SubOp>({*x, *mean});
+  FailureOr<Value> squared, variance, shifted, deviation, inverse;
+  if (failed(centered) || failed(squared = n.create1<MulOp>({*centered, *centered})) ||
+      failed(variance = meanOver(*squared)) ||
+      failed(shifted = n.create1<AddOp>({*variance, scalarConstant(n, stash, epsilon)})) ||
+      failed(deviation = n.create1<SqrtOp>(*shifted)) ||
+      failed(inverse = n.create1<ReciprocalOp>(*deviation)))
+    return failure();
+  n.setOutput(2, *inverse);
+  return success();
+}
+
 LogicalResult importLayerNormalization(NodeImporter &n) {
-  if (failed(expectInputs(n, 2, 3)) ||
-      failed(n.requireOutputsUnused(1, "memc's layer_norm does not expose Mean/InvStdDev")))
+  if (failed(expectInputs(n, 2, 3)))
     return failure();
   FailureOr<Value> input = n.input(0);
   if (failed(input))
@@ -424,6 +463,8 @@ LogicalResult importLayerNormalization(NodeImporter &n) {
       return failure();
     operands.push_back(*bias);
   }
+  if (failed(defineLayerNormStatistics(n, *input, *axis, *epsilon)))
+    return failure();
   return defineResult(
       n, n.create1<LayerNormOp>(operands, {n.named("axis", n.builder.getI64IntegerAttr(*axis)),
                                            n.named("epsilon", n.builder.getF64FloatAttr(*epsilon))}));

@@ -418,6 +418,26 @@ def layer_norm_cases(rng):
     ]
 
 
+def layer_norm_statistics(x, scale, bias):
+    """ONNX LayerNormalization's three outputs over the last two axes, epsilon 1e-3."""
+    mean = x.mean((1, 2), keepdim=True)
+    inverse = torch.rsqrt(((x - mean) ** 2).mean((1, 2), keepdim=True) + 1e-3)
+    return F.layer_norm(x, (3, 4), scale, bias, 1e-3), mean, inverse
+
+
+@register
+def layer_norm_statistics_case(rng):
+    return Case("layer_norm_mean_inv_std_dev", ["layer_norm", "reduce_mean", "reciprocal"],
+                {"x": normal(rng, 2, 3, 4)}, outputs=("y", "mean", "inv_std_dev"),
+                onnx_nodes=lambda case: [helper.make_node(
+                    "LayerNormalization", ["x", "scale", "bias"], ["y", "mean", "inv_std_dev"],
+                    axis=1, epsilon=1e-3)],
+                function=layer_norm_statistics,
+                params={"scale": (normal(rng, 3, 4), True), "bias": (normal(rng, 3, 4), True)},
+                note="hand-built ONNX LayerNormalization whose Mean and InvStdDev outputs are "
+                     "read: their gradients reach x too")
+
+
 def batch_norm_mlir(name, shape):
     channels = shape[1]
     tensor = "tensor<" + "x".join(map(str, shape)) + "xf32>"
