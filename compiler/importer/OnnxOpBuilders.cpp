@@ -224,7 +224,10 @@ LogicalResult importPow(NodeImporter &n) {
     if (failed(exponent = n.createTyped<CastOp>(exponentType.clone(baseType), *exponent)))
       return failure();
   }
-  return defineResult(n, n.create1<PowOp>({*base, *exponent}));
+  SmallVector<Value> operands = {*base, *exponent};
+  if (failed(applyLegacyBroadcast(n, operands)))
+    return failure();
+  return defineResult(n, n.create1<PowOp>(operands));
 }
 
 LogicalResult importGelu(NodeImporter &n) {
@@ -262,8 +265,21 @@ LogicalResult importClip(NodeImporter &n) {
   return defineResult(n, n.create1<ClipOp>(*input, bounds));
 }
 
+/// Cast's target type: an int since opset 6, the type's name ("FLOAT") before.
+FailureOr<int64_t> castTarget(NodeImporter &n) {
+  if (n.opset >= 6)
+    return n.intAttr("to", std::nullopt);
+  FailureOr<std::string> name = n.stringAttr("to", std::nullopt);
+  if (failed(name))
+    return failure();
+  onnx::TensorProto::DataType type;
+  if (!onnx::TensorProto::DataType_Parse(*name, &type))
+    return n.error("unknown type name '" + *name + "' in 'to'");
+  return static_cast<int64_t>(type);
+}
+
 LogicalResult importCast(NodeImporter &n) {
-  FailureOr<int64_t> to = n.intAttr("to", std::nullopt);
+  FailureOr<int64_t> to = castTarget(n);
   FailureOr<Value> input = n.input(0);
   if (failed(to) || failed(input))
     return failure();
@@ -573,16 +589,31 @@ LogicalResult importTranspose(NodeImporter &n) {
   return defineResult(n, n.create1<TransposeOp>(*input, n.named("perm", n.builder.getDenseI64ArrayAttr(*perm))));
 }
 
-LogicalResult importReshape(NodeImporter &n) {
+/// Reshape's target: input 1 since opset 5, the `shape` attribute before.
+FailureOr<std::vector<int64_t>> reshapeTarget(NodeImporter &n) {
+  if (n.opset < 5) {
+    if (failed(expectInputs(n, 1, 1)))
+      return failure();
+    return n.intsAttr("shape", std::nullopt);
+  }
   if (failed(expectInputs(n, 2, 2)))
     return failure();
-  FailureOr<Value> input = n.input(0);
   FailureOr<HostTensor> shapeTensor = n.requireConstant(1, "the target shape");
+  if (failed(shapeTensor))
+    return failure();
+  return shapeTensor->toInts();
+}
+
+LogicalResult importReshape(NodeImporter &n) {
+  FailureOr<std::vector<int64_t>> given = reshapeTarget(n);
+  if (failed(given))
+    return failure();
+  FailureOr<Value> input = n.input(0);
   FailureOr<int64_t> allowZero = n.intAttr("allowzero", 0);
-  if (failed(input) || failed(shapeTensor) || failed(allowZero))
+  if (failed(input) || failed(allowZero))
     return failure();
   ArrayRef<int64_t> inputShape = cast<RankedTensorType>(input->getType()).getShape();
-  std::vector<int64_t> target = shapeTensor->toInts();
+  std::vector<int64_t> target = *given;
   std::optional<size_t> inferred;
   int64_t known = 1;
   for (size_t i = 0; i < target.size(); ++i) {
@@ -596,7 +627,7 @@ LogicalResult importReshape(NodeImporter &n) {
       continue;
     }
     if (target[i] < 0)
-      return n.error("invalid target shape " + formatShape(shapeTensor->toInts()));
+      return n.error("invalid target shape " + formatShape(*given));
     if (target[i] > 0 && known > std::numeric_limits<int64_t>::max() / target[i])
       return n.error("target shape overflows");
     known *= target[i];
@@ -605,7 +636,7 @@ LogicalResult importReshape(NodeImporter &n) {
   if (inferred) {
     if (known == 0 || total % known != 0)
       return n.error("cannot reshape " + formatShape(inputShape) + " to " +
-                     formatShape(shapeTensor->toInts()));
+                     formatShape(*given));
     target[*inferred] = total / known;
   }
   if (numElements(target) != total)
@@ -678,7 +709,8 @@ LogicalResult importUnsqueeze(NodeImporter &n) {
 
 LogicalResult importConcat(NodeImporter &n) {
   FailureOr<SmallVector<Value>> inputs = n.elementwiseInputs();
-  FailureOr<int64_t> axis = n.intAttr("axis", std::nullopt);
+  // Before opset 4 the axis could be left out, meaning 1.
+  FailureOr<int64_t> axis = n.intAttr("axis", n.opset < 4 ? std::optional<int64_t>(1) : std::nullopt);
   if (failed(inputs) || failed(axis))
     return failure();
   if (inputs->empty())
@@ -888,7 +920,8 @@ FailureOr<Value> sliceAlong(NodeImporter &n, Value value, int64_t axis, int64_t 
 FailureOr<std::vector<int64_t>> padAmounts(NodeImporter &n, int64_t rank) {
   std::vector<int64_t> given;
   if (n.opset < 11) {
-    FailureOr<std::vector<int64_t>> pads = n.intsAttr("pads", std::nullopt);
+    // Named `paddings` before opset 2.
+    FailureOr<std::vector<int64_t>> pads = n.intsAttr(n.opset < 2 ? "paddings" : "pads", std::nullopt);
     if (failed(pads))
       return failure();
     given = *pads;
@@ -1027,6 +1060,9 @@ LogicalResult importPad(NodeImporter &n) {
 
 /// Tile: [d0, d1, ...] -> [1, d0, 1, d1, ...], broadcast to [r0, d0, r1, d1, ...], merged.
 LogicalResult importTile(NodeImporter &n) {
+  if (n.opset < 6)
+    return n.error("Tile before opset 6 (a scalar count and an axis input) is not supported; "
+                   "export at opset 6 or later");
   if (failed(expectInputs(n, 2, 2)))
     return failure();
   FailureOr<Value> input = n.input(0);
