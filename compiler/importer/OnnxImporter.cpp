@@ -34,7 +34,10 @@ using namespace mlir;
 namespace memc {
 namespace {
 
-constexpr int64_t kMinOpset = 6, kMaxOpset = 18;
+// Opsets 1-5 differ from 6 in a few attribute forms the builders map (Reshape's shape, Cast's
+// type name, Pad's paddings, Concat's default axis) and in consumed_inputs, an optimization hint
+// without meaning here.
+constexpr int64_t kMinOpset = 1, kMaxOpset = 18;
 /// Integer initializers up to this size are shape-like data (reshape targets, axes) and are
 /// imported as constants; larger ones (and all float ones) are buffers or parameters.
 constexpr int64_t kMaxConstantInitializerElements = 64;

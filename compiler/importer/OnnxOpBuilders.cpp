@@ -13,6 +13,8 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -150,6 +152,62 @@ LogicalResult importElementwise(NodeImporter &n) {
   return defineResult(n, n.create1<OpT>(*operands));
 }
 
+/// Max and Min take one or more operands: a chain of binary ops, left to right.
+template <typename OpT>
+LogicalResult importVariadic(NodeImporter &n) {
+  if (failed(expectInputs(n, 1, std::numeric_limits<size_t>::max())))
+    return failure();
+  FailureOr<SmallVector<Value>> operands = n.elementwiseInputs();
+  if (failed(operands) || failed(requireSameElementType(n, *operands)))
+    return failure();
+  FailureOr<Value> result = (*operands)[0];
+  for (size_t i = 1; i < operands->size() && succeeded(result); ++i)
+    result = n.create1<OpT>({*result, (*operands)[i]});
+  return defineResult(n, result);
+}
+
+/// LeakyRelu, Elu and HardSigmoid: one operand and scalar coefficients with ONNX's defaults.
+template <typename OpT>
+LogicalResult importScaledActivation(NodeImporter &n,
+                                     ArrayRef<std::pair<StringRef, double>> coefficients) {
+  if (failed(expectInputs(n, 1, 1)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  if (failed(input))
+    return failure();
+  SmallVector<NamedAttribute> attributes;
+  for (auto [name, fallback] : coefficients) {
+    FailureOr<double> value = n.floatAttr(name, fallback);
+    if (failed(value))
+      return failure();
+    if (!std::isfinite(*value))
+      return n.error("attribute '" + name.str() + "' must be finite");
+    attributes.push_back(n.named(name, n.builder.getF64FloatAttr(*value)));
+  }
+  return defineResult(n, n.create1<OpT>(*input, attributes));
+}
+
+/// Before opset 7, PRelu's 1-D slope holds one value per channel (axis 1), or one for all;
+/// later it broadcasts as numpy does.
+LogicalResult importPRelu(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 2)))
+    return failure();
+  FailureOr<SmallVector<Value>> operands = n.elementwiseInputs();
+  if (failed(operands) || failed(requireSameElementType(n, *operands)))
+    return failure();
+  ArrayRef<int64_t> input = cast<RankedTensorType>((*operands)[0].getType()).getShape();
+  ArrayRef<int64_t> slope = cast<RankedTensorType>((*operands)[1].getType()).getShape();
+  if (n.opset < 7 && slope.size() == 1 && slope[0] != 1 && input.size() >= 2) {
+    SmallVector<int64_t> perChannel(input.size() - 1, 1);
+    perChannel[0] = slope[0];
+    FailureOr<Value> reshaped = reshapeTo(n, (*operands)[1], perChannel);
+    if (failed(reshaped))
+      return failure();
+    (*operands)[1] = *reshaped;
+  }
+  return defineResult(n, n.create1<PReluOp>(*operands));
+}
+
 LogicalResult importPow(NodeImporter &n) {
   // The result has the base's type; the exponent may have another, so convert it.
   if (failed(expectInputs(n, 2, 2)))
@@ -167,7 +225,10 @@ LogicalResult importPow(NodeImporter &n) {
     if (failed(exponent = n.createTyped<CastOp>(exponentType.clone(baseType), *exponent)))
       return failure();
   }
-  return defineResult(n, n.create1<PowOp>({*base, *exponent}));
+  SmallVector<Value> operands = {*base, *exponent};
+  if (failed(applyLegacyBroadcast(n, operands)))
+    return failure();
+  return defineResult(n, n.create1<PowOp>(operands));
 }
 
 LogicalResult importGelu(NodeImporter &n) {
@@ -205,8 +266,21 @@ LogicalResult importClip(NodeImporter &n) {
   return defineResult(n, n.create1<ClipOp>(*input, bounds));
 }
 
+/// Cast's target type: an int since opset 6, the type's name ("FLOAT") before.
+FailureOr<int64_t> castTarget(NodeImporter &n) {
+  if (n.opset >= 6)
+    return n.intAttr("to", std::nullopt);
+  FailureOr<std::string> name = n.stringAttr("to", std::nullopt);
+  if (failed(name))
+    return failure();
+  onnx::TensorProto::DataType type;
+  if (!onnx::TensorProto::DataType_Parse(*name, &type))
+    return n.error("unknown type name '" + *name + "' in 'to'");
+  return static_cast<int64_t>(type);
+}
+
 LogicalResult importCast(NodeImporter &n) {
-  FailureOr<int64_t> to = n.intAttr("to", std::nullopt);
+  FailureOr<int64_t> to = castTarget(n);
   FailureOr<Value> input = n.input(0);
   if (failed(to) || failed(input))
     return failure();
@@ -345,9 +419,48 @@ LogicalResult importSoftmax(NodeImporter &n) {
   return defineResult(n, n.create1<OpT>(*input, n.named("axis", n.builder.getI64IntegerAttr(*axis))));
 }
 
+/// LayerNormalization's optional Mean and InvStdDev outputs, over axes `axis..rank-1` with
+/// kept dimensions, in the stash type (f32 unless stash_type says the input's): computed apart
+/// from layer_norm, only when the graph reads them, so that their gradients follow the ops'.
+LogicalResult defineLayerNormStatistics(NodeImporter &n, Value input, int64_t axis,
+                                        double epsilon) {
+  if (!n.isOutputUsed(1) && !n.isOutputUsed(2))
+    return success();
+  FailureOr<int64_t> stashType = n.intAttr("stash_type", 1);
+  if (failed(stashType))
+    return failure();
+  auto type = cast<RankedTensorType>(input.getType());
+  Type stash = *stashType == 1 ? Type(n.builder.getF32Type()) : type.getElementType();
+  FailureOr<Value> x = input;
+  if (stash != type.getElementType() && failed(x = n.createTyped<CastOp>(type.clone(stash), input)))
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t dim = axis; dim < type.getRank(); ++dim)
+    axes.push_back(dim);
+  auto meanOver = [&](Value value) {
+    return n.create1<ReduceMeanOp>(value, {n.named("axes", n.builder.getDenseI64ArrayAttr(axes)),
+                                           n.named("keepdims", n.builder.getBoolAttr(true))});
+  };
+  FailureOr<Value> mean = meanOver(*x);
+  if (failed(mean))
+    return failure();
+  n.setOutput(1, *mean);
+  if (!n.isOutputUsed(2))
+    return success();
+  FailureOr<Value> centered = n.create1<SubOp>({*x, *mean});
+  FailureOr<Value> squared, variance, shifted, deviation, inverse;
+  if (failed(centered) || failed(squared = n.create1<MulOp>({*centered, *centered})) ||
+      failed(variance = meanOver(*squared)) ||
+      failed(shifted = n.create1<AddOp>({*variance, scalarConstant(n, stash, epsilon)})) ||
+      failed(deviation = n.create1<SqrtOp>(*shifted)) ||
+      failed(inverse = n.create1<ReciprocalOp>(*deviation)))
+    return failure();
+  n.setOutput(2, *inverse);
+  return success();
+}
+
 LogicalResult importLayerNormalization(NodeImporter &n) {
-  if (failed(expectInputs(n, 2, 3)) ||
-      failed(n.requireOutputsUnused(1, "memc's layer_norm does not expose Mean/InvStdDev")))
+  if (failed(expectInputs(n, 2, 3)))
     return failure();
   FailureOr<Value> input = n.input(0);
   if (failed(input))
@@ -367,6 +480,8 @@ LogicalResult importLayerNormalization(NodeImporter &n) {
       return failure();
     operands.push_back(*bias);
   }
+  if (failed(defineLayerNormStatistics(n, *input, *axis, *epsilon)))
+    return failure();
   return defineResult(
       n, n.create1<LayerNormOp>(operands, {n.named("axis", n.builder.getI64IntegerAttr(*axis)),
                                            n.named("epsilon", n.builder.getF64FloatAttr(*epsilon))}));
@@ -423,6 +538,26 @@ LogicalResult importReduce(NodeImporter &n) {
                                  n.named("keepdims", n.builder.getBoolAttr(*keepdims != 0))}));
 }
 
+LogicalResult importCumSum(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 2)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<HostTensor> axisTensor = n.requireConstant(1, "axis");
+  FailureOr<int64_t> exclusive = n.intAttr("exclusive", 0), reverse = n.intAttr("reverse", 0);
+  if (failed(input) || failed(axisTensor) || failed(exclusive) || failed(reverse))
+    return failure();
+  if (axisTensor->numElements() != 1)
+    return n.error("axis must be a scalar");
+  FailureOr<int64_t> axis = normalizeAxis(n, axisTensor->intAt(0),
+                                          cast<RankedTensorType>(input->getType()).getRank());
+  if (failed(axis))
+    return failure();
+  return defineResult(
+      n, n.create1<CumSumOp>(*input, {n.named("axis", n.builder.getI64IntegerAttr(*axis)),
+                                      n.named("exclusive", n.builder.getBoolAttr(*exclusive != 0)),
+                                      n.named("reverse", n.builder.getBoolAttr(*reverse != 0))}));
+}
+
 LogicalResult importGlobalAveragePool(NodeImporter &n) {
   FailureOr<Value> input = n.input(0);
   if (failed(input))
@@ -455,18 +590,34 @@ LogicalResult importTranspose(NodeImporter &n) {
   return defineResult(n, n.create1<TransposeOp>(*input, n.named("perm", n.builder.getDenseI64ArrayAttr(*perm))));
 }
 
-LogicalResult importReshape(NodeImporter &n) {
+/// Reshape's target: input 1 since opset 5, the `shape` attribute before.
+FailureOr<std::vector<int64_t>> reshapeTarget(NodeImporter &n) {
+  if (n.opset < 5) {
+    if (failed(expectInputs(n, 1, 1)))
+      return failure();
+    return n.intsAttr("shape", std::nullopt);
+  }
   if (failed(expectInputs(n, 2, 2)))
     return failure();
-  FailureOr<Value> input = n.input(0);
   FailureOr<HostTensor> shapeTensor = n.requireConstant(1, "the target shape");
-  FailureOr<int64_t> allowZero = n.intAttr("allowzero", 0);
-  if (failed(input) || failed(shapeTensor) || failed(allowZero))
+  if (failed(shapeTensor))
     return failure();
-  ArrayRef<int64_t> inputShape = cast<RankedTensorType>(input->getType()).getShape();
   std::vector<int64_t> target;
   if (std::string error; !readIndexVector("the target shape", *shapeTensor, target, error))
     return n.error(error);
+  return target;
+}
+
+LogicalResult importReshape(NodeImporter &n) {
+  FailureOr<std::vector<int64_t>> given = reshapeTarget(n);
+  if (failed(given))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<int64_t> allowZero = n.intAttr("allowzero", 0);
+  if (failed(input) || failed(allowZero))
+    return failure();
+  ArrayRef<int64_t> inputShape = cast<RankedTensorType>(input->getType()).getShape();
+  std::vector<int64_t> target = *given;
   std::optional<size_t> inferred;
   int64_t known = 1;
   for (size_t i = 0; i < target.size(); ++i) {
@@ -480,7 +631,7 @@ LogicalResult importReshape(NodeImporter &n) {
       continue;
     }
     if (target[i] < 0)
-      return n.error("invalid target shape " + formatShape(shapeTensor->toInts()));
+      return n.error("invalid target shape " + formatShape(*given));
     if (target[i] > 0 && known > std::numeric_limits<int64_t>::max() / target[i])
       return n.error("target shape overflows");
     known *= target[i];
@@ -489,7 +640,7 @@ LogicalResult importReshape(NodeImporter &n) {
   if (inferred) {
     if (known == 0 || total % known != 0)
       return n.error("cannot reshape " + formatShape(inputShape) + " to " +
-                     formatShape(shapeTensor->toInts()));
+                     formatShape(*given));
     target[*inferred] = total / known;
   }
   if (numElements(target) != total)
@@ -562,7 +713,8 @@ LogicalResult importUnsqueeze(NodeImporter &n) {
 
 LogicalResult importConcat(NodeImporter &n) {
   FailureOr<SmallVector<Value>> inputs = n.elementwiseInputs();
-  FailureOr<int64_t> axis = n.intAttr("axis", std::nullopt);
+  // Before opset 4 the axis could be left out, meaning 1.
+  FailureOr<int64_t> axis = n.intAttr("axis", n.opset < 4 ? std::optional<int64_t>(1) : std::nullopt);
   if (failed(inputs) || failed(axis))
     return failure();
   if (inputs->empty())
@@ -739,6 +891,251 @@ LogicalResult importExpand(NodeImporter &n) {
   if (type == input->getType())
     return defineResult(n, *input);
   return defineResult(n, n.createTyped<BroadcastToOp>(type, *input));
+}
+
+//===----------------------------------------------------------------------===//
+// Pad, Tile, DepthToSpace, SpaceToDepth: canonical forms in slices, concats, broadcasts,
+// reshapes and transposes, whose kernels and gradient rules exist already
+//===----------------------------------------------------------------------===//
+
+/// `value[start:limit:step]` along `axis` (limit -1 with a negative step: down to index 0).
+FailureOr<Value> sliceAlong(NodeImporter &n, Value value, int64_t axis, int64_t start,
+                            int64_t limit, int64_t step) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(value.getType()).getShape();
+  SmallVector<int64_t> starts(shape.size(), 0), limits(shape), steps(shape.size(), 1);
+  starts[axis] = start;
+  limits[axis] = limit;
+  steps[axis] = step;
+  return n.create1<SliceOp>(value, {n.named("starts", n.builder.getDenseI64ArrayAttr(starts)),
+                                    n.named("limits", n.builder.getDenseI64ArrayAttr(limits)),
+                                    n.named("steps", n.builder.getDenseI64ArrayAttr(steps))});
+}
+
+/// Pad's begins and ends (pads input from opset 11, attribute before; `axes` from opset 18),
+/// one pair per dimension.
+FailureOr<std::vector<int64_t>> padAmounts(NodeImporter &n, int64_t rank) {
+  std::vector<int64_t> given;
+  if (n.opset < 11) {
+    // Named `paddings` before opset 2.
+    FailureOr<std::vector<int64_t>> pads = n.intsAttr(n.opset < 2 ? "paddings" : "pads", std::nullopt);
+    if (failed(pads))
+      return failure();
+    given = *pads;
+  } else {
+    FailureOr<HostTensor> pads = n.requireConstant(1, "pads");
+    if (failed(pads))
+      return failure();
+    given = pads->toInts();
+  }
+  std::vector<int64_t> axes(rank);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (n.hasInput(3)) {
+    FailureOr<HostTensor> axesTensor = n.requireConstant(3, "axes");
+    if (failed(axesTensor))
+      return failure();
+    axes.clear();
+    for (int64_t axis : axesTensor->toInts()) {
+      FailureOr<int64_t> normalized = normalizeAxis(n, axis, rank);
+      if (failed(normalized))
+        return failure();
+      axes.push_back(*normalized);
+    }
+  }
+  if (given.size() != 2 * axes.size())
+    return n.error("pads has " + std::to_string(given.size()) + " values for " +
+                   std::to_string(axes.size()) + " axes");
+  std::vector<int64_t> pads(2 * rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    pads[axes[i]] = given[i];
+    pads[rank + axes[i]] = given[axes.size() + i];
+  }
+  return pads;
+}
+
+/// A constant of `like`'s element type and `shape`, every element `value`.
+Value splatConstant(NodeImporter &n, Value like, ArrayRef<int64_t> shape, double value) {
+  auto type = withShape(like, shape);
+  Type element = type.getElementType();
+  Attribute attr = isa<FloatType>(element) ? Attribute(FloatAttr::get(element, value))
+                                           : Attribute(IntegerAttr::get(element, int64_t(value)));
+  return n.builder.create<ConstantOp>(n.location(), DenseElementsAttr::get(type, attr));
+}
+
+/// The `count` elements Pad adds before (`before`) or after `value` along `axis`.
+FailureOr<Value> padPiece(NodeImporter &n, Value value, int64_t axis, int64_t count, bool before,
+                          StringRef mode, double constant) {
+  SmallVector<int64_t> shape(cast<RankedTensorType>(value.getType()).getShape());
+  int64_t dim = shape[axis];
+  if (mode == "constant") {
+    shape[axis] = count;
+    return splatConstant(n, value, shape, constant);
+  }
+  if (dim == 0)
+    return n.error("cannot pad an empty dimension in " + mode.str() + " mode");
+  if (mode == "edge") {
+    FailureOr<Value> edge = before ? sliceAlong(n, value, axis, 0, 1, 1)
+                                   : sliceAlong(n, value, axis, dim - 1, dim, 1);
+    if (failed(edge))
+      return failure();
+    shape[axis] = count;
+    return n.createTyped<BroadcastToOp>(withShape(value, shape), *edge);
+  }
+  // reflect: the mirror image without the edge element itself.
+  if (count > dim - 1)
+    return n.error("reflect padding of " + std::to_string(count) + " exceeds dimension " +
+                   std::to_string(axis) + " of size " + std::to_string(dim) + " minus 1");
+  return before ? sliceAlong(n, value, axis, count, 0, -1)
+                : sliceAlong(n, value, axis, dim - 2, dim - 2 - count, -1);
+}
+
+/// Pad, one axis at a time: negative amounts crop (a slice), positive ones concatenate the
+/// constant, edge or reflected pieces.
+LogicalResult importPad(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0);
+  FailureOr<std::string> mode = n.stringAttr("mode", "constant");
+  if (failed(input) || failed(mode))
+    return failure();
+  if (*mode != "constant" && *mode != "reflect" && *mode != "edge")
+    return n.error("unsupported mode '" + *mode + "' (memc pads constant, reflect or edge)");
+  int64_t rank = cast<RankedTensorType>(input->getType()).getRank();
+  FailureOr<std::vector<int64_t>> pads = padAmounts(n, rank);
+  if (failed(pads))
+    return failure();
+  double constant = 0.0;
+  if (n.opset < 11) {
+    FailureOr<double> value = n.floatAttr("value", 0.0);
+    if (failed(value))
+      return failure();
+    constant = *value;
+  } else if (n.hasInput(2)) {
+    FailureOr<HostTensor> value = n.requireConstant(2, "constant_value");
+    if (failed(value))
+      return failure();
+    if (value->numElements() != 1)
+      return n.error("constant_value must be a scalar");
+    constant = value->isFloating() ? value->floatAt(0) : double(value->intAt(0));
+  }
+  Value result = *input;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    int64_t begin = (*pads)[axis], end = (*pads)[rank + axis];
+    int64_t dim = cast<RankedTensorType>(result.getType()).getDimSize(axis);
+    if (begin < 0 || end < 0) {
+      int64_t start = std::max<int64_t>(0, -begin), limit = dim - std::max<int64_t>(0, -end);
+      if (start > limit)
+        return n.error("negative pads remove more than dimension " + std::to_string(axis) +
+                       " holds");
+      FailureOr<Value> cropped = sliceAlong(n, result, axis, start, limit, 1);
+      if (failed(cropped))
+        return failure();
+      result = *cropped;
+    }
+    SmallVector<Value> pieces;
+    if (begin > 0) {
+      FailureOr<Value> piece = padPiece(n, result, axis, begin, true, *mode, constant);
+      if (failed(piece))
+        return failure();
+      pieces.push_back(*piece);
+    }
+    pieces.push_back(result);
+    if (end > 0) {
+      FailureOr<Value> piece = padPiece(n, result, axis, end, false, *mode, constant);
+      if (failed(piece))
+        return failure();
+      pieces.push_back(*piece);
+    }
+    if (pieces.size() == 1)
+      continue;
+    FailureOr<Value> joined =
+        n.create1<ConcatOp>(pieces, n.named("axis", n.builder.getI64IntegerAttr(axis)));
+    if (failed(joined))
+      return failure();
+    result = *joined;
+  }
+  return defineResult(n, result);
+}
+
+/// Tile: [d0, d1, ...] -> [1, d0, 1, d1, ...], broadcast to [r0, d0, r1, d1, ...], merged.
+LogicalResult importTile(NodeImporter &n) {
+  if (n.opset < 6)
+    return n.error("Tile before opset 6 (a scalar count and an axis input) is not supported; "
+                   "export at opset 6 or later");
+  if (failed(expectInputs(n, 2, 2)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<HostTensor> repeatsTensor = n.requireConstant(1, "repeats");
+  if (failed(input) || failed(repeatsTensor))
+    return failure();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input->getType()).getShape();
+  std::vector<int64_t> repeats = repeatsTensor->toInts();
+  if (repeats.size() != shape.size())
+    return n.error("repeats has " + std::to_string(repeats.size()) + " values for rank " +
+                   std::to_string(shape.size()));
+  SmallVector<int64_t> spread, broadcast, tiled;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (repeats[i] < 0)
+      return n.error("repeats must not be negative");
+    if (repeats[i] > 0 && shape[i] > std::numeric_limits<int64_t>::max() / repeats[i])
+      return n.error("the tiled shape overflows");
+    spread.append({1, shape[i]});
+    broadcast.append({repeats[i], shape[i]});
+    tiled.push_back(repeats[i] * shape[i]);
+  }
+  FailureOr<Value> spreadOut = reshapeTo(n, *input, spread);
+  if (failed(spreadOut))
+    return failure();
+  FailureOr<Value> repeated = *spreadOut;
+  if (spread != broadcast &&
+      failed(repeated = n.createTyped<BroadcastToOp>(withShape(*input, broadcast), *spreadOut)))
+    return failure();
+  return defineResult(n, reshapeTo(n, *repeated, tiled));
+}
+
+/// DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape, as ONNX defines them.
+LogicalResult importDepthSpace(NodeImporter &n, bool toSpace) {
+  if (failed(expectInputs(n, 1, 1)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<int64_t> blockSize = n.intAttr("blocksize", std::nullopt);
+  FailureOr<std::string> mode = n.stringAttr("mode", "DCR");
+  if (failed(input) || failed(blockSize) || failed(mode))
+    return failure();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input->getType()).getShape();
+  int64_t b = *blockSize;
+  if (shape.size() != 4)
+    return n.error("expects an NCHW input");
+  if (b <= 0)
+    return n.error("blocksize must be positive");
+  if (*mode != "DCR" && *mode != "CRD")
+    return n.error("unknown mode '" + *mode + "'");
+  int64_t batch = shape[0], c = shape[1], h = shape[2], w = shape[3];
+  SmallVector<int64_t> split, perm, merged;
+  if (toSpace) {
+    if (c % (b * b) != 0)
+      return n.error("channels " + std::to_string(c) + " are not a multiple of blocksize^2");
+    int64_t depth = c / (b * b);
+    if (*mode == "DCR") {
+      split = {batch, b, b, depth, h, w};
+      perm = {0, 3, 4, 1, 5, 2};
+    } else {
+      split = {batch, depth, b, b, h, w};
+      perm = {0, 1, 4, 2, 5, 3};
+    }
+    merged = {batch, depth, h * b, w * b};
+  } else {
+    if (h % b != 0 || w % b != 0)
+      return n.error("height and width must be multiples of blocksize");
+    split = {batch, c, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    merged = {batch, c * b * b, h / b, w / b};
+  }
+  FailureOr<Value> blocks = reshapeTo(n, *input, split);
+  if (failed(blocks))
+    return failure();
+  FailureOr<Value> moved =
+      n.create1<TransposeOp>(*blocks, n.named("perm", n.builder.getDenseI64ArrayAttr(perm)));
+  if (failed(moved))
+    return failure();
+  return defineResult(n, reshapeTo(n, *moved, merged));
 }
 
 //===----------------------------------------------------------------------===//
@@ -919,6 +1316,18 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["Sigmoid"] = importElementwise<SigmoidOp, 1>;
     t["Relu"] = importElementwise<ReluOp, 1>;
     t["Not"] = importElementwise<NotOp, 1>;
+    t["Abs"] = importElementwise<AbsOp, 1>;
+    t["Sin"] = importElementwise<SinOp, 1>;
+    t["Cos"] = importElementwise<CosOp, 1>;
+    t["Softplus"] = importElementwise<SoftplusOp, 1>;
+    t["HardSwish"] = importElementwise<HardSwishOp, 1>;
+    t["LeakyRelu"] = [](NodeImporter &n) {
+      return importScaledActivation<LeakyReluOp>(n, {{"alpha", 0.01}});
+    };
+    t["Elu"] = [](NodeImporter &n) { return importScaledActivation<EluOp>(n, {{"alpha", 1.0}}); };
+    t["HardSigmoid"] = [](NodeImporter &n) {
+      return importScaledActivation<HardSigmoidOp>(n, {{"alpha", 0.2}, {"beta", 0.5}});
+    };
     t["Add"] = importElementwise<AddOp, 2>;
     t["Sub"] = importElementwise<SubOp, 2>;
     t["Mul"] = importElementwise<MulOp, 2>;
@@ -926,6 +1335,11 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["Equal"] = importElementwise<EqualOp, 2>;
     t["Less"] = importElementwise<LessOp, 2>;
     t["Greater"] = importElementwise<GreaterOp, 2>;
+    t["GreaterOrEqual"] = importElementwise<GreaterEqualOp, 2>;
+    t["LessOrEqual"] = importElementwise<LessEqualOp, 2>;
+    t["Max"] = importVariadic<MaxOp>;
+    t["Min"] = importVariadic<MinOp>;
+    t["PRelu"] = importPRelu;
     t["Where"] = importElementwise<WhereOp, 3>;
     t["Pow"] = importPow;
     t["Gelu"] = importGelu;
@@ -945,7 +1359,11 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["ReduceSum"] = importReduce<ReduceSumOp>;
     t["ReduceMean"] = importReduce<ReduceMeanOp>;
     t["ReduceMax"] = importReduce<ReduceMaxOp>;
+    t["ReduceProd"] = importReduce<ReduceProdOp>;
+    t["ReduceL2"] = importReduce<ReduceL2Op>;
+    t["ReduceLogSumExp"] = importReduce<ReduceLogSumExpOp>;
     t["GlobalAveragePool"] = importGlobalAveragePool;
+    t["CumSum"] = importCumSum;
     // Layout and indexing.
     t["Transpose"] = importTranspose;
     t["Reshape"] = importReshape;
@@ -957,6 +1375,10 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["Slice"] = importSlice;
     t["Gather"] = importGather;
     t["Expand"] = importExpand;
+    t["Pad"] = importPad;
+    t["Tile"] = importTile;
+    t["DepthToSpace"] = [](NodeImporter &n) { return importDepthSpace(n, /*toSpace=*/true); };
+    t["SpaceToDepth"] = [](NodeImporter &n) { return importDepthSpace(n, /*toSpace=*/false); };
     // Convolution and pooling.
     t["Conv"] = importConv;
     t["MaxPool"] = importPool<MaxPoolOp>;

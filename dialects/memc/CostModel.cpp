@@ -28,7 +28,10 @@ double bytesOf(Value value) {
 double flopsPerElement(Operation *op) {
   return TypeSwitch<Operation *, double>(op)
       .Case<GeluOp, GeluGradOp>([](auto) { return 14.0; })
-      .Case<ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp, PowOp>([](auto) { return 4.0; })
+      .Case<SoftplusOp>([](auto) { return 8.0; }) // an exp and a log
+      .Case<ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp, PowOp, SinOp, CosOp, EluOp>(
+          [](auto) { return 4.0; })
+      .Case<HardSwishOp, HardSigmoidOp, PReluOp>([](auto) { return 3.0; })
       .Case<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp>([](auto) { return 5.0; })
       .Case<LayerNormOp, BatchNormOp>([](auto) { return 8.0; })
       .Case<LayerNormGradOp, BatchNormGradOp>([](auto) { return 12.0; })
@@ -69,10 +72,15 @@ OpCost estimateOpCost(Operation *op) {
     cost.flops = 2.0 * forwardOutputs * elements(weight) / std::max<int64_t>(1, outChannels);
     return cost;
   }
-  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, MaxPoolOp, AvgPoolOp, MaxPoolGradOp,
-          AvgPoolGradOp>(op)) {
+  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp, MaxPoolOp, AvgPoolOp,
+          MaxPoolGradOp, AvgPoolGradOp>(op)) {
     // One operation per element read.
     cost.flops = elements(op->getOperand(0));
+    return cost;
+  }
+  if (isa<ReduceL2Op, ReduceLogSumExpOp>(op)) {
+    // A square and an add, or an exp and a rescaled add, per element read.
+    cost.flops = (isa<ReduceL2Op>(op) ? 2.0 : 6.0) * elements(op->getOperand(0));
     return cost;
   }
   cost.flops = flopsPerElement(op) * outputElements;

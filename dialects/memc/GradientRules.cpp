@@ -172,6 +172,74 @@ LogicalResult ReluOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImp
   return unary(dx, b.create<WhereOp>(loc, positive, dy[0], scalar(b, loc, dy[0], 0.0)));
 }
 
+LogicalResult AbsOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  // dy * sign(x), 0 at x == 0 as torch.abs.
+  Location loc = getLoc();
+  Value x = getInput(), grad = dy[0], zero = scalar(b, loc, x, 0.0);
+  Value negative = b.create<WhereOp>(loc, b.create<LessOp>(loc, x, zero),
+                                     b.create<NegOp>(loc, grad), zero);
+  return unary(dx, b.create<WhereOp>(loc, b.create<GreaterOp>(loc, x, zero), grad, negative));
+}
+
+LogicalResult SinOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  return unary(dx, b.create<MulOp>(getLoc(), dy[0], b.create<CosOp>(getLoc(), getInput())));
+}
+
+LogicalResult CosOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  Value sine = b.create<SinOp>(loc, getInput());
+  return unary(dx, b.create<NegOp>(loc, b.create<MulOp>(loc, dy[0], sine)));
+}
+
+LogicalResult SoftplusOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                         SmallVectorImpl<Value> &dx) {
+  return unary(dx, b.create<MulOp>(getLoc(), dy[0], b.create<SigmoidOp>(getLoc(), getInput())));
+}
+
+LogicalResult HardSwishOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                          SmallVectorImpl<Value> &dx) {
+  // As torch's hardswish_backward: 0 below -3, dy (x / 3 + 1/2) on [-3, 3], dy above 3.
+  Location loc = getLoc();
+  Value x = getInput(), grad = dy[0];
+  Value slope = b.create<AddOp>(loc, b.create<MulOp>(loc, x, scalar(b, loc, x, 1.0 / 3.0)),
+                                scalar(b, loc, x, 0.5));
+  Value inside = b.create<WhereOp>(loc, b.create<GreaterOp>(loc, x, scalar(b, loc, x, 3.0)), grad,
+                                   b.create<MulOp>(loc, grad, slope));
+  return unary(dx, b.create<WhereOp>(loc, b.create<LessOp>(loc, x, scalar(b, loc, x, -3.0)),
+                                     scalar(b, loc, grad, 0.0), inside));
+}
+
+LogicalResult LeakyReluOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                          SmallVectorImpl<Value> &dx) {
+  // As torch: the slope alpha applies at x <= 0.
+  Location loc = getLoc();
+  Value x = getInput(), grad = dy[0];
+  Value scaled = b.create<MulOp>(loc, grad, scalar(b, loc, grad, getAlpha().convertToDouble()));
+  return unary(dx, b.create<WhereOp>(loc, b.create<GreaterOp>(loc, x, scalar(b, loc, x, 0.0)),
+                                     grad, scaled));
+}
+
+LogicalResult EluOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  // alpha exp(x) = y + alpha where x <= 0 (torch's convention at 0), 1 above: from the result.
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult(), grad = dy[0];
+  Value slope = b.create<AddOp>(loc, y, scalar(b, loc, y, getAlpha().convertToDouble()));
+  return unary(dx, b.create<WhereOp>(loc, b.create<GreaterOp>(loc, x, scalar(b, loc, x, 0.0)),
+                                     grad, b.create<MulOp>(loc, grad, slope)));
+}
+
+LogicalResult HardSigmoidOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                            SmallVectorImpl<Value> &dx) {
+  // alpha strictly inside the linear piece (0 < y < 1, as torch's hardsigmoid_backward), from
+  // the result.
+  Location loc = getLoc();
+  Value y = getResult(), grad = dy[0], zero = scalar(b, loc, grad, 0.0);
+  Value scaled = b.create<MulOp>(loc, grad, scalar(b, loc, grad, getAlpha().convertToDouble()));
+  Value belowOne =
+      b.create<WhereOp>(loc, b.create<LessOp>(loc, y, scalar(b, loc, y, 1.0)), scaled, zero);
+  return unary(dx, b.create<WhereOp>(loc, b.create<GreaterOp>(loc, y, zero), belowOne, zero));
+}
+
 LogicalResult GeluOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
   return unary(dx, b.create<GeluGradOp>(getLoc(), dy[0], getInput(), getApproximateAttr()));
 }
@@ -265,6 +333,50 @@ LogicalResult PowOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl
   Value atZeroBase = b.create<WhereOp>(loc, b.create<EqualOp>(loc, a, zero), zero, rhsGrad);
   rhsGrad = b.create<WhereOp>(loc, b.create<LessOp>(loc, p, zero), rhsGrad, atZeroBase);
   dx.push_back(unbroadcast(b, loc, rhsGrad, p.getType()));
+  return success();
+}
+
+namespace {
+
+/// The gradients of max (`keepLarger`) or min, as torch.maximum/minimum: to the selected
+/// operand, split in half between equal ones.
+LogicalResult selectionGradients(OpBuilder &b, Location loc, Value lhs, Value rhs, Value grad,
+                                 bool keepLarger, SmallVectorImpl<Value> &dx) {
+  Value zero = scalar(b, loc, grad, 0.0);
+  Value shared = b.create<WhereOp>(loc, b.create<EqualOp>(loc, lhs, rhs),
+                                   b.create<MulOp>(loc, grad, scalar(b, loc, grad, 0.5)), grad);
+  auto loses = [&](Value mine, Value other) -> Value {
+    if (keepLarger)
+      return b.create<LessOp>(loc, mine, other);
+    return b.create<GreaterOp>(loc, mine, other);
+  };
+  dx.push_back(unbroadcast(b, loc, b.create<WhereOp>(loc, loses(lhs, rhs), zero, shared),
+                           lhs.getType()));
+  dx.push_back(unbroadcast(b, loc, b.create<WhereOp>(loc, loses(rhs, lhs), zero, shared),
+                           rhs.getType()));
+  return success();
+}
+
+} // namespace
+
+LogicalResult MaxOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  return selectionGradients(b, getLoc(), getLhs(), getRhs(), dy[0], /*keepLarger=*/true, dx);
+}
+
+LogicalResult MinOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  return selectionGradients(b, getLoc(), getLhs(), getRhs(), dy[0], /*keepLarger=*/false, dx);
+}
+
+LogicalResult PReluOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  // As torch's prelu backward: the input's is dy where x > 0 and slope * dy elsewhere; the
+  // slope's is x * dy where x <= 0, summed over what it was broadcast to.
+  Location loc = getLoc();
+  Value x = getLhs(), slope = getRhs(), grad = dy[0], zero = scalar(b, loc, grad, 0.0);
+  Value positive = b.create<GreaterOp>(loc, x, scalar(b, loc, x, 0.0));
+  Value inputGrad = b.create<WhereOp>(loc, positive, grad, b.create<MulOp>(loc, grad, slope));
+  dx.push_back(unbroadcast(b, loc, inputGrad, x.getType()));
+  Value slopeGrad = b.create<WhereOp>(loc, positive, zero, b.create<MulOp>(loc, grad, x));
+  dx.push_back(unbroadcast(b, loc, slopeGrad, slope.getType()));
   return success();
 }
 
@@ -403,6 +515,59 @@ LogicalResult ReduceMaxOp::buildGradients(OpBuilder &b, ValueRange dy,
   Value ties = b.create<ReduceSumOp>(loc, isMax, getAxesAttr(), b.getBoolAttr(true));
   Value share = b.create<DivOp>(loc, reshapeTo(b, loc, dy[0], keptShape(shape, getAxes())), ties);
   return unary(dx, b.create<MulOp>(loc, isMax, share));
+}
+
+LogicalResult ReduceProdOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                           SmallVectorImpl<Value> &dx) {
+  // As torch.prod: the product of the other elements, y / x where x != 0. Where x == 0 that is
+  // the product of the nonzero elements if x is the only zero of its slice, else 0.
+  Location loc = getLoc();
+  Value x = getInput();
+  SmallVector<int64_t> kept = keptShape(getInput().getType().getShape(), getAxes());
+  Value zero = scalar(b, loc, x, 0.0), one = scalar(b, loc, x, 1.0);
+  Value isZero = b.create<EqualOp>(loc, x, zero);
+  Value nonzero = b.create<WhereOp>(loc, isZero, one, x);
+  BoolAttr keepDims = b.getBoolAttr(true);
+  Value zeros = b.create<ReduceSumOp>(loc, b.create<CastOp>(loc, x.getType(), isZero),
+                                      getAxesAttr(), keepDims);
+  Value othersAtZero = b.create<WhereOp>(
+      loc, b.create<EqualOp>(loc, zeros, one),
+      b.create<ReduceProdOp>(loc, nonzero, getAxesAttr(), keepDims), zero);
+  Value y = reshapeTo(b, loc, getResult(), kept);
+  Value others = b.create<WhereOp>(loc, isZero, othersAtZero, b.create<DivOp>(loc, y, nonzero));
+  return unary(dx, b.create<MulOp>(loc, reshapeTo(b, loc, dy[0], kept), others));
+}
+
+LogicalResult ReduceL2Op::buildGradients(OpBuilder &b, ValueRange dy,
+                                         SmallVectorImpl<Value> &dx) {
+  // x * dy / y, and 0 where the norm is 0 (torch.norm's convention).
+  Location loc = getLoc();
+  SmallVector<int64_t> kept = keptShape(getInput().getType().getShape(), getAxes());
+  Value y = reshapeTo(b, loc, getResult(), kept), zero = scalar(b, loc, y, 0.0);
+  Value perNorm = b.create<WhereOp>(loc, b.create<EqualOp>(loc, y, zero), zero,
+                                    b.create<DivOp>(loc, reshapeTo(b, loc, dy[0], kept), y));
+  return unary(dx, b.create<MulOp>(loc, getInput(), perNorm));
+}
+
+LogicalResult ReduceLogSumExpOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                                SmallVectorImpl<Value> &dx) {
+  // dy * softmax(x) = dy * exp(x - y), from the result.
+  Location loc = getLoc();
+  SmallVector<int64_t> kept = keptShape(getInput().getType().getShape(), getAxes());
+  Value weights =
+      b.create<ExpOp>(loc, b.create<SubOp>(loc, getInput(), reshapeTo(b, loc, getResult(), kept)));
+  return unary(dx, b.create<MulOp>(loc, reshapeTo(b, loc, dy[0], kept), weights));
+}
+
+//===----------------------------------------------------------------------===//
+// Scans
+//===----------------------------------------------------------------------===//
+
+LogicalResult CumSumOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  // Element j feeds the sums at and after it (before it, reversed): the cumulative sum of dy
+  // in the other direction, exclusive when the forward one is.
+  return unary(dx, b.create<CumSumOp>(getLoc(), dy[0], getAxisAttr(), getExclusiveAttr(),
+                                      b.getBoolAttr(!getReverse())));
 }
 
 //===----------------------------------------------------------------------===//

@@ -89,6 +89,9 @@ MEMC_INFER_ARITH(SubOp)
 MEMC_INFER_ARITH(MulOp)
 MEMC_INFER_ARITH(DivOp)
 MEMC_INFER_ARITH(PowOp)
+MEMC_INFER_ARITH(MaxOp)
+MEMC_INFER_ARITH(MinOp)
+MEMC_INFER_ARITH(PReluOp)
 #undef MEMC_INFER_ARITH
 
 #define MEMC_INFER_COMPARE(OP)                                                                \
@@ -100,6 +103,8 @@ MEMC_INFER_ARITH(PowOp)
 MEMC_INFER_COMPARE(EqualOp)
 MEMC_INFER_COMPARE(LessOp)
 MEMC_INFER_COMPARE(GreaterOp)
+MEMC_INFER_COMPARE(GreaterEqualOp)
+MEMC_INFER_COMPARE(LessEqualOp)
 #undef MEMC_INFER_COMPARE
 
 LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
@@ -129,6 +134,12 @@ LogicalResult SoftmaxOp::verify() {
 }
 
 LogicalResult LogSoftmaxOp::verify() {
+  if (!isAxisInRange(getAxis(), getType().getRank()))
+    return emitOpError("axis ") << getAxis() << " out of range";
+  return success();
+}
+
+LogicalResult CumSumOp::verify() {
   if (!isAxisInRange(getAxis(), getType().getRank()))
     return emitOpError("axis ") << getAxis() << " out of range";
   return success();
@@ -184,6 +195,9 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
 MEMC_INFER_REDUCE(ReduceSumOp)
 MEMC_INFER_REDUCE(ReduceMeanOp)
 MEMC_INFER_REDUCE(ReduceMaxOp)
+MEMC_INFER_REDUCE(ReduceProdOp)
+MEMC_INFER_REDUCE(ReduceL2Op)
+MEMC_INFER_REDUCE(ReduceLogSumExpOp)
 #undef MEMC_INFER_REDUCE
 
 //===----------------------------------------------------------------------===//

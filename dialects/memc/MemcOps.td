@@ -70,6 +70,37 @@ def Memc_TanhOp : Memc_UnaryOp<"tanh", Memc_FloatTensor, "hyperbolic tangent", [
 def Memc_SigmoidOp : Memc_UnaryOp<"sigmoid", Memc_FloatTensor, "logistic sigmoid 1/(1+exp(-x))", [Memc_Differentiable]>;
 def Memc_ReluOp : Memc_UnaryOp<"relu", Memc_NumericTensor, "rectified linear unit max(x, 0)", [Memc_Differentiable]>;
 def Memc_NotOp : Memc_UnaryOp<"not", Memc_BoolTensor, "logical negation">;
+def Memc_AbsOp : Memc_UnaryOp<"abs", Memc_NumericTensor, "absolute value", [Memc_Differentiable]>;
+def Memc_SinOp : Memc_UnaryOp<"sin", Memc_FloatTensor, "sine", [Memc_Differentiable]>;
+def Memc_CosOp : Memc_UnaryOp<"cos", Memc_FloatTensor, "cosine", [Memc_Differentiable]>;
+def Memc_SoftplusOp : Memc_UnaryOp<"softplus", Memc_FloatTensor, "softplus log(1 + exp(x))",
+                                   [Memc_Differentiable]>;
+def Memc_HardSwishOp : Memc_UnaryOp<"hard_swish", Memc_FloatTensor,
+                                    "hard swish x * clamp(x / 6 + 1/2, 0, 1)", [Memc_Differentiable]>;
+
+// Activations with scalar coefficients: one operand, a result like it.
+class Memc_ScaledActivationOp<string mnemonic, string doc, dag coefficients, string example>
+    : Memc_Op<mnemonic, [Memc_Differentiable, Pure, Elementwise, SameOperandsAndResultType,
+                         InferTypeOpInterface]> {
+  let summary = doc;
+  let description = "Elementwise " # doc # [{, as ONNX and torch.nn.functional define it.
+
+    ```mlir
+    %y = memc.}] # mnemonic # " %x " # example # [{ : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = !con((ins Memc_FloatTensor:$input), coefficients);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Memc_LeakyReluOp : Memc_ScaledActivationOp<"leaky_relu", "leaky ReLU x < 0 ? alpha * x : x",
+    (ins F64Attr:$alpha), "{alpha = 1.000000e-02 : f64}">;
+def Memc_EluOp : Memc_ScaledActivationOp<"elu", "ELU x < 0 ? alpha * (exp(x) - 1) : x",
+    (ins F64Attr:$alpha), "{alpha = 1.000000e+00 : f64}">;
+def Memc_HardSigmoidOp : Memc_ScaledActivationOp<"hard_sigmoid",
+    "hard sigmoid clamp(alpha * x + beta, 0, 1)", (ins F64Attr:$alpha, F64Attr:$beta),
+    "{alpha = 0.16666666666666666 : f64, beta = 5.000000e-01 : f64}">;
 
 def Memc_GeluOp : Memc_Op<"gelu",
     [Memc_Differentiable, Pure, Elementwise, SameOperandsAndResultType, InferTypeOpInterface]> {
@@ -193,6 +224,12 @@ def Memc_SubOp : Memc_BinaryArithOp<"sub", "subtraction", [Memc_Differentiable]>
 def Memc_MulOp : Memc_BinaryArithOp<"mul", "multiplication", [Commutative, Memc_Differentiable]>;
 def Memc_DivOp : Memc_BinaryArithOp<"div", "division", [Memc_Differentiable]>;
 def Memc_PowOp : Memc_BinaryArithOp<"pow", "power lhs^rhs", [Memc_Differentiable]>;
+def Memc_MaxOp : Memc_BinaryArithOp<"max", "maximum (NaN propagates)",
+                                    [Commutative, Memc_Differentiable]>;
+def Memc_MinOp : Memc_BinaryArithOp<"min", "minimum (NaN propagates)",
+                                    [Commutative, Memc_Differentiable]>;
+def Memc_PReluOp : Memc_BinaryArithOp<"prelu", "parametric ReLU lhs < 0 ? rhs * lhs : lhs, the slope rhs",
+                                      [Memc_Differentiable]>;
 
 class Memc_CompareOp<string mnemonic, string doc>
     : Memc_BroadcastOp<mnemonic, [AllElementTypesMatch<["lhs", "rhs"]>]> {
@@ -210,6 +247,8 @@ class Memc_CompareOp<string mnemonic, string doc>
 def Memc_EqualOp : Memc_CompareOp<"equal", "lhs == rhs">;
 def Memc_LessOp : Memc_CompareOp<"less", "lhs < rhs">;
 def Memc_GreaterOp : Memc_CompareOp<"greater", "lhs > rhs">;
+def Memc_GreaterEqualOp : Memc_CompareOp<"greater_equal", "lhs >= rhs">;
+def Memc_LessEqualOp : Memc_CompareOp<"less_equal", "lhs <= rhs">;
 
 def Memc_WhereOp : Memc_BroadcastOp<"where",
     [Memc_Differentiable, AllElementTypesMatch<["on_true", "on_false", "result"]>]> {
@@ -311,7 +350,7 @@ def Memc_BatchNormOp : Memc_Op<"batch_norm", [Memc_Differentiable, Pure, InferTy
 // Reductions.
 //===----------------------------------------------------------------------===//
 
-class Memc_ReduceOp<string mnemonic, string doc>
+class Memc_ReduceOp<string mnemonic, string doc, Type tensorType = Memc_NumericTensor>
     : Memc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Memc_Differentiable,
                          AllElementTypesMatch<["input", "result"]>]> {
   let summary = doc # " over a set of axes";
@@ -323,14 +362,42 @@ class Memc_ReduceOp<string mnemonic, string doc>
         : (tensor<2x16x32xf32>) -> tensor<2x16x1xf32>
     ```
   }];
-  let arguments = (ins Memc_NumericTensor:$input, DenseI64ArrayAttr:$axes, BoolAttr:$keepdims);
-  let results = (outs Memc_NumericTensor:$result);
+  let arguments = (ins tensorType:$input, DenseI64ArrayAttr:$axes, BoolAttr:$keepdims);
+  let results = (outs tensorType:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
 def Memc_ReduceSumOp : Memc_ReduceOp<"reduce_sum", "Sum">;
 def Memc_ReduceMeanOp : Memc_ReduceOp<"reduce_mean", "Mean">;
 def Memc_ReduceMaxOp : Memc_ReduceOp<"reduce_max", "Maximum">;
+def Memc_ReduceProdOp : Memc_ReduceOp<"reduce_prod", "Product">;
+def Memc_ReduceL2Op : Memc_ReduceOp<"reduce_l2", "Euclidean norm sqrt(sum(x^2))",
+                                    Memc_FloatTensor>;
+def Memc_ReduceLogSumExpOp : Memc_ReduceOp<"reduce_log_sum_exp",
+                                           "log(sum(exp(x))), computed stably", Memc_FloatTensor>;
+
+//===----------------------------------------------------------------------===//
+// Scans.
+//===----------------------------------------------------------------------===//
+
+def Memc_CumSumOp : Memc_Op<"cumsum",
+    [Memc_Differentiable, Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Cumulative sum along one axis";
+  let description = [{
+    Running sums along `axis` (non-negative), from the last element backwards when `reverse` is
+    set; with `exclusive`, each sum leaves out the element at its own position (ONNX CumSum,
+    torch.cumsum).
+
+    ```mlir
+    %y = memc.cumsum %x {axis = 1 : i64, exclusive = false, reverse = false} : tensor<2x16xf32>
+    ```
+  }];
+  let arguments = (ins Memc_NumericTensor:$input, I64Attr:$axis, BoolAttr:$exclusive,
+                       BoolAttr:$reverse);
+  let results = (outs Memc_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Layout and indexing.

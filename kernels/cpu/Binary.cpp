@@ -1,6 +1,6 @@
 //===- Binary.cpp - broadcasting elementwise kernels ----------------------===//
 //
-// add sub mul div pow, equal less greater, where: numpy broadcasting through StridedLayout.
+// add sub mul div pow max min prelu, equal less greater greater_equal less_equal, where: numpy broadcasting through StridedLayout.
 // f16/bf16 compute in f32 and round once. Integer add/sub/mul/pow wrap; integer div truncates
 // toward zero (C, ONNX), and the cases C leaves undefined are defined here rather than trapping:
 // x / 0 = 0 and INT_MIN / -1 = INT_MIN. Output element i depends only on input elements that
@@ -79,6 +79,17 @@ struct Pow {
     }
   }
 };
+/// max and min propagate NaN from either side, as torch.maximum/minimum do.
+struct Max {
+  template <typename C> C operator()(C a, C b) const { return a > b || a != a ? a : b; }
+};
+struct Min {
+  template <typename C> C operator()(C a, C b) const { return a < b || a != a ? a : b; }
+};
+/// a < 0 ? slope * a : a, the slope b.
+struct PRelu {
+  template <typename C> C operator()(C a, C b) const { return a < C(0) ? Mul()(b, a) : a; }
+};
 /// pow with a scalar exponent of 2: x * x, the correctly rounded square (as PyTorch computes
 /// it), without powf's cost.
 struct Square {
@@ -92,6 +103,12 @@ struct Less {
 };
 struct Greater {
   template <typename C> bool operator()(C a, C b) const { return a > b; }
+};
+struct GreaterEqual {
+  template <typename C> bool operator()(C a, C b) const { return a >= b; }
+};
+struct LessEqual {
+  template <typename C> bool operator()(C a, C b) const { return a <= b; }
 };
 
 /// y[i] = op(a[i * strideA], b[i * strideB]) for i < count, with the common stride patterns
@@ -223,9 +240,14 @@ void addBinaryKernels(KernelRuns &table) {
   table["mul"] = &runArithmetic<Mul>;
   table["div"] = &runArithmetic<Div>;
   table["pow"] = &runArithmetic<Pow>;
+  table["max"] = &runArithmetic<Max>;
+  table["min"] = &runArithmetic<Min>;
+  table["prelu"] = &runArithmetic<PRelu>;
   table["equal"] = &runComparison<Equal>;
   table["less"] = &runComparison<Less>;
   table["greater"] = &runComparison<Greater>;
+  table["greater_equal"] = &runComparison<GreaterEqual>;
+  table["less_equal"] = &runComparison<LessEqual>;
   table["where"] = &runWhere;
 }
 

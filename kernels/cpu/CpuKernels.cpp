@@ -14,6 +14,7 @@ const KernelTable &cpuKernels() {
     addMatMulKernels(runs);
     addNormalizationKernels(runs);
     addReductionKernels(runs);
+    addScanKernels(runs);
     addLayoutKernels(runs);
     addConvolutionKernels(runs);
     addPoolingKernels(runs);

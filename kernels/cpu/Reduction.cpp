@@ -1,4 +1,4 @@
-//===- Reduction.cpp - reduce_sum, reduce_mean, reduce_max ----------------===//
+//===- Reduction.cpp - reduce_sum/mean/max/prod/l2/log_sum_exp -----------===//
 //
 // The input's dimensions are merged into alternating groups of kept and reduced ones (size-1
 // dimensions dropped), so any axes set becomes one of two loops:
@@ -9,10 +9,12 @@
 // fixed blocks whose partial results are combined in block order: the result does not depend
 // on the thread count.
 //
-// Floats accumulate sums in f64 and compare maxima in f32 (NaN propagates, as in PyTorch);
-// integers accumulate in i64 with wrap-around, and reduce_mean of integers divides with
-// truncation toward zero. An empty reduction gives 0 (sum), NaN (mean of floats), 0 (mean of
-// integers) or -inf/the type's lowest value (max).
+// Floats accumulate sums, products and sums of squares in f64 and compare maxima in f32 (NaN
+// propagates, as in PyTorch); integers accumulate in i64 with wrap-around, and reduce_mean of
+// integers divides with truncation toward zero. reduce_log_sum_exp keeps a running maximum and
+// the sum of exp(x - maximum) in f32, rescaled when the maximum grows, so it never overflows. An
+// empty reduction gives 0 (sum, l2), 1 (prod), NaN (mean of floats), 0 (mean of integers),
+// -inf/the type's lowest value (max) or -inf (log_sum_exp).
 //
 // Workspace: the partial results of a cut reduced range (8 bytes per accumulator, enough for
 // any of them). The per-thread accumulators of one block (at most 256) stay on the heap: their
@@ -25,6 +27,7 @@
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ReductionWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
+#include "kernels/cpu/VectorMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -71,6 +74,51 @@ template <typename T> struct MaxReducer {
   static Acc add(Acc acc, C value) { return combine(acc, value); }
   static Acc combine(Acc a, Acc b) { return (b > a || b != b) ? b : a; }
   static T finish(Acc acc, int64_t) { return Element<T>::store(acc); }
+};
+
+template <typename T> struct ProdReducer {
+  using C = ComputeOf<T>;
+  using Acc = std::conditional_t<std::is_integral_v<C>, int64_t, double>;
+  static Acc init() { return 1; }
+  static Acc add(Acc acc, C value) { return combine(acc, static_cast<Acc>(value)); }
+  static Acc combine(Acc a, Acc b) {
+    if constexpr (std::is_integral_v<C>)
+      return static_cast<Acc>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    else
+      return a * b;
+  }
+  static T finish(Acc acc, int64_t) { return Element<T>::store(static_cast<C>(acc)); }
+};
+
+template <typename T> struct L2Reducer {
+  using Acc = double;
+  static Acc init() { return 0; }
+  static Acc add(Acc acc, float value) { return acc + static_cast<double>(value) * value; }
+  static Acc combine(Acc a, Acc b) { return a + b; }
+  static T finish(Acc acc, int64_t) { return Element<T>::store(static_cast<float>(std::sqrt(acc))); }
+};
+
+/// log(sum) + max of the elements seen: sum(exp(x)) = exp(max) * sum(exp(x - max)).
+struct ScaledExpSum {
+  float max, sum;
+};
+
+template <typename T> struct LogSumExpReducer {
+  using Acc = ScaledExpSum;
+  static Acc init() { return {-std::numeric_limits<float>::infinity(), 0.0f}; }
+  static Acc add(Acc acc, float value) { return combine(acc, {value, 1.0f}); }
+  static Acc combine(Acc a, Acc b) {
+    if (a.max != a.max || b.max != b.max)
+      return {std::numeric_limits<float>::quiet_NaN(), 1.0f};
+    if (a.max < b.max)
+      std::swap(a, b);
+    if (b.max == -std::numeric_limits<float>::infinity())
+      return a; // nothing to add (an empty part, or exp(-inf) = 0)
+    if (a.max == std::numeric_limits<float>::infinity())
+      return {a.max, 1.0f}; // inf - inf must not make a NaN
+    return {a.max, a.sum + b.sum * vectormath::exp(b.max - a.max)};
+  }
+  static T finish(Acc acc, int64_t) { return Element<T>::store(acc.max + std::log(acc.sum)); }
 };
 
 int64_t offsetOf(const Shape &dims, const Shape &strides, int64_t linear) {
@@ -175,7 +223,7 @@ void reduce(const ReductionLayout &layout, const T *x, T *y, uint64_t *partialSl
   }
 }
 
-template <template <typename> class Reducer>
+template <template <typename> class Reducer, bool FloatOnly = false>
 bool runReduce(KernelContext &context, const KernelCall &call) {
   ReductionLayout layout = layoutOf(call);
   if (layout.outputs == 0)
@@ -184,10 +232,14 @@ bool runReduce(KernelContext &context, const KernelCall &call) {
   uint64_t *partials = carveReduce(call, carver);
   if (!carver.fits(context))
     return false;
-  visitNumeric(call.inputs[0].dtype, [&](auto tag) {
+  auto run = [&](auto tag) {
     using T = typename decltype(tag)::type;
     reduce<T, Reducer<T>>(layout, call.inputs[0].as<T>(), call.outputs[0].as<T>(), partials);
-  });
+  };
+  if constexpr (FloatOnly)
+    visitFloat(call.inputs[0].dtype, run);
+  else
+    visitNumeric(call.inputs[0].dtype, run);
   return true;
 }
 
@@ -197,6 +249,9 @@ void addReductionKernels(KernelRuns &table) {
   table["reduce_sum"] = &runReduce<SumReducer>;
   table["reduce_mean"] = &runReduce<MeanReducer>;
   table["reduce_max"] = &runReduce<MaxReducer>;
+  table["reduce_prod"] = &runReduce<ProdReducer>;
+  table["reduce_l2"] = &runReduce<L2Reducer, /*FloatOnly=*/true>;
+  table["reduce_log_sum_exp"] = &runReduce<LogSumExpReducer, /*FloatOnly=*/true>;
 }
 
 } // namespace memc::kernels

@@ -1,6 +1,7 @@
 //===- Unary.cpp - elementwise kernels of one operand ---------------------===//
 //
-// neg exp log sqrt reciprocal erf tanh sigmoid relu not gelu clip trilu cast dropout. f16/bf16
+// neg exp log sqrt reciprocal erf tanh sigmoid relu not abs sin cos softplus hard_swish, gelu
+// leaky_relu elu hard_sigmoid clip trilu cast dropout. f16/bf16
 // compute in f32; integer arithmetic wraps (two's complement), as PyTorch's does. Every kernel
 // reads element i before writing element i and nothing else, so the output may be the input's
 // buffer (in-place steps).
@@ -123,6 +124,42 @@ struct Not {
   bool operator()(bool x) const { return !x; }
 };
 
+struct Abs {
+  static constexpr TypeClass types = TypeClass::Numeric;
+  static constexpr int64_t grain = kElementwiseGrain;
+  // Integers wrap (|INT_MIN| is INT_MIN), as torch.abs.
+  template <typename C> C operator()(C x) const {
+    if constexpr (std::is_integral_v<C>)
+      return x < C(0) ? wrapNegate(x) : x;
+    else
+      return std::fabs(x);
+  }
+};
+struct Sin {
+  static constexpr TypeClass types = TypeClass::Float;
+  static constexpr int64_t grain = kExpensiveGrain;
+  float operator()(float x) const { return std::sin(x); }
+};
+struct Cos {
+  static constexpr TypeClass types = TypeClass::Float;
+  static constexpr int64_t grain = kExpensiveGrain;
+  float operator()(float x) const { return std::cos(x); }
+};
+struct Softplus {
+  static constexpr TypeClass types = TypeClass::Float;
+  static constexpr int64_t grain = kExpensiveGrain;
+  // max(x, 0) + log1p(exp(-|x|)): log(1 + exp(x)) without overflow for large x.
+  float operator()(float x) const {
+    return std::max(x, 0.0f) + std::log1p(vectormath::exp(-std::fabs(x)));
+  }
+};
+struct HardSwish {
+  static constexpr TypeClass types = TypeClass::Float;
+  static constexpr int64_t grain = kElementwiseGrain;
+  // torch's formula, x * min(max(x + 3, 0), 6) / 6, so results round as torch's do.
+  float operator()(float x) const { return x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
+};
+
 template <typename Op> bool runUnary(KernelContext &, const KernelCall &call) {
   visitClass<Op::types>(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -161,6 +198,49 @@ bool runGelu(KernelContext &, const KernelCall &call) {
       mapElements<T>(call.inputs[0], call.outputs[0], kExpensiveGrain, GeluTanh());
     else
       mapElements<T>(call.inputs[0], call.outputs[0], kExpensiveGrain, GeluErf());
+  });
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// leaky_relu, elu, hard_sigmoid: activations with scalar coefficients
+//===----------------------------------------------------------------------===//
+
+bool runLeakyRelu(KernelContext &, const KernelCall &call) {
+  auto alpha = static_cast<float>(attributesOf(call).floatOr("alpha", 0.01));
+  visitFloat(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    mapElements<T>(call.inputs[0], call.outputs[0], kElementwiseGrain,
+                   [=](float x) { return x < 0.0f ? alpha * x : x; });
+  });
+  return true;
+}
+
+bool runElu(KernelContext &, const KernelCall &call) {
+  auto alpha = static_cast<float>(attributesOf(call).floatOr("alpha", 1.0));
+  visitFloat(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    // expm1 keeps the small negative values exact, as torch's elu does.
+    mapElements<T>(call.inputs[0], call.outputs[0], kExpensiveGrain,
+                   [=](float x) { return x > 0.0f ? x : alpha * std::expm1(x); });
+  });
+  return true;
+}
+
+bool runHardSigmoid(KernelContext &, const KernelCall &call) {
+  auto alpha = static_cast<float>(attributesOf(call).floatOr("alpha", 0.2));
+  auto beta = static_cast<float>(attributesOf(call).floatOr("beta", 0.5));
+  visitFloat(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    // Written so that NaN passes through.
+    mapElements<T>(call.inputs[0], call.outputs[0], kElementwiseGrain, [=](float x) {
+      float y = alpha * x + beta;
+      if (y < 0.0f)
+        y = 0.0f;
+      if (y > 1.0f)
+        y = 1.0f;
+      return y;
+    });
   });
   return true;
 }
@@ -344,6 +424,14 @@ void addUnaryKernels(KernelRuns &table) {
   table["sigmoid"] = &runUnary<Sigmoid>;
   table["relu"] = &runUnary<Relu>;
   table["not"] = &runUnary<Not>;
+  table["abs"] = &runUnary<Abs>;
+  table["sin"] = &runUnary<Sin>;
+  table["cos"] = &runUnary<Cos>;
+  table["softplus"] = &runUnary<Softplus>;
+  table["hard_swish"] = &runUnary<HardSwish>;
+  table["leaky_relu"] = &runLeakyRelu;
+  table["elu"] = &runElu;
+  table["hard_sigmoid"] = &runHardSigmoid;
   table["gelu"] = &runGelu;
   table["clip"] = &runClip;
   table["trilu"] = &runTrilu;

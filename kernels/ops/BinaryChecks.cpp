@@ -1,6 +1,6 @@
 //===- BinaryChecks.cpp - the checks of broadcasting elementwise ops ------===//
 //
-// add sub mul div pow, equal less greater, where.
+// add sub mul div pow max min prelu, equal less greater greater_equal less_equal, where.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/ops/CallChecks.h"
@@ -50,9 +50,14 @@ void addBinaryChecks(OpChecks &table) {
   table["mul"] = &checkArithmetic;
   table["div"] = &checkArithmetic;
   table["pow"] = &checkArithmetic;
+  table["max"] = &checkArithmetic;
+  table["min"] = &checkArithmetic;
+  table["prelu"] = &checkArithmetic;
   table["equal"] = &checkComparison;
   table["less"] = &checkComparison;
   table["greater"] = &checkComparison;
+  table["greater_equal"] = &checkComparison;
+  table["less_equal"] = &checkComparison;
   table["where"] = &checkWhere;
 }
 

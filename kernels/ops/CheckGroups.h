@@ -16,6 +16,7 @@ void addBinaryChecks(OpChecks &table);        // BinaryChecks.cpp
 void addMatMulChecks(OpChecks &table);        // MatMulChecks.cpp
 void addNormalizationChecks(OpChecks &table); // NormalizationChecks.cpp
 void addReductionChecks(OpChecks &table);     // ReductionChecks.cpp
+void addScanChecks(OpChecks &table);          // ScanChecks.cpp
 void addLayoutChecks(OpChecks &table);        // LayoutChecks.cpp
 void addConvolutionChecks(OpChecks &table);   // ConvolutionChecks.cpp
 void addPoolingChecks(OpChecks &table);       // PoolingChecks.cpp

@@ -13,6 +13,7 @@ const OpChecks &opChecks() {
     addMatMulChecks(table);
     addNormalizationChecks(table);
     addReductionChecks(table);
+    addScanChecks(table);
     addLayoutChecks(table);
     addConvolutionChecks(table);
     addPoolingChecks(table);

@@ -1,6 +1,7 @@
 //===- UnaryChecks.cpp - the checks of elementwise ops of one operand -----===//
 //
-// neg exp log sqrt reciprocal erf tanh sigmoid relu not, gelu, clip, trilu, cast, dropout.
+// neg exp log sqrt reciprocal erf tanh sigmoid relu not abs sin cos softplus hard_swish, gelu,
+// leaky_relu elu hard_sigmoid, clip, trilu, cast, dropout.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/ops/CallChecks.h"
@@ -21,6 +22,27 @@ bool checkSameTypeAndShape(const KernelCall &call, TypeClass typeClass, std::str
 bool checkGelu(const KernelCall &call, std::string &error) {
   return checkSameTypeAndShape(call, TypeClass::Float, error) &&
          checkGeluApproximate(attributesOf(call), error);
+}
+
+/// An f64 coefficient attribute that must be present and finite.
+bool requireFiniteCoefficient(const Attributes &attributes, const std::string &name,
+                              std::string &error) {
+  double value;
+  if (!requireFloat(attributes, name, value, error))
+    return false;
+  if (!std::isfinite(value)) {
+    error = name + " must be finite";
+    return false;
+  }
+  return true;
+}
+
+/// leaky_relu and elu (alpha), hard_sigmoid (alpha, beta).
+template <bool HasBeta> bool checkScaledActivation(const KernelCall &call, std::string &error) {
+  const Attributes &attributes = attributesOf(call);
+  return checkSameTypeAndShape(call, TypeClass::Float, error) &&
+         requireFiniteCoefficient(attributes, "alpha", error) &&
+         (!HasBeta || requireFiniteCoefficient(attributes, "beta", error));
 }
 
 bool checkClip(const KernelCall &call, std::string &error) {
@@ -94,6 +116,14 @@ void addUnaryChecks(OpChecks &table) {
   table["sigmoid"] = &checkUnary<TypeClass::Float>;
   table["relu"] = &checkUnary<TypeClass::Numeric>;
   table["not"] = &checkUnary<TypeClass::Bool>;
+  table["abs"] = &checkUnary<TypeClass::Numeric>;
+  table["sin"] = &checkUnary<TypeClass::Float>;
+  table["cos"] = &checkUnary<TypeClass::Float>;
+  table["softplus"] = &checkUnary<TypeClass::Float>;
+  table["hard_swish"] = &checkUnary<TypeClass::Float>;
+  table["leaky_relu"] = &checkScaledActivation<false>;
+  table["elu"] = &checkScaledActivation<false>;
+  table["hard_sigmoid"] = &checkScaledActivation<true>;
   table["gelu"] = &checkGelu;
   table["clip"] = &checkClip;
   table["trilu"] = &checkTrilu;

@@ -130,7 +130,8 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(Fixture{"mlp", "input", "output"}, Fixture{"resnet", "input", "logits"},
                     Fixture{"resnet_bn", "input", "logits"}, Fixture{"gpt2", "input_ids", "logits"},
                     Fixture{"bert", "input_ids", "logits"},
-                    Fixture{"llama", "input_ids", "logits"}),
+                    Fixture{"llama", "input_ids", "logits"},
+                    Fixture{"mobilenet", "input", "logits"}),
     [](const testing::TestParamInfo<Fixture> &info) { return std::string(info.param.model); });
 
 TEST(InferenceErrors, WrongInputsAreRefusedWithExitCode1) {

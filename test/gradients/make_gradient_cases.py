@@ -272,6 +272,85 @@ def binary_cases(rng):
     ]
 
 
+def away_from(rng, kinks, low, high, *shape, margin=0.1):
+    """Uniform values in [low, high] at least `margin` from every kink."""
+    values = uniform(rng, low, high, *shape)
+    for kink in kinks:
+        close = np.abs(values - kink) < margin
+        values[close] = kink + np.where(values[close] < kink, -margin, margin)
+    return values.astype(np.float32)
+
+
+AT_KINKS = "the kinks themselves: torch's convention there is what this case pins"
+
+
+@register
+def activation_cases(rng):
+    def unary(name, ops, function, x, **kw):
+        return Case(name, ops if isinstance(ops, list) else [ops], {"x": x},
+                    module=Lambda(function), **kw)
+
+    kinks = np.array([[-3, 0, 3], [-4, 4, 1.5]], dtype=np.float32)
+    return [
+        unary("leaky_relu", "leaky_relu", lambda x: F.leaky_relu(x, 0.1), away_from_zero(rng, 3, 4)),
+        unary("leaky_relu_at_zero", "leaky_relu", lambda x: F.leaky_relu(x, 0.1),
+              np.array([[-1, 0, 2]], dtype=np.float32), finite_difference=AT_KINKS,
+              note="x = 0 takes the slope alpha, as torch"),
+        unary("elu", "elu", lambda x: F.elu(x, 1.5), away_from_zero(rng, 3, 4)),
+        unary("elu_at_zero", "elu", lambda x: F.elu(x, 1.5),
+              np.array([[-1, 0, 2]], dtype=np.float32), finite_difference=AT_KINKS,
+              note="x = 0 takes alpha, as torch"),
+        unary("softplus", "softplus", F.softplus, normal(rng, 3, 4) * 3),
+        unary("mish", ["softplus", "tanh", "mul"], F.mish, normal(rng, 3, 4) * 2,
+              note="F.mish exports as x * tanh(softplus(x))"),
+        unary("hard_swish", "hard_swish", F.hardswish, away_from(rng, (-3, 3), -5, 5, 4, 5)),
+        unary("hard_swish_at_kinks", "hard_swish", F.hardswish, kinks,
+              finite_difference=AT_KINKS, note="x = -3 and 3 are inside the middle piece, as torch"),
+        unary("hard_sigmoid", "hard_sigmoid", F.hardsigmoid, away_from(rng, (-3, 3), -5, 5, 4, 5)),
+        unary("hard_sigmoid_at_kinks", "hard_sigmoid", F.hardsigmoid, kinks,
+              finite_difference=AT_KINKS, note="x = -3 and 3 get 0, as torch (strictly inside)"),
+        unary("abs", "abs", torch.abs, away_from_zero(rng, 3, 4)),
+        unary("abs_at_zero", "abs", torch.abs, np.array([[-1, 0, 2]], dtype=np.float32),
+              finite_difference=AT_KINKS, note="sign(0) = 0, as torch"),
+        unary("sin", "sin", torch.sin, normal(rng, 3, 4) * 2),
+        unary("cos", "cos", torch.cos, normal(rng, 3, 4) * 2),
+        Case("prelu", ["prelu"], {"x": away_from_zero(rng, 2, 3, 4)},
+             module=Wrap(randomize(nn.PReLU(3), rng)),
+             note="nn.PReLU(3) on [2,3,4]: the slope [3,1] broadcasts, its gradient summed"),
+        Case("prelu_at_zero", ["prelu"], {"x": np.array([[-1, 0], [0, 2]], dtype=np.float32)},
+             module=Wrap(randomize(nn.PReLU(), rng)), finite_difference=AT_KINKS,
+             note="x = 0 takes the slope and gives it no gradient, as torch"),
+    ]
+
+
+def max3_graph(case):
+    return [helper.make_node("Max", ["a", "b", "c"], ["y"])]
+
+
+@register
+def selection_cases(rng):
+    def binary(name, op, function, a, b, **kw):
+        return Case(name, [op], {"a": a, "b": b}, module=Lambda(function), **kw)
+
+    ties = lambda *shape: rng.integers(0, 3, shape).astype(np.float32)
+    # One draw for the three operands, so that no two of them tie.
+    values = distinct(rng, 18)
+    a, b, c = values[:12].reshape(3, 4), values[12:16], values[16:].reshape(2, 1, 1)
+    return [
+        binary("max_broadcast", "max", torch.maximum, distinct(rng, 3, 1, 4), distinct(rng, 2, 1),
+               note="[3,1,4] vs [2,1]: both gradients unbroadcast"),
+        binary("min_broadcast", "min", torch.minimum, distinct(rng, 2, 1), distinct(rng, 3, 1, 4),
+               note="[2,1] vs [3,1,4]"),
+        binary("max_ties", "max", torch.maximum, ties(3, 4), ties(3, 4),
+               finite_difference=AT_KINKS, note="equal operands share the gradient in halves"),
+        binary("min_ties", "min", torch.minimum, ties(3, 4), ties(4),
+               finite_difference=AT_KINKS, note="ties, [3,4] vs [4]: halves, summed"),
+        Case("max_variadic", ["max"], {"a": a, "b": b, "c": c}, onnx_nodes=max3_graph,
+             function=lambda a, b, c: torch.maximum(torch.maximum(a, b), c),
+             note="hand-built ONNX Max of three operands (torch exports two at a time)"),
+    ]
+
+
 # --------------------------------------------------------------------------
 # Linear algebra and normalization
 # --------------------------------------------------------------------------
@@ -337,6 +416,26 @@ def layer_norm_cases(rng):
         Case("layer_norm_no_bias", ["layer_norm"], {"x": normal(rng, 3, 8)},
              module=Wrap(randomize(LayerNormNoBias(8), rng)), note="scale only"),
     ]
+
+
+def layer_norm_statistics(x, scale, bias):
+    """ONNX LayerNormalization's three outputs over the last two axes, epsilon 1e-3."""
+    mean = x.mean((1, 2), keepdim=True)
+    inverse = torch.rsqrt(((x - mean) ** 2).mean((1, 2), keepdim=True) + 1e-3)
+    return F.layer_norm(x, (3, 4), scale, bias, 1e-3), mean, inverse
+
+
+@register
+def layer_norm_statistics_case(rng):
+    return Case("layer_norm_mean_inv_std_dev", ["layer_norm", "reduce_mean", "reciprocal"],
+                {"x": normal(rng, 2, 3, 4)}, outputs=("y", "mean", "inv_std_dev"),
+                onnx_nodes=lambda case: [helper.make_node(
+                    "LayerNormalization", ["x", "scale", "bias"], ["y", "mean", "inv_std_dev"],
+                    axis=1, epsilon=1e-3)],
+                function=layer_norm_statistics,
+                params={"scale": (normal(rng, 3, 4), True), "bias": (normal(rng, 3, 4), True)},
+                note="hand-built ONNX LayerNormalization whose Mean and InvStdDev outputs are "
+                     "read: their gradients reach x too")
 
 
 def batch_norm_mlir(name, shape):
@@ -414,6 +513,51 @@ def reduction_cases(rng):
     ]
 
 
+def reduce_l2_graph(axes, keepdims):
+    return lambda case: [helper.make_node("ReduceL2", ["x"], ["y"], axes=axes, keepdims=keepdims)]
+
+
+@register
+def norm_and_product_cases(rng):
+    def case(name, ops, function, x, note, **kw):
+        return Case(name, ops, {"x": x}, module=Lambda(function), note=note, **kw)
+
+    with_zeros = normal(rng, 3, 4)
+    with_zeros[0, 1] = 0           # one zero in row 0: its gradient is the others' product
+    with_zeros[1, [0, 2]] = 0      # two zeros in row 1: every gradient is 0
+    zero_row = normal(rng, 3, 4)
+    zero_row[1] = 0
+    return [
+        case("normalize", ["reduce_l2", "clip", "div"], lambda x: F.normalize(x, dim=1),
+             normal(rng, 3, 4), "F.normalize: ReduceL2 + Clip(eps) + Expand + Div"),
+        Case("reduce_l2_keepdims", ["reduce_l2"], {"x": normal(rng, 2, 3, 4)},
+             onnx_nodes=reduce_l2_graph([0, 2], 1),
+             function=lambda x: torch.linalg.vector_norm(x, 2, dim=(0, 2), keepdim=True),
+             note="hand-built ONNX ReduceL2 (torch exports vector_norm as Abs/Pow/ReduceSum), "
+                  "axes (0, 2), keepdims"),
+        Case("reduce_l2_zero_norm", ["reduce_l2"], {"x": zero_row},
+             onnx_nodes=reduce_l2_graph([1], 0),
+             function=lambda x: torch.linalg.vector_norm(x, 2, dim=1),
+             note="hand-built ONNX ReduceL2 over a row of zeros: its gradient is 0, as torch's",
+             finite_difference="the norm is not differentiable at 0; torch's convention there "
+                               "(gradient 0) is what this case pins"),
+        case("reduce_log_sum_exp", ["reduce_log_sum_exp"], lambda x: torch.logsumexp(x, 1),
+             normal(rng, 2, 5, 3) * 3, "torch.logsumexp over axis 1"),
+        case("reduce_log_sum_exp_all", ["reduce_log_sum_exp"], lambda x: torch.logsumexp(x, (0, 1)),
+             normal(rng, 3, 4) * 10, "every axis, large values (the stable form)"),
+        case("reduce_prod", ["reduce_prod"], lambda x: torch.prod(x, 1),
+             uniform(rng, 0.5, 1.5, 3, 4) * np.where(rng.random((3, 4)) < 0.5, 1, -1).astype(np.float32),
+             "torch.prod over axis 1, mixed signs"),
+        case("reduce_prod_zeros", ["reduce_prod"], lambda x: torch.prod(x, 1), with_zeros,
+             "one zero (gradient: the other elements' product) and two zeros (all 0) in a row, "
+             "as torch.prod"),
+        case("reduce_prod_all", ["reduce_prod"], torch.prod, uniform(rng, 0.5, 1.5, 2, 3),
+             "every axis -> []"),
+        case("variance", ["reduce_mean"], lambda x: x.var(1), normal(rng, 3, 5),
+             "x.var(1) exports ReduceProd of the shape, folded on the host"),
+    ]
+
+
 # --------------------------------------------------------------------------
 # Layout and indexing
 # --------------------------------------------------------------------------
@@ -479,6 +623,53 @@ def layout_cases(rng):
              onnx_nodes=gather_negative_graph,
              function=lambda data, indices: data[:, torch.from_numpy(gather_indices % 5)],
              note="hand-built ONNX Gather, axis 1, 2-D indices with negative and repeated ones"),
+    ]
+
+
+@register
+def structural_cases(rng):
+    def case(name, ops, function, x, note):
+        return Case(name, ops, {"x": x}, module=Lambda(function), note=note)
+
+    return [
+        case("pad_constant", ["concat"], lambda x: F.pad(x, (1, 2, 0, 1), value=0.5),
+             normal(rng, 2, 3, 4), "F.pad constant 0.5: concatenated constant blocks"),
+        case("pad_crop", ["slice", "concat"], lambda x: F.pad(x, (-1, 2, 1, -2)),
+             normal(rng, 2, 5, 4), "negative pads crop (a slice), positive ones add zeros"),
+        case("pad_reflect", ["slice", "concat"], lambda x: F.pad(x, (2, 1, 1, 3), mode="reflect"),
+             normal(rng, 1, 2, 5, 4), "reflect: mirrored slices, their gradients summed"),
+        case("pad_edge", ["slice", "broadcast_to", "concat"],
+             lambda x: F.pad(x, (1, 2, 2, 0), mode="replicate"), normal(rng, 1, 2, 3, 4),
+             "replicate (ONNX edge): broadcast edge slices"),
+        case("tile", ["broadcast_to"], lambda x: x.repeat(2, 1, 3), normal(rng, 2, 3, 2),
+             "x.repeat exports Tile: a broadcast between reshapes"),
+        case("depth_to_space", ["transpose"], lambda x: F.pixel_shuffle(x, 2),
+             normal(rng, 1, 8, 2, 3), "F.pixel_shuffle exports DepthToSpace (CRD)"),
+        case("cumsum", ["cumsum"], lambda x: torch.cumsum(x, 1), normal(rng, 2, 5, 3),
+             "torch.cumsum over axis 1: the gradient is the reversed cumulative sum"),
+        Case("cumsum_exclusive_reverse", ["cumsum"], {"x": normal(rng, 3, 6)},
+             onnx_nodes=lambda case: [
+                 helper.make_node("Constant", [], ["axis"], value=helper.make_tensor(
+                     "axis", TensorProto.INT64, [], [-1])),
+                 helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=1, reverse=1)],
+             function=lambda x: x.flip(1).cumsum(1).flip(1) - x,
+             note="hand-built ONNX CumSum, exclusive and reverse, axis -1 (torch has neither)"),
+        Case("depth_to_space_dcr", ["transpose"], {"x": normal(rng, 1, 8, 2, 3)},
+             onnx_nodes=lambda case: [helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2,
+                                                       mode="DCR")],
+             # DCR orders channels (block row, block column, depth); pixel_shuffle's CRD
+             # (depth, block row, block column).
+             function=lambda x: F.pixel_shuffle(x.reshape(1, 4, 2, 2, 3).transpose(1, 2)
+                                                .reshape(1, 8, 2, 3), 2),
+             note="hand-built ONNX DepthToSpace, DCR mode (torch exports CRD)"),
+        Case("space_to_depth", ["transpose"], {"x": normal(rng, 1, 2, 4, 6)},
+             onnx_nodes=lambda case: [helper.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2)],
+             # SpaceToDepth orders channels (block row, block column, channel); pixel_unshuffle
+             # (channel, block row, block column).
+             function=lambda x: F.pixel_unshuffle(x, 2).reshape(1, 2, 4, 2, 3).transpose(1, 2)
+             .reshape(1, 8, 2, 3),
+             note="hand-built ONNX SpaceToDepth (torch's pixel_unshuffle exports a reshape and a "
+                  "transpose)"),
     ]
 
 

@@ -33,6 +33,10 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
       "reduce_mean", "reduce_max", "transpose",   "reshape",    "broadcast_to", "concat",
       "split",       "slice",      "gather",      "conv",       "max_pool",     "avg_pool",
       "copy", "sgd_update", "adamw_update",
+      // Activations and elementwise ops of issue 15.
+      "abs", "sin", "cos", "softplus", "hard_swish", "leaky_relu", "elu", "hard_sigmoid", "max",
+      "min", "prelu", "greater_equal", "less_equal", "reduce_prod", "reduce_l2",
+      "reduce_log_sum_exp", "cumsum",
       // Training: backward ops and losses.
       "gelu_grad", "softmax_grad", "log_softmax_grad", "layer_norm_grad", "batch_norm_grad",
       "gather_grad", "slice_grad", "conv_grad_input", "conv_grad_weight", "max_pool_grad",
@@ -117,6 +121,34 @@ TEST(Unary, ReluAndNotOnEdgeValues) {
   OwnedTensor flags(DType::Bool, {3});
   flags.as<uint8_t>()[0] = 0, flags.as<uint8_t>()[1] = 1, flags.as<uint8_t>()[2] = 7;
   EXPECT_EQ(run1("not", {flags}, DType::Bool, {3}), (std::vector<double>{1, 0, 0}));
+}
+
+TEST(Binary, MaxAndMinPropagateNaNFromEitherSide) {
+  OwnedTensor a = f32({3}, {NAN, 1, 2}), b = f32({3}, {1, NAN, 3});
+  for (const char *kernel : {"max", "min"}) {
+    std::vector<double> y = run1(kernel, {a, b}, DType::F32, {3});
+    EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[1])) << kernel;
+    EXPECT_EQ(y[2], std::string(kernel) == "max" ? 3 : 2) << kernel;
+  }
+}
+
+TEST(Binary, PReluBroadcastsAPerChannelSlope) {
+  OwnedTensor x = f32({2, 2}, {-2, 3, -4, 0}), slope = f32({2, 1}, {0.5, -1});
+  EXPECT_EQ(run1("prelu", {x, slope}, DType::F32, {2, 2}), (std::vector<double>{-1, 3, 4, 0}));
+}
+
+TEST(Unary, AbsWrapsTheMostNegativeInteger) {
+  EXPECT_EQ(run1("abs", {tensor(DType::I32, {2}, {-2147483648.0, -5})}, DType::I32, {2}),
+            (std::vector<double>{-2147483648.0, 5}));
+}
+
+TEST(Unary, SoftplusDoesNotOverflowAndActivationsPassNaN) {
+  EXPECT_EQ(run1("softplus", {f32({2}, {100, -100})}, DType::F32, {2})[0], 100.0);
+  EXPECT_GT(run1("softplus", {f32({1}, {-100})}, DType::F32, {1})[0], 0.0);
+  Attributes coefficients = attrs({{"alpha", 0.2}, {"beta", 0.5}});
+  EXPECT_TRUE(std::isnan(run1("hard_sigmoid", {f32({1}, {NAN})}, DType::F32, {1}, coefficients)[0]));
+  EXPECT_TRUE(std::isnan(run1("leaky_relu", {f32({1}, {NAN})}, DType::F32, {1},
+                              attrs({{"alpha", 0.1}}))[0]));
 }
 
 TEST(Unary, TriluWithExtremeDiagonals) {

@@ -986,6 +986,85 @@ sgd_case("sgd_momentum", (4, 5), 0.1, 0.9, 0.0, False, False)
 sgd_case("sgd_nesterov_decay", (3, 7), 0.05, 0.9, 1e-3, True, False)
 sgd_case("sgd_first_step", (6,), 0.1, 0.5, 1e-2, False, True)
 
+# ---------------------------------------------------------------------------------------------
+# Issue 15's activations, selections, comparisons and reductions (last, so that the cases above
+# keep their random draws)
+# ---------------------------------------------------------------------------------------------
+a15 = randn(3, 5) * 4
+activations = {
+    "abs": (torch.abs, {}),
+    "sin": (torch.sin, {}),
+    "cos": (torch.cos, {}),
+    "softplus": (F.softplus, {}),
+    "hard_swish": (F.hardswish, {}),
+    "leaky_relu": (lambda v: F.leaky_relu(v, 0.2), {"alpha": 0.2}),
+    "elu": (lambda v: F.elu(v, 0.7), {"alpha": 0.7}),
+    "hard_sigmoid": (lambda v: torch.clamp(0.3 * v + 0.4, 0, 1), {"alpha": 0.3, "beta": 0.4}),
+}
+for kernel, (fn, attrs) in activations.items():
+    case("%s_f32" % kernel, kernel, [a15], [fn(a15)], attrs)
+    for dtype in (torch.float16, torch.bfloat16):
+        v = low(a15, dtype)
+        case("%s_%s" % (kernel, DTYPES[dtype]), kernel, [v], [fn(v.float()).to(dtype)], attrs)
+    case("%s_f32_special" % kernel, kernel, [special], [fn(special)], attrs)
+case("abs_i64", "abs", [ints], [torch.abs(ints)])
+case("softplus_f32_wide", "softplus", [wide * 10], [F.softplus(wide * 10)])
+
+m15a, m15b = randn(3, 1, 4), randn(2, 1)
+for kernel, fn in (("max", torch.maximum), ("min", torch.minimum)):
+    case("%s_broadcast_f32" % kernel, kernel, [m15a, m15b], [fn(m15a, m15b)])
+    case("%s_special_f32" % kernel, kernel, [special, special.flip(0)],
+         [fn(special, special.flip(0))])
+    case("%s_i64" % kernel, kernel, [ints, ints.flip(1)], [fn(ints, ints.flip(1))])
+    case("%s_bf16" % kernel, kernel, [low(m15a, torch.bfloat16), low(m15b, torch.bfloat16)],
+         [fn(low(m15a, torch.bfloat16), low(m15b, torch.bfloat16))])
+p15x, p15s = randn(2, 3, 4), randn(3, 1)
+case("prelu_channels_f32", "prelu", [p15x, p15s], [F.prelu(p15x, p15s.flatten())])
+case("prelu_scalar_f16", "prelu", [low(p15x, torch.float16), low(torch.tensor([0.25]), torch.float16)],
+     [F.prelu(low(p15x, torch.float16).float(), torch.tensor([0.25])).half()])
+ties15a, ties15b = torch.tensor([[1.0, 2.0, 3.0]]), torch.tensor([[2.0], [1.0]])
+for kernel, fn in (("greater_equal", torch.ge), ("less_equal", torch.le)):
+    case("%s_ties_f32" % kernel, kernel, [ties15a, ties15b], [fn(ties15a, ties15b)])
+    case("%s_i64" % kernel, kernel, [ints, ints.flip(0)], [fn(ints, ints.flip(0))])
+
+r15 = randn(2, 3, 4)
+for index, axes in enumerate(([1], [0, 2], [0, 1, 2], [2])):
+    for keepdims in (False, True):
+        attrs = {"axes": axes, "keepdims": keepdims}
+        tag = "%d_%s" % (index, "keep" if keepdims else "drop")
+        # torch.prod takes one dim at a time; numpy's takes the set.
+        case("reduce_prod_" + tag, "reduce_prod", [r15],
+             [torch.from_numpy(np.asarray(np.prod(r15.double().numpy(), axis=tuple(axes),
+                                                  keepdims=keepdims))).float()], attrs)
+        case("reduce_l2_" + tag, "reduce_l2", [r15],
+             [torch.linalg.vector_norm(r15.double(), 2, dim=axes, keepdim=keepdims).float()], attrs)
+        case("reduce_log_sum_exp_" + tag, "reduce_log_sum_exp", [r15 * 30],
+             [torch.logsumexp(r15.double() * 30, dim=axes, keepdim=keepdims).float()], attrs)
+case("reduce_prod_i64", "reduce_prod", [ints], [torch.prod(ints, 1)], {"axes": [1], "keepdims": False})
+lse_special = torch.tensor([[float("-inf"), float("-inf")], [float("inf"), 1.0],
+                            [float("nan"), 0.0], [-1e30, 5.0]])
+case("reduce_log_sum_exp_special", "reduce_log_sum_exp", [lse_special],
+     [torch.logsumexp(lse_special, 1)], {"axes": [1], "keepdims": False})
+case("reduce_l2_bf16", "reduce_l2", [low(r15, torch.bfloat16)],
+     [torch.linalg.vector_norm(low(r15, torch.bfloat16).float(), 2, dim=2).bfloat16()],
+     {"axes": [2], "keepdims": False})
+
+cs15 = randn(2, 5, 3)
+for axis in (0, 1, 2):
+    case("cumsum_axis%d_f32" % axis, "cumsum", [cs15], [torch.cumsum(cs15, axis)],
+         {"axis": axis, "exclusive": False, "reverse": False})
+case("cumsum_reverse_f32", "cumsum", [cs15], [cs15.flip(1).cumsum(1).flip(1)],
+     {"axis": 1, "exclusive": False, "reverse": True})
+case("cumsum_exclusive_f32", "cumsum", [cs15], [cs15.cumsum(1) - cs15],
+     {"axis": 1, "exclusive": True, "reverse": False}, tol=(1e-5, 1e-6))
+case("cumsum_exclusive_reverse_f32", "cumsum", [cs15], [cs15.flip(2).cumsum(2).flip(2) - cs15],
+     {"axis": 2, "exclusive": True, "reverse": True}, tol=(1e-5, 1e-6))
+case("cumsum_i64", "cumsum", [ints], [torch.cumsum(ints, 1)],
+     {"axis": 1, "exclusive": False, "reverse": False})
+case("cumsum_bf16", "cumsum", [low(cs15, torch.bfloat16)],
+     [torch.cumsum(low(cs15, torch.bfloat16).double(), 1).bfloat16()],
+     {"axis": 1, "exclusive": False, "reverse": False})
+
 output = os.path.join(os.path.dirname(os.path.abspath(__file__)), "references.txt")
 with open(output, "w") as f:
     f.write("# Generated by make_references.py with torch %s; do not edit.\n" % torch.__version__)

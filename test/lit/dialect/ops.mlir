@@ -56,6 +56,40 @@ func.func @elementwise(%x: tensor<4x16xf32>, %b: tensor<16xf32>, %m: tensor<4x16
   return %t : tensor<4x16xf32>
 }
 
+// CHECK-LABEL: func @activations_and_selection
+func.func @activations_and_selection(%x: tensor<4x16xf32>, %b: tensor<16xf32>, %s: tensor<4x1xf32>)
+    -> (tensor<4x16xf32>, tensor<4x16xi1>, tensor<4x16xi1>) {
+  // CHECK: memc.abs
+  %0 = memc.abs %x : tensor<4x16xf32>
+  // CHECK: memc.sin
+  %1 = memc.sin %0 : tensor<4x16xf32>
+  // CHECK: memc.cos
+  %2 = memc.cos %1 : tensor<4x16xf32>
+  // CHECK: memc.softplus
+  %3 = memc.softplus %2 : tensor<4x16xf32>
+  // CHECK: memc.hard_swish
+  %4 = memc.hard_swish %3 : tensor<4x16xf32>
+  // CHECK: memc.leaky_relu %{{.*}} {alpha = 1.000000e-01 : f64} : tensor<4x16xf32>
+  %5 = memc.leaky_relu %4 {alpha = 0.1 : f64} : tensor<4x16xf32>
+  // CHECK: memc.elu %{{.*}} {alpha = 1.500000e+00 : f64}
+  %6 = memc.elu %5 {alpha = 1.5 : f64} : tensor<4x16xf32>
+  // CHECK: memc.hard_sigmoid %{{.*}} {alpha = 2.000000e-01 : f64, beta = 5.000000e-01 : f64}
+  %7 = memc.hard_sigmoid %6 {alpha = 0.2 : f64, beta = 0.5 : f64} : tensor<4x16xf32>
+  // CHECK: memc.max %{{.*}} : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %8 = memc.max %7, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  // CHECK: memc.min
+  %9 = memc.min %8, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  // CHECK: memc.prelu %{{.*}} : (tensor<4x16xf32>, tensor<4x1xf32>) -> tensor<4x16xf32>
+  %10 = memc.prelu %9, %s : (tensor<4x16xf32>, tensor<4x1xf32>) -> tensor<4x16xf32>
+  // CHECK: memc.greater_equal
+  %ge = memc.greater_equal %10, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xi1>
+  // CHECK: memc.less_equal
+  %le = memc.less_equal %10, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xi1>
+  // CHECK: memc.cumsum %{{.*}} {axis = 1 : i64, exclusive = true, reverse = false} : tensor<4x16xf32>
+  %11 = memc.cumsum %10 {axis = 1 : i64, exclusive = true, reverse = false} : tensor<4x16xf32>
+  return %11, %ge, %le : tensor<4x16xf32>, tensor<4x16xi1>, tensor<4x16xi1>
+}
+
 // CHECK-LABEL: func @mixed_precision_types
 func.func @mixed_precision_types(%a: tensor<2x8xbf16>, %b: tensor<8x4xbf16>, %h: tensor<3xf16>,
                                  %i: tensor<3xi32>) -> tensor<2x4xbf16> {
