@@ -68,19 +68,29 @@ bool broadcastShapes(const std::vector<Shape> &shapes, Shape &result, std::strin
   return false;
 }
 
-bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string &error) {
+bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string &error,
+                 MatMulTransposes transposes) {
   if (lhs.empty() || rhs.empty()) {
     error = "matmul operands must have rank >= 1";
     return false;
   }
+  if ((transposes.lhs && lhs.size() < 2) || (transposes.rhs && rhs.size() < 2)) {
+    error = "a transposed matmul operand must have rank >= 2";
+    return false;
+  }
   Shape a = lhs, b = rhs;
+  if (transposes.lhs)
+    std::swap(a[a.size() - 2], a.back());
+  if (transposes.rhs)
+    std::swap(b[b.size() - 2], b.back());
   bool promotedLhs = a.size() == 1, promotedRhs = b.size() == 1;
   if (promotedLhs)
     a.insert(a.begin(), 1);
   if (promotedRhs)
     b.push_back(1);
   if (a.back() != b[b.size() - 2]) {
-    error = "matmul contraction dimensions differ: " + formatShape(lhs) + " x " + formatShape(rhs);
+    error = "matmul contraction dimensions differ: " + formatShape(lhs) +
+            (transposes.lhs ? "^T" : "") + " x " + formatShape(rhs) + (transposes.rhs ? "^T" : "");
     return false;
   }
   Shape batchA(a.begin(), a.end() - 2), batchB(b.begin(), b.end() - 2);

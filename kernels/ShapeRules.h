@@ -38,8 +38,16 @@ struct BroadcastConflict {
 };
 bool broadcastShapes(const std::vector<Shape> &shapes, Shape &result, BroadcastConflict &conflict);
 
-/// numpy.matmul: 1-D promotion and batch broadcasting.
-bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string &error);
+/// Which matmul operands enter the product with their last two dims swapped (BLAS's trans
+/// flags): a transpose the kernel reads in place instead of one materialised before it.
+struct MatMulTransposes {
+  bool lhs = false, rhs = false;
+};
+
+/// numpy.matmul: 1-D promotion and batch broadcasting. A transposed operand must be a matrix
+/// or a batch of them (rank >= 2) and is read with its last two dims swapped.
+bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string &error,
+                 MatMulTransposes transposes = {});
 
 /// Removes (or sets to 1 with keepdims) the sorted, unique, in-range `axes`. Empty `axes`
 /// reduce nothing.

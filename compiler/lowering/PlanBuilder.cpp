@@ -98,6 +98,8 @@ LogicalResult addAttribute(plan::Step &step, StringRef name, Attribute value, Op
   out->set_name(name.str());
   if (auto boolean = dyn_cast<BoolAttr>(value))
     out->set_i(boolean.getValue());
+  else if (isa<UnitAttr>(value)) // a flag that is present
+    out->set_i(1);
   else if (auto integer = dyn_cast<IntegerAttr>(value))
     out->set_i(integer.getInt());
   else if (auto real = dyn_cast<FloatAttr>(value))

@@ -57,8 +57,9 @@ OpCost estimateOpCost(Operation *op) {
   }
   if (auto matmul = dyn_cast<MatMulOp>(op)) {
     // 2*M*N*K per batch: output elements times the contracted length.
-    auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
-    cost.flops = 2.0 * elements(matmul.getResult()) * lhs.getShape().back();
+    ArrayRef<int64_t> lhs = cast<RankedTensorType>(matmul.getLhs().getType()).getShape();
+    int64_t contracted = matmul.getTransposeLhs() ? lhs[lhs.size() - 2] : lhs.back();
+    cost.flops = 2.0 * elements(matmul.getResult()) * contracted;
     return cost;
   }
   if (isa<ConvOp, ConvGradInputOp, ConvGradWeightOp>(op)) {

@@ -12,7 +12,6 @@
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
-#include <numeric>
 
 using namespace mlir;
 using namespace memc;
@@ -78,17 +77,19 @@ SmallVector<int64_t> keptShape(ArrayRef<int64_t> input, ArrayRef<int64_t> axes) 
   return shape;
 }
 
-/// Permutation swapping the last two dimensions.
-SmallVector<int64_t> swapLastTwo(int64_t rank) {
-  SmallVector<int64_t> perm(rank);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::swap(perm[rank - 1], perm[rank - 2]);
-  return perm;
+/// lhs @ rhs with the given operands read transposed (the kernel's trans flags).
+Value product(OpBuilder &b, Location loc, Value lhs, bool transposeLhs, Value rhs,
+              bool transposeRhs) {
+  return b.create<MatMulOp>(loc, lhs, rhs, transposeLhs, transposeRhs);
 }
 
-Value transposeLastTwo(OpBuilder &b, Location loc, Value value) {
-  return b.create<TransposeOp>(loc, value,
-                               b.getDenseI64ArrayAttr(swapLastTwo(tensorType(value).getRank())));
+/// Merges all leading dims of `value` into its second-to-last (rows), as a view.
+Value stackRows(OpBuilder &b, Location loc, Value value) {
+  ArrayRef<int64_t> shape = tensorType(value).getShape();
+  int64_t rows = 1;
+  for (int64_t dim : shape.drop_back())
+    rows *= dim;
+  return reshapeTo(b, loc, value, {rows, shape.back()});
 }
 
 /// All axes but the channel axis 1, for per-channel reductions.
@@ -396,9 +397,11 @@ LogicalResult WhereOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorIm
 //===----------------------------------------------------------------------===//
 
 LogicalResult MatMulOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
-  // Promote 1-D operands to matrices as numpy does, so one rule covers every case:
-  // dA = dY @ B^T and dB = A^T @ dY, summed over broadcast batch dimensions.
+  // Y = op(A) @ op(B), op a transpose where flagged. Promote 1-D operands to matrices as
+  // numpy does, so one rule covers every case: dop(A) = dY @ op(B)^T, dop(B) = op(A)^T @ dY,
+  // summed over broadcast batch dims. Transposes are the products' flags, never copies.
   Location loc = getLoc();
+  bool ta = getTransposeLhs(), tb = getTransposeRhs();
   Value a = getLhs(), bm = getRhs(), grad = dy[0];
   SmallVector<int64_t> aShape(tensorType(a).getShape()), bShape(tensorType(bm).getShape());
   SmallVector<int64_t> gradShape(tensorType(grad).getShape());
@@ -412,8 +415,17 @@ LogicalResult MatMulOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorI
   }
   Value a2 = reshapeTo(b, loc, a, aShape), b2 = reshapeTo(b, loc, bm, bShape);
   Value g2 = reshapeTo(b, loc, grad, gradShape);
-  Value da = b.create<MatMulOp>(loc, g2, transposeLastTwo(b, loc, b2));
-  Value db = b.create<MatMulOp>(loc, transposeLastTwo(b, loc, a2), g2);
+  Value da = ta ? product(b, loc, b2, tb, g2, true) : product(b, loc, g2, false, b2, !tb);
+  // A batch times one weight matrix (x @ W, a linear layer): the weight's gradient is one
+  // product over the stacked rows, as PyTorch computes it, not a per-batch partial gradient
+  // summed afterwards.
+  Value aRows = a2, gRows = g2;
+  if (bShape.size() == 2 && aShape.size() > 2 && !ta) {
+    aRows = stackRows(b, loc, a2);
+    gRows = stackRows(b, loc, g2);
+  }
+  Value db =
+      tb ? product(b, loc, gRows, true, aRows, ta) : product(b, loc, aRows, !ta, gRows, false);
   da = unbroadcast(b, loc, da, tensorType(a2));
   db = unbroadcast(b, loc, db, tensorType(b2));
   dx.push_back(reshapeTo(b, loc, da, tensorType(a).getShape()));

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
 using namespace memc;
@@ -121,10 +122,59 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                                          Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
   Shape result;
   std::string error;
-  if (failed(matmulShape(shapeOf(adaptor.getLhs()), shapeOf(adaptor.getRhs()), result, error)))
+  kernels::MatMulTransposes transposes{adaptor.getTransposeLhs(), adaptor.getTransposeRhs()};
+  if (failed(matmulShape(shapeOf(adaptor.getLhs()), shapeOf(adaptor.getRhs()), result, error,
+                         transposes)))
     return inferenceError(location, error);
   inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getLhs())));
   return success();
+}
+
+namespace {
+
+/// Whether `value` is a transpose that swaps only its last two dims (rank >= 2).
+TransposeOp lastTwoTranspose(Value value) {
+  auto transpose = value.getDefiningOp<TransposeOp>();
+  if (!transpose)
+    return nullptr;
+  ArrayRef<int64_t> perm = transpose.getPerm();
+  int64_t rank = static_cast<int64_t>(perm.size());
+  if (rank < 2 || perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
+    return nullptr;
+  for (int64_t dim = 0; dim < rank - 2; ++dim)
+    if (perm[dim] != dim)
+      return nullptr;
+  return transpose;
+}
+
+/// matmul(transpose(x), y) -> matmul(x, y) {transpose_lhs}, and likewise for rhs (a flag
+/// already set is cleared: two swaps cancel). The kernel reads the operand transposed in
+/// place, so the transposed copy (a Gemm's transB weight, attention's K^T) is never allocated.
+struct FoldTransposeIntoMatMul : OpRewritePattern<MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatMulOp op, PatternRewriter &rewriter) const override {
+    TransposeOp lhs = lastTwoTranspose(op.getLhs()), rhs = lastTwoTranspose(op.getRhs());
+    if (!lhs && !rhs)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      if (lhs) {
+        op.getLhsMutable().assign(lhs.getInput());
+        op.setTransposeLhs(!op.getTransposeLhs());
+      }
+      if (rhs) {
+        op.getRhsMutable().assign(rhs.getInput());
+        op.setTransposeRhs(!op.getTransposeRhs());
+      }
+    });
+    return success();
+  }
+};
+
+} // namespace
+
+void MatMulOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<FoldTransposeIntoMatMul>(context);
 }
 
 LogicalResult SoftmaxOp::verify() {

@@ -278,13 +278,21 @@ def Memc_MatMulOp : Memc_Op<"matmul",
     from the result; leading (batch) dimensions broadcast. ONNX Gemm imports as matmul, a
     transpose where Gemm asks for one, and an add for the bias.
 
+    `transpose_lhs` / `transpose_rhs` read that operand (rank >= 2) with its last two dims
+    swapped, as BLAS's trans flags do, so that no transposed copy is materialised: the
+    canonicalizer folds a transpose of the last two dims into them, and the gradient rule
+    writes its transposes as flags.
+
     ```mlir
     %y = memc.matmul %x, %w : (tensor<2x16x32xf32>, tensor<32x96xf32>) -> tensor<2x16x96xf32>
+    %z = memc.matmul %x, %v {transpose_rhs} : (tensor<2x16x32xf32>, tensor<96x32xf32>) -> tensor<2x16x96xf32>
     ```
   }];
-  let arguments = (ins Memc_NumericTensor:$lhs, Memc_NumericTensor:$rhs);
+  let arguments = (ins Memc_NumericTensor:$lhs, Memc_NumericTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
   let results = (outs Memc_NumericTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasCanonicalizer = 1;
 }
 
 class Memc_SoftmaxLikeOp<string mnemonic, string doc>

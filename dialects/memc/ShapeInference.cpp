@@ -42,9 +42,10 @@ LogicalResult broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes, Shape &result,
 }
 
 LogicalResult matmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs, Shape &result,
-                          std::string &error) {
+                          std::string &error, kernels::MatMulTransposes transposes) {
   kernels::Shape computed;
-  return adapt(kernels::matmulShape(rule(lhs), rule(rhs), computed, error), computed, result);
+  return adapt(kernels::matmulShape(rule(lhs), rule(rhs), computed, error, transposes), computed,
+               result);
 }
 
 LogicalResult reduceShape(ArrayRef<int64_t> input, ArrayRef<int64_t> axes, bool keepdims,

@@ -10,6 +10,8 @@
 #ifndef MEMC_DIALECTS_MEMC_SHAPEINFERENCE_H
 #define MEMC_DIALECTS_MEMC_SHAPEINFERENCE_H
 
+#include "kernels/ShapeRules.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/LogicalResult.h"
@@ -24,9 +26,11 @@ using Shape = llvm::SmallVector<int64_t, 6>;
 llvm::LogicalResult broadcastShapes(llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes, Shape &result,
                                     std::string &error);
 
-/// numpy.matmul: 1-D promotion and batch broadcasting.
+/// numpy.matmul: 1-D promotion and batch broadcasting; transposed operands read with their
+/// last two dims swapped.
 llvm::LogicalResult matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs,
-                                Shape &result, std::string &error);
+                                Shape &result, std::string &error,
+                                kernels::MatMulTransposes transposes = {});
 
 /// Removes (or sets to 1 with keepdims) the sorted, unique, in-range `axes`.
 llvm::LogicalResult reduceShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> axes,

@@ -2,9 +2,10 @@
 //
 // For each image and group, the receptive fields are unrolled into a column matrix
 // col[(c, kernel tap), output position] and the group's weights [M/g, C/g * taps] multiply it
-// into the output. The columns are built a block of output rows at a time so the scratch stays
-// near kColumnScratch elements whatever the image size. A 1x1 convolution with unit strides and
-// no padding multiplies the image directly. f16/bf16 tensors compute in f32 (FloatCompute.h).
+// into the output. The columns are built a tile of output rows at a time (columnTileRows, about
+// kColumnTilePixels positions), so the scratch is a small constant whatever the image size. A 1x1
+// convolution with unit strides and no padding multiplies the image directly. f16/bf16 tensors
+// compute in f32 (FloatCompute.h).
 //
 // Workspace: the column block, the bias as f32 and, for f16/bf16, the widened operands.
 //

@@ -8,12 +8,13 @@
 //  - conv_grad_weight: dW_g^T[R, Mg] = sum over images and positions of col * dY_g^T. The sum
 //    runs over blocks of output rows that may span images (small images make long products);
 //    each block multiplies its columns by a packed dY^T and adds into an f32 dW^T.
-// Blocks are sized by a fixed element budget, never by the thread count, so sums always run in
-// the same order. Threads split the products and the column loops, or, when there are many
-// small (image, group) tasks (depthwise convolutions, small images), the tasks themselves.
-// f16/bf16 tensors compute in f32 (FloatCompute.h).
+// Blocks are tiles of a fixed number of output positions (columnTileRows), never sized by the
+// thread count, so sums always run in the same order and the workspace is a small constant.
+// Threads split the products and the column loops, or, when there are many small (image, group)
+// tasks (depthwise convolutions, small images), the tasks themselves. f16/bf16 tensors compute
+// in f32 (FloatCompute.h).
 //
-// Workspace: W^T (conv_grad_input), one set of block scratch (columns; packed dY^T and the f32
+// Workspace: one set of block scratch (columns; packed dY^T and the f32
 // dW^T sums for conv_grad_weight) per task slot, and the widened operands for f16/bf16. Tasks
 // spread over threads use at most kMaxWorkspaceSlots slots (ThreadPool.h), so the workspace does
 // not depend on the thread count.
@@ -51,30 +52,27 @@ template <typename Task> void runTasks(const ConvGeometry &g, int64_t tasks, Tas
 void convGradInputFloat(const ConvGeometry &g, const GradInputScratch &scratch, const float *dy,
                         const float *w, float *dx) {
   int64_t rows = g.columnRows, mg = g.groupOutChannels;
-  // W_g^T for every group.
-  float *transposed = scratch.transposed;
-  for (int64_t group = 0; group < g.group; ++group)
-    for (int64_t m = 0; m < mg; ++m)
-      for (int64_t r = 0; r < rows; ++r)
-        transposed[(group * rows + r) * mg + m] = w[(group * mg + m) * rows + r];
+  // W_g^T is W_g [Mg, R] read transposed by sgemm, never copied.
+  GemmTransposes weightTransposed{true, false};
   bool pointwise = g.isPointwise();
   int64_t lastOut = g.outSpatial.back(), outerRows = g.outputRows();
-  int64_t blockRows = gradInputBlockRows(g);
+  int64_t blockRows = columnBlockRows(g);
   runTasks(g, g.batch * g.group, [&](int64_t task, int64_t slot) {
     int64_t n = task / g.group, group = task % g.group;
-    const float *weights = transposed + group * rows * mg;
+    const float *weights = w + group * mg * rows;
     const float *grad = dy + (n * g.outChannels + group * mg) * g.outSize;
     float *image = dx + (n * g.channels + group * g.groupChannels) * g.inSize;
     if (pointwise) {
-      gemmParallel(g.groupChannels, g.outSize, mg, weights, mg, grad, g.outSize, image, g.inSize);
+      gemmParallel(g.groupChannels, g.outSize, mg, weights, rows, grad, g.outSize, image, g.inSize,
+                   weightTransposed);
       return;
     }
     std::fill(image, image + g.groupChannels * g.inSize, 0.0f);
     float *columns = scratch.columns + slot * scratch.slotStride;
     for (int64_t first = 0; first < outerRows; first += blockRows) {
       int64_t count = std::min(blockRows, outerRows - first), width = count * lastOut;
-      gemmParallel(rows, width, mg, weights, mg, grad + first * lastOut, g.outSize, columns,
-                   width);
+      gemmParallel(rows, width, mg, weights, rows, grad + first * lastOut, g.outSize, columns,
+                   width, weightTransposed);
       parallelFor(0, g.groupChannels, std::max<int64_t>(1, kElementwiseGrain / (g.taps * width)),
                   [&](int64_t begin, int64_t end) {
                     addColumns(g, columns, width, first, count, begin, end, image);

@@ -21,10 +21,6 @@
 
 namespace memc::kernels {
 
-/// Elements of one block's column matrix and packed gradient (16 MiB of f32), unless one
-/// output row needs more.
-inline constexpr int64_t kColumnBudget = int64_t{1} << 22;
-
 /// Column matrices up to this many elements make a task small enough to run on one thread.
 inline constexpr int64_t kSmallTaskColumns = int64_t{1} << 20;
 
@@ -36,25 +32,14 @@ inline int64_t taskSlots(const ConvGeometry &g, int64_t tasks) {
   return std::clamp<int64_t>(tasks, 1, kMaxWorkspaceSlots);
 }
 
-/// Output rows whose columns conv_grad_input builds at once.
-inline int64_t gradInputBlockRows(const ConvGeometry &g) {
-  return std::clamp<int64_t>(
-      kColumnBudget / std::max<int64_t>(1, g.columnRows * g.outSpatial.back()), 1, g.outputRows());
-}
-
 /// Output rows (of all images, in order) whose columns and gradients conv_grad_weight packs at
 /// once.
 inline int64_t gradWeightBlockRows(const ConvGeometry &g) {
-  int64_t totalRows = g.batch * g.outputRows();
-  return std::clamp<int64_t>(
-      kColumnBudget /
-          std::max<int64_t>(1, (g.columnRows + g.groupOutChannels) * g.outSpatial.back()),
-      1, std::max<int64_t>(1, totalRows));
+  return columnTileRows(g, g.batch * g.outputRows());
 }
 
 struct GradInputScratch {
   FloatOperands operands;
-  float *transposed = nullptr;
   float *columns = nullptr; // one block per slot, slotStride elements apart
   int64_t slotStride = 0;
 };
@@ -66,9 +51,8 @@ inline GradInputScratch carveGradInput(const KernelCall &call, WorkspaceCarver &
   ConvGeometry g(call.outputs[0].shape, call.inputs[1].shape, call.inputs[0].shape,
                  attributesOf(call));
   scratch.operands = carveFloatOperands(call, carver);
-  scratch.transposed = carver.take<float>(g.outChannels * g.columnRows);
   if (!g.isPointwise()) {
-    scratch.slotStride = g.columnRows * gradInputBlockRows(g) * g.outSpatial.back();
+    scratch.slotStride = g.columnRows * columnBlockRows(g) * g.outSpatial.back();
     scratch.columns = carver.take<float>(taskSlots(g, g.batch * g.group) * scratch.slotStride);
   }
   return scratch;

@@ -2,20 +2,47 @@
 //
 // The column matrix that turns a convolution into matrix products: for one image and group,
 // col[(c, kernel tap), output position] is the input element that tap reads for that output
-// position, 0 in the padding. Column matrices are built (and added back) a block of output rows
-// at a time: output positions [first * lastOut, (first + outputRows) * lastOut), where lastOut
-// is the innermost output dimension.
+// position, 0 in the padding. Column matrices are built (and added back) a tile of output rows
+// at a time (columnTileRows): output positions [first * lastOut, (first + outputRows) * lastOut),
+// where lastOut is the innermost output dimension.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_CONVOLUTIONCOLUMNS_H
 #define MEMC_KERNELS_CPU_CONVOLUTIONCOLUMNS_H
 
+#include "kernels/cpu/Gemm.h"
 #include "kernels/ops/ConvGeometry.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
 namespace memc::kernels {
+
+/// Output positions per tile of the column matrix the convolution kernels build at once. A
+/// tile's product (R x Mg x positions multiply-adds) is either small enough to run on one
+/// thread, and then 256 positions keep the workspace tiny, or it is split over threads, and then
+/// it holds at least kParallelTileWork multiply-adds so that the split pays for its dispatch
+/// (256-position tiles of a 64-channel 3x3 conv ran twice as slowly on 2 threads). Either way
+/// the workspace is at most R x 4096 elements per slot, not the whole unfolded input.
+inline constexpr int64_t kColumnTilePixels = 256;
+inline constexpr int64_t kMaxColumnTilePixels = 4096;
+inline constexpr double kParallelTileWork = double(int64_t{1} << 26);
+
+/// Output rows per tile out of `totalRows`: the tile's positions (above) rounded down to whole
+/// rows of the innermost output dimension, at least one row.
+inline int64_t columnTileRows(const ConvGeometry &g, int64_t totalRows) {
+  double perPosition = static_cast<double>(g.columnRows) * static_cast<double>(g.groupOutChannels);
+  int64_t pixels = kColumnTilePixels;
+  if (perPosition * kColumnTilePixels >= 2.0 * kGemmParallelWork)
+    pixels = static_cast<int64_t>(std::clamp(
+        kParallelTileWork / perPosition, double(kColumnTilePixels), double(kMaxColumnTilePixels)));
+  int64_t lastOut = std::max<int64_t>(1, g.outSpatial.back());
+  return std::clamp<int64_t>(pixels / lastOut, 1, std::max<int64_t>(1, totalRows));
+}
+
+/// Output rows of one image whose columns conv and conv_grad_input build at once.
+inline int64_t columnBlockRows(const ConvGeometry &g) { return columnTileRows(g, g.outputRows()); }
 
 /// Fills rows [rowBegin, rowEnd) of the column matrix of `image` (the group's first channel)
 /// for output rows [first, first + outputRows); row `rowBegin` starts at `col`, rows are `ld`

@@ -21,15 +21,6 @@
 
 namespace memc::kernels {
 
-/// Column-matrix elements built at once (64 MiB of f32), unless one output row needs more.
-inline constexpr int64_t kColumnScratch = int64_t{1} << 24;
-
-/// Output rows whose columns are built at once.
-inline int64_t columnBlockRows(const ConvGeometry &g) {
-  return std::clamp<int64_t>(
-      kColumnScratch / std::max<int64_t>(1, g.columnRows * g.outSpatial.back()), 1, g.outputRows());
-}
-
 struct ConvScratch {
   FloatOperands operands;
   float *bias = nullptr;

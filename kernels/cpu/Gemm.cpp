@@ -23,7 +23,7 @@ void useSingleThreadedBlas() {
 } // namespace
 
 void gemmSerial(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
-                int64_t ldb, float *c, int64_t ldc) {
+                int64_t ldb, float *c, int64_t ldc, GemmTransposes transposes) {
   if (m == 0 || n == 0)
     return;
   if (k == 0) {
@@ -32,30 +32,34 @@ void gemmSerial(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, co
     return;
   }
   useSingleThreadedBlas();
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(m),
+  cblas_sgemm(CblasRowMajor, transposes.a ? CblasTrans : CblasNoTrans,
+              transposes.b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(lda),
               b, static_cast<blasint>(ldb), 0.0f, c, static_cast<blasint>(ldc));
 }
 
 void gemmParallel(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float *c, int64_t ldc) {
+                  int64_t ldb, float *c, int64_t ldc, GemmTransposes transposes) {
   // In f64: M, N and K are each below 2^31, their product need not fit in 64 bits.
   double work = static_cast<double>(m) * static_cast<double>(n) * std::max<double>(k, 1);
   if (work < 2.0 * kGemmParallelWork || ThreadPool::global().numThreads() == 1) {
-    gemmSerial(m, n, k, a, lda, b, ldb, c, ldc);
+    gemmSerial(m, n, k, a, lda, b, ldb, c, ldc, transposes);
     return;
   }
   // Split the longer side of C; each block re-packs the other operand, which is cheap next to
-  // its share of the product.
+  // its share of the product. Rows of op(A) are columns of a transposed A, and columns of
+  // op(B) rows of a transposed B.
   if (m >= n) {
     int64_t grain = std::max<int64_t>(16, kGemmParallelWork / (n * std::max<int64_t>(k, 1) + 1));
     parallelFor(0, m, grain, [&](int64_t begin, int64_t end) {
-      gemmSerial(end - begin, n, k, a + begin * lda, lda, b, ldb, c + begin * ldc, ldc);
+      const float *rows = transposes.a ? a + begin : a + begin * lda;
+      gemmSerial(end - begin, n, k, rows, lda, b, ldb, c + begin * ldc, ldc, transposes);
     });
   } else {
     int64_t grain = std::max<int64_t>(16, kGemmParallelWork / (m * std::max<int64_t>(k, 1) + 1));
     parallelFor(0, n, grain, [&](int64_t begin, int64_t end) {
-      gemmSerial(m, end - begin, k, a, lda, b + begin, ldb, c + begin, ldc);
+      const float *columns = transposes.b ? b + begin * ldb : b + begin;
+      gemmSerial(m, end - begin, k, a, lda, columns, ldb, c + begin, ldc, transposes);
     });
   }
 }

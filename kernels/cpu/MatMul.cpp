@@ -1,9 +1,10 @@
 //===- MatMul.cpp - numpy.matmul ------------------------------------------===//
 //
 // Floats go through OpenBLAS sgemm: f16/bf16 operands are widened to f32 scratch first and the
-// f32 product rounded once. A batch that shares one right-hand matrix (x @ W, the common case)
-// is one tall product; other batches are a loop of products, spread over threads by batch when
-// the matrices are small. Integer matmul is a plain loop whose products and sums wrap.
+// f32 product rounded once. Transposed operands (transpose_lhs/rhs) are sgemm's trans flags. A
+// batch that shares one right-hand matrix (x @ W, the common case) is one tall product; other
+// batches are a loop of products, spread over threads by batch when the matrices are small. Integer
+// matmul is a plain loop whose products and sums wrap.
 //
 // Workspace: the batch index pairs of a looped batch and, for f16/bf16, the widened operands
 // and f32 result.
@@ -26,9 +27,10 @@ namespace {
 
 void matmulFloat(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, const float *a,
                  const float *b, float *c) {
-  int64_t m = dims.m, n = dims.n, k = dims.k;
+  int64_t m = dims.m, n = dims.n, k = dims.k, lda = dims.lda(), ldb = dims.ldb();
+  GemmTransposes transposes{dims.transposes.lhs, dims.transposes.rhs};
   if (dims.stacksRows()) {
-    gemmParallel(dims.batchCount * m, n, k, a, k, b, n, c, n);
+    gemmParallel(dims.batchCount * m, n, k, a, lda, b, ldb, c, n, transposes);
     return;
   }
   dims.batchPairs(pairs);
@@ -37,9 +39,9 @@ void matmulFloat(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, con
     const float *rhs = b + pairs[batch].second * k * n;
     float *out = c + batch * m * n;
     if (parallel)
-      gemmParallel(m, n, k, lhs, k, rhs, n, out, n);
+      gemmParallel(m, n, k, lhs, lda, rhs, ldb, out, n, transposes);
     else
-      gemmSerial(m, n, k, lhs, k, rhs, n, out, n);
+      gemmSerial(m, n, k, lhs, lda, rhs, ldb, out, n, transposes);
   };
   double work = static_cast<double>(m) * static_cast<double>(n) * std::max<double>(k, 1);
   if (work >= 4.0 * kGemmParallelWork) {
@@ -65,14 +67,15 @@ void matmulInteger(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, c
               [&](int64_t begin, int64_t end) {
                 for (int64_t row = begin; row < end; ++row) {
                   int64_t batch = row / m, i = row % m;
-                  const T *lhs = a + pairs[batch].first * m * k + i * k;
+                  const T *lhs = a + pairs[batch].first * m * k;
                   const T *rhs = b + pairs[batch].second * k * n;
                   U *out = reinterpret_cast<U *>(c + row * n);
                   std::fill(out, out + n, U(0));
                   for (int64_t p = 0; p < k; ++p) {
-                    U scale = static_cast<U>(lhs[p]);
+                    U scale = static_cast<U>(dims.transposes.lhs ? lhs[p * m + i] : lhs[i * k + p]);
                     for (int64_t j = 0; j < n; ++j)
-                      out[j] += scale * static_cast<U>(rhs[p * n + j]);
+                      out[j] += scale * static_cast<U>(dims.transposes.rhs ? rhs[j * k + p]
+                                                                           : rhs[p * n + j]);
                   }
                 }
               });
@@ -80,7 +83,7 @@ void matmulInteger(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, c
 
 bool runMatMul(KernelContext &context, const KernelCall &call) {
   const TensorView &output = call.outputs[0];
-  MatMulDims dims(call.inputs[0].shape, call.inputs[1].shape);
+  MatMulDims dims(call);
   if (output.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);

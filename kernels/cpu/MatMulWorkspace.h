@@ -22,18 +22,33 @@
 
 namespace memc::kernels {
 
+/// The call's transpose flags (absent is false; the check accepts only 0 and 1).
+inline MatMulTransposes matmulTransposesOf(const KernelCall &call) {
+  const Attributes &attributes = attributesOf(call);
+  return {attributes.intOr("transpose_lhs", 0) == 1, attributes.intOr("transpose_rhs", 0) == 1};
+}
+
 /// The operands' shapes after numpy's 1-D promotion, and the product's dimensions.
 struct MatMulDims {
   Shape lhsBatch, rhsBatch, batch;
   int64_t m = 0, n = 0, k = 0;
   int64_t batchCount = 1;
+  MatMulTransposes transposes;
 
-  MatMulDims(const Shape &lhs, const Shape &rhs) {
+  explicit MatMulDims(const KernelCall &call)
+      : MatMulDims(call.inputs[0].shape, call.inputs[1].shape, matmulTransposesOf(call)) {}
+
+  MatMulDims(const Shape &lhs, const Shape &rhs, MatMulTransposes transposes = {})
+      : transposes(transposes) {
     Shape a = lhs, b = rhs;
     if (a.size() == 1)
       a.insert(a.begin(), 1);
     if (b.size() == 1)
       b.push_back(1);
+    if (transposes.lhs)
+      std::swap(a[a.size() - 2], a.back());
+    if (transposes.rhs)
+      std::swap(b[b.size() - 2], b.back());
     m = a[a.size() - 2];
     k = a.back();
     n = b.back();
@@ -45,9 +60,15 @@ struct MatMulDims {
       batchCount *= dim;
   }
 
+  /// Leading dimensions of the operands as stored: a transposed lhs is [K,M], rhs [N,K].
+  int64_t lda() const { return transposes.lhs ? m : k; }
+  int64_t ldb() const { return transposes.rhs ? k : n; }
+
   /// A batch that shares one right-hand matrix and does not broadcast the left: one tall
-  /// product of the stacked rows.
+  /// product of the stacked rows (not when lhs is transposed: its rows are then columns).
   bool stacksRows() const {
+    if (transposes.lhs)
+      return false;
     int64_t lhsCount = 1, rhsCount = 1;
     for (int64_t dim : lhsBatch)
       lhsCount *= dim;
@@ -78,7 +99,7 @@ inline MatMulScratch carveMatMul(const KernelCall &call, WorkspaceCarver &carver
   MatMulScratch scratch;
   if (call.outputs[0].numElements() == 0)
     return scratch;
-  MatMulDims dims(call.inputs[0].shape, call.inputs[1].shape);
+  MatMulDims dims(call);
   bool floating = isFloating(call.outputs[0].dtype);
   if (floating)
     scratch.operands = carveFloatOperands(call, carver);

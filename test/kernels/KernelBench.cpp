@@ -144,6 +144,16 @@ int main(int argc, char **argv) {
   bench(filter, "conv_grad_weight f32 8x64x56x56 k3 p1", "conv_grad_weight",
         {{F32, {8, 64, 56, 56}}, {F32, {8, 64, 56, 56}}}, {{F32, {64, 64, 3, 3}}}, conv,
         2.0 * 8 * 64 * 56 * 56 * 64 * 9, false);
+  // The ResNet bench model's size (bench/training: 16-32 channels, 32x32, batch 32).
+  bench(filter, "conv f32 32x16x32x32 k3 p1", "conv",
+        {{F32, {32, 16, 32, 32}}, {F32, {16, 16, 3, 3}}}, {{F32, {32, 16, 32, 32}}}, conv,
+        2.0 * 32 * 16 * 32 * 32 * 16 * 9, false);
+  bench(filter, "conv_grad_input f32 32x16x32x32 k3 p1", "conv_grad_input",
+        {{F32, {32, 16, 32, 32}}, {F32, {16, 16, 3, 3}}}, {{F32, {32, 16, 32, 32}}}, conv,
+        2.0 * 32 * 16 * 32 * 32 * 16 * 9, false);
+  bench(filter, "conv_grad_weight f32 32x16x32x32 k3 p1", "conv_grad_weight",
+        {{F32, {32, 16, 32, 32}}, {F32, {32, 16, 32, 32}}}, {{F32, {16, 16, 3, 3}}}, conv,
+        2.0 * 32 * 16 * 32 * 32 * 16 * 9, false);
   bench(filter, "gelu_grad f32 8M", "gelu_grad", {{F32, {m8}}, {F32, {m8}}}, {{F32, {m8}}}, {},
         12.0 * m8, true);
   bench(filter, "softmax_grad f32 8192x1024 (rows)", "softmax_grad",

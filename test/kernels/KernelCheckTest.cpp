@@ -41,8 +41,7 @@ TEST(KernelCheck, MalformedTensorsAreRejected) {
                   {{static_cast<DType>(9), {2}}});
   // Rows of the dtype table no kernel computes yet (8-bit states, packed 4-bit weights).
   for (DType storageOnly : {DType::U8, DType::I8, DType::NF4})
-    EXPECT_REJECTED("storage-only element type", "neg", {{storageOnly, {2}}},
-                    {{storageOnly, {2}}});
+    EXPECT_REJECTED("storage-only element type", "neg", {{storageOnly, {2}}}, {{storageOnly, {2}}});
   EXPECT_REJECTED("expected 1 outputs", "exp", {{F32, {2}}}, {{F32, {2}}, {F32, {2}}});
 }
 
@@ -100,6 +99,18 @@ TEST(KernelCheck, MatMul) {
   EXPECT_REJECTED("element type", "matmul", {{Bool, {2, 2}}, {Bool, {2, 2}}}, {{Bool, {2, 2}}});
   EXPECT_REJECTED("2^31", "matmul", {{F32, {1, int64_t{1} << 32}}, {F32, {int64_t{1} << 32, 1}}},
                   {{F32, {1, 1}}});
+  // Transposed operands: read with their last two dims swapped, matrices only, flags 0 or 1.
+  Attributes transposedRhs = attrs({{"transpose_rhs", int64_t{1}}});
+  EXPECT_ACCEPTED("matmul", {{F32, {2, 3}}, {F32, {5, 3}}}, {{F32, {2, 5}}}, transposedRhs);
+  EXPECT_REJECTED("contraction dimensions differ: [2,3] x [3,5]^T", "matmul",
+                  {{F32, {2, 3}}, {F32, {3, 5}}}, {{F32, {2, 5}}}, transposedRhs);
+  EXPECT_REJECTED("transposed matmul operand must have rank >= 2", "matmul",
+                  {{F32, {3}}, {F32, {5, 3}}}, {{F32, {5}}},
+                  attrs({{"transpose_lhs", int64_t{1}}}));
+  EXPECT_REJECTED("must be 0 or 1", "matmul", {{F32, {2, 3}}, {F32, {3, 5}}}, {{F32, {2, 5}}},
+                  attrs({{"transpose_lhs", int64_t{2}}}));
+  EXPECT_REJECTED("2^31", "matmul", {{F32, {int64_t{1} << 32, 1}}, {F32, {int64_t{1} << 32, 1}}},
+                  {{F32, {1, 1}}}, attrs({{"transpose_lhs", int64_t{1}}}));
 }
 
 TEST(KernelCheck, Normalization) {

@@ -28,22 +28,59 @@ TEST(KernelContracts, TheCpuTargetHasEveryOpsCheckAndNoRun) {
 
 TEST(KernelContracts, AnUnknownTargetHasNone) { EXPECT_FALSE(targetContracts("cuda")); }
 
-TEST(KernelContracts, SizeAConvWorkspaceWithoutTheKernels) {
-  // conv's f32 columns: one block of (3 channels x 9 taps) rows by 16 output columns at least.
-  KernelCall call;
-  call.inputs = {{nullptr, DType::F32, {2, 3, 16, 16}}, {nullptr, DType::F32, {8, 3, 3, 3}}};
-  call.outputs = {{nullptr, DType::F32, {2, 8, 16, 16}}};
+/// A 3x3 convolution's attributes: unit strides and dilations, same padding, one group.
+Attributes sameConvAttributes() {
   Attributes attributes;
   attributes.set("strides", std::vector<int64_t>{1, 1});
   attributes.set("pads", std::vector<int64_t>{1, 1, 1, 1});
   attributes.set("dilations", std::vector<int64_t>{1, 1});
   attributes.set("group", int64_t{1});
+  return attributes;
+}
+
+TEST(KernelContracts, SizeAConvWorkspaceWithoutTheKernels) {
+  // conv's f32 columns: one block of (3 channels x 9 taps) rows by 16 output columns at least.
+  KernelCall call;
+  call.inputs = {{nullptr, DType::F32, {2, 3, 16, 16}}, {nullptr, DType::F32, {8, 3, 3, 3}}};
+  call.outputs = {{nullptr, DType::F32, {2, 8, 16, 16}}};
+  Attributes attributes = sameConvAttributes();
   call.attributes = &attributes;
   const Kernel &conv = targetContracts(kCpuTarget)->at("conv");
   std::string error;
   ASSERT_TRUE(conv.check(call, error)) << error;
   EXPECT_GE(workspaceBytes(conv, call), uint64_t{27 * 16 * sizeof(float)});
   EXPECT_EQ(workspaceBytes(targetContracts(kCpuTarget)->at("add"), call), 0u);
+}
+
+/// The CPU workspace of a 16 -> 16 channel 3x3 same-padded convolution kernel on `batch`
+/// images of side `side`.
+uint64_t convWorkspace(const std::string &kernel, int64_t batch, int64_t side) {
+  TensorView activation{nullptr, DType::F32, {batch, 16, side, side}};
+  TensorView weight{nullptr, DType::F32, {16, 16, 3, 3}};
+  KernelCall call;
+  call.inputs = {activation, weight}; // conv: x, w; conv_grad_input: dy, w
+  call.outputs = {activation};
+  if (kernel == "conv_grad_weight") {
+    call.inputs = {activation, activation}; // dy, x
+    call.outputs = {weight};
+  }
+  Attributes attributes = sameConvAttributes();
+  call.attributes = &attributes;
+  const Kernel &contract = targetContracts(kCpuTarget)->at(kernel);
+  std::string error;
+  EXPECT_TRUE(contract.check(call, error)) << kernel << ": " << error;
+  return workspaceBytes(contract, call);
+}
+
+TEST(KernelContracts, ConvWorkspaceIsATileNotTheUnfoldedInput) {
+  // 144 column rows (16 channels x 9 taps) by one tile of output positions, whatever the image
+  // and batch size: 4 times the image area and 4 times the batch ask for no more.
+  for (const char *kernel : {"conv", "conv_grad_input", "conv_grad_weight"}) {
+    uint64_t small = convWorkspace(kernel, 2, 128), large = convWorkspace(kernel, 8, 256);
+    EXPECT_EQ(small, large) << kernel;
+    EXPECT_GE(small, uint64_t{144 * 256 * sizeof(float)}) << kernel;
+    EXPECT_LE(large, uint64_t{144 * 4096 * sizeof(float)}) << kernel;
+  }
 }
 
 TEST(KernelContracts, ChecksRejectWithTheirMessages) {

@@ -190,11 +190,47 @@ TEST(MatMul, HandComputedAndEmptyContraction) {
   std::vector<OwnedTensor> operands = {OwnedTensor(DType::F32, {2, 0}),
                                        OwnedTensor(DType::F32, {0, 2})};
   std::vector<OwnedTensor> outputs = {f32({2, 2}, {7, 7, 7, 7})};
-  KernelCall call = makeCall(operands, outputs, Attributes());
+  Attributes none;
+  KernelCall call = makeCall(operands, outputs, none);
   std::string error;
   ASSERT_TRUE(kernelNamed("matmul").check(call, error)) << error;
   ASSERT_TRUE(runWithWorkspace(kernelNamed("matmul"), call, error));
   EXPECT_EQ(outputs[0].values(), (std::vector<double>{0, 0, 0, 0}));
+}
+
+/// `value` with its last two dims swapped, by the transpose kernel.
+OwnedTensor swapLastTwo(const OwnedTensor &value) {
+  Shape shape = value.view().shape;
+  std::vector<int64_t> perm(shape.size());
+  for (size_t dim = 0; dim < perm.size(); ++dim)
+    perm[dim] = static_cast<int64_t>(dim);
+  std::swap(perm[perm.size() - 2], perm.back());
+  std::swap(shape[shape.size() - 2], shape.back());
+  return runKernel("transpose", {value}, {{DType::F32, shape}}, attrs({{"perm", perm}}))[0];
+}
+
+// Products large enough to split over threads (by rows and by columns, looped and stacked
+// batches): the flags read the operands transposed in place, as a transposed copy would.
+TEST(MatMul, TransposeFlagsMatchTransposedCopies) {
+  struct Case {
+    Shape lhs, rhs;
+    bool transposeLhs, transposeRhs;
+  };
+  for (const Case &c :
+       {Case{{64, 512}, {64, 96}, true, false}, Case{{64, 96}, {512, 96}, false, true},
+        Case{{96, 64}, {512, 96}, true, true}, Case{{2, 64, 512}, {2, 96, 64}, true, true},
+        Case{{4, 128, 64}, {96, 64}, false, true}}) {
+    OwnedTensor a = randomF32(c.lhs, 1), b = randomF32(c.rhs, 2);
+    OwnedTensor copyA = c.transposeLhs ? swapLastTwo(a) : a;
+    OwnedTensor copyB = c.transposeRhs ? swapLastTwo(b) : b;
+    Shape result = copyA.view().shape;
+    result.back() = copyB.view().shape.back();
+    std::vector<double> expected = run1("matmul", {copyA, copyB}, DType::F32, result);
+    Attributes flags = attrs(
+        {{"transpose_lhs", int64_t{c.transposeLhs}}, {"transpose_rhs", int64_t{c.transposeRhs}}});
+    EXPECT_TRUE(closeTo(run1("matmul", {a, b}, DType::F32, result, flags), expected, 1e-5, 1e-5))
+        << formatShape(c.lhs) << " x " << formatShape(c.rhs);
+  }
 }
 
 TEST(Gather, OutOfRangeIndexIsARunErrorNotACrash) {

@@ -62,3 +62,40 @@ func.func @transpose_chain(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<
   %3 = memc.transpose %2 {perm = array<i64: 1, 0, 2>} : (tensor<2x4x3xf32>) -> tensor<4x2x3xf32>
   return %1, %3 : tensor<2x3x4xf32>, tensor<4x2x3xf32>
 }
+
+// -----
+
+// A transpose of the last two dims feeding a matmul becomes its flag (a Gemm's transB weight,
+// attention's K^T), so the transposed copy is never allocated; two swaps cancel.
+// CHECK-LABEL: func @matmul_transpose_flags
+// CHECK-SAME: (%[[X:.*]]: tensor<2x16x32xf32>, %[[W:.*]]: tensor<96x32xf32>, %[[K:.*]]: tensor<2x4x8x32xf32>, %[[Q:.*]]: tensor<2x4x8x32xf32>, %[[A:.*]]: tensor<96x16xf32>)
+// CHECK-NOT: memc.transpose
+// CHECK: %[[Y:.*]] = memc.matmul %[[X]], %[[W]] {transpose_rhs} : (tensor<2x16x32xf32>, tensor<96x32xf32>) -> tensor<2x16x96xf32>
+// CHECK: %[[S:.*]] = memc.matmul %[[Q]], %[[K]] {transpose_rhs} : (tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>) -> tensor<2x4x8x8xf32>
+// CHECK: %[[D:.*]] = memc.matmul %[[A]], %[[X]] : (tensor<96x16xf32>, tensor<2x16x32xf32>) -> tensor<2x96x32xf32>
+// CHECK: return %[[Y]], %[[S]], %[[D]]
+func.func @matmul_transpose_flags(%x: tensor<2x16x32xf32>, %w: tensor<96x32xf32>,
+                                  %k: tensor<2x4x8x32xf32>, %q: tensor<2x4x8x32xf32>,
+                                  %a: tensor<96x16xf32>)
+    -> (tensor<2x16x96xf32>, tensor<2x4x8x8xf32>, tensor<2x96x32xf32>) {
+  %wt = memc.transpose %w {perm = array<i64: 1, 0>} : (tensor<96x32xf32>) -> tensor<32x96xf32>
+  %y = memc.matmul %x, %wt : (tensor<2x16x32xf32>, tensor<32x96xf32>) -> tensor<2x16x96xf32>
+  %kt = memc.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x4x8x32xf32>) -> tensor<2x4x32x8xf32>
+  %s = memc.matmul %q, %kt : (tensor<2x4x8x32xf32>, tensor<2x4x32x8xf32>) -> tensor<2x4x8x8xf32>
+  %xt = memc.transpose %x {perm = array<i64: 0, 2, 1>} : (tensor<2x16x32xf32>) -> tensor<2x32x16xf32>
+  %d = memc.matmul %a, %xt {transpose_rhs} : (tensor<96x16xf32>, tensor<2x32x16xf32>) -> tensor<2x96x32xf32>
+  return %y, %s, %d : tensor<2x16x96xf32>, tensor<2x4x8x8xf32>, tensor<2x96x32xf32>
+}
+
+// -----
+
+// A transpose that moves a batch dim is no trans flag: it stays.
+// CHECK-LABEL: func @matmul_batch_transpose_stays
+// CHECK: %[[T:.*]] = memc.transpose
+// CHECK: memc.matmul %[[T]], %{{.*}} : (tensor<4x2x8xf32>, tensor<8x3xf32>)
+func.func @matmul_batch_transpose_stays(%x: tensor<2x4x8xf32>, %w: tensor<8x3xf32>)
+    -> tensor<4x2x3xf32> {
+  %t = memc.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<2x4x8xf32>) -> tensor<4x2x8xf32>
+  %y = memc.matmul %t, %w : (tensor<4x2x8xf32>, tensor<8x3xf32>) -> tensor<4x2x3xf32>
+  return %y : tensor<4x2x3xf32>
+}

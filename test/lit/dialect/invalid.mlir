@@ -27,6 +27,24 @@ func.func @contraction_mismatch(%a: tensor<4x16xf32>, %b: tensor<8x3xf32>) {
 
 // -----
 
+func.func @transposed_contraction_mismatch(%a: tensor<16x4xf32>, %b: tensor<3x8xf32>) {
+  // expected-error @+2 {{matmul contraction dimensions differ: [16,4]^T x [3,8]^T}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = memc.matmul %a, %b {transpose_lhs, transpose_rhs} : (tensor<16x4xf32>, tensor<3x8xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @transposed_vector(%a: tensor<4x16xf32>, %b: tensor<16xf32>) {
+  // expected-error @+2 {{a transposed matmul operand must have rank >= 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = memc.matmul %a, %b {transpose_rhs} : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @dynamic_shape(%a: tensor<?x16xf32>) {
   // expected-error @+1 {{must be statically shaped tensor}}
   %0 = memc.relu %a : tensor<?x16xf32>

@@ -14,8 +14,8 @@
 // CHECK: %[[DLOGITS:.*]] = memc.cross_entropy_grad %{{.*}}, %[[LOGITS]], %[[Y]]
 // CHECK: %[[DB:.*]] = memc.reduce_sum %[[DLOGITS]] {axes = array<i64: 0>, keepdims = true} : (tensor<4x10xf32>) -> tensor<1x10xf32>
 // CHECK: %[[DB1:.*]] = memc.reshape %[[DB]] : tensor<1x10xf32> -> tensor<10xf32>
-// CHECK: %[[XT:.*]] = memc.transpose %[[X]] {perm = array<i64: 1, 0>}
-// CHECK: %[[DW:.*]] = memc.matmul %[[XT]], %[[DLOGITS]] : (tensor<16x4xf32>, tensor<4x10xf32>) -> tensor<16x10xf32>
+// CHECK-NOT: memc.transpose
+// CHECK: %[[DW:.*]] = memc.matmul %[[X]], %[[DLOGITS]] {transpose_lhs} : (tensor<4x16xf32>, tensor<4x10xf32>) -> tensor<16x10xf32>
 // CHECK: return %[[LOSS]], %[[DW]], %[[DB1]]
 func.func @forward(%x: tensor<4x16xf32> {memc.input = "x"},
                    %w: tensor<16x10xf32> {memc.param = "w", memc.param_kind = "parameter"},
@@ -24,6 +24,54 @@ func.func @forward(%x: tensor<4x16xf32> {memc.input = "x"},
   %0 = memc.matmul %x, %w : (tensor<4x16xf32>, tensor<16x10xf32>) -> tensor<4x10xf32>
   %1 = memc.add %0, %b : (tensor<4x10xf32>, tensor<10xf32>) -> tensor<4x10xf32>
   return %1 : tensor<4x10xf32>
+}
+
+// -----
+
+// Batched linear layers (x @ W^T, the weight as nn.Linear stores it): each weight's gradient is
+// one product of the stacked rows, transposes are flags, and nothing sums over the batch.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x3x16xf32> {memc.input = "x"}
+// CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<8x16xf32> {memc.param = "w1"
+// CHECK-SAME: %[[W2:[a-z0-9]+]]: tensor<8x10xf32> {memc.param = "w2"
+// CHECK: %[[H:.*]] = memc.matmul %[[X]], %[[W1]] {transpose_rhs} : (tensor<2x3x16xf32>, tensor<8x16xf32>) -> tensor<2x3x8xf32>
+// CHECK: %[[G:.*]] = memc.cross_entropy_grad
+// CHECK-NOT: memc.transpose
+// CHECK-NOT: memc.reduce_sum
+// CHECK: %[[DH:.*]] = memc.matmul %[[G]], %[[W2]] {transpose_rhs} : (tensor<2x3x10xf32>, tensor<8x10xf32>) -> tensor<2x3x8xf32>
+// CHECK: %[[HROWS:.*]] = memc.reshape %[[H]] : tensor<2x3x8xf32> -> tensor<6x8xf32>
+// CHECK: %[[GROWS:.*]] = memc.reshape %[[G]] : tensor<2x3x10xf32> -> tensor<6x10xf32>
+// CHECK: %[[DW2:.*]] = memc.matmul %[[HROWS]], %[[GROWS]] {transpose_lhs} : (tensor<6x8xf32>, tensor<6x10xf32>) -> tensor<8x10xf32>
+// CHECK: %[[XROWS:.*]] = memc.reshape %[[X]] : tensor<2x3x16xf32> -> tensor<6x16xf32>
+// CHECK: %[[DHROWS:.*]] = memc.reshape %[[DH]] : tensor<2x3x8xf32> -> tensor<6x8xf32>
+// CHECK: %[[DW1:.*]] = memc.matmul %[[DHROWS]], %[[XROWS]] {transpose_lhs} : (tensor<6x8xf32>, tensor<6x16xf32>) -> tensor<8x16xf32>
+// CHECK: return %{{.*}}, %[[DW1]], %[[DW2]]
+func.func @forward(%x: tensor<2x3x16xf32> {memc.input = "x"},
+                   %w1: tensor<8x16xf32> {memc.param = "w1", memc.param_kind = "parameter"},
+                   %w2: tensor<8x10xf32> {memc.param = "w2", memc.param_kind = "parameter"})
+    -> (tensor<2x3x10xf32> {memc.output = "logits"}) {
+  %0 = memc.matmul %x, %w1 {transpose_rhs} : (tensor<2x3x16xf32>, tensor<8x16xf32>) -> tensor<2x3x8xf32>
+  %1 = memc.matmul %0, %w2 : (tensor<2x3x8xf32>, tensor<8x10xf32>) -> tensor<2x3x10xf32>
+  return %1 : tensor<2x3x10xf32>
+}
+
+// -----
+
+// Attention's scores (q @ k^T, both batched): the gradients are batched products with flags.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<2x4x8xf32> {memc.param = "q"
+// CHECK-SAME: %[[K:[a-z0-9]+]]: tensor<2x4x8xf32> {memc.param = "k"
+// CHECK: %[[G:.*]] = memc.cross_entropy_grad
+// CHECK-NOT: memc.transpose
+// CHECK-NOT: memc.reduce_sum
+// CHECK: %[[DQ:.*]] = memc.matmul %[[G]], %[[K]] : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK: %[[DK:.*]] = memc.matmul %[[G]], %[[Q]] {transpose_lhs} : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK: return %{{.*}}, %[[DQ]], %[[DK]]
+func.func @forward(%q: tensor<2x4x8xf32> {memc.param = "q", memc.param_kind = "parameter"},
+                   %k: tensor<2x4x8xf32> {memc.param = "k", memc.param_kind = "parameter"})
+    -> (tensor<2x4x4xf32> {memc.output = "scores"}) {
+  %0 = memc.matmul %q, %k {transpose_rhs} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  return %0 : tensor<2x4x4xf32>
 }
 
 // -----
