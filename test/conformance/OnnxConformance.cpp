@@ -33,6 +33,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace memc;
@@ -286,7 +287,10 @@ Result ConformanceRunner::runDataSet(const fs::path &testDir, const fs::path &da
   if (hasRandomDropout(model))
     return {Outcome::Skip, "dropout in training mode: the expected output depends on the "
                            "reference implementation's random numbers"};
-  fs::path prepared = fs::temp_directory_path() / ("memc-conformance-" + testDir.filename().string() + ".onnx");
+  // The process id keeps concurrent runs (several checkouts on one machine) apart.
+  fs::path prepared = fs::temp_directory_path() /
+                      ("memc-conformance-" + std::to_string(::getpid()) + "-" +
+                       testDir.filename().string() + ".onnx");
   {
     std::ofstream out(prepared, std::ios::binary | std::ios::trunc);
     if (!model.SerializeToOstream(&out))
