@@ -26,6 +26,7 @@ void addReductionKernels(KernelRuns &table);     // Reduction.cpp
 void addLayoutKernels(KernelRuns &table);        // Layout.cpp
 void addConvolutionKernels(KernelRuns &table);   // Convolution.cpp
 void addPoolingKernels(KernelRuns &table);       // Pooling.cpp
+void addAttentionKernels(KernelRuns &table);     // Attention.cpp
 
 // Training: backward ops and losses.
 void addActivationBackwardKernels(KernelRuns &table);    // ActivationBackward.cpp
@@ -33,6 +34,7 @@ void addNormalizationBackwardKernels(KernelRuns &table); // NormalizationBackwar
 void addIndexingBackwardKernels(KernelRuns &table);      // IndexingBackward.cpp
 void addConvolutionBackwardKernels(KernelRuns &table);   // ConvolutionBackward.cpp
 void addPoolingBackwardKernels(KernelRuns &table);       // PoolingBackward.cpp
+void addAttentionBackwardKernels(KernelRuns &table);     // AttentionBackward.cpp
 void addLossKernels(KernelRuns &table);                  // Losses.cpp
 void addOptimizerKernels(KernelRuns &table);             // Optimizers.cpp
 

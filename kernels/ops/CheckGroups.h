@@ -19,6 +19,7 @@ void addReductionChecks(OpChecks &table);     // ReductionChecks.cpp
 void addLayoutChecks(OpChecks &table);        // LayoutChecks.cpp
 void addConvolutionChecks(OpChecks &table);   // ConvolutionChecks.cpp
 void addPoolingChecks(OpChecks &table);       // PoolingChecks.cpp
+void addAttentionChecks(OpChecks &table);     // AttentionChecks.cpp (forward and backward)
 
 // Training: backward ops, losses and optimizer updates.
 void addActivationBackwardChecks(OpChecks &table);    // ActivationBackwardChecks.cpp
