@@ -23,6 +23,8 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   if (options.mode == CompileMode::Import && !options.canonicalize)
     return;
   buildCanonicalizationPipeline(pm);
+  if (options.mode != CompileMode::Import && options.fuseAttention)
+    pm.nest<func::FuncOp>().addPass(createFuseAttention());
   // Slot: precision policy (later).
   if (options.mode != CompileMode::Train)
     return;
@@ -35,7 +37,7 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createBuildTrainStepPass(gradientsOnly));
   pm.addPass(createBuildTrainStepPass(options.training));
   buildCanonicalizationPipeline(pm);
-  // Slots: attention fusion, LoRA / quantization, optimizer-state sharding (later).
+  // Slots: LoRA / quantization, optimizer-state sharding (later).
 }
 
 namespace {

@@ -46,6 +46,9 @@ struct PipelineOptions {
   ImportOptions import;
   /// Import mode: false keeps the IR exactly as imported.
   bool canonicalize = true;
+  /// Infer and train: attention subgraphs become memc.flash_attention (--fuse-attention auto),
+  /// before autodiff, so the backward keeps O(T) per head.
+  bool fuseAttention = true;
   /// Train mode: the step to build and the schedule its program runs.
   TrainStepOptions training;
   LearningRateSchedule schedule;
