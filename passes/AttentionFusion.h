@@ -1,6 +1,7 @@
 //===- AttentionFusion.h - attention subgraphs to flash_attention -*- C++ -*-===//
 //
-// The free function behind memc-fuse-attention, for the pipeline, which reports its counts.
+// The free function behind memc-fuse-attention, and its summary as the memory report shows it:
+// how many attentions were fused, and why the others were not.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_PASSES_ATTENTIONFUSION_H
@@ -8,6 +9,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,14 @@ struct AttentionFusionSummary {
 /// Replaces each attention subgraph of `function` that memc.flash_attention expresses with it
 /// (FuseAttention.cpp says which); the others stay as they are.
 AttentionFusionSummary fuseAttention(mlir::func::FuncOp function);
+
+/// The summary as attributes of `function` (memc.attention_fused, memc.attention_unfused: an
+/// array of [node, reason] pairs), where the pipeline finds it for the report and lit tests
+/// see it.
+void recordAttentionFusion(mlir::func::FuncOp function, const AttentionFusionSummary &summary);
+
+/// What recordAttentionFusion wrote, or nothing where the pass did not run.
+std::optional<AttentionFusionSummary> readAttentionFusion(mlir::func::FuncOp function);
 
 } // namespace memc
 

@@ -320,9 +320,7 @@ struct FuseAttentionPass : memc::impl::FuseAttentionBase<FuseAttentionPass> {
 
   void runOnOperation() override {
     AttentionFusionSummary summary = fuseAttention(getOperation());
-    // The count goes on the function, for lit tests and the training steps built from it.
-    Builder b(&getContext());
-    getOperation()->setAttr("memc.attention_fused", b.getI64IntegerAttr(summary.fused));
+    recordAttentionFusion(getOperation(), summary);
     if (!remarkUnfused)
       return;
     for (const UnfusedAttention &unfused : summary.unfused)
@@ -352,6 +350,33 @@ AttentionFusionSummary memc::fuseAttention(func::FuncOp function) {
     }
     ++summary.fused;
     eraseDeadChain(match.output);
+  }
+  return summary;
+}
+
+void memc::recordAttentionFusion(func::FuncOp function, const AttentionFusionSummary &summary) {
+  Builder b(function.getContext());
+  SmallVector<Attribute> unfused;
+  for (const UnfusedAttention &candidate : summary.unfused)
+    unfused.push_back(
+        b.getStrArrayAttr({StringRef(candidate.node), StringRef(candidate.reason)}));
+  function->setAttr("memc.attention_fused", b.getI64IntegerAttr(summary.fused));
+  function->setAttr("memc.attention_unfused", b.getArrayAttr(unfused));
+}
+
+std::optional<AttentionFusionSummary> memc::readAttentionFusion(func::FuncOp function) {
+  auto fused = function->getAttrOfType<IntegerAttr>("memc.attention_fused");
+  auto unfused = function->getAttrOfType<ArrayAttr>("memc.attention_unfused");
+  if (!fused || !unfused)
+    return std::nullopt;
+  AttentionFusionSummary summary;
+  summary.fused = fused.getInt();
+  for (Attribute entry : unfused) {
+    auto pair = dyn_cast<ArrayAttr>(entry);
+    if (!pair || pair.size() != 2 || !isa<StringAttr>(pair[0]) || !isa<StringAttr>(pair[1]))
+      return std::nullopt;
+    summary.unfused.push_back(
+        {cast<StringAttr>(pair[0]).str(), cast<StringAttr>(pair[1]).str()});
   }
   return summary;
 }

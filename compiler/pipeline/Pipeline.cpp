@@ -3,6 +3,7 @@
 #include "compiler/pipeline/Passes.h"
 #include "compiler/training/TrainStepSignature.h"
 #include "dialects/memc/MemcDialect.h"
+#include "passes/AttentionFusion.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -122,6 +123,9 @@ FailureOr<CompiledModel> compileModel(MLIRContext &context, const std::string &m
       return failure();
     compiled.planned = std::move(*planned);
   }
+  if (compiled.planned)
+    if (auto forward = compiled.module->lookupSymbol<func::FuncOp>("forward"))
+      compiled.planned->attention = readAttentionFusion(forward);
   return compiled;
 }
 

@@ -1,6 +1,6 @@
 //===- Attention.cpp - flash_attention --------------------------------===//
 //
-// FlashAttention's forward on the CPU: one task per (batch, head, block of kAttentionBlock
+// FlashAttention's forward on the CPU: one task per (batch, head, block of up to kAttentionBlock
 // queries), threaded over the tasks. A task walks the blocks of keys its queries see (causal:
 // none above the diagonal) with an online softmax in f32: each block's scores rescale the
 // running row maximum, row sum and output accumulator, so only a [block, block] tile of scores
@@ -58,21 +58,21 @@ void attendQueryBlock(const AttentionProblem &problem, int64_t task, const Atten
                       const T *query, const T *key, const T *value, T *output, float *logsumexp) {
   const AttentionSizes &sizes = problem.sizes;
   const int64_t d = sizes.headDim, dv = sizes.valueDim;
-  int64_t blocks = attentionBlocks(sizes.queries);
+  int64_t blocks = sizes.queryBlocks();
   int64_t bh = task / blocks, b = bh / sizes.heads, h = bh % sizes.heads;
   int64_t kvHead = h / problem.group();
-  int64_t query0 = task % blocks * kAttentionBlock;
-  int64_t queryCount = std::min(kAttentionBlock, sizes.queries - query0);
+  int64_t query0 = task % blocks * sizes.queryBlock;
+  int64_t queryCount = std::min(sizes.queryBlock, sizes.queries - query0);
 
   loadTile(query + problem.queryRow(b, h, query0, d), queryCount, d, tiles.queries);
   std::fill(tiles.rowMax, tiles.rowMax + queryCount, -std::numeric_limits<float>::infinity());
   std::fill(tiles.rowSum, tiles.rowSum + queryCount, 0.0f);
   std::fill(tiles.accumulator, tiles.accumulator + queryCount * dv, 0.0f);
   int64_t keyEnd = problem.visibleKeyEnd(query0 + queryCount);
-  for (int64_t key0 = 0; key0 < keyEnd; key0 += kAttentionBlock) {
+  for (int64_t key0 = 0; key0 < keyEnd; key0 += sizes.keyBlock) {
     // Whole key blocks (keys past keyEnd are hidden), cut as the backward cuts them, so that
     // its recomputed scores are these, bit for bit.
-    int64_t keyCount = std::min(kAttentionBlock, sizes.keys - key0);
+    int64_t keyCount = std::min(sizes.keyBlock, sizes.keys - key0);
     loadTileTransposed(key + problem.keyRow(b, kvHead, key0, d), keyCount, d, tiles.keysT);
     loadTile(value + problem.keyRow(b, kvHead, key0, dv), keyCount, dv, tiles.values);
     scoreTile(problem, b, h, query0, queryCount, key0, keyCount, tiles.queries, tiles.keysT,
@@ -107,7 +107,7 @@ bool runFlashAttention(KernelContext &context, const KernelCall &call) {
     return false;
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    parallelForSlots(0, problem.sizes.queryTasks(), 1, [&](int64_t slot, int64_t begin, int64_t end) {
+    parallelForSlots(0, problem.sizes.queryTasks(), problem.sizes.queryTaskGrain(), [&](int64_t slot, int64_t begin, int64_t end) {
       AttentionTiles tiles = attentionSlot(scratch, problem.sizes, false, slot);
       for (int64_t task = begin; task < end; ++task)
         attendQueryBlock(problem, task, tiles, call.inputs[0].as<T>(), call.inputs[1].as<T>(),

@@ -98,17 +98,17 @@ void keyBlockGradients(const AttentionProblem &problem, const AttentionGradTenso
                        int64_t task, const AttentionTiles &tiles) {
   const AttentionSizes &sizes = problem.sizes;
   const int64_t d = sizes.headDim, dv = sizes.valueDim;
-  int64_t blocks = attentionBlocks(sizes.keys);
+  int64_t blocks = sizes.keyBlocks();
   int64_t bk = task / blocks, b = bk / sizes.kvHeads, kvHead = bk % sizes.kvHeads;
-  int64_t key0 = task % blocks * kAttentionBlock;
-  int64_t keyCount = std::min(kAttentionBlock, sizes.keys - key0);
+  int64_t key0 = task % blocks * sizes.keyBlock;
+  int64_t keyCount = std::min(sizes.keyBlock, sizes.keys - key0);
   loadKeyBlock(problem, tensors, b, kvHead, key0, keyCount, tiles);
   std::fill(tiles.accumulator, tiles.accumulator + keyCount * d, 0.0f);
   std::fill(tiles.valueGrad, tiles.valueGrad + keyCount * dv, 0.0f);
   for (int64_t h = kvHead * problem.group(); h < (kvHead + 1) * problem.group(); ++h)
-    for (int64_t query0 = problem.firstQueryBlockSeeing(key0) * kAttentionBlock;
-         query0 < sizes.queries; query0 += kAttentionBlock) {
-      int64_t queryCount = std::min(kAttentionBlock, sizes.queries - query0);
+    for (int64_t query0 = problem.firstQueryBlockSeeing(key0) * sizes.queryBlock;
+         query0 < sizes.queries; query0 += sizes.queryBlock) {
+      int64_t queryCount = std::min(sizes.queryBlock, sizes.queries - query0);
       loadQueryBlock(problem, tensors, b, h, query0, queryCount, tiles);
       scoresAndGradient(problem, b, h, query0, queryCount, key0, keyCount, tiles);
       // dV += P^T dO
@@ -133,16 +133,16 @@ void queryBlockGradient(const AttentionProblem &problem, const AttentionGradTens
                         int64_t task, const AttentionTiles &tiles) {
   const AttentionSizes &sizes = problem.sizes;
   const int64_t d = sizes.headDim;
-  int64_t blocks = attentionBlocks(sizes.queries);
+  int64_t blocks = sizes.queryBlocks();
   int64_t bh = task / blocks, b = bh / sizes.heads, h = bh % sizes.heads;
-  int64_t query0 = task % blocks * kAttentionBlock;
-  int64_t queryCount = std::min(kAttentionBlock, sizes.queries - query0);
+  int64_t query0 = task % blocks * sizes.queryBlock;
+  int64_t queryCount = std::min(sizes.queryBlock, sizes.queries - query0);
   loadQueryBlock(problem, tensors, b, h, query0, queryCount, tiles);
   std::fill(tiles.accumulator, tiles.accumulator + queryCount * d, 0.0f);
   int64_t keyEnd = problem.visibleKeyEnd(query0 + queryCount);
-  for (int64_t key0 = 0; key0 < keyEnd; key0 += kAttentionBlock) {
+  for (int64_t key0 = 0; key0 < keyEnd; key0 += sizes.keyBlock) {
     // Whole key blocks, as pass 1 and the forward cut them (AttentionBlocks.h).
-    int64_t keyCount = std::min(kAttentionBlock, sizes.keys - key0);
+    int64_t keyCount = std::min(sizes.keyBlock, sizes.keys - key0);
     loadKeyBlock(problem, tensors, b, h / problem.group(), key0, keyCount, tiles);
     scoresAndGradient(problem, b, h, query0, queryCount, key0, keyCount, tiles);
     // dQ += dS K
@@ -168,12 +168,12 @@ bool runFlashAttentionGrad(KernelContext &context, const KernelCall &call) {
       std::fill(tensors.valueGrad, tensors.valueGrad + call.outputs[2].numElements(), T{});
       return;
     }
-    parallelForSlots(0, sizes.keyTasks(), 1, [&](int64_t slot, int64_t begin, int64_t end) {
+    parallelForSlots(0, sizes.keyTasks(), sizes.keyTaskGrain(), [&](int64_t slot, int64_t begin, int64_t end) {
       AttentionTiles tiles = attentionSlot(scratch, sizes, true, slot);
       for (int64_t task = begin; task < end; ++task)
         keyBlockGradients(problem, tensors, task, tiles);
     });
-    parallelForSlots(0, sizes.queryTasks(), 1, [&](int64_t slot, int64_t begin, int64_t end) {
+    parallelForSlots(0, sizes.queryTasks(), sizes.queryTaskGrain(), [&](int64_t slot, int64_t begin, int64_t end) {
       AttentionTiles tiles = attentionSlot(scratch, sizes, true, slot);
       for (int64_t task = begin; task < end; ++task)
         queryBlockGradient(problem, tensors, task, tiles);

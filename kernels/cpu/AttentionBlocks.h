@@ -82,7 +82,7 @@ struct AttentionProblem {
   int64_t firstQueryBlockSeeing(int64_t key) const {
     if (!causal)
       return 0;
-    return std::clamp<int64_t>(key - keyShift(), 0, sizes.queries) / kAttentionBlock;
+    return std::clamp<int64_t>(key - keyShift(), 0, sizes.queries) / sizes.queryBlock;
   }
   /// Row offsets (elements) of a [B, H, Tq, width] tensor's and a [B, Hkv, Tk, width] tensor's
   /// rows.

@@ -2,8 +2,8 @@
 //
 // The scratch layout of flash_attention and flash_attention_grad: what the run functions carve
 // from call.workspace and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for
-// both (Workspace.h). Each slot holds a few f32 tiles of kAttentionBlock rows (queries or keys),
-// so the scratch grows with the head dimensions, never with the number of tokens. Free of
+// both (Workspace.h). Each slot holds a few f32 tiles of up to kAttentionBlock rows (queries or
+// keys), so the scratch grows with the head dimensions, never with the number of tokens. Free of
 // OpenBLAS and threads, so the compiler sizes CPU plans without the kernels.
 //
 //===----------------------------------------------------------------------===//
@@ -20,16 +20,23 @@
 namespace memc::kernels {
 
 /// Queries and keys per tile: 64 x 64 scores (16 KiB of f32) stay in L1/L2 with the tiles of
-/// q, k and v beside them.
+/// q, k and v beside them. Shorter sequences take tiles of their length, so the scratch is never
+/// more than the unfused scores would be.
 inline constexpr int64_t kAttentionBlock = 64;
 
-inline int64_t attentionBlocks(int64_t tokens) {
-  return (tokens + kAttentionBlock - 1) / kAttentionBlock;
+/// Multiply-adds below which a piece of attention work is not worth a slot of its own.
+inline constexpr double kAttentionSlotWork = 1 << 20;
+
+inline int64_t grainFor(double workPerTask) {
+  return static_cast<int64_t>(std::clamp(kAttentionSlotWork / std::max(workPerTask, 1.0), 1.0,
+                                         static_cast<double>(int64_t{1} << 40)));
 }
 
 /// The sizes of one call, from the query, key and value at inputs[first, first + 3).
 struct AttentionSizes {
   int64_t batch, heads, kvHeads, queries, keys, headDim, valueDim;
+  /// Rows of a tile of queries and of keys.
+  int64_t queryBlock, keyBlock;
 
   AttentionSizes(const KernelCall &call, size_t first) {
     const auto &q = call.inputs[first].shape, &v = call.inputs[first + 2].shape;
@@ -40,31 +47,44 @@ struct AttentionSizes {
     keys = v[2];
     headDim = q[3];
     valueDim = v[3];
+    queryBlock = std::clamp<int64_t>(queries, 1, kAttentionBlock);
+    keyBlock = std::clamp<int64_t>(keys, 1, kAttentionBlock);
   }
+  int64_t queryBlocks() const { return (queries + queryBlock - 1) / queryBlock; }
+  int64_t keyBlocks() const { return (keys + keyBlock - 1) / keyBlock; }
   bool empty() const { return batch == 0 || heads == 0 || queries == 0; }
+  /// Tasks per slot of each pass: enough multiply-adds (kAttentionSlotWork) per piece that a
+  /// short sequence does not take a slot, and a thread, per tiny tile.
+  int64_t queryTaskGrain() const {
+    return grainFor(static_cast<double>(queryBlock) * keys * (headDim + valueDim));
+  }
+  int64_t keyTaskGrain() const {
+    return grainFor(static_cast<double>(keyBlock) * queries * (heads / kvHeads) *
+                    (headDim + valueDim));
+  }
   /// Tasks of tiles of queries: one per (batch, head, block of queries).
-  int64_t queryTasks() const { return batch * heads * attentionBlocks(queries); }
+  int64_t queryTasks() const { return batch * heads * queryBlocks(); }
   /// Tasks of tiles of keys: one per (batch, kv head, block of keys).
-  int64_t keyTasks() const { return batch * kvHeads * attentionBlocks(keys); }
+  int64_t keyTasks() const { return batch * kvHeads * keyBlocks(); }
 };
 
-/// One slot's tiles, each kAttentionBlock rows (or columns) of f32. The forward uses queries,
+/// One slot's tiles of f32, for tiles of qb queries and kb keys. The forward uses queries,
 /// keysT, values, scores, product, accumulator and the row statistics; the backward all but
-/// `values` and `accumulator`, in two passes (keys' tiles, then queries').
+/// `values`, in two passes (keys' tiles, then queries').
 struct AttentionTiles {
-  float *queries = nullptr;     // [block, D]
-  float *keys = nullptr;        // [block, D]
-  float *keysT = nullptr;       // [D, block]
-  float *values = nullptr;      // [block, Dv]
-  float *valuesT = nullptr;     // [Dv, block]
-  float *outputGrad = nullptr;  // [block, Dv]
-  float *scores = nullptr;      // [block, block]: scores, then probabilities
-  float *scoresGrad = nullptr;  // [block, block]: dP, then dS
-  float *transposed = nullptr;  // [block, block]: P^T or dS^T
-  float *product = nullptr;     // [block, max(D, Dv)]: one tile product before it is added
-  float *accumulator = nullptr; // [block, max(D, Dv)]: O, dQ, dK
-  float *valueGrad = nullptr;   // [block, Dv]: dV
-  float *rowMax = nullptr, *rowSum = nullptr; // [block]: running max and sum, or lse and D
+  float *queries = nullptr;     // [qb, D]
+  float *keys = nullptr;        // [kb, D]
+  float *keysT = nullptr;       // [D, kb]
+  float *values = nullptr;      // [kb, Dv]
+  float *valuesT = nullptr;     // [Dv, kb]
+  float *outputGrad = nullptr;  // [qb, Dv]
+  float *scores = nullptr;      // [qb, kb]: scores, then probabilities
+  float *scoresGrad = nullptr;  // [qb, kb]: dP, then dS
+  float *transposed = nullptr;  // [kb, qb]: P^T or dS^T
+  float *product = nullptr;     // [max(qb, kb), max(D, Dv)]: one tile product before it is added
+  float *accumulator = nullptr; // [max(qb, kb), max(D, Dv)]: O, dQ, dK
+  float *valueGrad = nullptr;   // [kb, Dv]: dV
+  float *rowMax = nullptr, *rowSum = nullptr; // [qb]: running max and sum, or lse and D
 };
 
 struct AttentionScratch {
@@ -76,31 +96,32 @@ struct AttentionScratch {
 /// Elements of one slot's tiles, and their layout from `base`.
 inline int64_t layAttentionTiles(const AttentionSizes &sizes, bool backward, float *base,
                                  AttentionTiles &tiles) {
-  const int64_t block = kAttentionBlock, d = sizes.headDim, dv = sizes.valueDim;
-  const int64_t wide = std::max(d, dv);
+  const int64_t qb = sizes.queryBlock, kb = sizes.keyBlock, d = sizes.headDim,
+                dv = sizes.valueDim;
+  const int64_t rows = std::max(qb, kb), wide = std::max(d, dv);
   int64_t offset = 0;
   auto take = [&](float *&tile, int64_t count) {
     tile = base ? base + offset : nullptr;
     // Whole cache lines per tile (16 floats), so tiles never share one between slots.
     offset += (count + 15) / 16 * 16;
   };
-  take(tiles.queries, block * d);
-  take(tiles.keysT, d * block);
-  take(tiles.scores, block * block);
-  take(tiles.product, block * wide);
-  take(tiles.accumulator, block * wide);
-  take(tiles.rowMax, block);
-  take(tiles.rowSum, block);
+  take(tiles.queries, qb * d);
+  take(tiles.keysT, d * kb);
+  take(tiles.scores, qb * kb);
+  take(tiles.product, rows * wide);
+  take(tiles.accumulator, rows * wide);
+  take(tiles.rowMax, qb);
+  take(tiles.rowSum, qb);
   if (!backward) {
-    take(tiles.values, block * dv);
+    take(tiles.values, kb * dv);
     return offset;
   }
-  take(tiles.keys, block * d);
-  take(tiles.valuesT, dv * block);
-  take(tiles.outputGrad, block * dv);
-  take(tiles.scoresGrad, block * block);
-  take(tiles.transposed, block * block);
-  take(tiles.valueGrad, block * dv);
+  take(tiles.keys, kb * d);
+  take(tiles.valuesT, dv * kb);
+  take(tiles.outputGrad, qb * dv);
+  take(tiles.scoresGrad, qb * kb);
+  take(tiles.transposed, kb * qb);
+  take(tiles.valueGrad, kb * dv);
   return offset;
 }
 
@@ -119,9 +140,10 @@ inline AttentionScratch carveAttention(const KernelCall &call, WorkspaceCarver &
   AttentionSizes sizes(call, backward ? 1 : 0);
   if (sizes.empty())
     return scratch;
-  scratch.slots = workspaceSlots(0, sizes.queryTasks(), 1);
+  scratch.slots = workspaceSlots(0, sizes.queryTasks(), sizes.queryTaskGrain());
   if (backward)
-    scratch.slots = std::max(scratch.slots, workspaceSlots(0, sizes.keyTasks(), 1));
+    scratch.slots = std::max(scratch.slots,
+                             workspaceSlots(0, sizes.keyTasks(), sizes.keyTaskGrain()));
   AttentionTiles layout;
   scratch.stride = layAttentionTiles(sizes, backward, nullptr, layout);
   scratch.base = carver.take<float>(scratch.slots * scratch.stride);

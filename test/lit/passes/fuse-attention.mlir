@@ -5,7 +5,7 @@
 // k's transpose the heads transpose.
 // CHECK-LABEL: func @gpt2_style
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x4x16x8xf32>, %[[K:.*]]: tensor<2x16x4x8xf32>, %[[V:.*]]: tensor<2x4x16x8xf32>, %[[BIAS:.*]]: tensor<1x1x16x16xf32>)
-// CHECK-SAME: attributes {memc.attention_fused = 1 : i64}
+// CHECK-SAME: attributes {memc.attention_fused = 1 : i64, memc.attention_unfused = []}
 // CHECK: %[[HIDE:.*]] = memc.equal %[[BIAS]]
 // CHECK: %[[MASK:.*]] = memc.where %[[HIDE]], %{{.*}}, %{{.*}} : (tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x16x16xf32>
 // CHECK: %[[KH:.*]] = memc.transpose %[[K]] {perm = array<i64: 0, 2, 1, 3>}
@@ -73,7 +73,7 @@ func.func @multihead_rank3(%q: tensor<8x16x8xf32>, %k: tensor<16x8x8xf32>, %v: t
 // The probabilities are returned too (attention weights as an output): they must exist, so the
 // attention stays as it is.
 // CHECK-LABEL: func @probabilities_used
-// CHECK-SAME: attributes {memc.attention_fused = 0 : i64}
+// CHECK-SAME: attributes {memc.attention_fused = 0 : i64, memc.attention_unfused = {{\[\[}}"{{.*}}", "the probabilities are used by more than the product with v"]]}
 // CHECK: memc.softmax
 // CHECK-NOT: memc.flash_attention
 // expected-remark @+1 {{attention not fused at}}
