@@ -13,8 +13,9 @@
 // matcher walks back to that matmul through scalings by constants (Mul, Div: the scale), one
 // additive mask (Add) or one masked_fill (Where with a constant of -inf or below -1e30, which
 // becomes the additive mask where(cond, fill, 0)); scalings of q or k^T by constants join the
-// scale. k^T's transpose is absorbed into k's; rank-3 attention ([B*H, T, D],
-// nn.MultiheadAttention) is reshaped to one batch. A candidate that does not fit is left as it
+// scale. k^T's transpose is absorbed into k's; grouped-query repeats of k and v (Expand +
+// Reshape) are dropped, the op reading each kv head for its group; rank-3 attention
+// ([B*H, T, D], nn.MultiheadAttention) is reshaped to one batch. A candidate that does not fit is left as it
 // is, with the reason, for the report.
 //
 //===----------------------------------------------------------------------===//
@@ -179,10 +180,13 @@ std::string matchAttention(SoftmaxOp softmax, AttentionMatch &match) {
   return "";
 }
 
-/// `value` with its shape as `shape` (same element count).
+/// `value` with its shape as `shape` (same element count); a reshape of a reshape reads the
+/// first one's input.
 Value reshaped(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) {
   if (tensorType(value).getShape() == shape)
     return value;
+  if (auto inner = value.getDefiningOp<ReshapeOp>())
+    return reshaped(b, loc, inner.getInput(), shape);
   return b.create<ReshapeOp>(loc, tensorType(value).clone(shape), value);
 }
 
@@ -207,6 +211,38 @@ Value keyFromTransposed(OpBuilder &b, Location loc, Value keyT) {
   if (identity)
     return source;
   return b.create<TransposeOp>(loc, source, b.getDenseI64ArrayAttr(perm));
+}
+
+/// Grouped-query attention as Llama-3 exports repeat_kv: k or v [B, Hkv, T, D] unsqueezed to
+/// [B, Hkv, 1, T, D], expanded to [B, Hkv, G, T, D] and reshaped to [B, Hkv * G, T, D]. The
+/// expanded tensor's input (what to reshape to [B, Hkv, T, D]), or null.
+Value repeatedHeadsSource(Value heads) {
+  auto reshape = heads.getDefiningOp<ReshapeOp>();
+  auto expand = reshape ? reshape.getInput().getDefiningOp<BroadcastToOp>() : BroadcastToOp();
+  if (!expand || tensorType(heads).getRank() != 4)
+    return Value();
+  ArrayRef<int64_t> repeated = tensorType(heads).getShape();
+  ArrayRef<int64_t> from = tensorType(expand.getInput()).getShape();
+  ArrayRef<int64_t> to = expand.getType().getShape();
+  if (from.size() != 5 || from[2] != 1 || to.size() != 5 || from[0] != repeated[0] ||
+      from[1] * to[2] != repeated[1] || from.take_back(2) != repeated.take_back(2) ||
+      to[0] != from[0] || to[1] != from[1] || to.take_back(2) != from.take_back(2))
+    return Value();
+  return expand.getInput();
+}
+
+/// k and v without their repeats when both are repeated alike (see repeatedHeadsSource).
+void absorbHeadRepeats(OpBuilder &b, Location loc, Value &key, Value &value) {
+  Value keySource = repeatedHeadsSource(key), valueSource = repeatedHeadsSource(value);
+  if (!keySource || !valueSource ||
+      tensorType(keySource).getDimSize(1) != tensorType(valueSource).getDimSize(1))
+    return;
+  auto heads = [](Value source) {
+    ArrayRef<int64_t> shape = tensorType(source).getShape();
+    return SmallVector<int64_t>{shape[0], shape[1], shape[3], shape[4]};
+  };
+  key = reshaped(b, loc, keySource, heads(keySource));
+  value = reshaped(b, loc, valueSource, heads(valueSource));
 }
 
 /// The mask's shape as flash_attention takes it: leading 1s to rank 4 (for rank-3 attention
@@ -276,11 +312,13 @@ std::string rewriteAttention(AttentionMatch &match) {
 
   OpBuilder b(match.output);
   Location loc = match.output.getLoc();
-  auto fused = b.create<FlashAttentionOp>(
-      loc, reshaped(b, loc, match.query, query),
-      reshaped(b, loc, keyFromTransposed(b, loc, match.keyT), key),
-      reshaped(b, loc, match.value, value), masked ? buildMask(b, loc, match, mask) : Value(),
-      b.getBoolAttr(false), b.getF64FloatAttr(match.scale));
+  Value queryHeads = reshaped(b, loc, match.query, query);
+  Value keyHeads = reshaped(b, loc, keyFromTransposed(b, loc, match.keyT), key);
+  Value valueHeads = reshaped(b, loc, match.value, value);
+  absorbHeadRepeats(b, loc, keyHeads, valueHeads);
+  Value additive = masked ? buildMask(b, loc, match, mask) : Value();
+  auto fused = b.create<FlashAttentionOp>(loc, queryHeads, keyHeads, valueHeads, additive,
+                                          b.getBoolAttr(false), b.getF64FloatAttr(match.scale));
   match.output.getResult().replaceAllUsesWith(
       reshaped(b, loc, fused.getOutput(), match.output.getType().getShape()));
   return "";

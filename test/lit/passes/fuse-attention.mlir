@@ -7,8 +7,8 @@
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x4x16x8xf32>, %[[K:.*]]: tensor<2x16x4x8xf32>, %[[V:.*]]: tensor<2x4x16x8xf32>, %[[BIAS:.*]]: tensor<1x1x16x16xf32>)
 // CHECK-SAME: attributes {memc.attention_fused = 1 : i64, memc.attention_unfused = []}
 // CHECK: %[[HIDE:.*]] = memc.equal %[[BIAS]]
-// CHECK: %[[MASK:.*]] = memc.where %[[HIDE]], %{{.*}}, %{{.*}} : (tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x16x16xf32>
 // CHECK: %[[KH:.*]] = memc.transpose %[[K]] {perm = array<i64: 0, 2, 1, 3>}
+// CHECK: %[[MASK:.*]] = memc.where %[[HIDE]], %{{.*}}, %{{.*}} : (tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x16x16xf32>
 // CHECK: %[[O:.*]], %{{.*}} = memc.flash_attention %[[Q]], %[[KH]], %[[V]], %[[MASK]] {causal = false, scale = 0.35355338454246521 : f64}
 // CHECK-NOT: memc.softmax
 // CHECK: return %[[O]]
@@ -116,4 +116,30 @@ func.func @fill_not_hiding(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v
   %p = memc.softmax %s1 {axis = 3 : i64} : tensor<1x2x4x4xf32>
   %o = memc.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Grouped-query attention as Llama-3 exports repeat_kv: [B,2,T,D] unsqueezed, expanded to
+// [B,2,3,T,D] and reshaped to 6 heads. The op reads the 2 kv heads itself; the repeats go.
+// CHECK-LABEL: func @gqa_repeat_kv
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x6x16x8xf32>, %[[K:.*]]: tensor<1x2x16x8xf32>, %[[V:.*]]: tensor<1x2x16x8xf32>)
+// CHECK-NOT: memc.broadcast_to
+// CHECK: memc.flash_attention %[[Q]], %[[K]], %[[V]] {causal = false, scale = 0.35355339{{[0-9]*}} : f64} : (tensor<1x6x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>)
+// CHECK-NOT: memc.broadcast_to
+func.func @gqa_repeat_kv(%q: tensor<1x6x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>)
+    -> tensor<1x6x16x8xf32> {
+  %sqrtd = memc.constant dense<2.82842708> : tensor<f32>
+  %k5 = memc.reshape %k : tensor<1x2x16x8xf32> -> tensor<1x2x1x16x8xf32>
+  %ke = memc.broadcast_to %k5 : tensor<1x2x1x16x8xf32> -> tensor<1x2x3x16x8xf32>
+  %kr = memc.reshape %ke : tensor<1x2x3x16x8xf32> -> tensor<1x6x16x8xf32>
+  %v5 = memc.reshape %v : tensor<1x2x16x8xf32> -> tensor<1x2x1x16x8xf32>
+  %ve = memc.broadcast_to %v5 : tensor<1x2x1x16x8xf32> -> tensor<1x2x3x16x8xf32>
+  %vr = memc.reshape %ve : tensor<1x2x3x16x8xf32> -> tensor<1x6x16x8xf32>
+  %kt = memc.transpose %kr {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x6x16x8xf32>) -> tensor<1x6x8x16xf32>
+  %s = memc.matmul %q, %kt : (tensor<1x6x16x8xf32>, tensor<1x6x8x16xf32>) -> tensor<1x6x16x16xf32>
+  %s1 = memc.div %s, %sqrtd : (tensor<1x6x16x16xf32>, tensor<f32>) -> tensor<1x6x16x16xf32>
+  %p = memc.softmax %s1 {axis = 3 : i64} : tensor<1x6x16x16xf32>
+  %o = memc.matmul %p, %vr : (tensor<1x6x16x16xf32>, tensor<1x6x16x8xf32>) -> tensor<1x6x16x8xf32>
+  return %o : tensor<1x6x16x8xf32>
 }
