@@ -12,7 +12,8 @@
 // Each softmax whose input comes from a matmul is an attention candidate. From the softmax the
 // matcher walks back to that matmul through scalings by constants (Mul, Div: the scale), one
 // additive mask (Add) or one masked_fill (Where with a constant of -inf or below -1e30, which
-// becomes the additive mask where(cond, fill, 0)); scalings of q or k^T by constants join the
+// becomes the additive mask where(cond, fill, 0); Llama's Trilu of -inf is `causal` instead,
+// whose tiles above the diagonal the kernels skip); scalings of q or k^T by constants join the
 // scale. k^T's transpose is absorbed into k's; grouped-query repeats of k and v (Expand +
 // Reshape) are dropped, the op reading each kv head for its group; rank-3 attention
 // ([B*H, T, D], nn.MultiheadAttention) is reshaped to one batch. A candidate that does not fit is left as it
@@ -47,6 +48,7 @@ struct AttentionMatch {
   MatMulOp scores, output;
   Value query, keyT, value;
   double scale = 1.0;
+  bool causal = false; // the mask was the causal one: the op's attribute replaces it
   Value mask;        // an additive mask, as found
   WhereOp maskedFill; // or a masked_fill, whose condition and fill make one
   bool fillIsTrueBranch = true;
@@ -147,6 +149,20 @@ std::string matchScores(Value value, AttentionMatch &match) {
   }
 }
 
+/// Whether `mask` is the causal mask of [queries, keys] scores as Llama exports it: a hiding
+/// constant through Trilu(upper, k = 1 + keys - queries), which hides key j from query i when
+/// j > i + keys - queries (the op's bottom-right alignment), any leading dimensions 1.
+bool isCausalMask(Value mask, int64_t queries, int64_t keys) {
+  auto trilu = mask.getDefiningOp<TriluOp>();
+  if (!trilu || !trilu.getUpper() || trilu.getK() != 1 + keys - queries ||
+      !isHidingFill(trilu.getInput()))
+    return false;
+  ArrayRef<int64_t> shape = tensorType(mask).getShape();
+  if (shape.size() < 2 || shape[shape.size() - 2] != queries || shape.back() != keys)
+    return false;
+  return llvm::all_of(shape.drop_back(2), [](int64_t dim) { return dim == 1; });
+}
+
 /// Matches the attention around `softmax`; a reason when it is not one the op expresses.
 std::string matchAttention(SoftmaxOp softmax, AttentionMatch &match) {
   RankedTensorType type = softmax.getType();
@@ -177,6 +193,11 @@ std::string matchAttention(SoftmaxOp softmax, AttentionMatch &match) {
     return "q, k and v are broadcast against each other";
   if (!(match.scale > 0) || std::isinf(match.scale))
     return "the scale is not finite and positive";
+  if (match.mask && isCausalMask(match.mask, type.getShape()[type.getRank() - 2],
+                                 type.getShape().back())) {
+    match.causal = true;
+    match.mask = Value();
+  }
   return "";
 }
 
@@ -318,7 +339,8 @@ std::string rewriteAttention(AttentionMatch &match) {
   absorbHeadRepeats(b, loc, keyHeads, valueHeads);
   Value additive = masked ? buildMask(b, loc, match, mask) : Value();
   auto fused = b.create<FlashAttentionOp>(loc, queryHeads, keyHeads, valueHeads, additive,
-                                          b.getBoolAttr(false), b.getF64FloatAttr(match.scale));
+                                          b.getBoolAttr(match.causal),
+                                          b.getF64FloatAttr(match.scale));
   match.output.getResult().replaceAllUsesWith(
       reshaped(b, loc, fused.getOutput(), match.output.getType().getShape()));
   return "";

@@ -143,3 +143,40 @@ func.func @gqa_repeat_kv(%q: tensor<1x6x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v:
   %o = memc.matmul %p, %vr : (tensor<1x6x16x16xf32>, tensor<1x6x16x8xf32>) -> tensor<1x6x16x8xf32>
   return %o : tensor<1x6x16x8xf32>
 }
+
+// -----
+
+// Llama's causal mask, trilu(-inf, k = 1) over [T, T]: the op's causal attribute, no mask.
+// CHECK-LABEL: func @llama_causal_trilu
+// CHECK-NOT: memc.trilu
+// CHECK: memc.flash_attention %{{.*}}, %{{.*}}, %{{.*}} {causal = true, scale = 0.35355339{{[0-9]*}} : f64} : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+func.func @llama_causal_trilu(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>, %v: tensor<2x4x16x8xf32>)
+    -> tensor<2x4x16x8xf32> {
+  %sqrtd = memc.constant dense<2.82842708> : tensor<f32>
+  %ninf = memc.constant dense<0xFF800000> : tensor<16x16xf32>
+  %mask = memc.trilu %ninf {k = 1 : i64, upper = true} : tensor<16x16xf32>
+  %kt = memc.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x4x16x8xf32>) -> tensor<2x4x8x16xf32>
+  %s = memc.matmul %q, %kt : (tensor<2x4x16x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x16x16xf32>
+  %s1 = memc.div %s, %sqrtd : (tensor<2x4x16x16xf32>, tensor<f32>) -> tensor<2x4x16x16xf32>
+  %s2 = memc.add %s1, %mask : (tensor<2x4x16x16xf32>, tensor<16x16xf32>) -> tensor<2x4x16x16xf32>
+  %p = memc.softmax %s2 {axis = 3 : i64} : tensor<2x4x16x16xf32>
+  %o = memc.matmul %p, %v : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %o : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+// A Trilu mask that is not the causal cut (k = 2 lets each query see one key ahead) stays a mask.
+// CHECK-LABEL: func @trilu_not_causal
+// CHECK: memc.trilu
+// CHECK: memc.flash_attention {{.*}} {causal = false
+func.func @trilu_not_causal(%q: tensor<1x1x4x8xf32>, %kt: tensor<1x1x8x4xf32>, %v: tensor<1x1x4x8xf32>)
+    -> tensor<1x1x4x8xf32> {
+  %ninf = memc.constant dense<0xFF800000> : tensor<4x4xf32>
+  %mask = memc.trilu %ninf {k = 2 : i64, upper = true} : tensor<4x4xf32>
+  %s = memc.matmul %q, %kt : (tensor<1x1x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x4x4xf32>
+  %s1 = memc.add %s, %mask : (tensor<1x1x4x4xf32>, tensor<4x4xf32>) -> tensor<1x1x4x4xf32>
+  %p = memc.softmax %s1 {axis = 3 : i64} : tensor<1x1x4x4xf32>
+  %o = memc.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
