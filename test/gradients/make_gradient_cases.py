@@ -35,6 +35,7 @@ reproduces every file byte for byte.
 import collections
 import io
 import json
+import math
 import os
 import zipfile
 import zlib
@@ -650,6 +651,35 @@ def unfused_attention(q, k, v, mask, causal, scale):
     return torch.softmax(scores, -1) @ v
 
 
+class LlamaStyleAttention(nn.Module):
+    """Attention as HF Llama writes it, on [B, H, T, D] q and [B, Hkv, T, D] k and v."""
+
+    def forward(self, q, k, v):
+        b, heads, t, d = q.shape
+        group = heads // k.shape[1]
+
+        def repeat_kv(x):
+            x = x[:, :, None, :, :].expand(b, x.shape[1], group, t, d)
+            return x.reshape(b, heads, t, d)
+
+        mask = torch.full((t, t), float("-inf")).triu(1)
+        scores = q @ repeat_kv(k).transpose(2, 3) / math.sqrt(d) + mask
+        return torch.softmax(scores, dim=-1) @ repeat_kv(v)
+
+
+class Gpt2StyleAttention(nn.Module):
+    """Attention as HF GPT-2 writes it: k arrives as [B, T, H, D], masked_fill with -inf where a
+    tril of ones is 0 (computed here, not a buffer: the case binds float buffers as trainable
+    inputs, and a mask has no gradient to compare)."""
+
+    def forward(self, q, k, v):
+        tokens = q.shape[2]
+        causal = torch.tril(torch.ones(tokens, tokens)).view(1, 1, tokens, tokens)
+        scores = q @ k.permute(0, 2, 3, 1) * (1.0 / math.sqrt(q.shape[-1]))
+        scores = scores.masked_fill(causal == 0, float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v.transpose(1, 2)
+
+
 @register
 def flash_attention_cases(rng):
     def case(name, q_shape, kv_heads, keys, value_dim, causal, mask_shape, note):
@@ -674,6 +704,12 @@ def flash_attention_cases(rng):
                                               list(mask_shape) if mask_shape else None, causal,
                                               scale), note=note)
 
+    def exported(name, module, shapes, note):
+        q_shape, kv_shape = shapes
+        return Case(name, ["flash_attention"],
+                    {"q": normal(rng, *q_shape), "k": normal(rng, *kv_shape),
+                     "v": normal(rng, *kv_shape)}, module=module, note=note)
+
     return [
         case("flash_attention_causal", (1, 2, 70, 16), 2, 70, 16, True, None,
              "causal, T=70 (a block of 64 and a partial one), head_dim 16"),
@@ -685,6 +721,14 @@ def flash_attention_cases(rng):
              "causal with Tq=40 < Tk=130 (bottom-right aligned), head_dim 128"),
         case("flash_attention_value_dim", (2, 2, 5, 24), 1, 9, 8, False, (1, 2, 5, 9),
              "head_dim 24, value dim 8, a per-head mask [1,H,Tq,Tk], 2 query heads on 1 kv head"),
+        exported("flash_attention_export_llama_gqa", LlamaStyleAttention(),
+                 ((1, 4, 20, 16), (1, 2, 20, 16)),
+                 "ONNX export fused by memc-fuse-attention: Llama-3 repeat_kv (Expand + "
+                 "Reshape), scores / sqrt(d), the triu(-inf) causal mask (becomes causal)"),
+        exported("flash_attention_export_gpt2", Gpt2StyleAttention(),
+                 ((2, 2, 20, 8), (2, 20, 2, 8)),
+                 "ONNX export fused by memc-fuse-attention: k^T from [B,T,H,D] in one transpose, "
+                 "scores * scale, masked_fill of a causal tril with -inf"),
     ]
 
 
