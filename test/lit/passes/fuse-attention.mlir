@@ -180,3 +180,33 @@ func.func @trilu_not_causal(%q: tensor<1x1x4x8xf32>, %kt: tensor<1x1x8x4xf32>, %
   %o = memc.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return %o : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+// nn.TransformerEncoderLayer with src_key_padding_mask, as torch 1.13 exports it: the padding
+// mask from the inputs becomes [B*H, 1, T] and joins the scores through baddbmm (both sides
+// times beta = alpha = 1). The mask stays [B*H, 1, T]: O(T) per head, never [T, T].
+// CHECK-LABEL: func @key_padding_rank3
+// CHECK: %[[M:.*]] = memc.mul %{{.*}}, %{{.*}} : (tensor<8x1x16xf32>, tensor<f32>) -> tensor<8x1x16xf32>
+// CHECK: %[[M4:.*]] = memc.reshape %[[M]] : tensor<8x1x16xf32> -> tensor<1x8x1x16xf32>
+// CHECK: memc.flash_attention %{{.*}}, %{{.*}}, %{{.*}}, %[[M4]] {causal = false, scale = 0.35355339{{[0-9]*}} : f64}
+// CHECK-NOT: memc.softmax
+func.func @key_padding_rank3(%q: tensor<8x16x8xf32>, %kt: tensor<8x8x16xf32>, %v: tensor<8x16x8xf32>,
+                             %pad: tensor<2x16xi1>) -> tensor<8x16x8xf32> {
+  %one = memc.constant dense<1.0> : tensor<f32>
+  %ninf = memc.constant dense<0xFF800000> : tensor<f32>
+  %zeros = memc.constant dense<0.0> : tensor<8x1x16xf32>
+  %sqrtd = memc.constant dense<2.82842708> : tensor<f32>
+  %p4 = memc.reshape %pad : tensor<2x16xi1> -> tensor<2x1x1x16xi1>
+  %pe = memc.broadcast_to %p4 : tensor<2x1x1x16xi1> -> tensor<2x4x1x16xi1>
+  %p3 = memc.reshape %pe : tensor<2x4x1x16xi1> -> tensor<8x1x16xi1>
+  %mask = memc.where %p3, %ninf, %zeros : (tensor<8x1x16xi1>, tensor<f32>, tensor<8x1x16xf32>) -> tensor<8x1x16xf32>
+  %qs = memc.div %q, %sqrtd : (tensor<8x16x8xf32>, tensor<f32>) -> tensor<8x16x8xf32>
+  %s = memc.matmul %qs, %kt : (tensor<8x16x8xf32>, tensor<8x8x16xf32>) -> tensor<8x16x16xf32>
+  %s1 = memc.mul %s, %one : (tensor<8x16x16xf32>, tensor<f32>) -> tensor<8x16x16xf32>
+  %m1 = memc.mul %mask, %one : (tensor<8x1x16xf32>, tensor<f32>) -> tensor<8x1x16xf32>
+  %s2 = memc.add %s1, %m1 : (tensor<8x16x16xf32>, tensor<8x1x16xf32>) -> tensor<8x16x16xf32>
+  %p = memc.softmax %s2 {axis = 2 : i64} : tensor<8x16x16xf32>
+  %o = memc.matmul %p, %v : (tensor<8x16x16xf32>, tensor<8x16x8xf32>) -> tensor<8x16x8xf32>
+  return %o : tensor<8x16x8xf32>
+}
