@@ -16,8 +16,8 @@
 // whose tiles above the diagonal the kernels skip); scalings of q or k^T by constants join the
 // scale. k^T's transpose is absorbed into k's; grouped-query repeats of k and v (Expand +
 // Reshape) are dropped, the op reading each kv head for its group; rank-3 attention
-// ([B*H, T, D], nn.MultiheadAttention) is reshaped to one batch. A candidate that does not fit is left as it
-// is, with the reason, for the report.
+// ([B*H, T, D], nn.MultiheadAttention) is reshaped to one batch. A candidate that does not fit is
+// left as it is, with the reason, for the report.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/AttentionFusion.h"
@@ -49,8 +49,8 @@ struct AttentionMatch {
   Value query, keyT, value;
   double scale = 1.0;
   bool causal = false; // the mask was the causal one: the op's attribute replaces it
-  Value mask;        // an additive mask, as found
-  WhereOp maskedFill; // or a masked_fill, whose condition and fill make one
+  Value mask;          // an additive mask, as found
+  WhereOp maskedFill;  // or a masked_fill, whose condition and fill make one
   bool fillIsTrueBranch = true;
   SmallVector<Operation *> chain; // the ops the fused op replaces, softmax to scores
 };
@@ -143,8 +143,7 @@ std::string matchScores(Value value, AttentionMatch &match) {
       match.maskedFill = where;
       value = match.fillIsTrueBranch ? where.getOnFalse() : where.getOnTrue();
     } else {
-      return "memc." + op->getName().stripDialect().str() +
-             " between the scores and the softmax";
+      return "memc." + op->getName().stripDialect().str() + " between the scores and the softmax";
     }
   }
 }
@@ -193,8 +192,8 @@ std::string matchAttention(SoftmaxOp softmax, AttentionMatch &match) {
     return "q, k and v are broadcast against each other";
   if (!(match.scale > 0) || std::isinf(match.scale))
     return "the scale is not finite and positive";
-  if (match.mask && isCausalMask(match.mask, type.getShape()[type.getRank() - 2],
-                                 type.getShape().back())) {
+  if (match.mask &&
+      isCausalMask(match.mask, type.getShape()[type.getRank() - 2], type.getShape().back())) {
     match.causal = true;
     match.mask = Value();
   }
@@ -272,11 +271,12 @@ std::string maskShapeOf(AttentionMatch &match, Shape &shape) {
   Value mask = match.mask;
   if (match.maskedFill) {
     // where(cond, fill, scores) = scores + where(cond, fill, 0) wherever the fill hides a key.
-    Value fill = match.fillIsTrueBranch ? match.maskedFill.getOnTrue() : match.maskedFill.getOnFalse();
+    Value fill =
+        match.fillIsTrueBranch ? match.maskedFill.getOnTrue() : match.maskedFill.getOnFalse();
     std::string error;
-    if (failed(broadcastShapes({tensorType(match.maskedFill.getCondition()).getShape(),
-                                tensorType(fill).getShape()},
-                               shape, error)))
+    if (failed(broadcastShapes(
+            {tensorType(match.maskedFill.getCondition()).getShape(), tensorType(fill).getShape()},
+            shape, error)))
       return error;
   } else {
     if (!isa<FloatType>(tensorType(mask).getElementType()))
@@ -293,7 +293,8 @@ std::string maskShapeOf(AttentionMatch &match, Shape &shape) {
 Value buildMask(OpBuilder &b, Location loc, AttentionMatch &match, ArrayRef<int64_t> shape) {
   Value mask = match.mask;
   if (match.maskedFill) {
-    Value fill = match.fillIsTrueBranch ? match.maskedFill.getOnTrue() : match.maskedFill.getOnFalse();
+    Value fill =
+        match.fillIsTrueBranch ? match.maskedFill.getOnTrue() : match.maskedFill.getOnFalse();
     auto zeroType = RankedTensorType::get({}, tensorType(fill).getElementType());
     Value zero = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(zeroType, b.getFloatAttr(zeroType.getElementType(), 0.0)));
@@ -327,8 +328,8 @@ std::string rewriteAttention(AttentionMatch &match) {
       return reason;
   std::string reason;
   if (failed(attentionShapes(query, key, value,
-                             masked ? std::optional<ArrayRef<int64_t>>(mask) : std::nullopt,
-                             output, logsumexp, reason)))
+                             masked ? std::optional<ArrayRef<int64_t>>(mask) : std::nullopt, output,
+                             logsumexp, reason)))
     return reason;
 
   OpBuilder b(match.output);
@@ -338,9 +339,9 @@ std::string rewriteAttention(AttentionMatch &match) {
   Value valueHeads = reshaped(b, loc, match.value, value);
   absorbHeadRepeats(b, loc, keyHeads, valueHeads);
   Value additive = masked ? buildMask(b, loc, match, mask) : Value();
-  auto fused = b.create<FlashAttentionOp>(loc, queryHeads, keyHeads, valueHeads, additive,
-                                          b.getBoolAttr(match.causal),
-                                          b.getF64FloatAttr(match.scale));
+  auto fused =
+      b.create<FlashAttentionOp>(loc, queryHeads, keyHeads, valueHeads, additive,
+                                 b.getBoolAttr(match.causal), b.getF64FloatAttr(match.scale));
   match.output.getResult().replaceAllUsesWith(
       reshaped(b, loc, fused.getOutput(), match.output.getType().getShape()));
   return "";
@@ -418,8 +419,7 @@ void memc::recordAttentionFusion(func::FuncOp function, const AttentionFusionSum
   Builder b(function.getContext());
   SmallVector<Attribute> unfused;
   for (const UnfusedAttention &candidate : summary.unfused)
-    unfused.push_back(
-        b.getStrArrayAttr({StringRef(candidate.node), StringRef(candidate.reason)}));
+    unfused.push_back(b.getStrArrayAttr({StringRef(candidate.node), StringRef(candidate.reason)}));
   function->setAttr("memc.attention_fused", b.getI64IntegerAttr(summary.fused));
   function->setAttr("memc.attention_unfused", b.getArrayAttr(unfused));
 }
@@ -435,8 +435,7 @@ std::optional<AttentionFusionSummary> memc::readAttentionFusion(func::FuncOp fun
     auto pair = dyn_cast<ArrayAttr>(entry);
     if (!pair || pair.size() != 2 || !isa<StringAttr>(pair[0]) || !isa<StringAttr>(pair[1]))
       return std::nullopt;
-    summary.unfused.push_back(
-        {cast<StringAttr>(pair[0]).str(), cast<StringAttr>(pair[1]).str()});
+    summary.unfused.push_back({cast<StringAttr>(pair[0]).str(), cast<StringAttr>(pair[1]).str()});
   }
   return summary;
 }

@@ -179,8 +179,8 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
     llvm::json::Array unfused;
     for (const UnfusedAttention &candidate : report.attention->unfused)
       unfused.push_back(llvm::json::Object{{"node", candidate.node}, {"reason", candidate.reason}});
-    attention = llvm::json::Object{{"fused", report.attention->fused},
-                                   {"unfused", std::move(unfused)}};
+    attention =
+        llvm::json::Object{{"fused", report.attention->fused}, {"unfused", std::move(unfused)}};
   }
   llvm::json::Object root{
       {"peak_bytes", static_cast<int64_t>(report.peakBytes)},

@@ -42,8 +42,8 @@ constexpr llvm::StringLiteral kWeightsFileAttr = "memc.weights";
 
 /// flash_attention and flash_attention_grad: query, key and value of one element type (the mask
 /// may have another) and a finite, positive scale.
-mlir::LogicalResult verifyAttentionOperands(mlir::Operation *op, mlir::Value query,
-                                            mlir::Value key, mlir::Value value, double scale);
+mlir::LogicalResult verifyAttentionOperands(mlir::Operation *op, mlir::Value query, mlir::Value key,
+                                            mlir::Value value, double scale);
 
 } // namespace memc
 

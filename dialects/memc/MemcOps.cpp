@@ -178,8 +178,7 @@ LogicalResult memc::verifyAttentionOperands(Operation *op, Value query, Value ke
 }
 
 LogicalResult FlashAttentionOp::inferReturnTypes(MLIRContext *context,
-                                                 std::optional<Location> location,
-                                                 Adaptor adaptor,
+                                                 std::optional<Location> location, Adaptor adaptor,
                                                  SmallVectorImpl<Type> &inferred) {
   std::optional<ArrayRef<int64_t>> mask;
   if (adaptor.getMask())
@@ -196,7 +195,7 @@ LogicalResult FlashAttentionOp::inferReturnTypes(MLIRContext *context,
 
 LogicalResult FlashAttentionOp::verify() {
   return verifyAttentionOperands(getOperation(), getQuery(), getKey(), getValue(),
-                                   getScale().convertToDouble());
+                                 getScale().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//

@@ -66,7 +66,7 @@ LogicalResult ConvGradWeightOp::verify() {
 
 LogicalResult FlashAttentionGradOp::verify() {
   if (failed(verifyAttentionOperands(getOperation(), getQuery(), getKey(), getValue(),
-                                       getScale().convertToDouble())))
+                                     getScale().convertToDouble())))
     return failure();
   std::optional<ArrayRef<int64_t>> mask;
   if (getMask())

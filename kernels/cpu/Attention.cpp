@@ -91,8 +91,8 @@ void attendQueryBlock(const AttentionProblem &problem, int64_t task, const Atten
     float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
     for (int64_t j = 0; j < dv; ++j)
       tiles.accumulator[r * dv + j] *= inverse;
-    rowLogsumexp[r] = sum > 0.0f ? tiles.rowMax[r] + std::log(sum)
-                                 : -std::numeric_limits<float>::infinity();
+    rowLogsumexp[r] =
+        sum > 0.0f ? tiles.rowMax[r] + std::log(sum) : -std::numeric_limits<float>::infinity();
   }
   storeTile(tiles.accumulator, queryCount, dv, output + problem.queryRow(b, h, query0, dv));
 }
@@ -107,13 +107,14 @@ bool runFlashAttention(KernelContext &context, const KernelCall &call) {
     return false;
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    parallelForSlots(0, problem.sizes.queryTasks(), problem.sizes.queryTaskGrain(), [&](int64_t slot, int64_t begin, int64_t end) {
-      AttentionTiles tiles = attentionSlot(scratch, problem.sizes, false, slot);
-      for (int64_t task = begin; task < end; ++task)
-        attendQueryBlock(problem, task, tiles, call.inputs[0].as<T>(), call.inputs[1].as<T>(),
-                         call.inputs[2].as<T>(), call.outputs[0].as<T>(),
-                         call.outputs[1].as<float>());
-    });
+    parallelForSlots(0, problem.sizes.queryTasks(), problem.sizes.queryTaskGrain(),
+                     [&](int64_t slot, int64_t begin, int64_t end) {
+                       AttentionTiles tiles = attentionSlot(scratch, problem.sizes, false, slot);
+                       for (int64_t task = begin; task < end; ++task)
+                         attendQueryBlock(problem, task, tiles, call.inputs[0].as<T>(),
+                                          call.inputs[1].as<T>(), call.inputs[2].as<T>(),
+                                          call.outputs[0].as<T>(), call.outputs[1].as<float>());
+                     });
   });
   return true;
 }

@@ -34,10 +34,9 @@ template <typename T> struct AttentionGradTensors {
 
   explicit AttentionGradTensors(const KernelCall &call)
       : outputGrad(call.inputs[0].as<T>()), query(call.inputs[1].as<T>()),
-        key(call.inputs[2].as<T>()), value(call.inputs[3].as<T>()),
-        output(call.inputs[4].as<T>()), logsumexp(call.inputs[5].as<float>()),
-        queryGrad(call.outputs[0].as<T>()), keyGrad(call.outputs[1].as<T>()),
-        valueGrad(call.outputs[2].as<T>()) {}
+        key(call.inputs[2].as<T>()), value(call.inputs[3].as<T>()), output(call.inputs[4].as<T>()),
+        logsumexp(call.inputs[5].as<float>()), queryGrad(call.outputs[0].as<T>()),
+        keyGrad(call.outputs[1].as<T>()), valueGrad(call.outputs[2].as<T>()) {}
 };
 
 /// Loads one block of queries: the queries, dO, the logsumexp (rowMax) and D (rowSum).
@@ -55,8 +54,8 @@ void loadQueryBlock(const AttentionProblem &problem, const AttentionGradTensors<
     tiles.rowMax[r] = logsumexp[r];
     double sum = 0.0;
     for (int64_t j = 0; j < dv; ++j)
-      sum += static_cast<double>(tiles.outputGrad[r * dv + j]) *
-             Element<T>::load(output[r * dv + j]);
+      sum +=
+          static_cast<double>(tiles.outputGrad[r * dv + j]) * Element<T>::load(output[r * dv + j]);
     tiles.rowSum[r] = static_cast<float>(sum);
   }
 }
@@ -69,12 +68,13 @@ void scoresAndGradient(const AttentionProblem &problem, int64_t b, int64_t h, in
   scoreTile(problem, b, h, query0, queryCount, key0, keyCount, tiles.queries, tiles.keysT,
             tiles.scores);
   probabilitiesFromScores(tiles.rowMax, queryCount, keyCount, tiles.scores);
-  gemmSerial(queryCount, keyCount, problem.sizes.valueDim, tiles.outputGrad,
-             problem.sizes.valueDim, tiles.valuesT, keyCount, tiles.scoresGrad, keyCount);
+  gemmSerial(queryCount, keyCount, problem.sizes.valueDim, tiles.outputGrad, problem.sizes.valueDim,
+             tiles.valuesT, keyCount, tiles.scoresGrad, keyCount);
   for (int64_t r = 0; r < queryCount; ++r)
     for (int64_t c = 0; c < keyCount; ++c) {
       int64_t i = r * keyCount + c;
-      tiles.scoresGrad[i] = tiles.scores[i] * (tiles.scoresGrad[i] - tiles.rowSum[r]) * problem.scale;
+      tiles.scoresGrad[i] =
+          tiles.scores[i] * (tiles.scoresGrad[i] - tiles.rowSum[r]) * problem.scale;
     }
 }
 
@@ -123,8 +123,7 @@ void keyBlockGradients(const AttentionProblem &problem, const AttentionGradTenso
       addTile(tiles.product, keyCount * d, tiles.accumulator);
     }
   storeTile(tiles.accumulator, keyCount, d, tensors.keyGrad + problem.keyRow(b, kvHead, key0, d));
-  storeTile(tiles.valueGrad, keyCount, dv,
-            tensors.valueGrad + problem.keyRow(b, kvHead, key0, dv));
+  storeTile(tiles.valueGrad, keyCount, dv, tensors.valueGrad + problem.keyRow(b, kvHead, key0, dv));
 }
 
 /// Pass 2, one task: dQ of queries [query0, +queryCount) of (b, h).
@@ -150,7 +149,8 @@ void queryBlockGradient(const AttentionProblem &problem, const AttentionGradTens
                d);
     addTile(tiles.product, queryCount * d, tiles.accumulator);
   }
-  storeTile(tiles.accumulator, queryCount, d, tensors.queryGrad + problem.queryRow(b, h, query0, d));
+  storeTile(tiles.accumulator, queryCount, d,
+            tensors.queryGrad + problem.queryRow(b, h, query0, d));
 }
 
 bool runFlashAttentionGrad(KernelContext &context, const KernelCall &call) {
@@ -168,16 +168,18 @@ bool runFlashAttentionGrad(KernelContext &context, const KernelCall &call) {
       std::fill(tensors.valueGrad, tensors.valueGrad + call.outputs[2].numElements(), T{});
       return;
     }
-    parallelForSlots(0, sizes.keyTasks(), sizes.keyTaskGrain(), [&](int64_t slot, int64_t begin, int64_t end) {
-      AttentionTiles tiles = attentionSlot(scratch, sizes, true, slot);
-      for (int64_t task = begin; task < end; ++task)
-        keyBlockGradients(problem, tensors, task, tiles);
-    });
-    parallelForSlots(0, sizes.queryTasks(), sizes.queryTaskGrain(), [&](int64_t slot, int64_t begin, int64_t end) {
-      AttentionTiles tiles = attentionSlot(scratch, sizes, true, slot);
-      for (int64_t task = begin; task < end; ++task)
-        queryBlockGradient(problem, tensors, task, tiles);
-    });
+    parallelForSlots(0, sizes.keyTasks(), sizes.keyTaskGrain(),
+                     [&](int64_t slot, int64_t begin, int64_t end) {
+                       AttentionTiles tiles = attentionSlot(scratch, sizes, true, slot);
+                       for (int64_t task = begin; task < end; ++task)
+                         keyBlockGradients(problem, tensors, task, tiles);
+                     });
+    parallelForSlots(0, sizes.queryTasks(), sizes.queryTaskGrain(),
+                     [&](int64_t slot, int64_t begin, int64_t end) {
+                       AttentionTiles tiles = attentionSlot(scratch, sizes, true, slot);
+                       for (int64_t task = begin; task < end; ++task)
+                         queryBlockGradient(problem, tensors, task, tiles);
+                     });
   });
   return true;
 }

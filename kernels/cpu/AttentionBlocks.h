@@ -63,8 +63,7 @@ struct AttentionProblem {
   /// From the query, key and value at inputs[first, first + 3) and the mask at
   /// inputs[maskIndex] if the call has one.
   AttentionProblem(const KernelCall &call, size_t first, size_t maskIndex)
-      : sizes(call, first),
-        scale(static_cast<float>(attributesOf(call).floatOr("scale", 1.0))),
+      : sizes(call, first), scale(static_cast<float>(attributesOf(call).floatOr("scale", 1.0))),
         causal(attributesOf(call).intOr("causal", 0) == 1),
         mask(call.inputs.size() > maskIndex ? AttentionMask(call.inputs[maskIndex])
                                             : AttentionMask()) {}

@@ -96,8 +96,7 @@ struct AttentionScratch {
 /// Elements of one slot's tiles, and their layout from `base`.
 inline int64_t layAttentionTiles(const AttentionSizes &sizes, bool backward, float *base,
                                  AttentionTiles &tiles) {
-  const int64_t qb = sizes.queryBlock, kb = sizes.keyBlock, d = sizes.headDim,
-                dv = sizes.valueDim;
+  const int64_t qb = sizes.queryBlock, kb = sizes.keyBlock, d = sizes.headDim, dv = sizes.valueDim;
   const int64_t rows = std::max(qb, kb), wide = std::max(d, dv);
   int64_t offset = 0;
   auto take = [&](float *&tile, int64_t count) {
@@ -142,8 +141,8 @@ inline AttentionScratch carveAttention(const KernelCall &call, WorkspaceCarver &
     return scratch;
   scratch.slots = workspaceSlots(0, sizes.queryTasks(), sizes.queryTaskGrain());
   if (backward)
-    scratch.slots = std::max(scratch.slots,
-                             workspaceSlots(0, sizes.keyTasks(), sizes.keyTaskGrain()));
+    scratch.slots =
+        std::max(scratch.slots, workspaceSlots(0, sizes.keyTasks(), sizes.keyTaskGrain()));
   AttentionTiles layout;
   scratch.stride = layAttentionTiles(sizes, backward, nullptr, layout);
   scratch.base = carver.take<float>(scratch.slots * scratch.stride);

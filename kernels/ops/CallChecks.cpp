@@ -199,8 +199,8 @@ bool checkAttentionOperands(const KernelCall &call, size_t first, size_t maskInd
                        masked ? &call.inputs[maskIndex].shape : nullptr, output, logsumexp, error))
     return false;
   if (query.shape[3] > kMaxMatrixDimension || value.shape[3] > kMaxMatrixDimension) {
-    error = "flash_attention head dimensions must be at most " +
-            std::to_string(kMaxMatrixDimension);
+    error =
+        "flash_attention head dimensions must be at most " + std::to_string(kMaxMatrixDimension);
     return false;
   }
   bool causal;

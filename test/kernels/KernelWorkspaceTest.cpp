@@ -222,9 +222,9 @@ Call attentionCall(int64_t tokens, bool backward) {
   c.attributes.set("causal", int64_t{1});
   c.attributes.set("scale", 0.125);
   if (backward) {
-    c.inputs = {OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, q),
+    c.inputs = {OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, q),
                 OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, q),
-                OwnedTensor(DType::F32, lse)};
+                OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, lse)};
     c.outputs = {OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, q),
                  OwnedTensor(DType::F32, q)};
   } else {
