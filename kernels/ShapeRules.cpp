@@ -326,4 +326,44 @@ bool splitShapes(const Shape &input, int64_t axis, const std::vector<int64_t> &s
   return true;
 }
 
+bool attentionShapes(const Shape &q, const Shape &k, const Shape &v, const Shape *mask,
+                     Shape &output, Shape &logsumexp, std::string &error) {
+  std::string operands = formatShape(q) + ", " + formatShape(k) + ", " + formatShape(v);
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4) {
+    error = "flash_attention q, k and v must be [batch, heads, tokens, head_dim], got " + operands;
+    return false;
+  }
+  if (k[0] != q[0] || v[0] != q[0] || v[1] != k[1] || v[2] != k[2] || k[3] != q[3]) {
+    error = "flash_attention q, k and v disagree on batch, kv heads, keys or head_dim: " + operands;
+    return false;
+  }
+  if (k[1] <= 0 || q[1] % k[1] != 0) {
+    error = "flash_attention kv heads (" + std::to_string(k[1]) +
+            ") must be positive and divide the query heads (" + std::to_string(q[1]) + ")";
+    return false;
+  }
+  // Bounds every task count of the kernels (tiles of queries or keys per head), whatever
+  // head dimension is 0.
+  int64_t pairs;
+  if (!checkedNumElements({q[0], q[1], std::max<int64_t>(q[2], 1), std::max<int64_t>(k[2], 1)},
+                          pairs)) {
+    error = "flash_attention has more than 2^48 query-key pairs: " + operands;
+    return false;
+  }
+  if (mask) {
+    Shape scores = {q[0], q[1], q[2], k[2]};
+    bool broadcasts = mask->size() == 4;
+    for (size_t i = 0; broadcasts && i < 4; ++i)
+      broadcasts = (*mask)[i] == 1 || (*mask)[i] == scores[i];
+    if (!broadcasts) {
+      error = "flash_attention mask " + formatShape(*mask) + " must have rank 4 and broadcast to " +
+              formatShape(scores);
+      return false;
+    }
+  }
+  output = {q[0], q[1], q[2], v[3]};
+  logsumexp = {q[0], q[1], q[2]};
+  return true;
+}
+
 } // namespace memc::kernels

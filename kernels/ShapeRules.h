@@ -106,6 +106,13 @@ bool concatShape(const std::vector<Shape> &inputs, int64_t axis, Shape &result, 
 bool splitShapes(const Shape &input, int64_t axis, const std::vector<int64_t> &sizes,
                  std::vector<Shape> &results, std::string &error);
 
+/// memc.flash_attention: q [B,H,Tq,D], k [B,Hkv,Tk,D], v [B,Hkv,Tk,Dv] with Hkv dividing H
+/// (grouped-query attention), and an optional additive mask of rank 4 whose every dimension is
+/// 1 or that of [B,H,Tq,Tk] (`mask` null when absent). The output is [B,H,Tq,Dv], the
+/// logsumexp [B,H,Tq].
+bool attentionShapes(const Shape &q, const Shape &k, const Shape &v, const Shape *mask,
+                     Shape &output, Shape &logsumexp, std::string &error);
+
 } // namespace memc::kernels
 
 #endif // MEMC_KERNELS_SHAPERULES_H

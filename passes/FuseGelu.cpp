@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+#include "passes/ScalarConstants.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -32,15 +33,6 @@ struct Product {
   double scale = 1.0;
   SmallVector<Value, 3> factors;
 };
-
-std::optional<double> splatScalar(Value value) {
-  DenseElementsAttr attr;
-  if (!matchPattern(value, m_Constant(&attr)) || !attr.isSplat())
-    return std::nullopt;
-  if (auto floatType = dyn_cast<FloatType>(attr.getElementType()))
-    return attr.getSplatValue<APFloat>().convertToDouble();
-  return std::nullopt;
-}
 
 /// Flattens nested multiplications and divisions by constants.
 void collectProduct(Value value, Product &product) {

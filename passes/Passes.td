@@ -27,4 +27,33 @@ def FuseGelu : Pass<"memc-fuse-gelu", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::memc::MemcDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Fusions
+//===----------------------------------------------------------------------===//
+
+def FuseAttention : Pass<"memc-fuse-attention", "::mlir::func::FuncOp"> {
+  let summary = "Replace attention subgraphs with memc.flash_attention";
+  let description = [{
+    Recognizes `softmax(scale * q @ k^T [+ mask | masked_fill]) @ v` as torch.onnx.export writes
+    it (scale by Mul or Div on the scores or on q and k^T, an additive mask or a masked_fill
+    with -inf, k's transposes absorbed, rank-3 nn.MultiheadAttention layouts) and replaces it
+    with one `memc.flash_attention`, whose backward keeps O(T) per head instead of the [T, T]
+    probabilities. Candidates it cannot express stay as they are; the pass marks the function
+    with `memc.attention_fused` (the count) and, with `remark-unfused`, remarks on each unfused
+    candidate and why.
+
+    ```mlir
+    %s = memc.matmul %q, %kt ...   %s1 = memc.mul %s, %c0_35 ...   %s2 = memc.add %s1, %mask ...
+    %p = memc.softmax %s2 {axis = 3 : i64} ...   %o = memc.matmul %p, %v ...
+    // becomes
+    %o, %lse = memc.flash_attention %q, %k, %v, %mask4 {causal = false, scale = 0.35 : f64} ...
+    ```
+  }];
+  let options = [
+    Option<"remarkUnfused", "remark-unfused", "bool", "false",
+           "Emit a remark for each attention candidate left unfused, with the reason">
+  ];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
 #endif // MEMC_PASSES_TD

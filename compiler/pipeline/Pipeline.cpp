@@ -3,6 +3,7 @@
 #include "compiler/pipeline/Passes.h"
 #include "compiler/training/TrainStepSignature.h"
 #include "dialects/memc/MemcDialect.h"
+#include "passes/AttentionFusion.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,6 +24,8 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   if (options.mode == CompileMode::Import && !options.canonicalize)
     return;
   buildCanonicalizationPipeline(pm);
+  if (options.mode != CompileMode::Import && options.fuseAttention)
+    pm.nest<func::FuncOp>().addPass(createFuseAttention());
   // Slot: precision policy (later).
   if (options.mode != CompileMode::Train)
     return;
@@ -35,7 +38,7 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createBuildTrainStepPass(gradientsOnly));
   pm.addPass(createBuildTrainStepPass(options.training));
   buildCanonicalizationPipeline(pm);
-  // Slots: attention fusion, LoRA / quantization, optimizer-state sharding (later).
+  // Slots: LoRA / quantization, optimizer-state sharding (later).
 }
 
 namespace {
@@ -120,6 +123,9 @@ FailureOr<CompiledModel> compileModel(MLIRContext &context, const std::string &m
       return failure();
     compiled.planned = std::move(*planned);
   }
+  if (compiled.planned)
+    if (auto forward = compiled.module->lookupSymbol<func::FuncOp>("forward"))
+      compiled.planned->attention = readAttentionFusion(forward);
   return compiled;
 }
 

@@ -6,10 +6,11 @@
 //
 // Pipeline order (a slot marked "later" is where that pass goes when it exists):
 //   1. canonicalize            fuse-gelu, canonicalize, cse (buildCanonicalizationPipeline)
-//   2. precision policy        later: casts and per-op precision, before autodiff sees the ops
-//   3. build the training step(s)  train only: @gradients (for --dump-grads) and @train_step
-//   4. canonicalize            train only: folds what autodiff wrote
-//   5. attention fusion        later: attention to flash attention, forward and backward
+//   2. attention fusion        infer and train (--fuse-attention auto): memc-fuse-attention,
+//                              before autodiff, so the backward is flash_attention_grad
+//   3. precision policy        later: casts and per-op precision, before autodiff sees the ops
+//   4. build the training step(s)  train only: @gradients (for --dump-grads) and @train_step
+//   5. canonicalize            train only: folds what autodiff wrote
 //   6. LoRA / quantization     later: adapters and packed base weights
 //   7. optimizer-state sharding  later
 //   8. plan within the budget  planWithinBudget: remat (training only) and the memory plan
@@ -46,6 +47,9 @@ struct PipelineOptions {
   ImportOptions import;
   /// Import mode: false keeps the IR exactly as imported.
   bool canonicalize = true;
+  /// Infer and train: attention subgraphs become memc.flash_attention (--fuse-attention auto),
+  /// before autodiff, so the backward keeps O(T) per head.
+  bool fuseAttention = true;
   /// Train mode: the step to build and the schedule its program runs.
   TrainStepOptions training;
   LearningRateSchedule schedule;

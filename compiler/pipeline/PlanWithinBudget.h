@@ -13,6 +13,7 @@
 #define MEMC_COMPILER_PIPELINE_PLANWITHINBUDGET_H
 
 #include "compiler/lowering/PlanBuilder.h"
+#include "passes/AttentionFusion.h"
 
 #include <optional>
 #include <string>
@@ -50,6 +51,8 @@ struct BudgetedPlan {
   double solveSeconds = 0;
   /// Things the user should know (an ILP that fell back to the heuristic).
   std::vector<std::string> notes;
+  /// What attention fusion did to the model (nothing when it did not run).
+  std::optional<AttentionFusionSummary> attention;
 };
 
 /// Bytes the program holds on the device at its peak: persistent state, constants and arena.

@@ -78,6 +78,7 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
   report.solveSeconds = planned.solveSeconds;
   report.before = memoryTimeline(planned.baseline);
   report.after = memoryTimeline(plan);
+  report.attention = planned.attention;
 
   const std::vector<CategoryBytes> &steps = report.after.steps;
   for (size_t s = 0; s < steps.size(); ++s)
@@ -123,6 +124,12 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os) {
                        "decided in %.2f s",
                        (long long)report.clones, report.recomputeFlopsPercent(),
                        report.recomputeFlops, report.stepFlops, report.solveSeconds);
+  if (report.attention) {
+    os << "\n  attention       " << report.attention->fused << " fused, "
+       << report.attention->unfused.size() << " unfused";
+    for (const UnfusedAttention &unfused : report.attention->unfused)
+      os << "\n    " << unfused.node << ": " << unfused.reason;
+  }
   os << "\n  at the peak (step " << report.peakStep << ", " << report.peakKernel;
   if (!report.peakLocation.empty())
     os << " '" << report.peakLocation << "'";
@@ -167,6 +174,14 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
       steps.push_back(static_cast<int64_t>(totalBytes(row)));
     return steps;
   };
+  llvm::json::Value attention(nullptr);
+  if (report.attention) {
+    llvm::json::Array unfused;
+    for (const UnfusedAttention &candidate : report.attention->unfused)
+      unfused.push_back(llvm::json::Object{{"node", candidate.node}, {"reason", candidate.reason}});
+    attention =
+        llvm::json::Object{{"fused", report.attention->fused}, {"unfused", std::move(unfused)}};
+  }
   llvm::json::Object root{
       {"peak_bytes", static_cast<int64_t>(report.peakBytes)},
       {"lower_bound_bytes", static_cast<int64_t>(report.lowerBoundBytes)},
@@ -187,6 +202,7 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
       {"peak_location", report.peakLocation},
       {"breakdown", std::move(breakdown)},
       {"largest_tensors", std::move(largest)},
+      {"attention", std::move(attention)},
       {"live_bytes_per_step", series(report.after)},
       {"baseline_live_bytes_per_step", series(report.before)},
   };

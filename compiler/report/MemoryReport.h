@@ -62,6 +62,8 @@ struct MemoryReport {
     return stepFlops > 0 ? 100.0 * recomputeFlops / stepFlops : 0.0;
   }
   MemoryTimeline before, after;
+  /// Attention fusion's counts and reasons (nothing with --fuse-attention off).
+  std::optional<AttentionFusionSummary> attention;
 };
 
 MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64_t> budget);

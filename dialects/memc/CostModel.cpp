@@ -6,6 +6,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace memc {
@@ -42,6 +44,35 @@ double flopsPerElement(Operation *op) {
       .Default([](Operation *) { return 1.0; });
 }
 
+/// The query-key pairs one attention computes: B*H*Tq*Tk, about half with `causal` (the pairs
+/// at or below the diagonal).
+double attentionPairs(RankedTensorType query, RankedTensorType key, bool causal) {
+  double queries = query.getShape()[2], keys = key.getShape()[2];
+  double pairs = static_cast<double>(query.getNumElements()) / query.getShape()[3] * keys;
+  if (!causal || queries == 0 || keys == 0)
+    return pairs;
+  // Query i sees min(Tk, i + 1 + Tk - Tq) keys (bottom-right alignment), at least 0.
+  double seen = 0;
+  for (double i = 0; i < queries; ++i)
+    seen += std::clamp(i + 1 + keys - queries, 0.0, keys);
+  return pairs * seen / (queries * keys);
+}
+
+/// Attention as FlashAttention counts it: the forward's two products (scores and
+/// probabilities @ value, 2*D and 2*Dv per pair) and its softmax (5 per pair); the backward's
+/// five products (scores again, dV, dP, dQ, dK) and the softmax backward.
+double attentionFlops(Operation *op) {
+  bool backward = isa<FlashAttentionGradOp>(op);
+  Value query = op->getOperand(backward ? 1 : 0), key = op->getOperand(backward ? 2 : 1),
+        value = op->getOperand(backward ? 3 : 2);
+  auto queryType = cast<RankedTensorType>(query.getType());
+  double d = queryType.getShape()[3];
+  double dv = cast<RankedTensorType>(value.getType()).getShape()[3];
+  bool causal = op->getAttrOfType<BoolAttr>("causal").getValue();
+  double pairs = attentionPairs(queryType, cast<RankedTensorType>(key.getType()), causal);
+  return backward ? pairs * (6 * d + 4 * dv + 5) : pairs * (2 * d + 2 * dv + 5);
+}
+
 } // namespace
 
 OpCost estimateOpCost(Operation *op) {
@@ -71,6 +102,10 @@ OpCost estimateOpCost(Operation *op) {
         isa<ConvOp>(op) ? elements(op->getResult(0)) : elements(op->getOperand(0));
     int64_t outChannels = cast<RankedTensorType>(weight.getType()).getShape()[0];
     cost.flops = 2.0 * forwardOutputs * elements(weight) / std::max<int64_t>(1, outChannels);
+    return cost;
+  }
+  if (isa<FlashAttentionOp, FlashAttentionGradOp>(op)) {
+    cost.flops = attentionFlops(op);
     return cost;
   }
   if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp, MaxPoolOp, AvgPoolOp,

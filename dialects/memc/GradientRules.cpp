@@ -456,6 +456,24 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ValueRange dy,
   return success();
 }
 
+LogicalResult FlashAttentionOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                               SmallVectorImpl<Value> &dx) {
+  // The logsumexp is the backward's saved statistic, not a model output; a gradient through it
+  // would need another term the backward op does not compute.
+  if (!dy[0] || dy[1])
+    return emitOpError("gradients flow through the output only, not the logsumexp");
+  auto grads = b.create<FlashAttentionGradOp>(
+      getLoc(), TypeRange{getQuery().getType(), getKey().getType(), getValue().getType()}, dy[0],
+      getQuery(), getKey(), getValue(), getOutput(), getLogsumexp(), getMask(), getCausalAttr(),
+      getScaleAttr());
+  dx.push_back(grads.getQueryGrad());
+  dx.push_back(grads.getKeyGrad());
+  dx.push_back(grads.getValueGrad());
+  if (getMask())
+    dx.push_back(Value()); // masks are constants or computed from the inputs, never trained
+  return success();
+}
+
 LogicalResult BatchNormOp::buildGradients(OpBuilder &b, ValueRange dy,
                                           SmallVectorImpl<Value> &dx) {
   Location loc = getLoc();

@@ -40,6 +40,11 @@ constexpr llvm::StringLiteral kLabelsAttr = "memc.labels";
 /// The model file a function's parameters are read from (on the module).
 constexpr llvm::StringLiteral kWeightsFileAttr = "memc.weights";
 
+/// flash_attention and flash_attention_grad: query, key and value of one element type (the mask
+/// may have another) and a finite, positive scale.
+mlir::LogicalResult verifyAttentionOperands(mlir::Operation *op, mlir::Value query, mlir::Value key,
+                                            mlir::Value value, double scale);
+
 } // namespace memc
 
 #endif // MEMC_DIALECTS_MEMC_MEMCDIALECT_H

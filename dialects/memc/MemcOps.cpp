@@ -6,6 +6,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace memc;
 
@@ -225,6 +227,36 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
                                           std::to_string(input[1]) + "]");
   inferred.push_back(adaptor.getInput().getType());
   return success();
+}
+
+LogicalResult memc::verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
+                                            double scale) {
+  if (elementTypeOf(key) != elementTypeOf(query) || elementTypeOf(value) != elementTypeOf(query))
+    return op->emitOpError("query, key and value must have one element type");
+  if (!std::isfinite(scale) || scale <= 0)
+    return op->emitOpError("scale must be finite and positive, got ") << scale;
+  return success();
+}
+
+LogicalResult FlashAttentionOp::inferReturnTypes(MLIRContext *context,
+                                                 std::optional<Location> location, Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &inferred) {
+  std::optional<ArrayRef<int64_t>> mask;
+  if (adaptor.getMask())
+    mask = shapeOf(adaptor.getMask());
+  Shape output, logsumexp;
+  std::string error;
+  if (failed(attentionShapes(shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
+                             shapeOf(adaptor.getValue()), mask, output, logsumexp, error)))
+    return inferenceError(location, error);
+  inferred.push_back(RankedTensorType::get(output, elementTypeOf(adaptor.getQuery())));
+  inferred.push_back(RankedTensorType::get(logsumexp, Float32Type::get(context)));
+  return success();
+}
+
+LogicalResult FlashAttentionOp::verify() {
+  return verifyAttentionOperands(getOperation(), getQuery(), getKey(), getValue(),
+                                 getScale().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//

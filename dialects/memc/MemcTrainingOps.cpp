@@ -64,6 +64,25 @@ LogicalResult ConvGradWeightOp::verify() {
                     getPads(), getDilations(), getGroup(), getGrad().getType().getShape());
 }
 
+LogicalResult FlashAttentionGradOp::verify() {
+  if (failed(verifyAttentionOperands(getOperation(), getQuery(), getKey(), getValue(),
+                                     getScale().convertToDouble())))
+    return failure();
+  std::optional<ArrayRef<int64_t>> mask;
+  if (getMask())
+    mask = getMask().getType().getShape();
+  Shape output, logsumexp;
+  std::string error;
+  if (failed(attentionShapes(getQuery().getType().getShape(), getKey().getType().getShape(),
+                             getValue().getType().getShape(), mask, output, logsumexp, error)))
+    return emitOpError(error);
+  if (ArrayRef<int64_t>(output) != getOutput().getType().getShape() ||
+      ArrayRef<int64_t>(logsumexp) != getLogsumexp().getType().getShape())
+    return emitOpError("output and logsumexp must be the forward's, ")
+           << formatShape(output) << " and " << formatShape(logsumexp);
+  return success();
+}
+
 LogicalResult CrossEntropyOp::verify() {
   ArrayRef<int64_t> logits = getLogits().getType().getShape();
   if (logits.empty() || getLogits().getType().getShape().drop_back() !=

@@ -219,6 +219,39 @@ def Memc_AvgPoolGradOp : Memc_Op<"avg_pool_grad",
 }
 
 //===----------------------------------------------------------------------===//
+// Attention backward
+//===----------------------------------------------------------------------===//
+
+def Memc_FlashAttentionGradOp : Memc_Op<"flash_attention_grad",
+    [Pure, AllTypesMatch<["query", "query_grad"]>, AllTypesMatch<["key", "key_grad"]>,
+     AllTypesMatch<["value", "value_grad"]>, AllTypesMatch<["output", "grad"]>]> {
+  let summary = "FlashAttention-2 backward";
+  let description = [{
+    Gradients of `flash_attention` with respect to the query, the key and the value, from the
+    gradient of its output, its inputs, its output and its logsumexp: the probabilities are
+    recomputed block by block as `exp(scores - logsumexp)` and `D = rowsum(grad * output)`
+    stands in for the softmax's row sums, so no [Tq, Tk] tensor exists. The key and value
+    gradients of a kv head sum over the query heads that share it.
+
+    ```mlir
+    %dq, %dk, %dv = memc.flash_attention_grad %do, %q, %k, %v, %o, %lse
+        {causal = true, scale = 0.125 : f64}
+        : (tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>, tensor<2x4x64x64xf32>,
+           tensor<2x4x64x64xf32>, tensor<2x12x64x64xf32>, tensor<2x12x64xf32>)
+        -> (tensor<2x12x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>)
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, Memc_FloatTensor:$query, Memc_FloatTensor:$key,
+                       Memc_FloatTensor:$value, Memc_FloatTensor:$output,
+                       StaticShapeTensorOf<[F32]>:$logsumexp, Optional<Memc_FloatTensor>:$mask,
+                       BoolAttr:$causal, F64Attr:$scale);
+  let results = (outs Memc_FloatTensor:$query_grad, Memc_FloatTensor:$key_grad,
+                      Memc_FloatTensor:$value_grad);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
 

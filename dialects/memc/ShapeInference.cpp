@@ -113,4 +113,19 @@ LogicalResult splitShapes(ArrayRef<int64_t> input, int64_t axis, ArrayRef<int64_
   return success();
 }
 
+LogicalResult attentionShapes(ArrayRef<int64_t> q, ArrayRef<int64_t> k, ArrayRef<int64_t> v,
+                              std::optional<ArrayRef<int64_t>> mask, Shape &output,
+                              Shape &logsumexp, std::string &error) {
+  std::optional<kernels::Shape> maskShape;
+  if (mask)
+    maskShape = rule(*mask);
+  kernels::Shape computedOutput, computedLogsumexp;
+  if (!kernels::attentionShapes(rule(q), rule(k), rule(v), maskShape ? &*maskShape : nullptr,
+                                computedOutput, computedLogsumexp, error))
+    return failure();
+  output.assign(computedOutput.begin(), computedOutput.end());
+  logsumexp.assign(computedLogsumexp.begin(), computedLogsumexp.end());
+  return success();
+}
+
 } // namespace memc

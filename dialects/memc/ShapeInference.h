@@ -16,6 +16,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/LogicalResult.h"
 
+#include <optional>
 #include <string>
 
 namespace memc {
@@ -70,6 +71,12 @@ llvm::LogicalResult concatShape(llvm::ArrayRef<llvm::ArrayRef<int64_t>> inputs, 
 llvm::LogicalResult splitShapes(llvm::ArrayRef<int64_t> input, int64_t axis,
                                 llvm::ArrayRef<int64_t> sizes,
                                 llvm::SmallVectorImpl<Shape> &results, std::string &error);
+
+/// memc.flash_attention's output [B,H,Tq,Dv] and logsumexp [B,H,Tq] (`mask` null when absent).
+llvm::LogicalResult attentionShapes(llvm::ArrayRef<int64_t> q, llvm::ArrayRef<int64_t> k,
+                                    llvm::ArrayRef<int64_t> v,
+                                    std::optional<llvm::ArrayRef<int64_t>> mask, Shape &output,
+                                    Shape &logsumexp, std::string &error);
 
 /// Element count of a static shape (saturating at the rules' kMaxElements bound).
 int64_t numElements(llvm::ArrayRef<int64_t> shape);

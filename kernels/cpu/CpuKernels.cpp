@@ -18,11 +18,13 @@ const KernelTable &cpuKernels() {
     addLayoutKernels(runs);
     addConvolutionKernels(runs);
     addPoolingKernels(runs);
+    addAttentionKernels(runs);
     addActivationBackwardKernels(runs);
     addNormalizationBackwardKernels(runs);
     addIndexingBackwardKernels(runs);
     addConvolutionBackwardKernels(runs);
     addPoolingBackwardKernels(runs);
+    addAttentionBackwardKernels(runs);
     addLossKernels(runs);
     addOptimizerKernels(runs);
     // Each run with its op's check and the CPU target's workspace rule: the entries the compiler

@@ -1,6 +1,7 @@
 //===- CpuWorkspaces.cpp - the CPU target's workspace rules ---------------===//
 #include "kernels/cpu/CpuWorkspaces.h"
 
+#include "kernels/cpu/AttentionWorkspace.h"
 #include "kernels/cpu/ConvolutionBackwardWorkspace.h"
 #include "kernels/cpu/ConvolutionWorkspace.h"
 #include "kernels/cpu/IndexingBackwardWorkspace.h"
@@ -29,6 +30,7 @@ const WorkspaceRules &cpuWorkspaceRules() {
       {"reduce_log_sum_exp", &carvedWorkspaceBytes<carveReduce>},
       {"gather", &carvedWorkspaceBytes<carveGather>},
       {"conv", &carvedWorkspaceBytes<carveConv>},
+      {"flash_attention", &carvedWorkspaceBytes<carveFlashAttention>},
       {"layer_norm_grad", &carvedWorkspaceBytes<carveLayerNormGrad>},
       {"batch_norm_grad", &carvedWorkspaceBytes<carveBatchNormGrad>},
       {"gather_grad", &carvedWorkspaceBytes<carveGatherGrad>},
@@ -36,6 +38,7 @@ const WorkspaceRules &cpuWorkspaceRules() {
       {"conv_grad_weight", &carvedWorkspaceBytes<carveGradWeight>},
       {"max_pool_grad", &carvedWorkspaceBytes<carveMaxPoolGrad>},
       {"avg_pool_grad", &carvedWorkspaceBytes<carveAvgPoolGrad>},
+      {"flash_attention_grad", &carvedWorkspaceBytes<carveFlashAttentionGrad>},
       {"cross_entropy", &carvedWorkspaceBytes<carveCrossEntropy>},
       {"cross_entropy_grad", &carvedWorkspaceBytes<carveCrossEntropyGrad>},
   };

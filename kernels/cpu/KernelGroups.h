@@ -27,6 +27,7 @@ void addScanKernels(KernelRuns &table);          // Scan.cpp
 void addLayoutKernels(KernelRuns &table);        // Layout.cpp
 void addConvolutionKernels(KernelRuns &table);   // Convolution.cpp
 void addPoolingKernels(KernelRuns &table);       // Pooling.cpp
+void addAttentionKernels(KernelRuns &table);     // Attention.cpp
 
 // Training: backward ops and losses.
 void addActivationBackwardKernels(KernelRuns &table);    // ActivationBackward.cpp
@@ -34,6 +35,7 @@ void addNormalizationBackwardKernels(KernelRuns &table); // NormalizationBackwar
 void addIndexingBackwardKernels(KernelRuns &table);      // IndexingBackward.cpp
 void addConvolutionBackwardKernels(KernelRuns &table);   // ConvolutionBackward.cpp
 void addPoolingBackwardKernels(KernelRuns &table);       // PoolingBackward.cpp
+void addAttentionBackwardKernels(KernelRuns &table);     // AttentionBackward.cpp
 void addLossKernels(KernelRuns &table);                  // Losses.cpp
 void addOptimizerKernels(KernelRuns &table);             // Optimizers.cpp
 

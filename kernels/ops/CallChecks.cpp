@@ -185,4 +185,34 @@ bool optionalString(const Attributes &attributes, const std::string &name, std::
          attributeError(attributes, name, "a string", error);
 }
 
+bool checkAttentionOperands(const KernelCall &call, size_t first, size_t maskIndex, Shape &output,
+                            Shape &logsumexp, std::string &error) {
+  const TensorView &query = call.inputs[first], &key = call.inputs[first + 1],
+                   &value = call.inputs[first + 2];
+  bool masked = call.inputs.size() > maskIndex;
+  if (!checkDType(query, kFloatTypes, "query", error) ||
+      !checkSameDType(key, query, "key", "query", error) ||
+      !checkSameDType(value, query, "value", "query", error) ||
+      (masked && !checkDType(call.inputs[maskIndex], kFloatTypes, "mask", error)))
+    return false;
+  if (!attentionShapes(query.shape, key.shape, value.shape,
+                       masked ? &call.inputs[maskIndex].shape : nullptr, output, logsumexp, error))
+    return false;
+  if (query.shape[3] > kMaxMatrixDimension || value.shape[3] > kMaxMatrixDimension) {
+    error =
+        "flash_attention head dimensions must be at most " + std::to_string(kMaxMatrixDimension);
+    return false;
+  }
+  bool causal;
+  double scale;
+  if (!requireBool(attributesOf(call), "causal", causal, error) ||
+      !requireFloat(attributesOf(call), "scale", scale, error))
+    return false;
+  if (!(scale > 0.0) || std::isinf(scale)) {
+    error = "scale must be finite and positive, got " + std::to_string(scale);
+    return false;
+  }
+  return true;
+}
+
 } // namespace memc::kernels

@@ -57,6 +57,13 @@ bool optionalFloat(const Attributes &attributes, const std::string &name, bool &
 bool optionalString(const Attributes &attributes, const std::string &name, std::string &value,
                     std::string &error);
 
+/// flash_attention's operands at inputs[first, first + 3) (query, key, value of one float type)
+/// and, when the call has it, the additive mask at inputs[maskIndex] (any float type), their
+/// shapes against attentionShapes (which gives `output` and `logsumexp`), head dimensions a
+/// matrix product takes, and the attributes `causal` and `scale` (finite, positive).
+bool checkAttentionOperands(const KernelCall &call, size_t first, size_t maskIndex, Shape &output,
+                            Shape &logsumexp, std::string &error);
+
 /// A tensor's type for messages: "f32[2,3]".
 std::string describe(const TensorView &tensor);
 

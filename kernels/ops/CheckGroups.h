@@ -20,6 +20,7 @@ void addScanChecks(OpChecks &table);          // ScanChecks.cpp
 void addLayoutChecks(OpChecks &table);        // LayoutChecks.cpp
 void addConvolutionChecks(OpChecks &table);   // ConvolutionChecks.cpp
 void addPoolingChecks(OpChecks &table);       // PoolingChecks.cpp
+void addAttentionChecks(OpChecks &table);     // AttentionChecks.cpp (forward and backward)
 
 // Training: backward ops, losses and optimizer updates.
 void addActivationBackwardChecks(OpChecks &table);    // ActivationBackwardChecks.cpp

@@ -17,6 +17,7 @@ const OpChecks &opChecks() {
     addLayoutChecks(table);
     addConvolutionChecks(table);
     addPoolingChecks(table);
+    addAttentionChecks(table);
     addActivationBackwardChecks(table);
     addNormalizationBackwardChecks(table);
     addIndexingBackwardChecks(table);

@@ -4,8 +4,10 @@
 // model, an ONNX export of one torch op or memc IR, with an .npz of inputs, parameters, upstream
 // gradients and torch's outputs and gradients. Each test:
 //
-//   1. imports the model (or parses the .mlir), canonicalizes it, and checks that the ops the
-//      case is about are in @forward (e.g. that the GELU decomposition became memc.gelu);
+//   1. imports the model (or parses the .mlir), canonicalizes it and fuses attention (as the
+//      pipeline does before autodiff), and checks that the ops the case is about are in
+//      @forward (e.g. that the GELU decomposition became memc.gelu, an exported attention
+//      memc.flash_attention);
 //   2. turns parameters into plain inputs, so the test can bind and perturb them;
 //   3. builds @grad(inputs..., params..., upstream grads...) -> (one gradient per floating input
 //      and trainable parameter): @forward's body, then buildReverseSweep seeded with the
@@ -25,6 +27,7 @@
 #include "compiler/training/Autodiff.h"
 #include "dialects/memc/MemcDialect.h"
 #include "kernels/Float16.h"
+#include "passes/Passes.h"
 #include "runtime/device/AvailableDevices.h"
 #include "runtime/device/DeviceRegistry.h"
 #include "runtime/exec/Executor.h"
@@ -491,6 +494,9 @@ mlir::func::FuncOp GradientTest::loadForward(const GradientCase &testCase) {
   }
   mlir::PassManager pm(&context);
   buildCanonicalizationPipeline(pm);
+  // As the pipeline does before autodiff (--fuse-attention auto): an exported attention is
+  // checked through the fused op's rule.
+  pm.nest<mlir::func::FuncOp>().addPass(createFuseAttention());
   if (mlir::failed(pm.run(*module))) {
     ADD_FAILURE() << "canonicalization failed:\n" << diagnostics;
     return nullptr;

@@ -35,6 +35,7 @@ reproduces every file byte for byte.
 import collections
 import io
 import json
+import math
 import os
 import zipfile
 import zlib
@@ -794,6 +795,131 @@ def cross_entropy_cases(rng):
         case("cross_entropy_3d_ignore_class", (2, 3, 4),
              np.array([[1, 0, 3], [1, 2, 1]], dtype=np.int64), 1,
              "[2,3,4] logits, ignore_index 1 (a real class id): three positions ignored"),
+    ]
+
+
+# --------------------------------------------------------------------------
+# Attention
+# --------------------------------------------------------------------------
+
+def attention_type(shape):
+    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+
+def flash_attention_mlir(q_shape, k_shape, v_shape, mask_shape, causal, scale):
+    q, k, v = attention_type(q_shape), attention_type(k_shape), attention_type(v_shape)
+    o = attention_type(q_shape[:3] + v_shape[3:])
+    lse = attention_type(q_shape[:3])
+    mask_argument = (f",\n    %mask: {attention_type(mask_shape)} "
+                     f"{{memc.param = \"mask\", memc.param_kind = \"buffer\"}}"
+                     if mask_shape else "")
+    operands = "%q, %k, %v" + (", %mask" if mask_shape else "")
+    operand_types = ", ".join([q, k, v] + ([attention_type(mask_shape)] if mask_shape else []))
+    return f"""func.func @forward(%q: {q} {{memc.input = "q"}}, %k: {k} {{memc.input = "k"}},
+    %v: {v} {{memc.input = "v"}}{mask_argument}) -> ({o} {{memc.output = "y"}}) {{
+  %y, %lse = memc.flash_attention {operands}
+      {{causal = {str(causal).lower()}, scale = {scale!r} : f64}}
+      : ({operand_types}) -> ({o}, {lse})
+  return %y : {o}
+}}
+"""
+
+
+def unfused_attention(q, k, v, mask, causal, scale):
+    """The formula the fusion replaces, as exporters write it: scores, mask, softmax, @ v, with
+    k and v repeated for grouped-query attention and the causal cut aligned at the bottom
+    right (query i sees keys j <= i + Tk - Tq)."""
+    group = q.shape[1] // k.shape[1]
+    k = k.repeat_interleave(group, dim=1)
+    v = v.repeat_interleave(group, dim=1)
+    scores = (q @ k.transpose(-1, -2)) * scale
+    if mask is not None:
+        scores = scores + mask
+    if causal:
+        queries, keys = q.shape[2], k.shape[2]
+        visible = torch.ones(queries, keys, dtype=torch.bool).tril(keys - queries)
+        scores = scores.masked_fill(~visible, float("-inf"))
+    return torch.softmax(scores, -1) @ v
+
+
+class LlamaStyleAttention(nn.Module):
+    """Attention as HF Llama writes it, on [B, H, T, D] q and [B, Hkv, T, D] k and v."""
+
+    def forward(self, q, k, v):
+        b, heads, t, d = q.shape
+        group = heads // k.shape[1]
+
+        def repeat_kv(x):
+            x = x[:, :, None, :, :].expand(b, x.shape[1], group, t, d)
+            return x.reshape(b, heads, t, d)
+
+        mask = torch.full((t, t), float("-inf")).triu(1)
+        scores = q @ repeat_kv(k).transpose(2, 3) / math.sqrt(d) + mask
+        return torch.softmax(scores, dim=-1) @ repeat_kv(v)
+
+
+class Gpt2StyleAttention(nn.Module):
+    """Attention as HF GPT-2 writes it: k arrives as [B, T, H, D], masked_fill with -inf where a
+    tril of ones is 0 (computed here, not a buffer: the case binds float buffers as trainable
+    inputs, and a mask has no gradient to compare)."""
+
+    def forward(self, q, k, v):
+        tokens = q.shape[2]
+        causal = torch.tril(torch.ones(tokens, tokens)).view(1, 1, tokens, tokens)
+        scores = q @ k.permute(0, 2, 3, 1) * (1.0 / math.sqrt(q.shape[-1]))
+        scores = scores.masked_fill(causal == 0, float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v.transpose(1, 2)
+
+
+@register
+def flash_attention_cases(rng):
+    def case(name, q_shape, kv_heads, keys, value_dim, causal, mask_shape, note):
+        b, h, t, d = q_shape
+        k_shape, v_shape = (b, kv_heads, keys, d), (b, kv_heads, keys, value_dim)
+        scale = 1.0 / float(np.sqrt(d))
+        params = {}
+        if mask_shape:
+            # An additive mask as Llama and BERT exporters write it: 0 or -inf (a padded key),
+            # plus a finite bias, never hiding a whole row.
+            mask = 0.5 * normal(rng, *mask_shape)
+            hidden = rng.random(mask_shape) < 0.2
+            hidden[..., 0] = False
+            mask[hidden] = -np.inf
+            params["mask"] = (mask, False)
+        function = lambda q, k, v, mask=None: unfused_attention(q, k, v, mask, causal, scale)
+        return Case(name, ["flash_attention"],
+                    {"q": normal(rng, *q_shape), "k": normal(rng, *k_shape),
+                     "v": normal(rng, *v_shape)},
+                    params=params, function=function,
+                    mlir=flash_attention_mlir(list(q_shape), list(k_shape), list(v_shape),
+                                              list(mask_shape) if mask_shape else None, causal,
+                                              scale), note=note)
+
+    def exported(name, module, shapes, note):
+        q_shape, kv_shape = shapes
+        return Case(name, ["flash_attention"],
+                    {"q": normal(rng, *q_shape), "k": normal(rng, *kv_shape),
+                     "v": normal(rng, *kv_shape)}, module=module, note=note)
+
+    return [
+        case("flash_attention_causal", (1, 2, 70, 16), 2, 70, 16, True, None,
+             "causal, T=70 (a block of 64 and a partial one), head_dim 16"),
+        case("flash_attention_mask_gqa", (2, 4, 67, 32), 2, 67, 32, False, (2, 1, 1, 67),
+             "key-padding style additive mask [B,1,1,Tk] with -inf, 4 query heads on 2 kv heads"),
+        case("flash_attention_causal_mask_gqa", (1, 6, 65, 64), 2, 65, 64, True, (1, 1, 65, 65),
+             "causal and an additive [1,1,T,T] mask, 6 query heads on 2 kv heads, head_dim 64"),
+        case("flash_attention_cached_keys", (1, 1, 40, 128), 1, 130, 128, True, None,
+             "causal with Tq=40 < Tk=130 (bottom-right aligned), head_dim 128"),
+        case("flash_attention_value_dim", (2, 2, 5, 24), 1, 9, 8, False, (1, 2, 5, 9),
+             "head_dim 24, value dim 8, a per-head mask [1,H,Tq,Tk], 2 query heads on 1 kv head"),
+        exported("flash_attention_export_llama_gqa", LlamaStyleAttention(),
+                 ((1, 4, 20, 16), (1, 2, 20, 16)),
+                 "ONNX export fused by memc-fuse-attention: Llama-3 repeat_kv (Expand + "
+                 "Reshape), scores / sqrt(d), the triu(-inf) causal mask (becomes causal)"),
+        exported("flash_attention_export_gpt2", Gpt2StyleAttention(),
+                 ((2, 2, 20, 8), (2, 20, 2, 8)),
+                 "ONNX export fused by memc-fuse-attention: k^T from [B,T,H,D] in one transpose, "
+                 "scores * scale, masked_fill of a causal tril with -inf"),
     ]
 
 

@@ -107,6 +107,18 @@ int main(int argc, char **argv) {
   bench(filter, "gelu f32 8M", "gelu", {{F32, {m8}}}, {{F32, {m8}}}, {}, 8.0 * m8, true);
   bench(filter, "softmax f32 8192x1024 (rows)", "softmax", {{F32, {8192, 1024}}},
         {{F32, {8192, 1024}}}, attrs({{"axis", int64_t{1}}}), 8.0 * m8, true);
+  // Attention with GPT-2 small's heads (12 x 64) at T = 1024, causal: 4 D FLOPs per visible
+  // query-key pair forward, 10 D backward (the cost model's count).
+  const int64_t t = 1024;
+  const double pairs = 12.0 * t * (t + 1) / 2;
+  const std::vector<int64_t> heads = {1, 12, t, 64}, rows = {1, 12, t};
+  Attributes attention = attrs({{"causal", int64_t{1}}, {"scale", 0.125}});
+  bench(filter, "flash_attention f32 12x1024x64 causal", "flash_attention",
+        {{F32, heads}, {F32, heads}, {F32, heads}}, {{F32, heads}, {F32, rows}}, attention,
+        pairs * 4 * 64, false);
+  bench(filter, "flash_attention_grad f32 12x1024x64 causal", "flash_attention_grad",
+        {{F32, heads}, {F32, heads}, {F32, heads}, {F32, heads}, {F32, heads}, {F32, rows}},
+        {{F32, heads}, {F32, heads}, {F32, heads}}, attention, pairs * 10 * 64, false);
   bench(filter, "layer_norm f32 8192x1024", "layer_norm",
         {{F32, {8192, 1024}}, {F32, {1024}}, {F32, {1024}}}, {{F32, {8192, 1024}}},
         attrs({{"axis", int64_t{1}}, {"epsilon", 1e-5}}), 8.0 * m8, true);

@@ -214,5 +214,47 @@ TEST(KernelWorkspaceTest, ElementwiseKernelsNeedNone) {
   EXPECT_EQ(workspaceBytes(kernelNamed("add"), makeCall(inputs, outputs, attributes)), 0u);
 }
 
+/// Causal attention of 2 heads of dimension 64 over `tokens` tokens; the backward with
+/// `backward`.
+Call attentionCall(int64_t tokens, bool backward) {
+  Call c;
+  Shape q = {1, 2, tokens, 64}, lse = {1, 2, tokens};
+  c.attributes.set("causal", int64_t{1});
+  c.attributes.set("scale", 0.125);
+  if (backward) {
+    c.inputs = {OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, q),
+                OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, q),
+                OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, lse)};
+    c.outputs = {OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, q),
+                 OwnedTensor(DType::F32, q)};
+  } else {
+    c.inputs = {OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, q)};
+    c.outputs = {OwnedTensor(DType::F32, q), OwnedTensor(DType::F32, lse)};
+  }
+  return c;
+}
+
+TEST(KernelWorkspaceTest, AttentionScratchIsTilesNotScores) {
+  for (bool backward : {false, true}) {
+    const char *name = backward ? "flash_attention_grad" : "flash_attention";
+    std::string error;
+    Call small = attentionCall(1024, backward), large = attentionCall(4096, backward);
+    KernelCall smallCall = small.call(), largeCall = large.call();
+    ASSERT_TRUE(kernelNamed(name).check(smallCall, error)) << error;
+    ASSERT_TRUE(kernelNamed(name).check(largeCall, error)) << error;
+    uint64_t bytes = workspaceBytes(kernelNamed(name), smallCall);
+    // Four times the tokens, the same scratch: a few 64-row tiles per slot, at most 16 slots
+    // (the backward's 13 tiles of 64 x 64 f32, 16 KiB each, and its row vectors).
+    EXPECT_EQ(workspaceBytes(kernelNamed(name), largeCall), bytes) << name;
+    EXPECT_LE(bytes, uint64_t(kMaxWorkspaceSlots) * 14 * 64 * 64 * 4) << name;
+    // A too-small workspace is an error, not an overrun.
+    std::vector<uint64_t> storage(bytes / 8);
+    smallCall.workspace = storage.data();
+    smallCall.workspaceBytes = bytes - 8;
+    EXPECT_FALSE(runInContext(kernelNamed(name), smallCall, error)) << name;
+    EXPECT_NE(error.find("workspace"), std::string::npos) << name << ": " << error;
+  }
+}
+
 } // namespace
 } // namespace memc::kernels::testing

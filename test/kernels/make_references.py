@@ -1099,6 +1099,130 @@ for name, x, w, stride, pads in [
     conv_case("conv2d_" + name, 2, x, w, randn(w.shape[0]), stride, pads, 1, 1)
     conv_grad_case("conv_grad2d_" + name, 2, x, w, stride, pads, 1, 1)
 
+# ---------------------------------------------------------------------------------------------
+# Attention: flash_attention and its gradient against the unfused formula in f64 (scores, mask,
+# causal cut aligned at the bottom right, softmax, @ v; k and v repeated for grouped-query
+# heads). 16-bit cases compute from the rounded inputs and round the output once; the
+# logsumexp is always f32. The section seeds its own generator.
+# ---------------------------------------------------------------------------------------------
+torch.manual_seed(3)
+
+
+def attention_scores(q, k, mask, causal, scale):
+    k = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
+    scores = (q @ k.transpose(-1, -2)) * scale
+    if mask is not None:
+        scores = scores + mask
+    if causal:
+        queries, keys = q.shape[2], k.shape[2]
+        visible = torch.ones(queries, keys, dtype=torch.bool).tril(keys - queries)
+        scores = scores.masked_fill(~visible, float("-inf"))
+    return scores
+
+
+def unfused_attention(q, k, v, mask, causal, scale):
+    """(output, logsumexp); rows that see no key give zeros and -inf, as the kernel defines."""
+    scores = attention_scores(q, k, mask, causal, scale)
+    lse = torch.logsumexp(scores, -1)
+    v = v.repeat_interleave(q.shape[1] // v.shape[1], dim=1)
+    probabilities = torch.exp(scores - lse.unsqueeze(-1)).nan_to_num(0.0)
+    return probabilities @ v, lse
+
+
+def attention_backward(g, q, k, v, out, mask, causal, scale):
+    """FlashAttention-2's backward from the output `out`: dS = P * (dO V^T - rowsum(dO * O))."""
+    group = q.shape[1] // k.shape[1]
+    scores = attention_scores(q, k, mask, causal, scale)
+    p = torch.softmax(scores, -1)
+    kr, vr = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+    dv = p.transpose(-1, -2) @ g
+    ds = p * (g @ vr.transpose(-1, -2) - (g * out).sum(-1, keepdim=True)) * scale
+    dq, dk = ds @ kr, ds.transpose(-1, -2) @ q
+
+    def per_kv_head(t):  # the query heads sharing a kv head add up
+        return t.reshape(t.shape[0], k.shape[1], group, *t.shape[2:]).sum(2)
+
+    return dq, per_kv_head(dk), per_kv_head(dv)
+
+
+def attention_inputs(b, h, hkv, tq, tk, d, dv, mask_shape):
+    q, k, v = randn(b, h, tq, d), randn(b, hkv, tk, d), randn(b, hkv, tk, dv)
+    mask = None
+    if mask_shape:
+        mask = randn(*mask_shape)
+        mask[torch.rand(mask_shape) < 0.2] = float("-inf")
+        mask[..., 0] = 0.0
+    return q, k, v, mask
+
+
+def flash_attention_case(name, sizes, causal, mask_shape=None, dtype=None, mask=None):
+    q, k, v, random_mask = attention_inputs(*sizes, mask_shape)
+    mask = random_mask if mask is None else mask
+    if dtype is not None:
+        q, k, v = low(q, dtype), low(k, dtype), low(v, dtype)
+    scale = 1.0 / math.sqrt(sizes[5])
+    out, lse = unfused_attention(q.double(), k.double(), v.double(),
+                                 None if mask is None else mask.double(), causal, scale)
+    inputs = [q, k, v] + ([mask] if mask is not None else [])
+    case(name, "flash_attention", inputs, [out.to(q.dtype), lse.float()],
+         {"causal": causal, "scale": scale})
+
+
+def flash_attention_grad_case(name, sizes, causal, mask_shape=None, dtype=None):
+    q, k, v, mask = attention_inputs(*sizes, mask_shape)
+    if dtype is not None:
+        q, k, v = low(q, dtype), low(k, dtype), low(v, dtype)
+    scale = 1.0 / math.sqrt(sizes[5])
+    leaves = [t.detach().double().requires_grad_(True) for t in (q, k, v)]
+    out, lse = unfused_attention(*leaves, None if mask is None else mask.double(), causal, scale)
+    g = randn(*out.shape)
+    if dtype is not None:
+        g = low(g, dtype)
+    out.backward(g.double())
+    grads = [t.grad for t in leaves]
+    stored = out.detach().to(q.dtype)
+    if dtype is not None:
+        # The kernel's D = rowsum(dO * O) reads the stored, rounded output, so the reference is
+        # the backward formula from that output (for f32 it is autograd's, checked here).
+        grads = attention_backward(g.double(), *(t.detach() for t in leaves), stored.double(),
+                                   None if mask is None else mask.double(), causal, scale)
+    else:
+        formula = attention_backward(g.double(), *(t.detach() for t in leaves), out.detach(),
+                                     None if mask is None else mask.double(), causal, scale)
+        assert all(torch.allclose(a, b) for a, b in zip(formula, grads)), name
+    inputs = [g, q, k, v, stored, lse.detach().float()]
+    inputs += [mask] if mask is not None else []
+    case(name, "flash_attention_grad", inputs, [t.to(q.dtype) for t in grads],
+         {"causal": causal, "scale": scale})
+
+
+# (batch, heads, kv heads, queries, keys, head_dim, value_dim)
+flash_attention_case("flash_attention_causal_f32", (1, 2, 2, 70, 70, 8, 8), True)
+flash_attention_case("flash_attention_gqa_mask_f32", (2, 4, 2, 9, 66, 8, 4), False, (2, 1, 1, 66))
+flash_attention_case("flash_attention_causal_cached_f32", (1, 2, 1, 5, 67, 4, 4), True,
+                     (1, 2, 5, 67))
+flash_attention_case("flash_attention_f16", (1, 2, 1, 7, 7, 8, 8), True, dtype=torch.float16)
+flash_attention_case("flash_attention_bf16_f32_mask", (1, 2, 2, 6, 6, 8, 8), False, (1, 1, 6, 6),
+                     dtype=torch.bfloat16)
+# A query whose every key is masked: zeros and a logsumexp of -inf, not NaN.
+hidden_row = torch.zeros(1, 1, 3, 4)
+hidden_row[0, 0, 1, :] = float("-inf")
+flash_attention_case("flash_attention_hidden_row_f32", (1, 1, 1, 3, 4, 4, 4), False,
+                     mask=hidden_row)
+# More queries than keys under causal: the first Tq - Tk queries see none.
+flash_attention_case("flash_attention_causal_more_queries_f32", (1, 1, 1, 5, 3, 4, 4), True)
+flash_attention_case("flash_attention_no_keys_f32", (1, 1, 1, 3, 0, 4, 4), False)
+
+flash_attention_grad_case("flash_attention_grad_causal_f32", (1, 2, 2, 70, 70, 8, 8), True)
+flash_attention_grad_case("flash_attention_grad_gqa_mask_f32", (2, 4, 2, 9, 66, 8, 4), False,
+                          (2, 1, 1, 66))
+flash_attention_grad_case("flash_attention_grad_causal_cached_f32", (1, 2, 1, 5, 67, 4, 4), True,
+                          (1, 1, 5, 67))
+flash_attention_grad_case("flash_attention_grad_bf16", (1, 2, 1, 6, 6, 8, 8), True,
+                          dtype=torch.bfloat16)
+flash_attention_grad_case("flash_attention_grad_f16", (1, 1, 1, 5, 9, 8, 8), False, (1, 1, 5, 9),
+                          dtype=torch.float16)
+
 output = os.path.join(os.path.dirname(os.path.abspath(__file__)), "references.txt")
 with open(output, "w") as f:
     f.write("# Generated by make_references.py with torch %s; do not edit.\n" % torch.__version__)

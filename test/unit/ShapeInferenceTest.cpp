@@ -139,4 +139,39 @@ TEST(SliceShape, TakesOneElementForStepsPastTheDimension) {
   EXPECT_EQ(result, kernels::Shape({2, 1}));
 }
 
+TEST(AttentionShapes, GroupsQueryHeadsOverKvHeads) {
+  Shape output, logsumexp;
+  std::string error;
+  ASSERT_TRUE(succeeded(attentionShapes(shapeOf({2, 12, 70, 64}), shapeOf({2, 4, 90, 64}),
+                                        shapeOf({2, 4, 90, 32}), shapeOf({2, 1, 1, 90}), output,
+                                        logsumexp, error)))
+      << error;
+  EXPECT_EQ(output, shapeOf({2, 12, 70, 32}));
+  EXPECT_EQ(logsumexp, shapeOf({2, 12, 70}));
+}
+
+TEST(AttentionShapes, RejectsMismatchesWithTheShapes) {
+  Shape output, logsumexp;
+  std::string error;
+  ASSERT_TRUE(
+      failed(attentionShapes(shapeOf({1, 2, 8, 16}), shapeOf({1, 2, 8, 8}), shapeOf({1, 2, 8, 8}),
+                             std::nullopt, output, logsumexp, error)));
+  EXPECT_EQ(error, "flash_attention q, k and v disagree on batch, kv heads, keys or head_dim: "
+                   "[1,2,8,16], [1,2,8,8], [1,2,8,8]");
+  ASSERT_TRUE(
+      failed(attentionShapes(shapeOf({1, 2, 8, 8}), shapeOf({1, 0, 8, 8}), shapeOf({1, 0, 8, 8}),
+                             std::nullopt, output, logsumexp, error)));
+  EXPECT_NE(error.find("kv heads (0) must be positive"), std::string::npos) << error;
+  ASSERT_TRUE(
+      failed(attentionShapes(shapeOf({1, 2, 8, 8}), shapeOf({1, 2, 8, 8}), shapeOf({1, 2, 8, 8}),
+                             shapeOf({1, 2, 8, 4}), output, logsumexp, error)));
+  EXPECT_EQ(error, "flash_attention mask [1,2,8,4] must have rank 4 and broadcast to [1,2,8,8]");
+  // Zero-width heads leave every tensor small; the pairs still bound the kernels' task counts.
+  int64_t huge = int64_t{1} << 30;
+  ASSERT_TRUE(
+      failed(attentionShapes(shapeOf({1, 1, huge, 0}), shapeOf({1, 1, huge, 0}),
+                             shapeOf({1, 1, huge, 0}), std::nullopt, output, logsumexp, error)));
+  EXPECT_NE(error.find("more than 2^48 query-key pairs"), std::string::npos) << error;
+}
+
 } // namespace

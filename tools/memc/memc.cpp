@@ -129,6 +129,14 @@ cl::opt<memc::RematSolver> rematSolver(
 cl::opt<double> ilpTimeLimit("ilp-time-limit",
                              cl::desc("Seconds the ILP solver may take (default: 20)"),
                              cl::init(20.0), cl::cat(memoryCategory));
+enum class FuseAttention { Auto, Off };
+cl::opt<FuseAttention> fuseAttention(
+    "fuse-attention",
+    cl::desc("Replace attention subgraphs with memc.flash_attention (default: auto)"),
+    cl::init(FuseAttention::Auto),
+    cl::values(clEnumValN(FuseAttention::Auto, "auto", "every attention the pattern matches"),
+               clEnumValN(FuseAttention::Off, "off", "keep attention as exported")),
+    cl::cat(memoryCategory));
 cl::opt<bool> report("report", cl::desc("Print where the peak's bytes go"),
                      cl::cat(memoryCategory));
 cl::opt<std::string> reportJson("report-json", cl::desc("Write the memory report as JSON"),
@@ -584,6 +592,7 @@ bool pipelineOptions(memc::PipelineOptions &options) {
   }
   options.mode = mode;
   options.canonicalize = emit == Emit::Mlir;
+  options.fuseAttention = fuseAttention == FuseAttention::Auto;
   for (const std::string &text : inputShapes) {
     std::string error;
     if (!parseInputShape(text, options.import, error)) {

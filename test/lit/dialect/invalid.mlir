@@ -167,3 +167,42 @@ func.func @gather_padding_row(%w: tensor<4x5xf32>, %i: tensor<3xi64>) {
   %0 = memc.gather %w, %i {axis = 0 : i64, padding_idx = 4 : i64} : (tensor<4x5xf32>, tensor<3xi64>) -> tensor<3x5xf32>
   return
 }
+
+// -----
+
+func.func @attention_heads_not_grouped(%q: tensor<1x6x8x4xf32>, %k: tensor<1x4x8x4xf32>) {
+  // expected-error @+2 {{flash_attention kv heads (4) must be positive and divide the query heads (6)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %o, %lse = memc.flash_attention %q, %k, %k {causal = false, scale = 0.5 : f64}
+      : (tensor<1x6x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>) -> (tensor<1x6x8x4xf32>, tensor<1x6x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_mask_not_broadcast(%q: tensor<1x2x8x4xf32>, %m: tensor<1x2x8xf32>) {
+  // expected-error @+2 {{flash_attention mask [1,2,8] must have rank 4 and broadcast to [1,2,8,8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %o, %lse = memc.flash_attention %q, %q, %q, %m {causal = false, scale = 0.5 : f64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_scale(%q: tensor<1x2x8x4xf32>) {
+  // expected-error @+1 {{scale must be finite and positive, got 0}}
+  %o, %lse = memc.flash_attention %q, %q, %q {causal = false, scale = 0.0 : f64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_wrong_logsumexp(%q: tensor<1x2x8x4xf32>, %lse: tensor<1x2x4xf32>) {
+  // expected-error @+1 {{output and logsumexp must be the forward's, [1,2,8,4] and [1,2,8]}}
+  %dq, %dk, %dv = memc.flash_attention_grad %q, %q, %q, %q, %q, %lse {causal = false, scale = 0.5 : f64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  return
+}

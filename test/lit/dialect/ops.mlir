@@ -174,3 +174,23 @@ func.func @convolution(%x: tensor<2x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %b: t
       : (tensor<2x8x8x8xf32>) -> tensor<2x8x4x4xf32>
   return %4 : tensor<2x8x4x4xf32>
 }
+
+// CHECK-LABEL: func @attention
+func.func @attention(%q: tensor<2x6x70x16xf32>, %k: tensor<2x2x70x16xf32>,
+    %v: tensor<2x2x70x8xf32>, %mask: tensor<2x1x1x70xf32>, %do: tensor<2x6x70x8xf32>)
+    -> (tensor<2x6x70x8xf32>, tensor<2x6x70x16xf32>, tensor<2x2x70x16xf32>, tensor<2x2x70x8xf32>) {
+  // CHECK: memc.flash_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal = true, scale = 2.500000e-01 : f64}
+  // CHECK-SAME: -> (tensor<2x6x70x8xf32>, tensor<2x6x70xf32>)
+  %o, %lse = memc.flash_attention %q, %k, %v, %mask {causal = true, scale = 0.25 : f64}
+      : (tensor<2x6x70x16xf32>, tensor<2x2x70x16xf32>, tensor<2x2x70x8xf32>, tensor<2x1x1x70xf32>)
+      -> (tensor<2x6x70x8xf32>, tensor<2x6x70xf32>)
+  // CHECK: memc.flash_attention_grad
+  // CHECK-SAME: -> (tensor<2x6x70x16xf32>, tensor<2x2x70x16xf32>, tensor<2x2x70x8xf32>)
+  %dq, %dk, %dv = memc.flash_attention_grad %do, %q, %k, %v, %o, %lse, %mask
+      {causal = true, scale = 0.25 : f64}
+      : (tensor<2x6x70x8xf32>, tensor<2x6x70x16xf32>, tensor<2x2x70x16xf32>,
+         tensor<2x2x70x8xf32>, tensor<2x6x70x8xf32>, tensor<2x6x70xf32>, tensor<2x1x1x70xf32>)
+      -> (tensor<2x6x70x16xf32>, tensor<2x2x70x16xf32>, tensor<2x2x70x8xf32>)
+  return %o, %dq, %dk, %dv
+      : tensor<2x6x70x8xf32>, tensor<2x6x70x16xf32>, tensor<2x2x70x16xf32>, tensor<2x2x70x8xf32>
+}

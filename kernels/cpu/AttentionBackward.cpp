@@ -1,0 +1,193 @@
+//===- AttentionBackward.cpp - flash_attention_grad -------------------===//
+//
+// FlashAttention-2's backward on the CPU. The probabilities of a (queries, keys) tile are
+// recomputed as exp(scores - logsumexp) with the forward's own score code (AttentionBlocks.h),
+// and D = rowsum(dO * O) replaces the softmax's row sums: dS = P * (dO V^T - D).
+//
+// Two passes, each threaded over independent tasks that write disjoint outputs, so the sums
+// keep one order whatever the thread count and no task waits on another:
+//   1. per (batch, kv head, block of keys): dV = sum P^T dO and dK = scale * sum dS^T Q over the
+//      query heads sharing the kv head and the query blocks that see the keys;
+//   2. per (batch, head, block of queries): dQ = scale * sum dS K over the keys it sees.
+// FlashAttention-2 on a GPU does it in one pass with atomic adds into dQ; two passes recompute
+// the scores once more (7 tile products per tile instead of 5) in exchange for tile-sized,
+// thread-count-free scratch and deterministic results.
+//
+// Workspace: per slot (at most kMaxWorkspaceSlots, the larger pass's count) a few tiles of
+// kAttentionBlock rows (AttentionWorkspace.h).
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/Workspace.h"
+#include "kernels/cpu/AttentionBlocks.h"
+#include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/ThreadPool.h"
+
+namespace memc::kernels {
+
+namespace {
+
+/// The call's tensors, typed.
+template <typename T> struct AttentionGradTensors {
+  const T *outputGrad, *query, *key, *value, *output;
+  const float *logsumexp;
+  T *queryGrad, *keyGrad, *valueGrad;
+
+  explicit AttentionGradTensors(const KernelCall &call)
+      : outputGrad(call.inputs[0].as<T>()), query(call.inputs[1].as<T>()),
+        key(call.inputs[2].as<T>()), value(call.inputs[3].as<T>()), output(call.inputs[4].as<T>()),
+        logsumexp(call.inputs[5].as<float>()), queryGrad(call.outputs[0].as<T>()),
+        keyGrad(call.outputs[1].as<T>()), valueGrad(call.outputs[2].as<T>()) {}
+};
+
+/// Loads one block of queries: the queries, dO, the logsumexp (rowMax) and D (rowSum).
+template <typename T>
+void loadQueryBlock(const AttentionProblem &problem, const AttentionGradTensors<T> &tensors,
+                    int64_t b, int64_t h, int64_t query0, int64_t queryCount,
+                    const AttentionTiles &tiles) {
+  const int64_t d = problem.sizes.headDim, dv = problem.sizes.valueDim;
+  loadTile(tensors.query + problem.queryRow(b, h, query0, d), queryCount, d, tiles.queries);
+  loadTile(tensors.outputGrad + problem.queryRow(b, h, query0, dv), queryCount, dv,
+           tiles.outputGrad);
+  const float *logsumexp = tensors.logsumexp + problem.queryRow(b, h, query0, 1);
+  const T *output = tensors.output + problem.queryRow(b, h, query0, dv);
+  for (int64_t r = 0; r < queryCount; ++r) {
+    tiles.rowMax[r] = logsumexp[r];
+    double sum = 0.0;
+    for (int64_t j = 0; j < dv; ++j)
+      sum +=
+          static_cast<double>(tiles.outputGrad[r * dv + j]) * Element<T>::load(output[r * dv + j]);
+    tiles.rowSum[r] = static_cast<float>(sum);
+  }
+}
+
+/// tiles.scores = P and tiles.scoresGrad = dS (with the scale) of one tile, from the loaded
+/// query block and the key tiles keysT and valuesT.
+void scoresAndGradient(const AttentionProblem &problem, int64_t b, int64_t h, int64_t query0,
+                       int64_t queryCount, int64_t key0, int64_t keyCount,
+                       const AttentionTiles &tiles) {
+  scoreTile(problem, b, h, query0, queryCount, key0, keyCount, tiles.queries, tiles.keysT,
+            tiles.scores);
+  probabilitiesFromScores(tiles.rowMax, queryCount, keyCount, tiles.scores);
+  gemmSerial(queryCount, keyCount, problem.sizes.valueDim, tiles.outputGrad, problem.sizes.valueDim,
+             tiles.valuesT, keyCount, tiles.scoresGrad, keyCount);
+  for (int64_t r = 0; r < queryCount; ++r)
+    for (int64_t c = 0; c < keyCount; ++c) {
+      int64_t i = r * keyCount + c;
+      tiles.scoresGrad[i] =
+          tiles.scores[i] * (tiles.scoresGrad[i] - tiles.rowSum[r]) * problem.scale;
+    }
+}
+
+/// Loads keys [key0, +keyCount) of (b, kvHead), as rows and transposed, and the values
+/// transposed.
+template <typename T>
+void loadKeyBlock(const AttentionProblem &problem, const AttentionGradTensors<T> &tensors,
+                  int64_t b, int64_t kvHead, int64_t key0, int64_t keyCount,
+                  const AttentionTiles &tiles) {
+  const int64_t d = problem.sizes.headDim, dv = problem.sizes.valueDim;
+  const T *keys = tensors.key + problem.keyRow(b, kvHead, key0, d);
+  loadTileTransposed(keys, keyCount, d, tiles.keysT);
+  loadTile(keys, keyCount, d, tiles.keys);
+  loadTileTransposed(tensors.value + problem.keyRow(b, kvHead, key0, dv), keyCount, dv,
+                     tiles.valuesT);
+}
+
+/// Pass 1, one task: dK and dV of keys [key0, +keyCount) of (b, kvHead).
+template <typename T>
+void keyBlockGradients(const AttentionProblem &problem, const AttentionGradTensors<T> &tensors,
+                       int64_t task, const AttentionTiles &tiles) {
+  const AttentionSizes &sizes = problem.sizes;
+  const int64_t d = sizes.headDim, dv = sizes.valueDim;
+  int64_t blocks = sizes.keyBlocks();
+  int64_t bk = task / blocks, b = bk / sizes.kvHeads, kvHead = bk % sizes.kvHeads;
+  int64_t key0 = task % blocks * sizes.keyBlock;
+  int64_t keyCount = std::min(sizes.keyBlock, sizes.keys - key0);
+  loadKeyBlock(problem, tensors, b, kvHead, key0, keyCount, tiles);
+  std::fill(tiles.accumulator, tiles.accumulator + keyCount * d, 0.0f);
+  std::fill(tiles.valueGrad, tiles.valueGrad + keyCount * dv, 0.0f);
+  for (int64_t h = kvHead * problem.group(); h < (kvHead + 1) * problem.group(); ++h)
+    for (int64_t query0 = problem.firstQueryBlockSeeing(key0) * sizes.queryBlock;
+         query0 < sizes.queries; query0 += sizes.queryBlock) {
+      int64_t queryCount = std::min(sizes.queryBlock, sizes.queries - query0);
+      loadQueryBlock(problem, tensors, b, h, query0, queryCount, tiles);
+      scoresAndGradient(problem, b, h, query0, queryCount, key0, keyCount, tiles);
+      // dV += P^T dO
+      transposeTile(tiles.scores, queryCount, keyCount, tiles.transposed);
+      gemmSerial(keyCount, dv, queryCount, tiles.transposed, queryCount, tiles.outputGrad, dv,
+                 tiles.product, dv);
+      addTile(tiles.product, keyCount * dv, tiles.valueGrad);
+      // dK += dS^T Q
+      transposeTile(tiles.scoresGrad, queryCount, keyCount, tiles.transposed);
+      gemmSerial(keyCount, d, queryCount, tiles.transposed, queryCount, tiles.queries, d,
+                 tiles.product, d);
+      addTile(tiles.product, keyCount * d, tiles.accumulator);
+    }
+  storeTile(tiles.accumulator, keyCount, d, tensors.keyGrad + problem.keyRow(b, kvHead, key0, d));
+  storeTile(tiles.valueGrad, keyCount, dv, tensors.valueGrad + problem.keyRow(b, kvHead, key0, dv));
+}
+
+/// Pass 2, one task: dQ of queries [query0, +queryCount) of (b, h).
+template <typename T>
+void queryBlockGradient(const AttentionProblem &problem, const AttentionGradTensors<T> &tensors,
+                        int64_t task, const AttentionTiles &tiles) {
+  const AttentionSizes &sizes = problem.sizes;
+  const int64_t d = sizes.headDim;
+  int64_t blocks = sizes.queryBlocks();
+  int64_t bh = task / blocks, b = bh / sizes.heads, h = bh % sizes.heads;
+  int64_t query0 = task % blocks * sizes.queryBlock;
+  int64_t queryCount = std::min(sizes.queryBlock, sizes.queries - query0);
+  loadQueryBlock(problem, tensors, b, h, query0, queryCount, tiles);
+  std::fill(tiles.accumulator, tiles.accumulator + queryCount * d, 0.0f);
+  int64_t keyEnd = problem.visibleKeyEnd(query0 + queryCount);
+  for (int64_t key0 = 0; key0 < keyEnd; key0 += sizes.keyBlock) {
+    // Whole key blocks, as pass 1 and the forward cut them (AttentionBlocks.h).
+    int64_t keyCount = std::min(sizes.keyBlock, sizes.keys - key0);
+    loadKeyBlock(problem, tensors, b, h / problem.group(), key0, keyCount, tiles);
+    scoresAndGradient(problem, b, h, query0, queryCount, key0, keyCount, tiles);
+    // dQ += dS K
+    gemmSerial(queryCount, d, keyCount, tiles.scoresGrad, keyCount, tiles.keys, d, tiles.product,
+               d);
+    addTile(tiles.product, queryCount * d, tiles.accumulator);
+  }
+  storeTile(tiles.accumulator, queryCount, d,
+            tensors.queryGrad + problem.queryRow(b, h, query0, d));
+}
+
+bool runFlashAttentionGrad(KernelContext &context, const KernelCall &call) {
+  AttentionProblem problem(call, 1, 6);
+  const AttentionSizes &sizes = problem.sizes;
+  WorkspaceCarver carver(call);
+  AttentionScratch scratch = carveFlashAttentionGrad(call, carver);
+  if (!carver.fits(context))
+    return false;
+  visitFloat(call.inputs[1].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    AttentionGradTensors<T> tensors(call);
+    if (sizes.empty()) { // no query: k and v carry no gradient
+      std::fill(tensors.keyGrad, tensors.keyGrad + call.outputs[1].numElements(), T{});
+      std::fill(tensors.valueGrad, tensors.valueGrad + call.outputs[2].numElements(), T{});
+      return;
+    }
+    parallelForSlots(0, sizes.keyTasks(), sizes.keyTaskGrain(),
+                     [&](int64_t slot, int64_t begin, int64_t end) {
+                       AttentionTiles tiles = attentionSlot(scratch, sizes, true, slot);
+                       for (int64_t task = begin; task < end; ++task)
+                         keyBlockGradients(problem, tensors, task, tiles);
+                     });
+    parallelForSlots(0, sizes.queryTasks(), sizes.queryTaskGrain(),
+                     [&](int64_t slot, int64_t begin, int64_t end) {
+                       AttentionTiles tiles = attentionSlot(scratch, sizes, true, slot);
+                       for (int64_t task = begin; task < end; ++task)
+                         queryBlockGradient(problem, tensors, task, tiles);
+                     });
+  });
+  return true;
+}
+
+} // namespace
+
+void addAttentionBackwardKernels(KernelRuns &table) {
+  table["flash_attention_grad"] = &runFlashAttentionGrad;
+}
+
+} // namespace memc::kernels
