@@ -46,7 +46,9 @@ RankedTensorType tensorType(Value value) { return cast<RankedTensorType>(value.g
 /// What the matcher found of one attention.
 struct AttentionMatch {
   MatMulOp scores, output;
+  /// keyT is k^T, or k itself when the scores read it with the matmul's transpose_rhs flag.
   Value query, keyT, value;
+  bool keyReadTransposed = false;
   double scale = 1.0;
   bool causal = false; // the mask was the causal one: the op's attribute replaces it
   Value mask;          // an additive mask, as found
@@ -177,6 +179,10 @@ std::string matchAttention(SoftmaxOp softmax, AttentionMatch &match) {
   if (std::string reason = matchScores(softmax.getInput(), match); !reason.empty())
     return reason;
   match.chain.insert(match.chain.begin(), softmax);
+  if (match.scores.getTransposeLhs() || match.output.getTransposeLhs() ||
+      match.output.getTransposeRhs())
+    return "q, the probabilities or v are read transposed by their product";
+  match.keyReadTransposed = match.scores.getTransposeRhs();
   match.query = peelScale(match.scores.getLhs(), match.scale, match.chain);
   match.keyT = peelScale(match.scores.getRhs(), match.scale, match.chain);
   match.value = match.output.getRhs();
@@ -319,7 +325,8 @@ std::string rewriteAttention(AttentionMatch &match) {
   Shape query = asRank4(tensorType(match.query).getShape()),
         value = asRank4(tensorType(match.value).getShape());
   Shape keyShape(keyT.begin(), keyT.end());
-  std::swap(keyShape[keyShape.size() - 1], keyShape[keyShape.size() - 2]);
+  if (!match.keyReadTransposed)
+    std::swap(keyShape[keyShape.size() - 1], keyShape[keyShape.size() - 2]);
   Shape key = asRank4(keyShape);
   Shape mask, output, logsumexp;
   bool masked = match.mask || match.maskedFill;
@@ -335,7 +342,8 @@ std::string rewriteAttention(AttentionMatch &match) {
   OpBuilder b(match.output);
   Location loc = match.output.getLoc();
   Value queryHeads = reshaped(b, loc, match.query, query);
-  Value keyHeads = reshaped(b, loc, keyFromTransposed(b, loc, match.keyT), key);
+  Value keyHeads = reshaped(
+      b, loc, match.keyReadTransposed ? match.keyT : keyFromTransposed(b, loc, match.keyT), key);
   Value valueHeads = reshaped(b, loc, match.value, value);
   absorbHeadRepeats(b, loc, keyHeads, valueHeads);
   Value additive = masked ? buildMask(b, loc, match, mask) : Value();

@@ -210,3 +210,35 @@ func.func @key_padding_rank3(%q: tensor<8x16x8xf32>, %kt: tensor<8x8x16xf32>, %v
   %o = memc.matmul %p, %v : (tensor<8x16x16xf32>, tensor<8x16x8xf32>) -> tensor<8x16x8xf32>
   return %o : tensor<8x16x8xf32>
 }
+
+// -----
+
+// After canonicalization k^T is the scores product's transpose_rhs flag: k is read as it is.
+// A product that reads v or the probabilities transposed is not an attention the op expresses.
+// CHECK-LABEL: func @key_read_transposed
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x16x8xf32>, %[[K:.*]]: tensor<2x4x16x8xf32>, %[[V:.*]]: tensor<2x4x16x8xf32>)
+// CHECK: %[[O:.*]], %{{.*}} = memc.flash_attention %[[Q]], %[[K]], %[[V]] {causal = false, scale = 1.000000e+00 : f64}
+// CHECK-NOT: memc.softmax
+// CHECK: return %[[O]]
+func.func @key_read_transposed(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>,
+                               %v: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %s = memc.matmul %q, %k {transpose_rhs} : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x16xf32>
+  %p = memc.softmax %s {axis = 3 : i64} : tensor<2x4x16x16xf32>
+  %o = memc.matmul %p, %v : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %o : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @value_read_transposed
+// CHECK-SAME: memc.attention_fused = 0
+// CHECK-SAME: "q, the probabilities or v are read transposed by their product"
+// CHECK: memc.softmax
+// expected-remark @+1 {{attention not fused at}}
+func.func @value_read_transposed(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>,
+                                 %vt: tensor<2x4x8x16xf32>) -> tensor<2x4x16x8xf32> {
+  %s = memc.matmul %q, %k {transpose_rhs} : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x16xf32>
+  %p = memc.softmax %s {axis = 3 : i64} : tensor<2x4x16x16xf32>
+  %o = memc.matmul %p, %vt {transpose_rhs} : (tensor<2x4x16x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x16x8xf32>
+  return %o : tensor<2x4x16x8xf32>
+}
