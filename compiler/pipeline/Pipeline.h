@@ -6,7 +6,8 @@
 //
 // Pipeline order (a slot marked "later" is where that pass goes when it exists):
 //   1. canonicalize            fuse-gelu, canonicalize, cse (buildCanonicalizationPipeline)
-//   2. precision policy        later: casts and per-op precision, before autodiff sees the ops
+//   2. precision policy        --precision bf16: memc-autocast then canonicalize, before autodiff
+//                              sees the ops (passes/PrecisionPolicy.cpp)
 //   3. build the training step(s)  train only: @gradients (for --dump-grads) and @train_step
 //   4. canonicalize            train only: folds what autodiff wrote
 //   5. attention fusion        later: attention to flash attention, forward and backward
@@ -35,6 +36,10 @@ void buildCanonicalizationPipeline(mlir::OpPassManager &pm);
 
 enum class CompileMode { Import, Infer, Train };
 
+/// What the ops compute in: fp32 everywhere, or bf16 where the precision policy allows, with the
+/// parameters and optimizer state kept in f32.
+enum class Precision { Fp32, Bf16 };
+
 /// The learning-rate schedule a training program runs (run-time inputs, not part of the IR).
 struct LearningRateSchedule {
   double learningRate = 1e-3;
@@ -49,6 +54,8 @@ struct PipelineOptions {
   /// Train mode: the step to build and the schedule its program runs.
   TrainStepOptions training;
   LearningRateSchedule schedule;
+  /// Infer and train.
+  Precision precision = Precision::Fp32;
   /// Infer and train: the budget (inference never recomputes, whatever `budget.mode` says).
   BudgetOptions budget;
 };
