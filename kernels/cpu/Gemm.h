@@ -18,10 +18,10 @@ namespace memc::kernels {
 /// Largest M, N, K (and leading dimension) one OpenBLAS call takes: its blasint is 32-bit.
 constexpr int64_t kMaxGemmDimension = kMaxMatrixDimension;
 
-/// C[M,N] = A[M,K] * B[K,N], row-major with leading dimensions lda, ldb, ldc, on the calling
-/// thread only. Any of M, N, K may be 0 (K == 0 zeroes C).
+/// C[M,N] = A[M,K] * B[K,N] (+ C when `accumulate`), row-major with leading dimensions lda, ldb,
+/// ldc, on the calling thread only. Any of M, N, K may be 0 (K == 0 zeroes C).
 void gemmSerial(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
-                int64_t ldb, float *c, int64_t ldc);
+                int64_t ldb, float *c, int64_t ldc, bool accumulate = false);
 
 /// The same, split over the thread pool when the product is large enough.
 void gemmParallel(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
