@@ -4,6 +4,7 @@
 
 #include "dialects/memc/MemcDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
@@ -14,6 +15,10 @@ namespace memc {
 
 /// Patterns that replace decomposed GELU arithmetic with memc.gelu.
 void populateFuseGeluPatterns(mlir::RewritePatternSet &patterns);
+
+/// Gives each op of `function` the element type the precision policy (PrecisionPolicy.h) says,
+/// with `lowType` as the 16-bit type, inserting each needed cast once per value.
+void autocastFunction(mlir::func::FuncOp function, mlir::FloatType lowType);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"

@@ -56,4 +56,36 @@ def FuseAttention : Pass<"memc-fuse-attention", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::memc::MemcDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Precision
+//===----------------------------------------------------------------------===//
+
+def Autocast : Pass<"memc-autocast", "::mlir::func::FuncOp"> {
+  let summary = "Mixed precision: compute each op in the type the precision policy gives it";
+  let description = [{
+    torch.autocast done by the compiler, before autodiff: matmuls and convolutions take 16-bit
+    operands and give 16-bit results (the kernels accumulate in f32); softmax, log-softmax,
+    layer norm, exp/log/pow/sqrt/reciprocal, sums and means take f32; batch norm keeps its data's
+    type with f32 statistics; every other op computes in the widest type of the activations it
+    reads, and weights, buffers and constants follow the activations they meet. The table is
+    `passes/PrecisionPolicy.cpp`. Weights and parameters keep their f32 types in the signature
+    (master weights); their 16-bit copies are cast once at the entry and shared by every reader.
+    Each value is cast at most once per type; asking for a cast's source type gives the source,
+    so no cancelling pair is built. Results keep their declared types.
+
+    ```mlir
+    %h = memc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    // becomes
+    %wl = memc.cast %w : tensor<8x8xf32> -> tensor<8x8xbf16>
+    %xl = memc.cast %x : tensor<4x8xf32> -> tensor<4x8xbf16>
+    %h = memc.matmul %xl, %wl : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "The 16-bit type ops compute in: bf16">,
+  ];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
 #endif // MEMC_PASSES_TD

@@ -95,6 +95,12 @@ llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
     if (!gradients.insert(value).second)
       continue;
     Operation *producer = value.getDefiningOp();
+    // A 16-bit gradient cast to its f32 parameter's type is a gradient too.
+    if (auto widened = dyn_cast_if_present<CastOp>(producer)) {
+      if (!isa<BlockArgument>(widened.getInput()))
+        gradientWork.push_back(widened.getInput());
+      continue;
+    }
     if (!producer || !isa<AddOp, MulOp, DivOp, ReshapeOp, WhereOp>(producer))
       continue;
     for (Value operand : producer->getOperands())
@@ -102,12 +108,23 @@ llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
         gradientWork.push_back(operand);
   }
 
+  // Weights as the step reads them: parameters and buffers, and their views and transposes.
+  llvm::DenseSet<Value> weights;
+  for (BlockArgument argument : function.getArguments())
+    if (category.lookup(argument) == plan::PARAMETERS)
+      weights.insert(argument);
+  for (Operation &op : body)
+    if (isa<ReshapeOp, TransposeOp>(op) && weights.contains(op.getOperand(0)))
+      weights.insert(op.getResult(0));
+
   for (Operation &op : body.without_terminator()) {
     bool isForward = forward.contains(&op), clone = isRecomputed(&op);
     for (Value result : op.getResults()) {
       plan::Category kind = plan::TEMPORARIES;
       if (isa<ConstantOp>(op))
         kind = plan::CONSTANTS;
+      else if (isa<CastOp>(op) && weights.contains(op.getOperand(0)))
+        kind = plan::WEIGHT_COPIES;
       else if (gradients.contains(result))
         kind = plan::GRADIENTS;
       else if (clone)

@@ -26,7 +26,11 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   buildCanonicalizationPipeline(pm);
   if (options.mode != CompileMode::Import && options.fuseAttention)
     pm.nest<func::FuncOp>().addPass(createFuseAttention());
-  // Slot: precision policy (later).
+  if (options.precision == Precision::Bf16 && options.mode != CompileMode::Import) {
+    OpPassManager &function = pm.nest<func::FuncOp>();
+    function.addPass(createAutocast());
+    function.addPass(createCanonicalizerPass());
+  }
   if (options.mode != CompileMode::Train)
     return;
   // --dump-grads runs @gradients on its own: the step without an optimizer.

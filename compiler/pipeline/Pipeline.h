@@ -8,7 +8,9 @@
 //   1. canonicalize            fuse-gelu, canonicalize, cse (buildCanonicalizationPipeline)
 //   2. attention fusion        infer and train (--fuse-attention auto): memc-fuse-attention,
 //                              before autodiff, so the backward is flash_attention_grad
-//   3. precision policy        later: casts and per-op precision, before autodiff sees the ops
+//   3. precision policy        --precision bf16: memc-autocast then canonicalize, after the
+//                              fusions (whose patterns casts would break), before autodiff sees
+//                              the ops (passes/PrecisionPolicy.cpp)
 //   4. build the training step(s)  train only: @gradients (for --dump-grads) and @train_step
 //   5. canonicalize            train only: folds what autodiff wrote
 //   6. LoRA / quantization     later: adapters and packed base weights
@@ -36,6 +38,10 @@ void buildCanonicalizationPipeline(mlir::OpPassManager &pm);
 
 enum class CompileMode { Import, Infer, Train };
 
+/// What the ops compute in: fp32 everywhere, or bf16 where the precision policy allows, with the
+/// parameters and optimizer state kept in f32.
+enum class Precision { Fp32, Bf16 };
+
 /// The learning-rate schedule a training program runs (run-time inputs, not part of the IR).
 struct LearningRateSchedule {
   double learningRate = 1e-3;
@@ -53,6 +59,8 @@ struct PipelineOptions {
   /// Train mode: the step to build and the schedule its program runs.
   TrainStepOptions training;
   LearningRateSchedule schedule;
+  /// Infer and train.
+  Precision precision = Precision::Fp32;
   /// Infer and train: the budget (inference never recomputes, whatever `budget.mode` says).
   BudgetOptions budget;
 };

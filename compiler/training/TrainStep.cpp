@@ -180,7 +180,11 @@ SmallVector<std::pair<Value, Value>> runningStatisticsUpdate(OpBuilder &b, Batch
   if (!isa<BlockArgument>(op.getMean()) || !isa<BlockArgument>(op.getVar()))
     return {};
   Location loc = op.getLoc();
+  // The statistics are kept in their own type (f32 under --precision bf16), whatever the data's.
+  Type statisticType = cast<RankedTensorType>(op.getMean().getType()).getElementType();
   Value x = op.getInput();
+  if (cast<RankedTensorType>(x.getType()).getElementType() != statisticType)
+    x = b.create<CastOp>(loc, cast<RankedTensorType>(x.getType()).clone(statisticType), x);
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank(), channels = type.getDimSize(1);
   SmallVector<int64_t> axes = {0}, kept(rank, 1);

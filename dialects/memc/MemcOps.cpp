@@ -62,9 +62,36 @@ LogicalResult TriluOp::verify() {
   return success();
 }
 
-OpFoldResult CastOp::fold(FoldAdaptor) {
+namespace {
+
+/// True if every value of `narrow` is a value of `wide` (f32 holds every bf16 and f16).
+bool holdsEveryValueOf(FloatType wide, FloatType narrow) {
+  return wide == narrow || (wide.getWidth() > narrow.getWidth() &&
+                            wide.getFPMantissaWidth() >= narrow.getFPMantissaWidth());
+}
+
+} // namespace
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  auto to = dyn_cast<FloatType>(getType().getElementType());
+  // A widening cast and its way back cancel: cast(cast(x : bf16 -> f32) : f32 -> bf16) is x.
+  if (auto inner = getInput().getDefiningOp<CastOp>()) {
+    auto from = dyn_cast<FloatType>(inner.getInput().getType().getElementType());
+    auto middle = dyn_cast<FloatType>(inner.getType().getElementType());
+    if (to && from && middle && inner.getInput().getType() == getType() &&
+        holdsEveryValueOf(middle, from))
+      return inner.getInput();
+  }
+  // Float splats (the scalars a 16-bit op meets) are converted here, rounding to nearest even.
+  auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getInput());
+  if (to && splat && isa<FloatType>(splat.getElementType())) {
+    APFloat value = splat.getSplatValue<APFloat>();
+    bool losesInfo;
+    value.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
+    return DenseElementsAttr::get(getType(), value);
+  }
   return nullptr;
 }
 

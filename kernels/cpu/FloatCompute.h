@@ -1,6 +1,6 @@
 //===- FloatCompute.h - float kernels that compute in f32 -------*- C++ -*-===//
 //
-// Kernels built on f32 sgemm (conv and its gradients, matmul) take f16/bf16 tensors by widening
+// Kernels built on f32 sgemm (conv and its gradients) take f16/bf16 tensors by widening
 // them to f32 scratch and rounding the f32 result once at the end; f32 tensors are used in
 // place. The scratch is part of the kernel's workspace (Kernel.h): carveFloatOperands lays it
 // out.

@@ -23,10 +23,12 @@ void useSingleThreadedBlas() {
 } // namespace
 
 void gemmSerial(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
-                int64_t ldb, float *c, int64_t ldc, GemmTransposes transposes) {
+                int64_t ldb, float *c, int64_t ldc, GemmTransposes transposes, bool accumulate) {
   if (m == 0 || n == 0)
     return;
   if (k == 0) {
+    if (accumulate)
+      return;
     for (int64_t i = 0; i < m; ++i)
       std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
     return;
@@ -35,7 +37,7 @@ void gemmSerial(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, co
   cblas_sgemm(CblasRowMajor, transposes.a ? CblasTrans : CblasNoTrans,
               transposes.b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(lda),
-              b, static_cast<blasint>(ldb), 0.0f, c, static_cast<blasint>(ldc));
+              b, static_cast<blasint>(ldb), accumulate ? 1.0f : 0.0f, c, static_cast<blasint>(ldc));
 }
 
 void gemmParallel(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,

@@ -24,10 +24,11 @@ struct GemmTransposes {
   bool a = false, b = false;
 };
 
-/// C[M,N] = op(A)[M,K] * op(B)[K,N], row-major with leading dimensions lda, ldb, ldc, on the
-/// calling thread only. Any of M, N, K may be 0 (K == 0 zeroes C).
+/// C[M,N] = op(A)[M,K] * op(B)[K,N] (+ C when `accumulate`), row-major with leading dimensions
+/// lda, ldb, ldc, on the calling thread only. Any of M, N, K may be 0 (K == 0 zeroes C).
 void gemmSerial(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
-                int64_t ldb, float *c, int64_t ldc, GemmTransposes transposes = {});
+                int64_t ldb, float *c, int64_t ldc, GemmTransposes transposes = {},
+                bool accumulate = false);
 
 /// The same, split over the thread pool when the product is large enough.
 void gemmParallel(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,

@@ -1,13 +1,14 @@
 //===- MatMul.cpp - numpy.matmul ------------------------------------------===//
 //
-// Floats go through OpenBLAS sgemm: f16/bf16 operands are widened to f32 scratch first and the
-// f32 product rounded once. Transposed operands (transpose_lhs/rhs) are sgemm's trans flags. A
-// batch that shares one right-hand matrix (x @ W, the common case) is one tall product; other
-// batches are a loop of products, spread over threads by batch when the matrices are small. Integer
-// matmul is a plain loop whose products and sums wrap.
+// Floats go through OpenBLAS sgemm. A 16-bit product is computed a result tile at a time,
+// widening only that tile's rows and columns, a block of K at a time (MatMulWorkspace.h), and its
+// f32 sums are rounded once. Transposed operands (transpose_lhs/rhs) are sgemm's trans flags
+// for f32 and the tiles' load order for 16-bit types. A batch that shares one right-hand matrix (x @ W, the common case)
+// is one tall product; other batches are a loop of products, spread over threads by batch when
+// the matrices are small. Integer matmul is a plain loop whose products and sums wrap.
 //
-// Workspace: the batch index pairs of a looped batch and, for f16/bf16, the widened operands
-// and f32 result.
+// Workspace: the batch index pairs of a looped batch and, for f16/bf16, the widened tiles per
+// slot.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
@@ -57,6 +58,52 @@ void matmulFloat(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, con
               });
 }
 
+/// A 16-bit product, tile by tile (MatMulWorkspace.h).
+template <typename T>
+void matmulPerTile(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, float *scratch,
+                   const T *a, const T *b, T *c) {
+  WideningTiles tiles = wideningTiles(dims);
+  int64_t m = tiles.rows, n = dims.n, k = dims.k;
+  if (tiles.products > 1)
+    dims.batchPairs(pairs);
+  parallelForSlots(0, tiles.count(), 1, [&](int64_t slot, int64_t begin, int64_t end) {
+    float *lhs = scratch + slot * tiles.slotFloats;
+    float *rhs = lhs + tiles.tileRows * tiles.depth;
+    float *out = rhs + tiles.depth * tiles.tileColumns;
+    for (int64_t task = begin; task < end; ++task) {
+      int64_t product = task / tiles.tilesPerProduct(), tile = task % tiles.tilesPerProduct();
+      const T *lhsMatrix = tiles.products > 1 ? a + pairs[product].first * m * k : a;
+      const T *rhsMatrix = tiles.products > 1 ? b + pairs[product].second * k * n : b;
+      T *result = c + product * m * n;
+      int64_t row0 = (tile / tiles.columnTiles) * tiles.tileRows;
+      int64_t column0 = (tile % tiles.columnTiles) * tiles.tileColumns;
+      int64_t rows = std::min(tiles.tileRows, m - row0);
+      int64_t columns = std::min(tiles.tileColumns, n - column0);
+      // One pass with depth 0 when K is 0, which zeroes the sums.
+      for (int64_t p0 = 0, depth = 0; p0 == 0 || p0 < k; p0 += depth) {
+        depth = std::min(tiles.depth, k - p0);
+        // A transposed lhs is stored [K, M], a transposed rhs [N, K].
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t p = 0; p < depth; ++p)
+            lhs[i * depth + p] = Element<T>::load(
+                dims.transposes.lhs ? lhsMatrix[(p0 + p) * m + row0 + i]
+                                    : lhsMatrix[(row0 + i) * k + p0 + p]);
+        for (int64_t p = 0; p < depth; ++p)
+          for (int64_t j = 0; j < columns; ++j)
+            rhs[p * columns + j] = Element<T>::load(
+                dims.transposes.rhs ? rhsMatrix[(column0 + j) * k + p0 + p]
+                                    : rhsMatrix[(p0 + p) * n + column0 + j]);
+        gemmSerial(rows, columns, depth, lhs, depth, rhs, columns, out, columns, {}, p0 > 0);
+        if (depth == 0)
+          break;
+      }
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < columns; ++j)
+          result[(row0 + i) * n + column0 + j] = Element<T>::store(out[i * columns + j]);
+    }
+  });
+}
+
 template <typename T>
 void matmulInteger(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, const T *a,
                    const T *b, T *c) {
@@ -95,6 +142,10 @@ bool runMatMul(KernelContext &context, const KernelCall &call) {
     if constexpr (std::is_integral_v<T>) {
       matmulInteger<T>(dims, scratch.pairs, call.inputs[0].as<T>(), call.inputs[1].as<T>(),
                        output.as<T>());
+    } else if (scratch.tiles) {
+      if constexpr (!std::is_same_v<T, float>)
+        matmulPerTile<T>(dims, scratch.pairs, scratch.tiles, call.inputs[0].as<T>(),
+                         call.inputs[1].as<T>(), output.as<T>());
     } else {
       runInFloat(call, scratch.operands, [&](const float *a, const float *b, float *c) {
         matmulFloat(dims, scratch.pairs, a, b, c);

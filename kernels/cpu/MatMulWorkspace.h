@@ -90,8 +90,48 @@ struct MatMulDims {
   }
 };
 
+/// A 16-bit product (each of a batch; a stacked one as one tall product) is computed a tile of
+/// the result at a time: block by block along K, the tile's rows of A and columns of B are widened into f32
+/// scratch of its slot and multiplied by sgemm into the tile's f32 sums, which are rounded into
+/// the result once, so no operand is widened whole and the scratch does not grow with K.
+constexpr int64_t kWideningTile = 128;
+constexpr int64_t kWideningDepth = 256;
+
+struct WideningTiles {
+  int64_t tileRows = 0, tileColumns = 0, depth = 0; // a tile's extent (smaller for a smaller product)
+  int64_t products = 0, rows = 0; // products of `rows` rows: 1 of all rows when stacked
+  int64_t rowTiles = 0, columnTiles = 0;
+  int64_t slots = 0;
+  int64_t slotFloats = 0; // A rows, B columns and the f32 result of one tile
+
+  int64_t tilesPerProduct() const { return rowTiles * columnTiles; }
+  int64_t count() const { return products * tilesPerProduct(); }
+};
+
+inline WideningTiles wideningTiles(const MatMulDims &dims) {
+  WideningTiles tiles;
+  bool stacked = dims.stacksRows();
+  tiles.products = stacked ? 1 : dims.batchCount;
+  int64_t m = tiles.rows = stacked ? dims.batchCount * dims.m : dims.m;
+  tiles.tileRows = std::min(kWideningTile, m);
+  tiles.tileColumns = std::min(kWideningTile, dims.n);
+  tiles.rowTiles = (m + tiles.tileRows - 1) / tiles.tileRows;
+  tiles.columnTiles = (dims.n + tiles.tileColumns - 1) / tiles.tileColumns;
+  tiles.slots = workspaceSlots(0, tiles.count(), 1);
+  tiles.depth = std::min(kWideningDepth, dims.k);
+  tiles.slotFloats = tiles.tileRows * tiles.depth + tiles.depth * tiles.tileColumns +
+                     tiles.tileRows * tiles.tileColumns;
+  return tiles;
+}
+
+/// Whether matmul computes this call tile by tile (16-bit floats).
+inline bool widensPerTile(const KernelCall &call) {
+  return call.outputs[0].dtype != DType::F32 && isFloating(call.outputs[0].dtype);
+}
+
 struct MatMulScratch {
   FloatOperands operands;
+  float *tiles = nullptr; // WideningTiles::slots slots of slotFloats, when widensPerTile
   std::pair<int64_t, int64_t> *pairs = nullptr; // null for a stacked float product
 };
 
@@ -101,7 +141,10 @@ inline MatMulScratch carveMatMul(const KernelCall &call, WorkspaceCarver &carver
     return scratch;
   MatMulDims dims(call);
   bool floating = isFloating(call.outputs[0].dtype);
-  if (floating)
+  if (widensPerTile(call)) {
+    WideningTiles tiles = wideningTiles(dims);
+    scratch.tiles = carver.take<float>(tiles.slots * tiles.slotFloats);
+  } else if (floating)
     scratch.operands = carveFloatOperands(call, carver);
   if (!floating || !dims.stacksRows())
     scratch.pairs = carver.take<std::pair<int64_t, int64_t>>(dims.batchCount);

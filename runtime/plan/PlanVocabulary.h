@@ -109,6 +109,7 @@ inline constexpr std::array<CategoryInfo, Category_ARRAYSIZE> kCategories = {{
     {WORKSPACE, "workspace", "#edc948"},
     {INPUTS, "inputs", "#b07aa1"},
     {CONSTANTS, "constants", "#9c755f"},
+    {WEIGHT_COPIES, "weight_copies", "#ff9da7"},
 }};
 
 /// The entry of `category`; CATEGORY_UNSPECIFIED's for a value this table does not know.

@@ -111,6 +111,10 @@ cl::opt<std::string> vramBudget("vram-budget",
                                 cl::desc("Device memory the program may use at its peak "
                                          "(e.g. 24GiB, 1.5GB, 512MiB)"),
                                 cl::value_desc("size"), cl::cat(memoryCategory));
+cl::opt<std::string> precision("precision",
+                               cl::desc("What ops compute in: fp32, or bf16 (matmuls and "
+                                        "convolutions in bf16, f32 master weights; default: fp32)"),
+                               cl::init("fp32"), cl::cat(memoryCategory));
 cl::opt<memc::RematMode> rematMode(
     "remat", cl::desc("What to recompute in the backward instead of keeping it (default: auto)"),
     cl::init(memc::RematMode::Auto),
@@ -606,6 +610,12 @@ bool pipelineOptions(memc::PipelineOptions &options) {
     if (!trainingOptions(options.training))
       return false;
     options.schedule = {learningRate, warmup, decaySteps};
+  }
+  if (precision == "bf16") {
+    options.precision = memc::Precision::Bf16;
+  } else if (precision != "fp32") {
+    llvm::errs() << "memc: error: --precision must be fp32 or bf16, got '" << precision << "'\n";
+    return false;
   }
   return budgetOptions(options.budget);
 }

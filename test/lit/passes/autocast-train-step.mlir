@@ -1,0 +1,24 @@
+// RUN: memc-opt --memc-autocast --memc-build-train-step='optimizer=adamw' --canonicalize %s | FileCheck %s
+// RUN: not memc-opt '--memc-autocast=precision=fp8' %s 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Under autocast the training step keeps f32 master weights and f32 optimizer state: the bf16
+// copy of the weight is made once per step, at the entry; the weight's gradient is a bf16 matmul cast back to f32
+// before the optimizer reads it; the loss is computed from f32 logits.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<8x3xf32> {memc.param = "w", memc.param_kind = "parameter"}
+// CHECK-SAME: tensor<8x3xf32> {memc.param = "w.exp_avg", memc.param_kind = "optimizer_state", memc.state_of = "w"}
+// CHECK: %[[WL:.*]] = memc.cast %[[W]] : tensor<8x3xf32> -> tensor<8x3xbf16>
+// CHECK-NOT: memc.cast %[[W]]
+// CHECK: %[[Y:.*]] = memc.matmul %{{.*}}, %[[WL]] : (tensor<4x8xbf16>, tensor<8x3xbf16>) -> tensor<4x3xbf16>
+// CHECK: %[[YF:.*]] = memc.cast %[[Y]] : tensor<4x3xbf16> -> tensor<4x3xf32>
+// CHECK: memc.cross_entropy %[[YF]]
+// CHECK: %[[G:.*]] = memc.matmul {{.*}} -> tensor<8x3xbf16>
+// CHECK: %[[GF:.*]] = memc.cast %[[G]] : tensor<8x3xbf16> -> tensor<8x3xf32>
+// CHECK: memc.adamw_update %[[W]], %[[GF]], {{.*}} : (tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>
+// BAD: memc-autocast: precision must be bf16, got 'fp8'
+func.func @forward(%x: tensor<4x8xf32> {memc.input = "x"},
+                   %w: tensor<8x3xf32> {memc.param = "w", memc.param_kind = "parameter"})
+    -> (tensor<4x3xf32> {memc.output = "logits"}) {
+  %0 = memc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
