@@ -419,9 +419,40 @@ LogicalResult importSoftmax(NodeImporter &n) {
   return defineResult(n, n.create1<OpT>(*input, n.named("axis", n.builder.getI64IntegerAttr(*axis))));
 }
 
+/// The mean of `x` over `axes` (dimensions kept), and, when asked, `x - mean` and the inverse
+/// standard deviation 1 / sqrt(mean((x - mean)^2) + epsilon): the statistics every
+/// normalization memc composes from canonical ops shares, so their gradients follow the ops'.
+struct NormalizationMoments {
+  Value mean, centered, inverseStdDev;
+};
+
+FailureOr<NormalizationMoments> normalizationMoments(NodeImporter &n, Value x,
+                                                     ArrayRef<int64_t> axes, double epsilon,
+                                                     bool needDeviation) {
+  auto meanOver = [&](Value value) {
+    return n.create1<ReduceMeanOp>(value, {n.named("axes", n.builder.getDenseI64ArrayAttr(axes)),
+                                           n.named("keepdims", n.builder.getBoolAttr(true))});
+  };
+  FailureOr<Value> mean = meanOver(x);
+  if (failed(mean))
+    return failure();
+  if (!needDeviation)
+    return NormalizationMoments{*mean, Value(), Value()};
+  Type elementType = getElementTypeOrSelf(x);
+  FailureOr<Value> centered = n.create1<SubOp>({x, *mean});
+  FailureOr<Value> squared, variance, shifted, deviation, inverse;
+  if (failed(centered) || failed(squared = n.create1<MulOp>({*centered, *centered})) ||
+      failed(variance = meanOver(*squared)) ||
+      failed(shifted = n.create1<AddOp>({*variance, scalarConstant(n, elementType, epsilon)})) ||
+      failed(deviation = n.create1<SqrtOp>(*shifted)) ||
+      failed(inverse = n.create1<ReciprocalOp>(*deviation)))
+    return failure();
+  return NormalizationMoments{*mean, *centered, *inverse};
+}
+
 /// LayerNormalization's optional Mean and InvStdDev outputs, over axes `axis..rank-1` with
 /// kept dimensions, in the stash type (f32 unless stash_type says the input's): computed apart
-/// from layer_norm, only when the graph reads them, so that their gradients follow the ops'.
+/// from layer_norm, only when the graph reads them.
 LogicalResult defineLayerNormStatistics(NodeImporter &n, Value input, int64_t axis,
                                         double epsilon) {
   if (!n.isOutputUsed(1) && !n.isOutputUsed(2))
@@ -437,25 +468,13 @@ LogicalResult defineLayerNormStatistics(NodeImporter &n, Value input, int64_t ax
   SmallVector<int64_t> axes;
   for (int64_t dim = axis; dim < type.getRank(); ++dim)
     axes.push_back(dim);
-  auto meanOver = [&](Value value) {
-    return n.create1<ReduceMeanOp>(value, {n.named("axes", n.builder.getDenseI64ArrayAttr(axes)),
-                                           n.named("keepdims", n.builder.getBoolAttr(true))});
-  };
-  FailureOr<Value> mean = meanOver(*x);
-  if (failed(mean))
+  FailureOr<NormalizationMoments> moments =
+      normalizationMoments(n, *x, axes, epsilon, n.isOutputUsed(2));
+  if (failed(moments))
     return failure();
-  n.setOutput(1, *mean);
-  if (!n.isOutputUsed(2))
-    return success();
-  FailureOr<Value> centered = n.create1<SubOp>({*x, *mean});
-  FailureOr<Value> squared, variance, shifted, deviation, inverse;
-  if (failed(centered) || failed(squared = n.create1<MulOp>({*centered, *centered})) ||
-      failed(variance = meanOver(*squared)) ||
-      failed(shifted = n.create1<AddOp>({*variance, scalarConstant(n, stash, epsilon)})) ||
-      failed(deviation = n.create1<SqrtOp>(*shifted)) ||
-      failed(inverse = n.create1<ReciprocalOp>(*deviation)))
-    return failure();
-  n.setOutput(2, *inverse);
+  n.setOutput(1, moments->mean);
+  if (n.isOutputUsed(2))
+    n.setOutput(2, moments->inverseStdDev);
   return success();
 }
 
@@ -508,6 +527,103 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
                                 {n.named("epsilon", n.builder.getF64FloatAttr(*epsilon)),
                                  n.named("momentum", n.builder.getF64FloatAttr(*momentum)),
                                  n.named("training", n.builder.getBoolAttr(*training != 0))}));
+}
+
+/// `(x - mean) / sqrt(var + epsilon)` over axes `first..rank-1`.
+FailureOr<Value> normalizeOver(NodeImporter &n, Value x, int64_t first, double epsilon) {
+  SmallVector<int64_t> axes;
+  for (int64_t dim = first; dim < cast<RankedTensorType>(x.getType()).getRank(); ++dim)
+    axes.push_back(dim);
+  FailureOr<NormalizationMoments> moments = normalizationMoments(n, x, axes, epsilon, true);
+  if (failed(moments))
+    return failure();
+  return n.create1<MulOp>({moments->centered, moments->inverseStdDev});
+}
+
+/// `x * scale + bias`, `scale` and `bias` holding one value per index of dimension 1 of `x`.
+FailureOr<Value> scaleAndShiftChannels(NodeImporter &n, Value x, Value scale, Value bias) {
+  auto type = cast<RankedTensorType>(x.getType());
+  // [channels] -> [channels, 1, ...]: numpy broadcasting then lines it up with dimension 1.
+  SmallVector<int64_t> alongChannels(type.getRank() - 1, 1);
+  alongChannels[0] = type.getDimSize(1);
+  FailureOr<Value> scaleColumn = reshapeTo(n, scale, alongChannels);
+  FailureOr<Value> biasColumn = reshapeTo(n, bias, alongChannels);
+  FailureOr<Value> scaled;
+  if (failed(scaleColumn) || failed(biasColumn) ||
+      failed(scaled = n.create1<MulOp>({x, *scaleColumn})))
+    return failure();
+  return n.create1<AddOp>({*scaled, *biasColumn});
+}
+
+/// Scale or bias input `index` of a normalization: `count` values of `x`'s element type.
+FailureOr<Value> affineInput(NodeImporter &n, size_t index, Type elementType, int64_t count,
+                             StringRef what, StringRef per) {
+  FailureOr<Value> value = n.input(index, elementType);
+  if (failed(value))
+    return failure();
+  if (cast<RankedTensorType>(value->getType()).getNumElements() != count)
+    return n.error(what + " has " +
+                   std::to_string(cast<RankedTensorType>(value->getType()).getNumElements()) +
+                   " values, expected one per " + per + " (" + std::to_string(count) + ")");
+  return value;
+}
+
+/// InstanceNormalization: each (sample, channel) normalized over its spatial dimensions.
+/// nn.InstanceNorm and nn.GroupNorm (between two reshapes) export it.
+LogicalResult importInstanceNormalization(NodeImporter &n) {
+  if (failed(expectInputs(n, 3, 3)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<double> epsilon = n.floatAttr("epsilon", 1e-5);
+  if (failed(input) || failed(epsilon))
+    return failure();
+  auto type = cast<RankedTensorType>(input->getType());
+  if (type.getRank() < 3)
+    return n.error("expects an NC[D]HW input of rank 3 or more");
+  Type elementType = type.getElementType();
+  FailureOr<Value> scale = affineInput(n, 1, elementType, type.getDimSize(1), "scale", "channel");
+  FailureOr<Value> bias = affineInput(n, 2, elementType, type.getDimSize(1), "B", "channel");
+  if (failed(scale) || failed(bias))
+    return failure();
+  FailureOr<Value> normalized = normalizeOver(n, *input, 2, *epsilon);
+  if (failed(normalized))
+    return failure();
+  return defineResult(n, scaleAndShiftChannels(n, *normalized, *scale, *bias));
+}
+
+/// GroupNormalization (opset 18): channels in `num_groups` groups, each (sample, group)
+/// normalized over its channels and spatial dimensions, [N, C, ...] -> [N, G, C/G * ...] and
+/// back. At opset 18 scale and bias hold one value per group (opset 21, which memc does not
+/// import yet, makes them per channel).
+LogicalResult importGroupNormalization(NodeImporter &n) {
+  if (failed(expectInputs(n, 3, 3)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<double> epsilon = n.floatAttr("epsilon", 1e-5);
+  FailureOr<int64_t> groups = n.intAttr("num_groups", std::nullopt);
+  if (failed(input) || failed(epsilon) || failed(groups))
+    return failure();
+  auto type = cast<RankedTensorType>(input->getType());
+  if (type.getRank() < 3)
+    return n.error("expects an NC[D]HW input of rank 3 or more");
+  int64_t channels = type.getDimSize(1);
+  if (*groups <= 0 || channels % *groups != 0)
+    return n.error("num_groups " + std::to_string(*groups) + " does not divide the " +
+                   std::to_string(channels) + " channels");
+  Type elementType = type.getElementType();
+  FailureOr<Value> scale = affineInput(n, 1, elementType, *groups, "scale", "group");
+  FailureOr<Value> bias = affineInput(n, 2, elementType, *groups, "bias", "group");
+  if (failed(scale) || failed(bias))
+    return failure();
+  int64_t perGroup = channels / *groups;
+  for (int64_t dim = 2; dim < type.getRank(); ++dim)
+    perGroup *= type.getDimSize(dim);
+  FailureOr<Value> grouped = reshapeTo(n, *input, {type.getDimSize(0), *groups, perGroup});
+  FailureOr<Value> normalized, shifted;
+  if (failed(grouped) || failed(normalized = normalizeOver(n, *grouped, 2, *epsilon)) ||
+      failed(shifted = scaleAndShiftChannels(n, *normalized, *scale, *bias)))
+    return failure();
+  return defineResult(n, reshapeTo(n, *shifted, type.getShape()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1355,6 +1471,8 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["LogSoftmax"] = importSoftmax<LogSoftmaxOp>;
     t["LayerNormalization"] = importLayerNormalization;
     t["BatchNormalization"] = importBatchNormalization;
+    t["InstanceNormalization"] = importInstanceNormalization;
+    t["GroupNormalization"] = importGroupNormalization;
     // Reductions.
     t["ReduceSum"] = importReduce<ReduceSumOp>;
     t["ReduceMean"] = importReduce<ReduceMeanOp>;
