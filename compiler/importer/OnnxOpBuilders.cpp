@@ -1255,6 +1255,216 @@ LogicalResult importDepthSpace(NodeImporter &n, bool toSpace) {
 }
 
 //===----------------------------------------------------------------------===//
+// Resize: per resized axis, gathers of the input rows each output row reads (nearest: one,
+// linear: two, weighted), so the gradient is the gather rule's scatter-add
+//===----------------------------------------------------------------------===//
+
+/// One axis of a Resize: its output size, and the scale and unrounded resized length
+/// (dim * scale from `scales`, the size from `sizes`) that the coordinate transformations use.
+struct ResizedAxis {
+  int64_t size;
+  double scale, length;
+};
+
+/// The input coordinate output index `i` of a resized axis maps to (ONNX's
+/// coordinate_transformation_mode).
+double resizeSourceCoordinate(StringRef mode, int64_t i, const ResizedAxis &axis, int64_t in) {
+  if (mode == "half_pixel")
+    return (i + 0.5) / axis.scale - 0.5;
+  if (mode == "pytorch_half_pixel")
+    return axis.length > 1 ? (i + 0.5) / axis.scale - 0.5 : 0.0;
+  if (mode == "align_corners")
+    return axis.length > 1 ? double(i) * double(in - 1) / (axis.length - 1) : 0.0;
+  if (mode == "tf_half_pixel_for_nn")
+    return (i + 0.5) / axis.scale;
+  return i / axis.scale; // asymmetric
+}
+
+/// ONNX's nearest_mode: which input index a coordinate between two rounds to.
+int64_t roundNearest(StringRef mode, double x) {
+  double below = std::floor(x);
+  if (mode == "floor")
+    return int64_t(below);
+  if (mode == "ceil")
+    return int64_t(std::ceil(x));
+  if (x - below == 0.5)
+    return int64_t(mode == "round_prefer_ceil" ? below + 1 : below);
+  return int64_t(std::round(x));
+}
+
+/// A 1-D i64 constant.
+Value indexConstant(NodeImporter &n, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({int64_t(values.size())}, n.builder.getI64Type());
+  return n.builder.create<ConstantOp>(n.location(), DenseElementsAttr::get(type, values));
+}
+
+/// `weights` as a constant of `like`'s element type shaped [count, 1, ...] to broadcast along
+/// `axis` of `like`.
+Value axisWeights(NodeImporter &n, Value like, int64_t axis, ArrayRef<double> weights) {
+  auto likeType = cast<RankedTensorType>(like.getType());
+  SmallVector<int64_t> shape(likeType.getRank() - axis, 1);
+  shape[0] = weights.size();
+  auto type = RankedTensorType::get(shape, likeType.getElementType());
+  SmallVector<Attribute> elements;
+  for (double weight : weights)
+    elements.push_back(FloatAttr::get(likeType.getElementType(), weight));
+  return n.builder.create<ConstantOp>(n.location(), DenseElementsAttr::get(type, elements));
+}
+
+struct ResizeModes {
+  std::string mode, coordinates, nearest;
+};
+
+/// `value` resized along `axis`.
+FailureOr<Value> resizeAxis(NodeImporter &n, Value value, int64_t axis, const ResizedAxis &target,
+                            const ResizeModes &modes) {
+  int64_t in = cast<RankedTensorType>(value.getType()).getDimSize(axis);
+  SmallVector<int64_t> lower, upper;
+  SmallVector<double> lowerWeight, upperWeight;
+  for (int64_t i = 0; i < target.size; ++i) {
+    double x = resizeSourceCoordinate(modes.coordinates, i, target, in);
+    if (modes.mode == "nearest") {
+      lower.push_back(std::clamp<int64_t>(roundNearest(modes.nearest, x), 0, in - 1));
+      continue;
+    }
+    // Linear: clamping the coordinate is ONNX's edge padding for two taps.
+    x = std::clamp(x, 0.0, double(in - 1));
+    int64_t below = int64_t(std::floor(x));
+    lower.push_back(below);
+    upper.push_back(std::min(below + 1, in - 1));
+    upperWeight.push_back(x - below);
+    lowerWeight.push_back(1.0 - (x - below));
+  }
+  auto gatherRows = [&](ArrayRef<int64_t> rows) {
+    return n.create1<GatherOp>({value, indexConstant(n, rows)},
+                               n.named("axis", n.builder.getI64IntegerAttr(axis)));
+  };
+  SmallVector<int64_t> identity(in);
+  std::iota(identity.begin(), identity.end(), 0);
+  if (modes.mode == "nearest")
+    return ArrayRef<int64_t>(lower) == ArrayRef<int64_t>(identity) ? value : gatherRows(lower);
+  FailureOr<Value> below = gatherRows(lower), above = gatherRows(upper);
+  FailureOr<Value> belowPart, abovePart;
+  if (failed(below) || failed(above) ||
+      failed(belowPart = n.create1<MulOp>({*below, axisWeights(n, *below, axis, lowerWeight)})) ||
+      failed(abovePart = n.create1<MulOp>({*above, axisWeights(n, *above, axis, upperWeight)})))
+    return failure();
+  return n.create1<AddOp>({*belowPart, *abovePart});
+}
+
+/// Resize's target per axis: from `sizes`, or floor(dim * scale) from `scales` (whose values
+/// the coordinate transformation then uses as they are).
+FailureOr<SmallVector<ResizedAxis>> resizeTargets(NodeImporter &n, ArrayRef<int64_t> shape) {
+  int64_t rank = shape.size();
+  std::vector<int64_t> resized(rank);
+  std::iota(resized.begin(), resized.end(), 0);
+  if (n.attribute("axes")) { // opset 18
+    FailureOr<std::vector<int64_t>> axes = n.intsAttr("axes", std::nullopt);
+    FailureOr<SmallVector<int64_t>> normalized;
+    if (failed(axes) || failed(normalized = normalizeAxes(n, *axes, rank)))
+      return failure();
+    resized.assign(normalized->begin(), normalized->end());
+  }
+  SmallVector<ResizedAxis> targets;
+  for (int64_t dim : shape)
+    targets.push_back({dim, 1.0, double(dim)});
+  bool haveScales = false;
+  if (n.hasInput(2)) {
+    FailureOr<HostTensor> given = n.requireConstant(2, "scales");
+    if (failed(given))
+      return failure();
+    if (given->numElements() != 0) {
+      if (given->numElements() != int64_t(resized.size()))
+        return n.error("scales has " + std::to_string(given->numElements()) + " values for " +
+                       std::to_string(resized.size()) + " axes");
+      for (size_t i = 0; i < resized.size(); ++i) {
+        double scale = given->floatAt(i);
+        if (!(scale > 0))
+          return n.error("scales must be positive");
+        double length = shape[resized[i]] * scale;
+        targets[resized[i]] = {int64_t(std::floor(length)), scale, length};
+        if (targets[resized[i]].size == 0 && shape[resized[i]] != 0)
+          return n.error("scale " + std::to_string(scale) + " resizes dimension " +
+                         std::to_string(resized[i]) + " to 0");
+      }
+      haveScales = true;
+    }
+  }
+  if (n.hasInput(3)) {
+    if (haveScales)
+      return n.error("gives both scales and sizes");
+    FailureOr<HostTensor> given = n.requireConstant(3, "sizes");
+    if (failed(given))
+      return failure();
+    if (given->numElements() != int64_t(resized.size()))
+      return n.error("sizes has " + std::to_string(given->numElements()) + " values for " +
+                     std::to_string(resized.size()) + " axes");
+    for (size_t i = 0; i < resized.size(); ++i) {
+      int64_t size = given->intAt(i), dim = shape[resized[i]];
+      if (size <= 0)
+        return n.error("sizes must be positive");
+      targets[resized[i]] = {size, dim > 0 ? double(size) / double(dim) : 1.0, double(size)};
+    }
+  } else if (!haveScales) {
+    return n.error("needs scales or sizes");
+  }
+  return targets;
+}
+
+/// Resize (opset 11 on) in nearest or linear mode, with the coordinate transformations torch
+/// exports (asymmetric, half_pixel, pytorch_half_pixel, align_corners) and
+/// tf_half_pixel_for_nn; separable, so one axis at a time.
+LogicalResult importResize(NodeImporter &n) {
+  if (n.opset < 11)
+    return n.error("Resize before opset 11 is not supported; export at opset 11 or later");
+  if (failed(expectInputs(n, 1, 4)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<std::string> mode = n.stringAttr("mode", "nearest");
+  FailureOr<std::string> coordinates = n.stringAttr("coordinate_transformation_mode", "half_pixel");
+  FailureOr<std::string> nearest = n.stringAttr("nearest_mode", "round_prefer_floor");
+  FailureOr<std::string> aspect = n.stringAttr("keep_aspect_ratio_policy", "stretch");
+  FailureOr<int64_t> antialias = n.intAttr("antialias", 0);
+  if (failed(input) || failed(mode) || failed(coordinates) || failed(nearest) || failed(aspect) ||
+      failed(antialias))
+    return failure();
+  if (*mode != "nearest" && *mode != "linear")
+    return n.error("unsupported mode '" + *mode + "' (memc resizes nearest or linear)");
+  static const char *const coordinateModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                                "asymmetric", "tf_half_pixel_for_nn"};
+  if (llvm::find(coordinateModes, *coordinates) == std::end(coordinateModes))
+    return n.error("unsupported coordinate_transformation_mode '" + *coordinates + "'");
+  static const char *const nearestModes[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                             "ceil"};
+  if (llvm::find(nearestModes, *nearest) == std::end(nearestModes))
+    return n.error("unknown nearest_mode '" + *nearest + "'");
+  if (*aspect != "stretch")
+    return n.error("keep_aspect_ratio_policy '" + *aspect + "' is not supported (only stretch)");
+  if (*antialias)
+    return n.error("antialias is not supported");
+  auto type = cast<RankedTensorType>(input->getType());
+  if (*mode == "linear" && !isa<FloatType>(type.getElementType()))
+    return n.error("linear mode needs a floating-point input");
+  FailureOr<SmallVector<ResizedAxis>> targets = resizeTargets(n, type.getShape());
+  if (failed(targets))
+    return failure();
+  ResizeModes modes{*mode, *coordinates, *nearest};
+  Value result = *input;
+  for (int64_t axis = 0; axis < type.getRank(); ++axis) {
+    // Nearest checks for the identity itself (tf_half_pixel_for_nn shifts even at scale 1).
+    const ResizedAxis &target = (*targets)[axis];
+    if (target.size == type.getDimSize(axis) && target.scale == 1.0 && *mode == "linear" &&
+        *coordinates != "tf_half_pixel_for_nn")
+      continue; // the identity
+    FailureOr<Value> resized = resizeAxis(n, result, axis, target, modes);
+    if (failed(resized))
+      return failure();
+    result = *resized;
+  }
+  return defineResult(n, result);
+}
+
+//===----------------------------------------------------------------------===//
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
@@ -1495,6 +1705,7 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["Expand"] = importExpand;
     t["Pad"] = importPad;
     t["Tile"] = importTile;
+    t["Resize"] = importResize;
     t["DepthToSpace"] = [](NodeImporter &n) { return importDepthSpace(n, /*toSpace=*/true); };
     t["SpaceToDepth"] = [](NodeImporter &n) { return importDepthSpace(n, /*toSpace=*/false); };
     // Convolution and pooling.

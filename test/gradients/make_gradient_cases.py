@@ -704,6 +704,32 @@ def structural_cases(rng):
     ]
 
 
+@register
+def resize_cases(rng):
+    def case(name, ops, function, shape, note):
+        return Case(name, ops, {"x": normal(rng, *shape)}, module=Lambda(function), note=note)
+
+    return [
+        case("resize_nearest", ["gather"], lambda x: F.interpolate(x, scale_factor=2.0),
+             (1, 2, 3, 4), "F.interpolate nearest, scale 2: asymmetric coordinates, floor"),
+        case("resize_nearest_sizes", ["gather"],
+             lambda x: F.interpolate(x, size=(5, 3)), (2, 1, 3, 4),
+             "nearest to sizes (5, 3): upsamples one axis, downsamples the other"),
+        case("resize_bilinear", ["gather", "mul", "add"],
+             lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear"), (1, 2, 3, 4),
+             "bilinear, align_corners=False (half-pixel coordinates, clamped at the edges)"),
+        case("resize_bilinear_align_corners", ["gather", "mul", "add"],
+             lambda x: F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=True),
+             (1, 2, 3, 4), "bilinear to sizes (5, 7), align_corners=True"),
+        case("resize_linear_downsample", ["gather", "mul", "add"],
+             lambda x: F.interpolate(x, size=(2, 3), mode="bilinear"), (1, 1, 5, 6),
+             "bilinear downsampling without antialiasing"),
+        case("resize_linear_1d", ["gather", "mul", "add"],
+             lambda x: F.interpolate(x, scale_factor=3.0, mode="linear"), (2, 3, 4),
+             "nn.Upsample-style 1-D linear, scale 3"),
+    ]
+
+
 # --------------------------------------------------------------------------
 # Convolution and pooling
 # --------------------------------------------------------------------------
