@@ -540,14 +540,19 @@ FailureOr<Value> normalizeOver(NodeImporter &n, Value x, int64_t first, double e
   return n.create1<MulOp>({moments->centered, moments->inverseStdDev});
 }
 
+/// Per-channel values [C] as [C, 1, ...], which numpy broadcasting lines up with dimension 1
+/// of a tensor of `rank`.
+FailureOr<Value> channelColumn(NodeImporter &n, Value perChannel, int64_t rank) {
+  SmallVector<int64_t> alongChannels(rank - 1, 1);
+  alongChannels[0] = cast<RankedTensorType>(perChannel.getType()).getNumElements();
+  return reshapeTo(n, perChannel, alongChannels);
+}
+
 /// `x * scale + bias`, `scale` and `bias` holding one value per index of dimension 1 of `x`.
 FailureOr<Value> scaleAndShiftChannels(NodeImporter &n, Value x, Value scale, Value bias) {
-  auto type = cast<RankedTensorType>(x.getType());
-  // [channels] -> [channels, 1, ...]: numpy broadcasting then lines it up with dimension 1.
-  SmallVector<int64_t> alongChannels(type.getRank() - 1, 1);
-  alongChannels[0] = type.getDimSize(1);
-  FailureOr<Value> scaleColumn = reshapeTo(n, scale, alongChannels);
-  FailureOr<Value> biasColumn = reshapeTo(n, bias, alongChannels);
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  FailureOr<Value> scaleColumn = channelColumn(n, scale, rank);
+  FailureOr<Value> biasColumn = channelColumn(n, bias, rank);
   FailureOr<Value> scaled;
   if (failed(scaleColumn) || failed(biasColumn) ||
       failed(scaled = n.create1<MulOp>({x, *scaleColumn})))
@@ -1542,6 +1547,132 @@ LogicalResult importConv(NodeImporter &n) {
                             n.named("group", n.builder.getI64IntegerAttr(*group))}));
 }
 
+/// ConvTranspose's pads: given, or, with output_shape or SAME auto_pad, what makes the output
+/// that shape (ONNX: SAME_UPPER puts the smaller half first, otherwise the larger). An
+/// output_shape past the full transposed size adds to `outputPadding`: the rows no input reaches.
+FailureOr<std::vector<int64_t>> transposedPads(NodeImporter &n, ArrayRef<int64_t> inputShape,
+                                               ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                                               ArrayRef<int64_t> dilations,
+                                               MutableArrayRef<int64_t> outputPadding) {
+  size_t spatial = kernel.size();
+  FailureOr<std::string> autoPad = n.stringAttr("auto_pad", "NOTSET");
+  FailureOr<std::vector<int64_t>> pads = n.intsAttr("pads", std::vector<int64_t>(2 * spatial, 0));
+  if (failed(autoPad) || failed(pads))
+    return failure();
+  if (pads->size() != 2 * spatial)
+    return n.error("pads has " + std::to_string(pads->size()) + " values for " +
+                   std::to_string(spatial) + " spatial dimensions");
+  if (llvm::any_of(*pads, [](int64_t pad) { return pad < 0; }))
+    return n.error("pads must not be negative");
+  if (*autoPad != "NOTSET" && *autoPad != "VALID" && *autoPad != "SAME_UPPER" &&
+      *autoPad != "SAME_LOWER")
+    return n.error("unknown auto_pad '" + *autoPad + "'");
+  std::optional<std::vector<int64_t>> outputShape;
+  if (n.attribute("output_shape")) {
+    FailureOr<std::vector<int64_t>> given = n.intsAttr("output_shape", std::nullopt);
+    if (failed(given))
+      return failure();
+    // The full shape or the spatial dimensions alone.
+    if (given->size() == spatial + 2)
+      given->erase(given->begin(), given->begin() + 2);
+    if (given->size() != spatial)
+      return n.error("output_shape does not match " + std::to_string(spatial) +
+                     " spatial dimensions");
+    outputShape = *given;
+  } else if (*autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER") {
+    outputShape.emplace();
+    for (size_t i = 0; i < spatial; ++i)
+      outputShape->push_back(inputShape[i + 2] * strides[i]);
+  }
+  if (*autoPad == "VALID")
+    pads->assign(2 * spatial, 0);
+  if (!outputShape)
+    return pads;
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t total = strides[i] * (inputShape[i + 2] - 1) + outputPadding[i] +
+                    (kernel[i] - 1) * dilations[i] + 1 - (*outputShape)[i];
+    if (total < 0) {
+      outputPadding[i] -= total;
+      total = 0;
+    }
+    int64_t small = total / 2, large = total - small;
+    (*pads)[i] = *autoPad == "SAME_UPPER" ? small : large;
+    (*pads)[i + spatial] = *autoPad == "SAME_UPPER" ? large : small;
+  }
+  return pads;
+}
+
+/// ConvTranspose: the input gradient of the convolution it transposes (conv_grad_input, whose
+/// gradient rule gives ConvTranspose's), output
+/// stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1 - pads, plus the bias.
+LogicalResult importConvTranspose(NodeImporter &n) {
+  if (failed(expectInputs(n, 2, 3)))
+    return failure();
+  FailureOr<Value> input = n.input(0), weight = n.input(1);
+  FailureOr<int64_t> group = n.intAttr("group", 1);
+  if (failed(input) || failed(weight) || failed(group))
+    return failure();
+  ArrayRef<int64_t> inputShape = cast<RankedTensorType>(input->getType()).getShape();
+  ArrayRef<int64_t> weightShape = cast<RankedTensorType>(weight->getType()).getShape();
+  if (inputShape.size() < 3 || weightShape.size() != inputShape.size())
+    return n.error("expects an NC[D]HW input and a weight of the same rank");
+  size_t spatial = inputShape.size() - 2;
+  std::vector<int64_t> weightKernel(weightShape.begin() + 2, weightShape.end());
+  FailureOr<std::vector<int64_t>> kernel = n.intsAttr("kernel_shape", weightKernel);
+  FailureOr<std::vector<int64_t>> strides = n.intsAttr("strides", std::vector<int64_t>(spatial, 1));
+  FailureOr<std::vector<int64_t>> dilations =
+      n.intsAttr("dilations", std::vector<int64_t>(spatial, 1));
+  FailureOr<std::vector<int64_t>> outputPadding =
+      n.intsAttr("output_padding", std::vector<int64_t>(spatial, 0));
+  if (failed(kernel) || failed(strides) || failed(dilations) || failed(outputPadding))
+    return failure();
+  if (*kernel != weightKernel)
+    return n.error("kernel_shape differs from the weight's spatial shape");
+  if (strides->size() != spatial || dilations->size() != spatial ||
+      outputPadding->size() != spatial)
+    return n.error("strides, dilations and output_padding do not match " + std::to_string(spatial) +
+                   " spatial dimensions");
+  if (*group <= 0 || inputShape[1] != weightShape[0] || weightShape[0] % *group != 0)
+    return n.error("input channels " + std::to_string(inputShape[1]) + " do not match the " +
+                   "weight's " + std::to_string(weightShape[0]) + " in " + std::to_string(*group) +
+                   " groups");
+  for (size_t i = 0; i < spatial; ++i)
+    if ((*strides)[i] <= 0 || (*dilations)[i] <= 0)
+      return n.error("strides and dilations must be positive");
+  FailureOr<std::vector<int64_t>> pads =
+      transposedPads(n, inputShape, *kernel, *strides, *dilations, *outputPadding);
+  if (failed(pads))
+    return failure();
+  for (size_t i = 0; i < spatial; ++i) {
+    // Past the stride, output rows would have no input position in the convolution transposed.
+    if ((*outputPadding)[i] < 0 || (*outputPadding)[i] >= (*strides)[i])
+      return n.error("output_padding " + std::to_string((*outputPadding)[i]) +
+                     " must be at least 0 and below the stride " + std::to_string((*strides)[i]));
+  }
+  SmallVector<int64_t> outputShape = {inputShape[0], weightShape[1] * *group};
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t size = (*strides)[i] * (inputShape[i + 2] - 1) + (*outputPadding)[i] +
+                   ((*kernel)[i] - 1) * (*dilations)[i] + 1 - (*pads)[i] - (*pads)[i + spatial];
+    if (size <= 0)
+      return n.error("pads leave spatial dimension " + std::to_string(i + 2) + " empty");
+    outputShape.push_back(size);
+  }
+  FailureOr<Value> result = n.createTyped<ConvGradInputOp>(
+      withShape(*input, outputShape), {*input, *weight},
+      {n.named("strides", n.builder.getDenseI64ArrayAttr(*strides)),
+       n.named("pads", n.builder.getDenseI64ArrayAttr(*pads)),
+       n.named("dilations", n.builder.getDenseI64ArrayAttr(*dilations)),
+       n.named("group", n.builder.getI64IntegerAttr(*group))});
+  if (failed(result) || !n.hasInput(2))
+    return defineResult(n, result);
+  FailureOr<Value> bias =
+      affineInput(n, 2, getElementTypeOrSelf(*input), outputShape[1], "B", "output channel");
+  FailureOr<Value> biasColumn;
+  if (failed(bias) || failed(biasColumn = channelColumn(n, *bias, outputShape.size())))
+    return failure();
+  return defineResult(n, n.create1<AddOp>({*result, *biasColumn}));
+}
+
 template <typename OpT>
 LogicalResult importPool(NodeImporter &n) {
   if (failed(n.requireOutputsUnused(1, "memc's max_pool does not return indices")))
@@ -1710,6 +1841,7 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["SpaceToDepth"] = [](NodeImporter &n) { return importDepthSpace(n, /*toSpace=*/false); };
     // Convolution and pooling.
     t["Conv"] = importConv;
+    t["ConvTranspose"] = importConvTranspose;
     t["MaxPool"] = importPool<MaxPoolOp>;
     t["AveragePool"] = importPool<AvgPoolOp>;
     // Host-only.

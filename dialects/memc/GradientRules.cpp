@@ -657,6 +657,20 @@ LogicalResult ConvOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImp
   return success();
 }
 
+/// conv_grad_input(g, w) is the transpose of conv(., w): its input gradient is the convolution
+/// of the result gradient, its weight gradient conv_grad_weight with the roles of the forward
+/// output (g) and input (the result gradient) as in the convolution it transposes.
+LogicalResult ConvGradInputOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                              SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  dx.push_back(b.create<ConvOp>(loc, dy[0], getWeight(), Value(), getStridesAttr(), getPadsAttr(),
+                                getDilationsAttr(), getGroupAttr()));
+  dx.push_back(b.create<ConvGradWeightOp>(loc, getWeight().getType(), getGrad(), dy[0],
+                                          getStridesAttr(), getPadsAttr(), getDilationsAttr(),
+                                          getGroupAttr()));
+  return success();
+}
+
 LogicalResult MaxPoolOp::buildGradients(OpBuilder &b, ValueRange dy,
                                         SmallVectorImpl<Value> &dx) {
   return unary(dx, b.create<MaxPoolGradOp>(getLoc(), getInput().getType(), dy[0], getInput(),

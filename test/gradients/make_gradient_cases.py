@@ -777,6 +777,28 @@ def conv_cases(rng):
 
 
 @register
+def conv_transpose_cases(rng):
+    def case(name, layer, shape, note):
+        return Case(name, ["conv_grad_input"], {"x": normal(rng, *shape)},
+                    module=Wrap(randomize(layer, rng)), note=note)
+
+    return [
+        case("conv_transpose2d", nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1,
+                                                    output_padding=1), (2, 3, 4, 5),
+             "3x3, stride 2, padding 1, output_padding 1 (the U-Net upsampling), bias"),
+        case("conv_transpose2d_groups_dilation",
+             nn.ConvTranspose2d(4, 6, (3, 2), stride=(1, 2), padding=(2, 0), dilation=2,
+                                groups=2, bias=False), (1, 4, 5, 4),
+             "kernel 3x2, strides (1,2), padding (2,0), dilation 2, groups 2, no bias"),
+        case("conv_transpose2d_kernel2", nn.ConvTranspose2d(2, 3, 2, stride=2), (1, 2, 3, 3),
+             "kernel 2, stride 2: every output pixel from one input pixel"),
+        case("conv_transpose1d", nn.ConvTranspose1d(3, 2, 4, stride=3, padding=2,
+                                                    output_padding=2), (2, 3, 5),
+             "1-D, kernel 4, stride 3, padding 2, output_padding 2"),
+    ]
+
+
+@register
 def pool_cases(rng):
     def pool(name, op, layer, x, note, **kw):
         return Case(name, [op], {"x": x}, module=Lambda(layer), note=note, **kw)
