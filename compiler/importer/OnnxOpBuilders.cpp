@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 using namespace mlir;
@@ -401,6 +402,174 @@ LogicalResult importGemm(NodeImporter &n) {
   if (*beta != 1.0 && failed(c = n.create1<MulOp>({*c, scalarConstant(n, elementType, *beta)})))
     return failure();
   return defineResult(n, n.create1<AddOp>({*product, *c}));
+}
+
+/// Einsum's subscripts: one term of letters per operand and the output's (explicit after
+/// "->", else the letters appearing once, in alphabetical order).
+struct EinsumSubscripts {
+  SmallVector<std::string> inputs;
+  std::string output;
+};
+
+FailureOr<EinsumSubscripts> parseEinsum(NodeImporter &n, StringRef equation, size_t operands) {
+  std::string text;
+  for (char c : equation)
+    if (c != ' ')
+      text.push_back(c);
+  if (StringRef(text).contains("..."))
+    return n.error("equation '" + equation.str() + "': ellipses are not supported");
+  StringRef spec(text);
+  auto [lhs, rhs] = spec.split("->");
+  bool explicitOutput = spec.contains("->");
+  EinsumSubscripts subscripts;
+  SmallVector<StringRef> terms;
+  lhs.split(terms, ',');
+  for (StringRef term : terms) {
+    if (!llvm::all_of(term, [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }))
+      return n.error("equation '" + equation.str() + "': subscripts must be letters");
+    std::string letters = term.str();
+    std::string sorted = letters;
+    llvm::sort(sorted);
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return n.error("equation '" + equation.str() +
+                     "': a letter repeated within one operand (a diagonal) is not supported");
+    subscripts.inputs.push_back(letters);
+  }
+  if (subscripts.inputs.size() != operands)
+    return n.error("equation '" + equation.str() + "' has " +
+                   std::to_string(subscripts.inputs.size()) + " terms for " +
+                   std::to_string(operands) + " inputs");
+  if (explicitOutput) {
+    subscripts.output = rhs.str();
+    std::string sorted = subscripts.output;
+    llvm::sort(sorted);
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return n.error("equation '" + equation.str() + "': the output repeats a letter");
+  } else {
+    std::map<char, int> counts;
+    for (const std::string &term : subscripts.inputs)
+      for (char c : term)
+        ++counts[c];
+    for (auto [letter, count] : counts)
+      if (count == 1)
+        subscripts.output.push_back(letter);
+  }
+  for (char c : subscripts.output)
+    if (llvm::none_of(subscripts.inputs,
+                      [&](const std::string &term) { return term.find(c) != std::string::npos; }))
+      return n.error("equation '" + equation.str() + "': output letter '" + std::string(1, c) +
+                     "' names no input dimension");
+  return subscripts;
+}
+
+/// `value`, whose dimensions `letters` name, with the dimensions not in `keep` summed away.
+FailureOr<Value> sumLettersAway(NodeImporter &n, Value value, std::string &letters,
+                                StringRef keep) {
+  SmallVector<int64_t> axes;
+  std::string kept;
+  for (size_t i = 0; i < letters.size(); ++i) {
+    if (keep.contains(letters[i]))
+      kept.push_back(letters[i]);
+    else
+      axes.push_back(i);
+  }
+  if (axes.empty())
+    return value;
+  letters = kept;
+  return n.create1<ReduceSumOp>(value, {n.named("axes", n.builder.getDenseI64ArrayAttr(axes)),
+                                        n.named("keepdims", n.builder.getBoolAttr(false))});
+}
+
+/// `value`, whose dimensions `letters` name, transposed into the order of `order`.
+FailureOr<Value> transposeLetters(NodeImporter &n, Value value, StringRef letters,
+                                  StringRef order) {
+  SmallVector<int64_t> perm;
+  for (char c : order)
+    perm.push_back(letters.find(c));
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return value;
+  return n.create1<TransposeOp>(value, n.named("perm", n.builder.getDenseI64ArrayAttr(perm)));
+}
+
+/// Einsum of one or two operands (the contractions attention and bilinear layers write):
+/// letters only one side has and the output lacks are summed first; the rest become a batched
+/// matmul [batch, kept A, contracted] x [batch, contracted, kept B], reshaped and transposed
+/// into the output's order.
+LogicalResult importEinsum(NodeImporter &n) {
+  if (failed(expectInputs(n, 1, 2)))
+    return failure();
+  FailureOr<std::string> equation = n.stringAttr("equation", std::nullopt);
+  if (failed(equation))
+    return failure();
+  FailureOr<EinsumSubscripts> subscripts = parseEinsum(n, *equation, n.numInputs());
+  if (failed(subscripts))
+    return failure();
+  SmallVector<Value> operands;
+  std::map<char, int64_t> sizes;
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    FailureOr<Value> operand = n.input(i);
+    if (failed(operand))
+      return failure();
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(operand->getType()).getShape();
+    const std::string &letters = subscripts->inputs[i];
+    if (shape.size() != letters.size())
+      return n.error("term '" + letters + "' names " + std::to_string(letters.size()) +
+                     " dimensions of an input of rank " + std::to_string(shape.size()));
+    for (size_t d = 0; d < shape.size(); ++d) {
+      auto [it, inserted] = sizes.insert({letters[d], shape[d]});
+      if (!inserted && it->second != shape[d])
+        return n.error("letter '" + std::string(1, letters[d]) + "' has sizes " +
+                       std::to_string(it->second) + " and " + std::to_string(shape[d]) +
+                       " (memc does not broadcast einsum dimensions)");
+    }
+    operands.push_back(*operand);
+  }
+  std::string output = subscripts->output;
+  if (operands.size() == 1) {
+    std::string letters = subscripts->inputs[0];
+    FailureOr<Value> summed = sumLettersAway(n, operands[0], letters, output);
+    if (failed(summed))
+      return failure();
+    return defineResult(n, transposeLetters(n, *summed, letters, output));
+  }
+  std::string a = subscripts->inputs[0], b = subscripts->inputs[1];
+  // Each side keeps what the output or the other side needs.
+  FailureOr<Value> lhs = sumLettersAway(n, operands[0], a, output + b);
+  FailureOr<Value> rhs = sumLettersAway(n, operands[1], b, output + a);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  std::string batch, keptA, keptB, contracted;
+  for (char c : a) {
+    bool inB = b.find(c) != std::string::npos, inOutput = output.find(c) != std::string::npos;
+    (inB ? (inOutput ? batch : contracted) : keptA).push_back(c);
+  }
+  for (char c : b)
+    if (a.find(c) == std::string::npos)
+      keptB.push_back(c);
+  auto product = [&](StringRef letters) {
+    int64_t total = 1;
+    for (char c : letters)
+      total *= sizes[c];
+    return total;
+  };
+  int64_t batchSize = product(batch), m = product(keptA), k = product(contracted),
+          width = product(keptB);
+  FailureOr<Value> lhsOrdered = transposeLetters(n, *lhs, a, batch + keptA + contracted);
+  FailureOr<Value> rhsOrdered = transposeLetters(n, *rhs, b, batch + contracted + keptB);
+  FailureOr<Value> lhsMatrix, rhsMatrix, matrix;
+  if (failed(lhsOrdered) || failed(rhsOrdered) ||
+      failed(lhsMatrix = reshapeTo(n, *lhsOrdered, {batchSize, m, k})) ||
+      failed(rhsMatrix = reshapeTo(n, *rhsOrdered, {batchSize, k, width})) ||
+      failed(matrix = n.create1<MatMulOp>({*lhsMatrix, *rhsMatrix})))
+    return failure();
+  std::string letters = batch + keptA + keptB;
+  SmallVector<int64_t> shape;
+  for (char c : letters)
+    shape.push_back(sizes[c]);
+  FailureOr<Value> unflattened = reshapeTo(n, *matrix, shape);
+  if (failed(unflattened))
+    return failure();
+  return defineResult(n, transposeLetters(n, *unflattened, letters, output));
 }
 
 template <typename OpT>
@@ -1808,6 +1977,7 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     // Linear algebra and normalization.
     t["MatMul"] = importMatMul;
     t["Gemm"] = importGemm;
+    t["Einsum"] = importEinsum;
     t["Softmax"] = importSoftmax<SoftmaxOp>;
     t["LogSoftmax"] = importSoftmax<LogSoftmaxOp>;
     t["LayerNormalization"] = importLayerNormalization;

@@ -383,6 +383,29 @@ def matmul_cases(rng):
 
 
 @register
+def einsum_cases(rng):
+    def case(name, equation, shapes, note):
+        names = ["a", "b"][:len(shapes)]
+        return Case(name, ["matmul"] if len(shapes) == 2 else ["reduce_sum"],
+                    {name_: normal(rng, *shape) for name_, shape in zip(names, shapes)},
+                    module=Lambda(lambda *xs: torch.einsum(equation, *xs)), note=note)
+
+    return [
+        case("einsum_attention_scores", "bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)],
+             "q @ k^T per batch and head"),
+        case("einsum_attention_values", "bhqk,bhkd->bqhd", [(2, 2, 3, 5), (2, 2, 5, 4)],
+             "probabilities @ v, the output's heads moved after the queries"),
+        case("einsum_linear", "bi,oi->bo", [(3, 4), (5, 4)], "x @ w^T"),
+        case("einsum_outer", "i,j->ij", [(3,), (4,)], "outer product: nothing contracted"),
+        case("einsum_sums_one_side", "bid,bjd->bi", [(2, 3, 4), (2, 5, 4)],
+             "j appears only in b and not in the output: summed before the matmul"),
+        case("einsum_implicit", "ij,jk", [(3, 4), (4, 2)],
+             "implicit output (letters appearing once, alphabetical)"),
+        case("einsum_reduce_transpose", "bij->jb", [(2, 3, 4)], "one operand: a sum and a transpose"),
+    ]
+
+
+@register
 def softmax_cases(rng):
     def case(name, op, function, shape, note):
         return Case(name, [op], {"x": normal(rng, *shape)}, module=Lambda(function), note=note)
