@@ -87,6 +87,9 @@ bool sliceShape(const Shape &input, const std::vector<int64_t> &starts,
 bool gatherShape(const Shape &data, const Shape &indices, int64_t axis, Shape &result,
                  std::string &error);
 
+/// memc.top_k: the input's shape with `k` (0 <= k <= that dimension) along `axis`.
+bool topKShape(const Shape &input, int64_t axis, int64_t k, Shape &result, std::string &error);
+
 /// Result dimension i is input dimension perm[i].
 bool transposeShape(const Shape &input, const std::vector<int64_t> &perm, Shape &result,
                     std::string &error);

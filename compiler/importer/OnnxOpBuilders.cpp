@@ -848,6 +848,45 @@ LogicalResult importCumSum(NodeImporter &n) {
                                       n.named("reverse", n.builder.getBoolAttr(*reverse != 0))}));
 }
 
+/// TopK: k from input 1 (opset 10 on) or the attribute; always sorted, which sorted = 0 allows.
+LogicalResult importTopK(NodeImporter &n) {
+  if (failed(expectInputs(n, 1, 2)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<int64_t> axis = n.intAttr("axis", -1), largest = n.intAttr("largest", 1);
+  if (failed(input) || failed(axis) || failed(largest))
+    return failure();
+  auto type = cast<RankedTensorType>(input->getType());
+  if (failed(axis = normalizeAxis(n, *axis, type.getRank())))
+    return failure();
+  int64_t k;
+  if (n.opset < 10) {
+    FailureOr<int64_t> given = n.intAttr("k", std::nullopt);
+    if (failed(given))
+      return failure();
+    k = *given;
+  } else {
+    FailureOr<HostTensor> given = n.requireConstant(1, "K");
+    if (failed(given))
+      return failure();
+    if (given->numElements() != 1)
+      return n.error("K must hold one value");
+    k = given->intAt(0);
+  }
+  if (k < 0 || k > type.getDimSize(*axis))
+    return n.error("K " + std::to_string(k) + " is not within dimension " + std::to_string(*axis) +
+                   " of size " + std::to_string(type.getDimSize(*axis)));
+  FailureOr<Operation *> topK =
+      n.create<TopKOp>(*input, {n.named("axis", n.builder.getI64IntegerAttr(*axis)),
+                                n.named("k", n.builder.getI64IntegerAttr(k)),
+                                n.named("largest", n.builder.getBoolAttr(*largest != 0))});
+  if (failed(topK))
+    return failure();
+  n.setOutput(0, (*topK)->getResult(0));
+  n.setOutput(1, (*topK)->getResult(1));
+  return success();
+}
+
 LogicalResult importGlobalAveragePool(NodeImporter &n) {
   FailureOr<Value> input = n.input(0);
   if (failed(input))
@@ -1993,6 +2032,7 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["ReduceLogSumExp"] = importReduce<ReduceLogSumExpOp>;
     t["GlobalAveragePool"] = importGlobalAveragePool;
     t["CumSum"] = importCumSum;
+    t["TopK"] = importTopK;
     // Layout and indexing.
     t["Transpose"] = importTranspose;
     t["Reshape"] = importReshape;

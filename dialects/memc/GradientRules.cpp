@@ -571,6 +571,44 @@ LogicalResult CumSumOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorI
 }
 
 //===----------------------------------------------------------------------===//
+// Selection
+//===----------------------------------------------------------------------===//
+
+LogicalResult TopKOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  if (!dy[0] || !isa<FloatType>(getInput().getType().getElementType())) {
+    dx.push_back(nullptr);
+    return success();
+  }
+  // Each selected value's gradient goes back to its element: over the input flattened to one
+  // axis, element (o, j, i) of [outer, k, inner] sits at o * n * inner + index * inner + i, and
+  // gather_grad scatters the flattened gradient there (top_k's indices along a row are distinct).
+  Location loc = getLoc();
+  ArrayRef<int64_t> shape = getInput().getType().getShape();
+  int64_t axis = getAxis(), n = shape[axis], k = getK(), outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < int64_t(shape.size()); ++d)
+    inner *= shape[d];
+  SmallVector<int64_t> rowStarts;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t i = 0; i < inner; ++i)
+        rowStarts.push_back(o * n * inner + i);
+  auto flatIndexType = RankedTensorType::get({outer * k * inner}, b.getI64Type());
+  Value starts = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(flatIndexType, ArrayRef<int64_t>(rowStarts)));
+  Value stride = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()), inner));
+  Value scaled = b.create<MulOp>(loc, reshapeTo(b, loc, getIndices(), {outer * k * inner}), stride);
+  Value flatIndices = b.create<AddOp>(loc, scaled, starts);
+  Value flatGrad = reshapeTo(b, loc, dy[0], {outer * k * inner});
+  Value scattered =
+      b.create<GatherGradOp>(loc, getInput().getType().clone(ArrayRef<int64_t>{outer * n * inner}),
+                             flatGrad, flatIndices, b.getI64IntegerAttr(0));
+  return unary(dx, reshapeTo(b, loc, scattered, shape));
+}
+
+//===----------------------------------------------------------------------===//
 // Layout and indexing
 //===----------------------------------------------------------------------===//
 

@@ -728,6 +728,19 @@ def structural_cases(rng):
 
 
 @register
+def top_k_cases(rng):
+    return [
+        Case("top_k", ["top_k"], {"x": distinct(rng, 3, 6)},
+             module=Lambda(lambda x: torch.topk(x, 3, dim=1).values),
+             note="torch.topk, k 3 along the last axis: the gradient reaches the selected "
+                  "elements only"),
+        Case("top_k_smallest_axis0", ["top_k"], {"x": distinct(rng, 5, 2, 3)},
+             module=Lambda(lambda x: torch.topk(x, 2, dim=0, largest=False).values * 2.0),
+             note="the 2 smallest along axis 0 of a 3-D input (inner elements between)"),
+    ]
+
+
+@register
 def resize_cases(rng):
     def case(name, ops, function, shape, note):
         return Case(name, ops, {"x": normal(rng, *shape)}, module=Lambda(function), note=note)
