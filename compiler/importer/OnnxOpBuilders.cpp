@@ -1724,23 +1724,36 @@ FailureOr<WindowAttributes> windowAttributes(NodeImporter &n, ArrayRef<int64_t> 
   return WindowAttributes{*kernelShape, *strides, *pads, *dilations};
 }
 
-LogicalResult importConv(NodeImporter &n) {
+/// Conv's and ConvTranspose's data and weight inputs and `group`.
+struct ConvolutionOperands {
+  Value input, weight;
+  int64_t group;
+};
+
+FailureOr<ConvolutionOperands> convolutionOperands(NodeImporter &n) {
   if (failed(expectInputs(n, 2, 3)))
     return failure();
   FailureOr<Value> input = n.input(0), weight = n.input(1);
   FailureOr<int64_t> group = n.intAttr("group", 1);
   if (failed(input) || failed(weight) || failed(group))
     return failure();
-  ArrayRef<int64_t> weightShape = cast<RankedTensorType>(weight->getType()).getShape();
+  return ConvolutionOperands{*input, *weight, *group};
+}
+
+LogicalResult importConv(NodeImporter &n) {
+  FailureOr<ConvolutionOperands> conv = convolutionOperands(n);
+  if (failed(conv))
+    return failure();
+  ArrayRef<int64_t> weightShape = cast<RankedTensorType>(conv->weight.getType()).getShape();
   std::vector<int64_t> kernel(weightShape.begin() + std::min<size_t>(2, weightShape.size()),
                               weightShape.end());
   FailureOr<WindowAttributes> window =
-      windowAttributes(n, cast<RankedTensorType>(input->getType()).getShape(), kernel);
+      windowAttributes(n, cast<RankedTensorType>(conv->input.getType()).getShape(), kernel);
   if (failed(window))
     return failure();
   if (window->kernel != kernel)
     return n.error("kernel_shape differs from the weight's spatial shape");
-  SmallVector<Value> operands = {*input, *weight};
+  SmallVector<Value> operands = {conv->input, conv->weight};
   if (n.hasInput(2)) {
     FailureOr<Value> bias = n.input(2);
     if (failed(bias))
@@ -1752,7 +1765,7 @@ LogicalResult importConv(NodeImporter &n) {
                            {n.named("strides", n.builder.getDenseI64ArrayAttr(window->strides)),
                             n.named("pads", n.builder.getDenseI64ArrayAttr(window->pads)),
                             n.named("dilations", n.builder.getDenseI64ArrayAttr(window->dilations)),
-                            n.named("group", n.builder.getI64IntegerAttr(*group))}));
+                            n.named("group", n.builder.getI64IntegerAttr(conv->group))}));
 }
 
 /// ConvTranspose's pads: given, or, with output_shape or SAME auto_pad, what makes the output
@@ -1814,14 +1827,13 @@ FailureOr<std::vector<int64_t>> transposedPads(NodeImporter &n, ArrayRef<int64_t
 /// gradient rule gives ConvTranspose's), output
 /// stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1 - pads, plus the bias.
 LogicalResult importConvTranspose(NodeImporter &n) {
-  if (failed(expectInputs(n, 2, 3)))
+  FailureOr<ConvolutionOperands> conv = convolutionOperands(n);
+  if (failed(conv))
     return failure();
-  FailureOr<Value> input = n.input(0), weight = n.input(1);
-  FailureOr<int64_t> group = n.intAttr("group", 1);
-  if (failed(input) || failed(weight) || failed(group))
-    return failure();
-  ArrayRef<int64_t> inputShape = cast<RankedTensorType>(input->getType()).getShape();
-  ArrayRef<int64_t> weightShape = cast<RankedTensorType>(weight->getType()).getShape();
+  Value input = conv->input, weight = conv->weight;
+  int64_t group = conv->group;
+  ArrayRef<int64_t> inputShape = cast<RankedTensorType>(input.getType()).getShape();
+  ArrayRef<int64_t> weightShape = cast<RankedTensorType>(weight.getType()).getShape();
   if (inputShape.size() < 3 || weightShape.size() != inputShape.size())
     return n.error("expects an NC[D]HW input and a weight of the same rank");
   size_t spatial = inputShape.size() - 2;
@@ -1840,9 +1852,9 @@ LogicalResult importConvTranspose(NodeImporter &n) {
       outputPadding->size() != spatial)
     return n.error("strides, dilations and output_padding do not match " + std::to_string(spatial) +
                    " spatial dimensions");
-  if (*group <= 0 || inputShape[1] != weightShape[0] || weightShape[0] % *group != 0)
+  if (group <= 0 || inputShape[1] != weightShape[0] || weightShape[0] % group != 0)
     return n.error("input channels " + std::to_string(inputShape[1]) + " do not match the " +
-                   "weight's " + std::to_string(weightShape[0]) + " in " + std::to_string(*group) +
+                   "weight's " + std::to_string(weightShape[0]) + " in " + std::to_string(group) +
                    " groups");
   for (size_t i = 0; i < spatial; ++i)
     if ((*strides)[i] <= 0 || (*dilations)[i] <= 0)
@@ -1857,7 +1869,7 @@ LogicalResult importConvTranspose(NodeImporter &n) {
       return n.error("output_padding " + std::to_string((*outputPadding)[i]) +
                      " must be at least 0 and below the stride " + std::to_string((*strides)[i]));
   }
-  SmallVector<int64_t> outputShape = {inputShape[0], weightShape[1] * *group};
+  SmallVector<int64_t> outputShape = {inputShape[0], weightShape[1] * group};
   for (size_t i = 0; i < spatial; ++i) {
     int64_t size = (*strides)[i] * (inputShape[i + 2] - 1) + (*outputPadding)[i] +
                    ((*kernel)[i] - 1) * (*dilations)[i] + 1 - (*pads)[i] - (*pads)[i + spatial];
@@ -1866,15 +1878,15 @@ LogicalResult importConvTranspose(NodeImporter &n) {
     outputShape.push_back(size);
   }
   FailureOr<Value> result = n.createTyped<ConvGradInputOp>(
-      withShape(*input, outputShape), {*input, *weight},
+      withShape(input, outputShape), {input, weight},
       {n.named("strides", n.builder.getDenseI64ArrayAttr(*strides)),
        n.named("pads", n.builder.getDenseI64ArrayAttr(*pads)),
        n.named("dilations", n.builder.getDenseI64ArrayAttr(*dilations)),
-       n.named("group", n.builder.getI64IntegerAttr(*group))});
+       n.named("group", n.builder.getI64IntegerAttr(group))});
   if (failed(result) || !n.hasInput(2))
     return defineResult(n, result);
   FailureOr<Value> bias =
-      affineInput(n, 2, getElementTypeOrSelf(*input), outputShape[1], "B", "output channel");
+      affineInput(n, 2, getElementTypeOrSelf(input), outputShape[1], "B", "output channel");
   FailureOr<Value> biasColumn;
   if (failed(bias) || failed(biasColumn = channelColumn(n, *bias, outputShape.size())))
     return failure();
@@ -1907,6 +1919,233 @@ LogicalResult importPool(NodeImporter &n) {
         n.named("count_include_pad", n.builder.getBoolAttr(*countIncludePad != 0)));
   }
   return defineResult(n, n.create1<OpT>(*input, attributes));
+}
+
+//===----------------------------------------------------------------------===//
+// LSTM and GRU: unrolled over the static sequence length into matmuls, slices and the
+// activations, so the planner and remat see every step's state and the gradients are the ops'
+//===----------------------------------------------------------------------===//
+
+/// The recurrence of one LSTM or GRU direction: `gates` of the step's input projection
+/// [batch, G * hidden] (bias included), the previous state, and what the step computes.
+struct RecurrentCell {
+  bool linearBeforeReset;
+  int64_t hidden;
+  Value recurrence;     // R^T, [hidden, G * hidden]
+  Value recurrenceBias; // Rb, [G * hidden] (GRU's reset gate applies to part of it)
+};
+
+/// Gate `index` of `gates` [batch, G * hidden].
+FailureOr<Value> gate(NodeImporter &n, Value gates, int64_t index, int64_t hidden) {
+  return sliceAlong(n, gates, 1, index * hidden, (index + 1) * hidden, 1);
+}
+
+/// One LSTM step (gates i, o, f, c): c' = f * c + i * tanh(g), h' = o * tanh(c').
+LogicalResult lstmStep(NodeImporter &n, const RecurrentCell &cell, Value projected, Value &h,
+                       Value &c) {
+  FailureOr<Value> recurrent = n.create1<MatMulOp>({h, cell.recurrence});
+  FailureOr<Value> gates, withBias;
+  if (failed(recurrent) || failed(gates = n.create1<AddOp>({projected, *recurrent})) ||
+      failed(withBias = n.create1<AddOp>({*gates, cell.recurrenceBias})))
+    return failure();
+  SmallVector<Value> parts;
+  for (int64_t index = 0; index < 4; ++index) {
+    FailureOr<Value> part = gate(n, *withBias, index, cell.hidden);
+    FailureOr<Value> activated;
+    if (failed(part) ||
+        failed(activated = index == 3 ? n.create1<TanhOp>(*part) : n.create1<SigmoidOp>(*part)))
+      return failure();
+    parts.push_back(*activated);
+  }
+  FailureOr<Value> kept = n.create1<MulOp>({parts[2], c});
+  FailureOr<Value> written = n.create1<MulOp>({parts[0], parts[3]});
+  FailureOr<Value> state, squashed, output;
+  if (failed(kept) || failed(written) || failed(state = n.create1<AddOp>({*kept, *written})) ||
+      failed(squashed = n.create1<TanhOp>(*state)) ||
+      failed(output = n.create1<MulOp>({parts[1], *squashed})))
+    return failure();
+  c = *state;
+  h = *output;
+  return success();
+}
+
+/// One GRU step (gates z, r, h): h' = (1 - z) * candidate + z * h, the reset gate applied to
+/// the recurrent projection (linear_before_reset, torch's form) or to h before it.
+LogicalResult gruStep(NodeImporter &n, const RecurrentCell &cell, Value projected, Value &h) {
+  int64_t size = cell.hidden;
+  FailureOr<Value> xz = gate(n, projected, 0, size), xr = gate(n, projected, 1, size),
+                   xh = gate(n, projected, 2, size);
+  FailureOr<Value> recurrent = n.create1<MatMulOp>({h, cell.recurrence});
+  FailureOr<Value> withBias;
+  if (failed(xz) || failed(xr) || failed(xh) || failed(recurrent) ||
+      failed(withBias = n.create1<AddOp>({*recurrent, cell.recurrenceBias})))
+    return failure();
+  FailureOr<Value> hz = gate(n, *withBias, 0, size), hr = gate(n, *withBias, 1, size);
+  FailureOr<Value> zSum, rSum, z, r;
+  if (failed(hz) || failed(hr) || failed(zSum = n.create1<AddOp>({*xz, *hz})) ||
+      failed(rSum = n.create1<AddOp>({*xr, *hr})) || failed(z = n.create1<SigmoidOp>(*zSum)) ||
+      failed(r = n.create1<SigmoidOp>(*rSum)))
+    return failure();
+  FailureOr<Value> reset;
+  if (cell.linearBeforeReset) {
+    FailureOr<Value> hh = gate(n, *withBias, 2, size);
+    if (failed(hh) || failed(reset = n.create1<MulOp>({*r, *hh})))
+      return failure();
+  } else {
+    // (r * h) R_h^T + Rb_h: the candidate's own recurrent product.
+    FailureOr<Value> resetState = n.create1<MulOp>({*r, h});
+    FailureOr<Value> weight = sliceAlong(n, cell.recurrence, 1, 2 * size, 3 * size, 1);
+    FailureOr<Value> bias = sliceAlong(n, cell.recurrenceBias, 0, 2 * size, 3 * size, 1);
+    FailureOr<Value> product;
+    if (failed(resetState) || failed(weight) || failed(bias) ||
+        failed(product = n.create1<MatMulOp>({*resetState, *weight})) ||
+        failed(reset = n.create1<AddOp>({*product, *bias})))
+      return failure();
+  }
+  FailureOr<Value> candidateSum, candidate, difference, moved, next;
+  // h' = candidate + z * (h - candidate).
+  if (failed(candidateSum = n.create1<AddOp>({*xh, *reset})) ||
+      failed(candidate = n.create1<TanhOp>(*candidateSum)) ||
+      failed(difference = n.create1<SubOp>({h, *candidate})) ||
+      failed(moved = n.create1<MulOp>({*z, *difference})) ||
+      failed(next = n.create1<AddOp>({*candidate, *moved})))
+    return failure();
+  h = *next;
+  return success();
+}
+
+/// Direction `d` of input `index` ([dirs, rows...]) without its leading axis.
+FailureOr<Value> directionOf(NodeImporter &n, Value value, int64_t d) {
+  SmallVector<int64_t> shape(cast<RankedTensorType>(value.getType()).getShape().drop_front());
+  FailureOr<Value> slice = sliceAlong(n, value, 0, d, d + 1, 1);
+  if (failed(slice))
+    return failure();
+  return reshapeTo(n, *slice, shape);
+}
+
+/// ONNX LSTM (gates i, o, f, c) and GRU (z, r, h), layout 0, forward, reverse or bidirectional,
+/// with optional bias and initial states; sequence_lens must be absent (every sequence full),
+/// and activations, clip, peepholes and input_forget keep their defaults.
+LogicalResult importRecurrent(NodeImporter &n, bool lstm) {
+  int64_t gates = lstm ? 4 : 3;
+  if (failed(expectInputs(n, 3, lstm ? 8 : 6)))
+    return failure();
+  FailureOr<std::string> direction = n.stringAttr("direction", "forward");
+  FailureOr<int64_t> hiddenSize = n.intAttr("hidden_size", std::nullopt);
+  FailureOr<int64_t> layout = n.intAttr("layout", 0);
+  FailureOr<int64_t> linearBeforeReset = n.intAttr("linear_before_reset", 0);
+  FailureOr<int64_t> inputForget = n.intAttr("input_forget", 0);
+  if (failed(direction) || failed(hiddenSize) || failed(layout) || failed(linearBeforeReset) ||
+      failed(inputForget))
+    return failure();
+  if (*direction != "forward" && *direction != "reverse" && *direction != "bidirectional")
+    return n.error("unknown direction '" + *direction + "'");
+  if (*layout != 0)
+    return n.error("layout 1 (batch first) is not supported");
+  if (n.attribute("activations") || n.attribute("clip") || *inputForget)
+    return n.error("custom activations, clip and input_forget are not supported");
+  if (n.hasInput(4))
+    return n.error("sequence_lens is not supported (every sequence must have the full length)");
+  if (lstm && n.hasInput(7))
+    return n.error("peepholes are not supported");
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  Type elementType = getElementTypeOrSelf(*x);
+  FailureOr<Value> w = n.input(1, elementType), r = n.input(2, elementType);
+  if (failed(w) || failed(r))
+    return failure();
+  ArrayRef<int64_t> xShape = cast<RankedTensorType>(x->getType()).getShape();
+  int64_t dirs = *direction == "bidirectional" ? 2 : 1, hidden = *hiddenSize;
+  if (xShape.size() != 3)
+    return n.error("expects X of shape [seq_length, batch, input_size]");
+  int64_t steps = xShape[0], batch = xShape[1];
+  SmallVector<int64_t> wShape = {dirs, gates * hidden, xShape[2]},
+                       rShape = {dirs, gates * hidden, hidden};
+  if (cast<RankedTensorType>(w->getType()).getShape() != ArrayRef<int64_t>(wShape) ||
+      cast<RankedTensorType>(r->getType()).getShape() != ArrayRef<int64_t>(rShape))
+    return n.error("W and R do not have the shapes hidden_size " + std::to_string(hidden) +
+                   " and the direction ask for");
+  auto optionalInput = [&](size_t index, ArrayRef<int64_t> shape) -> FailureOr<Value> {
+    if (!n.hasInput(index))
+      return splatConstant(n, *x, shape, 0.0);
+    FailureOr<Value> value = n.input(index, elementType);
+    if (failed(value))
+      return failure();
+    if (cast<RankedTensorType>(value->getType()).getShape() != shape)
+      return n.error("input " + std::to_string(index) + " has the wrong shape");
+    return value;
+  };
+  FailureOr<Value> bias = optionalInput(3, {dirs, 2 * gates * hidden});
+  FailureOr<Value> initialH = optionalInput(5, {dirs, batch, hidden});
+  FailureOr<Value> initialC = lstm ? optionalInput(6, {dirs, batch, hidden}) : initialH;
+  if (failed(bias) || failed(initialH) || failed(initialC))
+    return failure();
+  SmallVector<Value> outputs, finalH, finalC;
+  for (int64_t d = 0; d < dirs; ++d) {
+    bool backwards = *direction == "reverse" || d == 1;
+    FailureOr<Value> wd = directionOf(n, *w, d), rd = directionOf(n, *r, d),
+                     bd = directionOf(n, *bias, d);
+    FailureOr<Value> h = directionOf(n, *initialH, d), c = directionOf(n, *initialC, d);
+    if (failed(wd) || failed(rd) || failed(bd) || failed(h) || failed(c))
+      return failure();
+    auto transposed = [&](Value matrix) {
+      return n.create1<TransposeOp>(matrix,
+                                    n.named("perm", n.builder.getDenseI64ArrayAttr({1, 0})));
+    };
+    FailureOr<Value> wt = transposed(*wd), rt = transposed(*rd);
+    FailureOr<Value> inputBias = sliceAlong(n, *bd, 0, 0, gates * hidden, 1);
+    FailureOr<Value> recurrenceBias = sliceAlong(n, *bd, 0, gates * hidden, 2 * gates * hidden, 1);
+    FailureOr<Value> projection, projected;
+    // Every step's input projection at once: [seq, batch, input] x [input, G * hidden].
+    if (failed(wt) || failed(rt) || failed(inputBias) || failed(recurrenceBias) ||
+        failed(projection = n.create1<MatMulOp>({*x, *wt})) ||
+        failed(projected = n.create1<AddOp>({*projection, *inputBias})))
+      return failure();
+    RecurrentCell cell{*linearBeforeReset != 0, hidden, *rt, *recurrenceBias};
+    SmallVector<Value> stepOutputs(steps);
+    for (int64_t i = 0; i < steps; ++i) {
+      int64_t t = backwards ? steps - 1 - i : i;
+      FailureOr<Value> stepSlice = sliceAlong(n, *projected, 0, t, t + 1, 1);
+      FailureOr<Value> step;
+      if (failed(stepSlice) || failed(step = reshapeTo(n, *stepSlice, {batch, gates * hidden})))
+        return failure();
+      if (failed(lstm ? lstmStep(n, cell, *step, *h, *c) : gruStep(n, cell, *step, *h)))
+        return failure();
+      FailureOr<Value> placed = reshapeTo(n, *h, {1, 1, batch, hidden});
+      if (failed(placed))
+        return failure();
+      stepOutputs[t] = *placed;
+    }
+    FailureOr<Value> sequence =
+        steps == 1
+            ? FailureOr<Value>(stepOutputs[0])
+            : n.create1<ConcatOp>(stepOutputs, n.named("axis", n.builder.getI64IntegerAttr(0)));
+    FailureOr<Value> lastH = reshapeTo(n, *h, {1, batch, hidden});
+    FailureOr<Value> lastC = lstm ? reshapeTo(n, *c, {1, batch, hidden}) : *c;
+    if (failed(sequence) || failed(lastH) || failed(lastC))
+      return failure();
+    outputs.push_back(*sequence);
+    finalH.push_back(*lastH);
+    finalC.push_back(*lastC);
+  }
+  auto joined = [&](ArrayRef<Value> pieces, int64_t axis) -> FailureOr<Value> {
+    if (pieces.size() == 1)
+      return pieces[0];
+    return n.create1<ConcatOp>(pieces, n.named("axis", n.builder.getI64IntegerAttr(axis)));
+  };
+  FailureOr<Value> y = joined(outputs, 1), yh = joined(finalH, 0);
+  if (failed(y) || failed(yh))
+    return failure();
+  n.setOutput(0, *y);
+  n.setOutput(1, *yh);
+  if (!lstm)
+    return success();
+  FailureOr<Value> yc = joined(finalC, 0);
+  if (failed(yc))
+    return failure();
+  n.setOutput(2, *yc);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -2052,6 +2291,9 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     // Convolution and pooling.
     t["Conv"] = importConv;
     t["ConvTranspose"] = importConvTranspose;
+    // Recurrent.
+    t["LSTM"] = [](NodeImporter &n) { return importRecurrent(n, /*lstm=*/true); };
+    t["GRU"] = [](NodeImporter &n) { return importRecurrent(n, /*lstm=*/false); };
     t["MaxPool"] = importPool<MaxPoolOp>;
     t["AveragePool"] = importPool<AvgPoolOp>;
     // Host-only.

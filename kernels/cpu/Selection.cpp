@@ -6,6 +6,7 @@
 // the sort's internals. Lines run on threads; each result depends only on its own line.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/ShapeRules.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
@@ -22,11 +23,7 @@ template <typename T>
 void topK(const TensorView &input, const TensorView &values, const TensorView &indices,
           int64_t axis, int64_t k, bool largest) {
   using C = ComputeOf<T>;
-  int64_t outer = 1, inner = 1, length = input.shape[axis];
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= input.shape[d];
-  for (size_t d = axis + 1; d < input.shape.size(); ++d)
-    inner *= input.shape[d];
+  auto [outer, length, inner] = extentsAroundAxis(input.shape, axis);
   const T *x = input.as<T>();
   T *y = values.as<T>();
   int64_t *selected = indices.as<int64_t>();

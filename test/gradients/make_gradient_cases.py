@@ -727,6 +727,47 @@ def structural_cases(rng):
     ]
 
 
+class Recurrent(nn.Module):
+    """An nn.LSTM or nn.GRU under `layer` returning its output and final states, with the
+    initial states as inputs when `initial` says so."""
+
+    def __init__(self, layer, initial=False):
+        super().__init__()
+        self.layer = layer
+        self.initial = initial
+
+    def forward(self, x, *states):
+        # The RNN caches its weights in _flat_weights; stateless.functional_call (the float64
+        # reference) swaps the parameters without refreshing that cache.
+        self.layer._flat_weights = [getattr(self.layer, name)
+                                    for name in self.layer._flat_weights_names]
+        if not self.initial:
+            y, final = self.layer(x)
+        else:
+            y, final = self.layer(x, states if len(states) > 1 else states[0])
+        return (y,) + (tuple(final) if isinstance(final, tuple) else (final,))
+
+
+@register
+def recurrent_cases(rng):
+    def case(name, layer, inputs, outputs, note, initial=False):
+        return Case(name, ["matmul", "sigmoid", "tanh"], inputs, outputs=outputs,
+                    module=Recurrent(randomize(layer, rng), initial), note=note)
+
+    return [
+        case("lstm_two_layers", nn.LSTM(3, 4, num_layers=2), {"x": normal(rng, 5, 2, 3)},
+             ("y", "h", "c"), "nn.LSTM, 2 layers, 5 steps: one ONNX LSTM per layer"),
+        case("lstm_bidirectional_initial_states", nn.LSTM(3, 4, bidirectional=True),
+             {"x": normal(rng, 4, 2, 3), "h0": normal(rng, 2, 2, 4), "c0": normal(rng, 2, 2, 4)},
+             ("y", "h", "c"), "bidirectional, initial h and c given", initial=True),
+        case("gru", nn.GRU(3, 4), {"x": normal(rng, 5, 2, 3)}, ("y", "h"),
+             "nn.GRU (linear_before_reset = 1, as torch exports it)"),
+        case("gru_bidirectional_two_layers", nn.GRU(3, 2, num_layers=2, bidirectional=True),
+             {"x": normal(rng, 3, 2, 3), "h0": normal(rng, 4, 2, 2)}, ("y", "h"),
+             "bidirectional, 2 layers, initial h given", initial=True),
+    ]
+
+
 @register
 def top_k_cases(rng):
     return [
