@@ -249,6 +249,30 @@ bool gatherShape(const Shape &data, const Shape &indices, int64_t axis, Shape &r
   return true;
 }
 
+AxisExtents extentsAroundAxis(const Shape &shape, int64_t axis) {
+  AxisExtents extents{1, shape[axis], 1};
+  for (int64_t d = 0; d < axis; ++d)
+    extents.outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    extents.inner *= shape[d];
+  return extents;
+}
+
+bool topKShape(const Shape &input, int64_t axis, int64_t k, Shape &result, std::string &error) {
+  if (!isAxisInRange(axis, input.size())) {
+    error = "top_k axis " + std::to_string(axis) + " out of range for " + formatShape(input);
+    return false;
+  }
+  if (k < 0 || k > input[axis]) {
+    error = "top_k k " + std::to_string(k) + " is not within dimension " + std::to_string(axis) +
+            " of " + formatShape(input);
+    return false;
+  }
+  result = input;
+  result[axis] = k;
+  return true;
+}
+
 bool transposeShape(const Shape &input, const std::vector<int64_t> &perm, Shape &result,
                     std::string &error) {
   std::vector<bool> seen(input.size(), false);

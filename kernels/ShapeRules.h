@@ -95,6 +95,16 @@ bool sliceShape(const Shape &input, const std::vector<int64_t> &starts,
 bool gatherShape(const Shape &data, const Shape &indices, int64_t axis, Shape &result,
                  std::string &error);
 
+/// A shape seen as [outer, length, inner] around one axis: the products of the dimensions
+/// before it, its own size, and the product of those after it (what scans along an axis walk).
+struct AxisExtents {
+  int64_t outer, length, inner;
+};
+AxisExtents extentsAroundAxis(const Shape &shape, int64_t axis);
+
+/// memc.top_k: the input's shape with `k` (0 <= k <= that dimension) along `axis`.
+bool topKShape(const Shape &input, int64_t axis, int64_t k, Shape &result, std::string &error);
+
 /// Result dimension i is input dimension perm[i].
 bool transposeShape(const Shape &input, const std::vector<int64_t> &perm, Shape &result,
                     std::string &error);

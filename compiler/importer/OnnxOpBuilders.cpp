@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 using namespace mlir;
@@ -403,6 +404,174 @@ LogicalResult importGemm(NodeImporter &n) {
   return defineResult(n, n.create1<AddOp>({*product, *c}));
 }
 
+/// Einsum's subscripts: one term of letters per operand and the output's (explicit after
+/// "->", else the letters appearing once, in alphabetical order).
+struct EinsumSubscripts {
+  SmallVector<std::string> inputs;
+  std::string output;
+};
+
+FailureOr<EinsumSubscripts> parseEinsum(NodeImporter &n, StringRef equation, size_t operands) {
+  std::string text;
+  for (char c : equation)
+    if (c != ' ')
+      text.push_back(c);
+  if (StringRef(text).contains("..."))
+    return n.error("equation '" + equation.str() + "': ellipses are not supported");
+  StringRef spec(text);
+  auto [lhs, rhs] = spec.split("->");
+  bool explicitOutput = spec.contains("->");
+  EinsumSubscripts subscripts;
+  SmallVector<StringRef> terms;
+  lhs.split(terms, ',');
+  for (StringRef term : terms) {
+    if (!llvm::all_of(term, [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }))
+      return n.error("equation '" + equation.str() + "': subscripts must be letters");
+    std::string letters = term.str();
+    std::string sorted = letters;
+    llvm::sort(sorted);
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return n.error("equation '" + equation.str() +
+                     "': a letter repeated within one operand (a diagonal) is not supported");
+    subscripts.inputs.push_back(letters);
+  }
+  if (subscripts.inputs.size() != operands)
+    return n.error("equation '" + equation.str() + "' has " +
+                   std::to_string(subscripts.inputs.size()) + " terms for " +
+                   std::to_string(operands) + " inputs");
+  if (explicitOutput) {
+    subscripts.output = rhs.str();
+    std::string sorted = subscripts.output;
+    llvm::sort(sorted);
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return n.error("equation '" + equation.str() + "': the output repeats a letter");
+  } else {
+    std::map<char, int> counts;
+    for (const std::string &term : subscripts.inputs)
+      for (char c : term)
+        ++counts[c];
+    for (auto [letter, count] : counts)
+      if (count == 1)
+        subscripts.output.push_back(letter);
+  }
+  for (char c : subscripts.output)
+    if (llvm::none_of(subscripts.inputs,
+                      [&](const std::string &term) { return term.find(c) != std::string::npos; }))
+      return n.error("equation '" + equation.str() + "': output letter '" + std::string(1, c) +
+                     "' names no input dimension");
+  return subscripts;
+}
+
+/// `value`, whose dimensions `letters` name, with the dimensions not in `keep` summed away.
+FailureOr<Value> sumLettersAway(NodeImporter &n, Value value, std::string &letters,
+                                StringRef keep) {
+  SmallVector<int64_t> axes;
+  std::string kept;
+  for (size_t i = 0; i < letters.size(); ++i) {
+    if (keep.contains(letters[i]))
+      kept.push_back(letters[i]);
+    else
+      axes.push_back(i);
+  }
+  if (axes.empty())
+    return value;
+  letters = kept;
+  return n.create1<ReduceSumOp>(value, {n.named("axes", n.builder.getDenseI64ArrayAttr(axes)),
+                                        n.named("keepdims", n.builder.getBoolAttr(false))});
+}
+
+/// `value`, whose dimensions `letters` name, transposed into the order of `order`.
+FailureOr<Value> transposeLetters(NodeImporter &n, Value value, StringRef letters,
+                                  StringRef order) {
+  SmallVector<int64_t> perm;
+  for (char c : order)
+    perm.push_back(letters.find(c));
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return value;
+  return n.create1<TransposeOp>(value, n.named("perm", n.builder.getDenseI64ArrayAttr(perm)));
+}
+
+/// Einsum of one or two operands (the contractions attention and bilinear layers write):
+/// letters only one side has and the output lacks are summed first; the rest become a batched
+/// matmul [batch, kept A, contracted] x [batch, contracted, kept B], reshaped and transposed
+/// into the output's order.
+LogicalResult importEinsum(NodeImporter &n) {
+  if (failed(expectInputs(n, 1, 2)))
+    return failure();
+  FailureOr<std::string> equation = n.stringAttr("equation", std::nullopt);
+  if (failed(equation))
+    return failure();
+  FailureOr<EinsumSubscripts> subscripts = parseEinsum(n, *equation, n.numInputs());
+  if (failed(subscripts))
+    return failure();
+  SmallVector<Value> operands;
+  std::map<char, int64_t> sizes;
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    FailureOr<Value> operand = n.input(i);
+    if (failed(operand))
+      return failure();
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(operand->getType()).getShape();
+    const std::string &letters = subscripts->inputs[i];
+    if (shape.size() != letters.size())
+      return n.error("term '" + letters + "' names " + std::to_string(letters.size()) +
+                     " dimensions of an input of rank " + std::to_string(shape.size()));
+    for (size_t d = 0; d < shape.size(); ++d) {
+      auto [it, inserted] = sizes.insert({letters[d], shape[d]});
+      if (!inserted && it->second != shape[d])
+        return n.error("letter '" + std::string(1, letters[d]) + "' has sizes " +
+                       std::to_string(it->second) + " and " + std::to_string(shape[d]) +
+                       " (memc does not broadcast einsum dimensions)");
+    }
+    operands.push_back(*operand);
+  }
+  std::string output = subscripts->output;
+  if (operands.size() == 1) {
+    std::string letters = subscripts->inputs[0];
+    FailureOr<Value> summed = sumLettersAway(n, operands[0], letters, output);
+    if (failed(summed))
+      return failure();
+    return defineResult(n, transposeLetters(n, *summed, letters, output));
+  }
+  std::string a = subscripts->inputs[0], b = subscripts->inputs[1];
+  // Each side keeps what the output or the other side needs.
+  FailureOr<Value> lhs = sumLettersAway(n, operands[0], a, output + b);
+  FailureOr<Value> rhs = sumLettersAway(n, operands[1], b, output + a);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  std::string batch, keptA, keptB, contracted;
+  for (char c : a) {
+    bool inB = b.find(c) != std::string::npos, inOutput = output.find(c) != std::string::npos;
+    (inB ? (inOutput ? batch : contracted) : keptA).push_back(c);
+  }
+  for (char c : b)
+    if (a.find(c) == std::string::npos)
+      keptB.push_back(c);
+  auto product = [&](StringRef letters) {
+    int64_t total = 1;
+    for (char c : letters)
+      total *= sizes[c];
+    return total;
+  };
+  int64_t batchSize = product(batch), m = product(keptA), k = product(contracted),
+          width = product(keptB);
+  FailureOr<Value> lhsOrdered = transposeLetters(n, *lhs, a, batch + keptA + contracted);
+  FailureOr<Value> rhsOrdered = transposeLetters(n, *rhs, b, batch + contracted + keptB);
+  FailureOr<Value> lhsMatrix, rhsMatrix, matrix;
+  if (failed(lhsOrdered) || failed(rhsOrdered) ||
+      failed(lhsMatrix = reshapeTo(n, *lhsOrdered, {batchSize, m, k})) ||
+      failed(rhsMatrix = reshapeTo(n, *rhsOrdered, {batchSize, k, width})) ||
+      failed(matrix = n.create1<MatMulOp>({*lhsMatrix, *rhsMatrix})))
+    return failure();
+  std::string letters = batch + keptA + keptB;
+  SmallVector<int64_t> shape;
+  for (char c : letters)
+    shape.push_back(sizes[c]);
+  FailureOr<Value> unflattened = reshapeTo(n, *matrix, shape);
+  if (failed(unflattened))
+    return failure();
+  return defineResult(n, transposeLetters(n, *unflattened, letters, output));
+}
+
 template <typename OpT>
 LogicalResult importSoftmax(NodeImporter &n) {
   FailureOr<Value> input = n.input(0);
@@ -419,9 +588,40 @@ LogicalResult importSoftmax(NodeImporter &n) {
   return defineResult(n, n.create1<OpT>(*input, n.named("axis", n.builder.getI64IntegerAttr(*axis))));
 }
 
+/// The mean of `x` over `axes` (dimensions kept), and, when asked, `x - mean` and the inverse
+/// standard deviation 1 / sqrt(mean((x - mean)^2) + epsilon): the statistics every
+/// normalization memc composes from canonical ops shares, so their gradients follow the ops'.
+struct NormalizationMoments {
+  Value mean, centered, inverseStdDev;
+};
+
+FailureOr<NormalizationMoments> normalizationMoments(NodeImporter &n, Value x,
+                                                     ArrayRef<int64_t> axes, double epsilon,
+                                                     bool needDeviation) {
+  auto meanOver = [&](Value value) {
+    return n.create1<ReduceMeanOp>(value, {n.named("axes", n.builder.getDenseI64ArrayAttr(axes)),
+                                           n.named("keepdims", n.builder.getBoolAttr(true))});
+  };
+  FailureOr<Value> mean = meanOver(x);
+  if (failed(mean))
+    return failure();
+  if (!needDeviation)
+    return NormalizationMoments{*mean, Value(), Value()};
+  Type elementType = getElementTypeOrSelf(x);
+  FailureOr<Value> centered = n.create1<SubOp>({x, *mean});
+  FailureOr<Value> squared, variance, shifted, deviation, inverse;
+  if (failed(centered) || failed(squared = n.create1<MulOp>({*centered, *centered})) ||
+      failed(variance = meanOver(*squared)) ||
+      failed(shifted = n.create1<AddOp>({*variance, scalarConstant(n, elementType, epsilon)})) ||
+      failed(deviation = n.create1<SqrtOp>(*shifted)) ||
+      failed(inverse = n.create1<ReciprocalOp>(*deviation)))
+    return failure();
+  return NormalizationMoments{*mean, *centered, *inverse};
+}
+
 /// LayerNormalization's optional Mean and InvStdDev outputs, over axes `axis..rank-1` with
 /// kept dimensions, in the stash type (f32 unless stash_type says the input's): computed apart
-/// from layer_norm, only when the graph reads them, so that their gradients follow the ops'.
+/// from layer_norm, only when the graph reads them.
 LogicalResult defineLayerNormStatistics(NodeImporter &n, Value input, int64_t axis,
                                         double epsilon) {
   if (!n.isOutputUsed(1) && !n.isOutputUsed(2))
@@ -437,25 +637,13 @@ LogicalResult defineLayerNormStatistics(NodeImporter &n, Value input, int64_t ax
   SmallVector<int64_t> axes;
   for (int64_t dim = axis; dim < type.getRank(); ++dim)
     axes.push_back(dim);
-  auto meanOver = [&](Value value) {
-    return n.create1<ReduceMeanOp>(value, {n.named("axes", n.builder.getDenseI64ArrayAttr(axes)),
-                                           n.named("keepdims", n.builder.getBoolAttr(true))});
-  };
-  FailureOr<Value> mean = meanOver(*x);
-  if (failed(mean))
+  FailureOr<NormalizationMoments> moments =
+      normalizationMoments(n, *x, axes, epsilon, n.isOutputUsed(2));
+  if (failed(moments))
     return failure();
-  n.setOutput(1, *mean);
-  if (!n.isOutputUsed(2))
-    return success();
-  FailureOr<Value> centered = n.create1<SubOp>({*x, *mean});
-  FailureOr<Value> squared, variance, shifted, deviation, inverse;
-  if (failed(centered) || failed(squared = n.create1<MulOp>({*centered, *centered})) ||
-      failed(variance = meanOver(*squared)) ||
-      failed(shifted = n.create1<AddOp>({*variance, scalarConstant(n, stash, epsilon)})) ||
-      failed(deviation = n.create1<SqrtOp>(*shifted)) ||
-      failed(inverse = n.create1<ReciprocalOp>(*deviation)))
-    return failure();
-  n.setOutput(2, *inverse);
+  n.setOutput(1, moments->mean);
+  if (n.isOutputUsed(2))
+    n.setOutput(2, moments->inverseStdDev);
   return success();
 }
 
@@ -510,6 +698,108 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
                                  n.named("training", n.builder.getBoolAttr(*training != 0))}));
 }
 
+/// `(x - mean) / sqrt(var + epsilon)` over axes `first..rank-1`.
+FailureOr<Value> normalizeOver(NodeImporter &n, Value x, int64_t first, double epsilon) {
+  SmallVector<int64_t> axes;
+  for (int64_t dim = first; dim < cast<RankedTensorType>(x.getType()).getRank(); ++dim)
+    axes.push_back(dim);
+  FailureOr<NormalizationMoments> moments = normalizationMoments(n, x, axes, epsilon, true);
+  if (failed(moments))
+    return failure();
+  return n.create1<MulOp>({moments->centered, moments->inverseStdDev});
+}
+
+/// Per-channel values [C] as [C, 1, ...], which numpy broadcasting lines up with dimension 1
+/// of a tensor of `rank`.
+FailureOr<Value> channelColumn(NodeImporter &n, Value perChannel, int64_t rank) {
+  SmallVector<int64_t> alongChannels(rank - 1, 1);
+  alongChannels[0] = cast<RankedTensorType>(perChannel.getType()).getNumElements();
+  return reshapeTo(n, perChannel, alongChannels);
+}
+
+/// `x * scale + bias`, `scale` and `bias` holding one value per index of dimension 1 of `x`.
+FailureOr<Value> scaleAndShiftChannels(NodeImporter &n, Value x, Value scale, Value bias) {
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  FailureOr<Value> scaleColumn = channelColumn(n, scale, rank);
+  FailureOr<Value> biasColumn = channelColumn(n, bias, rank);
+  FailureOr<Value> scaled;
+  if (failed(scaleColumn) || failed(biasColumn) ||
+      failed(scaled = n.create1<MulOp>({x, *scaleColumn})))
+    return failure();
+  return n.create1<AddOp>({*scaled, *biasColumn});
+}
+
+/// Scale or bias input `index` of a normalization: `count` values of `x`'s element type.
+FailureOr<Value> affineInput(NodeImporter &n, size_t index, Type elementType, int64_t count,
+                             StringRef what, StringRef per) {
+  FailureOr<Value> value = n.input(index, elementType);
+  if (failed(value))
+    return failure();
+  if (cast<RankedTensorType>(value->getType()).getNumElements() != count)
+    return n.error(what + " has " +
+                   std::to_string(cast<RankedTensorType>(value->getType()).getNumElements()) +
+                   " values, expected one per " + per + " (" + std::to_string(count) + ")");
+  return value;
+}
+
+/// InstanceNormalization: each (sample, channel) normalized over its spatial dimensions.
+/// nn.InstanceNorm and nn.GroupNorm (between two reshapes) export it.
+LogicalResult importInstanceNormalization(NodeImporter &n) {
+  if (failed(expectInputs(n, 3, 3)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<double> epsilon = n.floatAttr("epsilon", 1e-5);
+  if (failed(input) || failed(epsilon))
+    return failure();
+  auto type = cast<RankedTensorType>(input->getType());
+  if (type.getRank() < 3)
+    return n.error("expects an NC[D]HW input of rank 3 or more");
+  Type elementType = type.getElementType();
+  FailureOr<Value> scale = affineInput(n, 1, elementType, type.getDimSize(1), "scale", "channel");
+  FailureOr<Value> bias = affineInput(n, 2, elementType, type.getDimSize(1), "B", "channel");
+  if (failed(scale) || failed(bias))
+    return failure();
+  FailureOr<Value> normalized = normalizeOver(n, *input, 2, *epsilon);
+  if (failed(normalized))
+    return failure();
+  return defineResult(n, scaleAndShiftChannels(n, *normalized, *scale, *bias));
+}
+
+/// GroupNormalization (opset 18): channels in `num_groups` groups, each (sample, group)
+/// normalized over its channels and spatial dimensions, [N, C, ...] -> [N, G, C/G * ...] and
+/// back. At opset 18 scale and bias hold one value per group (opset 21, which memc does not
+/// import yet, makes them per channel).
+LogicalResult importGroupNormalization(NodeImporter &n) {
+  if (failed(expectInputs(n, 3, 3)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<double> epsilon = n.floatAttr("epsilon", 1e-5);
+  FailureOr<int64_t> groups = n.intAttr("num_groups", std::nullopt);
+  if (failed(input) || failed(epsilon) || failed(groups))
+    return failure();
+  auto type = cast<RankedTensorType>(input->getType());
+  if (type.getRank() < 3)
+    return n.error("expects an NC[D]HW input of rank 3 or more");
+  int64_t channels = type.getDimSize(1);
+  if (*groups <= 0 || channels % *groups != 0)
+    return n.error("num_groups " + std::to_string(*groups) + " does not divide the " +
+                   std::to_string(channels) + " channels");
+  Type elementType = type.getElementType();
+  FailureOr<Value> scale = affineInput(n, 1, elementType, *groups, "scale", "group");
+  FailureOr<Value> bias = affineInput(n, 2, elementType, *groups, "bias", "group");
+  if (failed(scale) || failed(bias))
+    return failure();
+  int64_t perGroup = channels / *groups;
+  for (int64_t dim = 2; dim < type.getRank(); ++dim)
+    perGroup *= type.getDimSize(dim);
+  FailureOr<Value> grouped = reshapeTo(n, *input, {type.getDimSize(0), *groups, perGroup});
+  FailureOr<Value> normalized, shifted;
+  if (failed(grouped) || failed(normalized = normalizeOver(n, *grouped, 2, *epsilon)) ||
+      failed(shifted = scaleAndShiftChannels(n, *normalized, *scale, *bias)))
+    return failure();
+  return defineResult(n, reshapeTo(n, *shifted, type.getShape()));
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
@@ -556,6 +846,45 @@ LogicalResult importCumSum(NodeImporter &n) {
       n, n.create1<CumSumOp>(*input, {n.named("axis", n.builder.getI64IntegerAttr(*axis)),
                                       n.named("exclusive", n.builder.getBoolAttr(*exclusive != 0)),
                                       n.named("reverse", n.builder.getBoolAttr(*reverse != 0))}));
+}
+
+/// TopK: k from input 1 (opset 10 on) or the attribute; always sorted, which sorted = 0 allows.
+LogicalResult importTopK(NodeImporter &n) {
+  if (failed(expectInputs(n, 1, 2)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<int64_t> axis = n.intAttr("axis", -1), largest = n.intAttr("largest", 1);
+  if (failed(input) || failed(axis) || failed(largest))
+    return failure();
+  auto type = cast<RankedTensorType>(input->getType());
+  if (failed(axis = normalizeAxis(n, *axis, type.getRank())))
+    return failure();
+  int64_t k;
+  if (n.opset < 10) {
+    FailureOr<int64_t> given = n.intAttr("k", std::nullopt);
+    if (failed(given))
+      return failure();
+    k = *given;
+  } else {
+    FailureOr<HostTensor> given = n.requireConstant(1, "K");
+    if (failed(given))
+      return failure();
+    if (given->numElements() != 1)
+      return n.error("K must hold one value");
+    k = given->intAt(0);
+  }
+  if (k < 0 || k > type.getDimSize(*axis))
+    return n.error("K " + std::to_string(k) + " is not within dimension " + std::to_string(*axis) +
+                   " of size " + std::to_string(type.getDimSize(*axis)));
+  FailureOr<Operation *> topK =
+      n.create<TopKOp>(*input, {n.named("axis", n.builder.getI64IntegerAttr(*axis)),
+                                n.named("k", n.builder.getI64IntegerAttr(k)),
+                                n.named("largest", n.builder.getBoolAttr(*largest != 0))});
+  if (failed(topK))
+    return failure();
+  n.setOutput(0, (*topK)->getResult(0));
+  n.setOutput(1, (*topK)->getResult(1));
+  return success();
 }
 
 LogicalResult importGlobalAveragePool(NodeImporter &n) {
@@ -1139,6 +1468,216 @@ LogicalResult importDepthSpace(NodeImporter &n, bool toSpace) {
 }
 
 //===----------------------------------------------------------------------===//
+// Resize: per resized axis, gathers of the input rows each output row reads (nearest: one,
+// linear: two, weighted), so the gradient is the gather rule's scatter-add
+//===----------------------------------------------------------------------===//
+
+/// One axis of a Resize: its output size, and the scale and unrounded resized length
+/// (dim * scale from `scales`, the size from `sizes`) that the coordinate transformations use.
+struct ResizedAxis {
+  int64_t size;
+  double scale, length;
+};
+
+/// The input coordinate output index `i` of a resized axis maps to (ONNX's
+/// coordinate_transformation_mode).
+double resizeSourceCoordinate(StringRef mode, int64_t i, const ResizedAxis &axis, int64_t in) {
+  if (mode == "half_pixel")
+    return (i + 0.5) / axis.scale - 0.5;
+  if (mode == "pytorch_half_pixel")
+    return axis.length > 1 ? (i + 0.5) / axis.scale - 0.5 : 0.0;
+  if (mode == "align_corners")
+    return axis.length > 1 ? double(i) * double(in - 1) / (axis.length - 1) : 0.0;
+  if (mode == "tf_half_pixel_for_nn")
+    return (i + 0.5) / axis.scale;
+  return i / axis.scale; // asymmetric
+}
+
+/// ONNX's nearest_mode: which input index a coordinate between two rounds to.
+int64_t roundNearest(StringRef mode, double x) {
+  double below = std::floor(x);
+  if (mode == "floor")
+    return int64_t(below);
+  if (mode == "ceil")
+    return int64_t(std::ceil(x));
+  if (x - below == 0.5)
+    return int64_t(mode == "round_prefer_ceil" ? below + 1 : below);
+  return int64_t(std::round(x));
+}
+
+/// A 1-D i64 constant.
+Value indexConstant(NodeImporter &n, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({int64_t(values.size())}, n.builder.getI64Type());
+  return n.builder.create<ConstantOp>(n.location(), DenseElementsAttr::get(type, values));
+}
+
+/// `weights` as a constant of `like`'s element type shaped [count, 1, ...] to broadcast along
+/// `axis` of `like`.
+Value axisWeights(NodeImporter &n, Value like, int64_t axis, ArrayRef<double> weights) {
+  auto likeType = cast<RankedTensorType>(like.getType());
+  SmallVector<int64_t> shape(likeType.getRank() - axis, 1);
+  shape[0] = weights.size();
+  auto type = RankedTensorType::get(shape, likeType.getElementType());
+  SmallVector<Attribute> elements;
+  for (double weight : weights)
+    elements.push_back(FloatAttr::get(likeType.getElementType(), weight));
+  return n.builder.create<ConstantOp>(n.location(), DenseElementsAttr::get(type, elements));
+}
+
+struct ResizeModes {
+  std::string mode, coordinates, nearest;
+};
+
+/// `value` resized along `axis`.
+FailureOr<Value> resizeAxis(NodeImporter &n, Value value, int64_t axis, const ResizedAxis &target,
+                            const ResizeModes &modes) {
+  int64_t in = cast<RankedTensorType>(value.getType()).getDimSize(axis);
+  SmallVector<int64_t> lower, upper;
+  SmallVector<double> lowerWeight, upperWeight;
+  for (int64_t i = 0; i < target.size; ++i) {
+    double x = resizeSourceCoordinate(modes.coordinates, i, target, in);
+    if (modes.mode == "nearest") {
+      lower.push_back(std::clamp<int64_t>(roundNearest(modes.nearest, x), 0, in - 1));
+      continue;
+    }
+    // Linear: clamping the coordinate is ONNX's edge padding for two taps.
+    x = std::clamp(x, 0.0, double(in - 1));
+    int64_t below = int64_t(std::floor(x));
+    lower.push_back(below);
+    upper.push_back(std::min(below + 1, in - 1));
+    upperWeight.push_back(x - below);
+    lowerWeight.push_back(1.0 - (x - below));
+  }
+  auto gatherRows = [&](ArrayRef<int64_t> rows) {
+    return n.create1<GatherOp>({value, indexConstant(n, rows)},
+                               n.named("axis", n.builder.getI64IntegerAttr(axis)));
+  };
+  SmallVector<int64_t> identity(in);
+  std::iota(identity.begin(), identity.end(), 0);
+  if (modes.mode == "nearest")
+    return ArrayRef<int64_t>(lower) == ArrayRef<int64_t>(identity) ? value : gatherRows(lower);
+  FailureOr<Value> below = gatherRows(lower), above = gatherRows(upper);
+  FailureOr<Value> belowPart, abovePart;
+  if (failed(below) || failed(above) ||
+      failed(belowPart = n.create1<MulOp>({*below, axisWeights(n, *below, axis, lowerWeight)})) ||
+      failed(abovePart = n.create1<MulOp>({*above, axisWeights(n, *above, axis, upperWeight)})))
+    return failure();
+  return n.create1<AddOp>({*belowPart, *abovePart});
+}
+
+/// Resize's target per axis: from `sizes`, or floor(dim * scale) from `scales` (whose values
+/// the coordinate transformation then uses as they are).
+FailureOr<SmallVector<ResizedAxis>> resizeTargets(NodeImporter &n, ArrayRef<int64_t> shape) {
+  int64_t rank = shape.size();
+  std::vector<int64_t> resized(rank);
+  std::iota(resized.begin(), resized.end(), 0);
+  if (n.attribute("axes")) { // opset 18
+    FailureOr<std::vector<int64_t>> axes = n.intsAttr("axes", std::nullopt);
+    FailureOr<SmallVector<int64_t>> normalized;
+    if (failed(axes) || failed(normalized = normalizeAxes(n, *axes, rank)))
+      return failure();
+    resized.assign(normalized->begin(), normalized->end());
+  }
+  SmallVector<ResizedAxis> targets;
+  for (int64_t dim : shape)
+    targets.push_back({dim, 1.0, double(dim)});
+  bool haveScales = false;
+  if (n.hasInput(2)) {
+    FailureOr<HostTensor> given = n.requireConstant(2, "scales");
+    if (failed(given))
+      return failure();
+    if (given->numElements() != 0) {
+      if (given->numElements() != int64_t(resized.size()))
+        return n.error("scales has " + std::to_string(given->numElements()) + " values for " +
+                       std::to_string(resized.size()) + " axes");
+      for (size_t i = 0; i < resized.size(); ++i) {
+        double scale = given->floatAt(i);
+        if (!(scale > 0))
+          return n.error("scales must be positive");
+        double length = shape[resized[i]] * scale;
+        targets[resized[i]] = {int64_t(std::floor(length)), scale, length};
+        if (targets[resized[i]].size == 0 && shape[resized[i]] != 0)
+          return n.error("scale " + std::to_string(scale) + " resizes dimension " +
+                         std::to_string(resized[i]) + " to 0");
+      }
+      haveScales = true;
+    }
+  }
+  if (n.hasInput(3)) {
+    if (haveScales)
+      return n.error("gives both scales and sizes");
+    FailureOr<HostTensor> given = n.requireConstant(3, "sizes");
+    if (failed(given))
+      return failure();
+    if (given->numElements() != int64_t(resized.size()))
+      return n.error("sizes has " + std::to_string(given->numElements()) + " values for " +
+                     std::to_string(resized.size()) + " axes");
+    for (size_t i = 0; i < resized.size(); ++i) {
+      int64_t size = given->intAt(i), dim = shape[resized[i]];
+      if (size <= 0)
+        return n.error("sizes must be positive");
+      targets[resized[i]] = {size, dim > 0 ? double(size) / double(dim) : 1.0, double(size)};
+    }
+  } else if (!haveScales) {
+    return n.error("needs scales or sizes");
+  }
+  return targets;
+}
+
+/// Resize (opset 11 on) in nearest or linear mode, with the coordinate transformations torch
+/// exports (asymmetric, half_pixel, pytorch_half_pixel, align_corners) and
+/// tf_half_pixel_for_nn; separable, so one axis at a time.
+LogicalResult importResize(NodeImporter &n) {
+  if (n.opset < 11)
+    return n.error("Resize before opset 11 is not supported; export at opset 11 or later");
+  if (failed(expectInputs(n, 1, 4)))
+    return failure();
+  FailureOr<Value> input = n.input(0);
+  FailureOr<std::string> mode = n.stringAttr("mode", "nearest");
+  FailureOr<std::string> coordinates = n.stringAttr("coordinate_transformation_mode", "half_pixel");
+  FailureOr<std::string> nearest = n.stringAttr("nearest_mode", "round_prefer_floor");
+  FailureOr<std::string> aspect = n.stringAttr("keep_aspect_ratio_policy", "stretch");
+  FailureOr<int64_t> antialias = n.intAttr("antialias", 0);
+  if (failed(input) || failed(mode) || failed(coordinates) || failed(nearest) || failed(aspect) ||
+      failed(antialias))
+    return failure();
+  if (*mode != "nearest" && *mode != "linear")
+    return n.error("unsupported mode '" + *mode + "' (memc resizes nearest or linear)");
+  static const char *const coordinateModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                                "asymmetric", "tf_half_pixel_for_nn"};
+  if (llvm::find(coordinateModes, *coordinates) == std::end(coordinateModes))
+    return n.error("unsupported coordinate_transformation_mode '" + *coordinates + "'");
+  static const char *const nearestModes[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                             "ceil"};
+  if (llvm::find(nearestModes, *nearest) == std::end(nearestModes))
+    return n.error("unknown nearest_mode '" + *nearest + "'");
+  if (*aspect != "stretch")
+    return n.error("keep_aspect_ratio_policy '" + *aspect + "' is not supported (only stretch)");
+  if (*antialias)
+    return n.error("antialias is not supported");
+  auto type = cast<RankedTensorType>(input->getType());
+  if (*mode == "linear" && !isa<FloatType>(type.getElementType()))
+    return n.error("linear mode needs a floating-point input");
+  FailureOr<SmallVector<ResizedAxis>> targets = resizeTargets(n, type.getShape());
+  if (failed(targets))
+    return failure();
+  ResizeModes modes{*mode, *coordinates, *nearest};
+  Value result = *input;
+  for (int64_t axis = 0; axis < type.getRank(); ++axis) {
+    // Nearest checks for the identity itself (tf_half_pixel_for_nn shifts even at scale 1).
+    const ResizedAxis &target = (*targets)[axis];
+    if (target.size == type.getDimSize(axis) && target.scale == 1.0 && *mode == "linear" &&
+        *coordinates != "tf_half_pixel_for_nn")
+      continue; // the identity
+    FailureOr<Value> resized = resizeAxis(n, result, axis, target, modes);
+    if (failed(resized))
+      return failure();
+    result = *resized;
+  }
+  return defineResult(n, result);
+}
+
+//===----------------------------------------------------------------------===//
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
@@ -1185,23 +1724,36 @@ FailureOr<WindowAttributes> windowAttributes(NodeImporter &n, ArrayRef<int64_t> 
   return WindowAttributes{*kernelShape, *strides, *pads, *dilations};
 }
 
-LogicalResult importConv(NodeImporter &n) {
+/// Conv's and ConvTranspose's data and weight inputs and `group`.
+struct ConvolutionOperands {
+  Value input, weight;
+  int64_t group;
+};
+
+FailureOr<ConvolutionOperands> convolutionOperands(NodeImporter &n) {
   if (failed(expectInputs(n, 2, 3)))
     return failure();
   FailureOr<Value> input = n.input(0), weight = n.input(1);
   FailureOr<int64_t> group = n.intAttr("group", 1);
   if (failed(input) || failed(weight) || failed(group))
     return failure();
-  ArrayRef<int64_t> weightShape = cast<RankedTensorType>(weight->getType()).getShape();
+  return ConvolutionOperands{*input, *weight, *group};
+}
+
+LogicalResult importConv(NodeImporter &n) {
+  FailureOr<ConvolutionOperands> conv = convolutionOperands(n);
+  if (failed(conv))
+    return failure();
+  ArrayRef<int64_t> weightShape = cast<RankedTensorType>(conv->weight.getType()).getShape();
   std::vector<int64_t> kernel(weightShape.begin() + std::min<size_t>(2, weightShape.size()),
                               weightShape.end());
   FailureOr<WindowAttributes> window =
-      windowAttributes(n, cast<RankedTensorType>(input->getType()).getShape(), kernel);
+      windowAttributes(n, cast<RankedTensorType>(conv->input.getType()).getShape(), kernel);
   if (failed(window))
     return failure();
   if (window->kernel != kernel)
     return n.error("kernel_shape differs from the weight's spatial shape");
-  SmallVector<Value> operands = {*input, *weight};
+  SmallVector<Value> operands = {conv->input, conv->weight};
   if (n.hasInput(2)) {
     FailureOr<Value> bias = n.input(2);
     if (failed(bias))
@@ -1213,7 +1765,132 @@ LogicalResult importConv(NodeImporter &n) {
                            {n.named("strides", n.builder.getDenseI64ArrayAttr(window->strides)),
                             n.named("pads", n.builder.getDenseI64ArrayAttr(window->pads)),
                             n.named("dilations", n.builder.getDenseI64ArrayAttr(window->dilations)),
-                            n.named("group", n.builder.getI64IntegerAttr(*group))}));
+                            n.named("group", n.builder.getI64IntegerAttr(conv->group))}));
+}
+
+/// ConvTranspose's pads: given, or, with output_shape or SAME auto_pad, what makes the output
+/// that shape (ONNX: SAME_UPPER puts the smaller half first, otherwise the larger). An
+/// output_shape past the full transposed size adds to `outputPadding`: the rows no input reaches.
+FailureOr<std::vector<int64_t>> transposedPads(NodeImporter &n, ArrayRef<int64_t> inputShape,
+                                               ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                                               ArrayRef<int64_t> dilations,
+                                               MutableArrayRef<int64_t> outputPadding) {
+  size_t spatial = kernel.size();
+  FailureOr<std::string> autoPad = n.stringAttr("auto_pad", "NOTSET");
+  FailureOr<std::vector<int64_t>> pads = n.intsAttr("pads", std::vector<int64_t>(2 * spatial, 0));
+  if (failed(autoPad) || failed(pads))
+    return failure();
+  if (pads->size() != 2 * spatial)
+    return n.error("pads has " + std::to_string(pads->size()) + " values for " +
+                   std::to_string(spatial) + " spatial dimensions");
+  if (llvm::any_of(*pads, [](int64_t pad) { return pad < 0; }))
+    return n.error("pads must not be negative");
+  if (*autoPad != "NOTSET" && *autoPad != "VALID" && *autoPad != "SAME_UPPER" &&
+      *autoPad != "SAME_LOWER")
+    return n.error("unknown auto_pad '" + *autoPad + "'");
+  std::optional<std::vector<int64_t>> outputShape;
+  if (n.attribute("output_shape")) {
+    FailureOr<std::vector<int64_t>> given = n.intsAttr("output_shape", std::nullopt);
+    if (failed(given))
+      return failure();
+    // The full shape or the spatial dimensions alone.
+    if (given->size() == spatial + 2)
+      given->erase(given->begin(), given->begin() + 2);
+    if (given->size() != spatial)
+      return n.error("output_shape does not match " + std::to_string(spatial) +
+                     " spatial dimensions");
+    outputShape = *given;
+  } else if (*autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER") {
+    outputShape.emplace();
+    for (size_t i = 0; i < spatial; ++i)
+      outputShape->push_back(inputShape[i + 2] * strides[i]);
+  }
+  if (*autoPad == "VALID")
+    pads->assign(2 * spatial, 0);
+  if (!outputShape)
+    return pads;
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t total = strides[i] * (inputShape[i + 2] - 1) + outputPadding[i] +
+                    (kernel[i] - 1) * dilations[i] + 1 - (*outputShape)[i];
+    if (total < 0) {
+      outputPadding[i] -= total;
+      total = 0;
+    }
+    int64_t small = total / 2, large = total - small;
+    (*pads)[i] = *autoPad == "SAME_UPPER" ? small : large;
+    (*pads)[i + spatial] = *autoPad == "SAME_UPPER" ? large : small;
+  }
+  return pads;
+}
+
+/// ConvTranspose: the input gradient of the convolution it transposes (conv_grad_input, whose
+/// gradient rule gives ConvTranspose's), output
+/// stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1 - pads, plus the bias.
+LogicalResult importConvTranspose(NodeImporter &n) {
+  FailureOr<ConvolutionOperands> conv = convolutionOperands(n);
+  if (failed(conv))
+    return failure();
+  Value input = conv->input, weight = conv->weight;
+  int64_t group = conv->group;
+  ArrayRef<int64_t> inputShape = cast<RankedTensorType>(input.getType()).getShape();
+  ArrayRef<int64_t> weightShape = cast<RankedTensorType>(weight.getType()).getShape();
+  if (inputShape.size() < 3 || weightShape.size() != inputShape.size())
+    return n.error("expects an NC[D]HW input and a weight of the same rank");
+  size_t spatial = inputShape.size() - 2;
+  std::vector<int64_t> weightKernel(weightShape.begin() + 2, weightShape.end());
+  FailureOr<std::vector<int64_t>> kernel = n.intsAttr("kernel_shape", weightKernel);
+  FailureOr<std::vector<int64_t>> strides = n.intsAttr("strides", std::vector<int64_t>(spatial, 1));
+  FailureOr<std::vector<int64_t>> dilations =
+      n.intsAttr("dilations", std::vector<int64_t>(spatial, 1));
+  FailureOr<std::vector<int64_t>> outputPadding =
+      n.intsAttr("output_padding", std::vector<int64_t>(spatial, 0));
+  if (failed(kernel) || failed(strides) || failed(dilations) || failed(outputPadding))
+    return failure();
+  if (*kernel != weightKernel)
+    return n.error("kernel_shape differs from the weight's spatial shape");
+  if (strides->size() != spatial || dilations->size() != spatial ||
+      outputPadding->size() != spatial)
+    return n.error("strides, dilations and output_padding do not match " + std::to_string(spatial) +
+                   " spatial dimensions");
+  if (group <= 0 || inputShape[1] != weightShape[0] || weightShape[0] % group != 0)
+    return n.error("input channels " + std::to_string(inputShape[1]) + " do not match the " +
+                   "weight's " + std::to_string(weightShape[0]) + " in " + std::to_string(group) +
+                   " groups");
+  for (size_t i = 0; i < spatial; ++i)
+    if ((*strides)[i] <= 0 || (*dilations)[i] <= 0)
+      return n.error("strides and dilations must be positive");
+  FailureOr<std::vector<int64_t>> pads =
+      transposedPads(n, inputShape, *kernel, *strides, *dilations, *outputPadding);
+  if (failed(pads))
+    return failure();
+  for (size_t i = 0; i < spatial; ++i) {
+    // Past the stride, output rows would have no input position in the convolution transposed.
+    if ((*outputPadding)[i] < 0 || (*outputPadding)[i] >= (*strides)[i])
+      return n.error("output_padding " + std::to_string((*outputPadding)[i]) +
+                     " must be at least 0 and below the stride " + std::to_string((*strides)[i]));
+  }
+  SmallVector<int64_t> outputShape = {inputShape[0], weightShape[1] * group};
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t size = (*strides)[i] * (inputShape[i + 2] - 1) + (*outputPadding)[i] +
+                   ((*kernel)[i] - 1) * (*dilations)[i] + 1 - (*pads)[i] - (*pads)[i + spatial];
+    if (size <= 0)
+      return n.error("pads leave spatial dimension " + std::to_string(i + 2) + " empty");
+    outputShape.push_back(size);
+  }
+  FailureOr<Value> result = n.createTyped<ConvGradInputOp>(
+      withShape(input, outputShape), {input, weight},
+      {n.named("strides", n.builder.getDenseI64ArrayAttr(*strides)),
+       n.named("pads", n.builder.getDenseI64ArrayAttr(*pads)),
+       n.named("dilations", n.builder.getDenseI64ArrayAttr(*dilations)),
+       n.named("group", n.builder.getI64IntegerAttr(group))});
+  if (failed(result) || !n.hasInput(2))
+    return defineResult(n, result);
+  FailureOr<Value> bias =
+      affineInput(n, 2, getElementTypeOrSelf(input), outputShape[1], "B", "output channel");
+  FailureOr<Value> biasColumn;
+  if (failed(bias) || failed(biasColumn = channelColumn(n, *bias, outputShape.size())))
+    return failure();
+  return defineResult(n, n.create1<AddOp>({*result, *biasColumn}));
 }
 
 template <typename OpT>
@@ -1242,6 +1919,233 @@ LogicalResult importPool(NodeImporter &n) {
         n.named("count_include_pad", n.builder.getBoolAttr(*countIncludePad != 0)));
   }
   return defineResult(n, n.create1<OpT>(*input, attributes));
+}
+
+//===----------------------------------------------------------------------===//
+// LSTM and GRU: unrolled over the static sequence length into matmuls, slices and the
+// activations, so the planner and remat see every step's state and the gradients are the ops'
+//===----------------------------------------------------------------------===//
+
+/// The recurrence of one LSTM or GRU direction: `gates` of the step's input projection
+/// [batch, G * hidden] (bias included), the previous state, and what the step computes.
+struct RecurrentCell {
+  bool linearBeforeReset;
+  int64_t hidden;
+  Value recurrence;     // R^T, [hidden, G * hidden]
+  Value recurrenceBias; // Rb, [G * hidden] (GRU's reset gate applies to part of it)
+};
+
+/// Gate `index` of `gates` [batch, G * hidden].
+FailureOr<Value> gate(NodeImporter &n, Value gates, int64_t index, int64_t hidden) {
+  return sliceAlong(n, gates, 1, index * hidden, (index + 1) * hidden, 1);
+}
+
+/// One LSTM step (gates i, o, f, c): c' = f * c + i * tanh(g), h' = o * tanh(c').
+LogicalResult lstmStep(NodeImporter &n, const RecurrentCell &cell, Value projected, Value &h,
+                       Value &c) {
+  FailureOr<Value> recurrent = n.create1<MatMulOp>({h, cell.recurrence});
+  FailureOr<Value> gates, withBias;
+  if (failed(recurrent) || failed(gates = n.create1<AddOp>({projected, *recurrent})) ||
+      failed(withBias = n.create1<AddOp>({*gates, cell.recurrenceBias})))
+    return failure();
+  SmallVector<Value> parts;
+  for (int64_t index = 0; index < 4; ++index) {
+    FailureOr<Value> part = gate(n, *withBias, index, cell.hidden);
+    FailureOr<Value> activated;
+    if (failed(part) ||
+        failed(activated = index == 3 ? n.create1<TanhOp>(*part) : n.create1<SigmoidOp>(*part)))
+      return failure();
+    parts.push_back(*activated);
+  }
+  FailureOr<Value> kept = n.create1<MulOp>({parts[2], c});
+  FailureOr<Value> written = n.create1<MulOp>({parts[0], parts[3]});
+  FailureOr<Value> state, squashed, output;
+  if (failed(kept) || failed(written) || failed(state = n.create1<AddOp>({*kept, *written})) ||
+      failed(squashed = n.create1<TanhOp>(*state)) ||
+      failed(output = n.create1<MulOp>({parts[1], *squashed})))
+    return failure();
+  c = *state;
+  h = *output;
+  return success();
+}
+
+/// One GRU step (gates z, r, h): h' = (1 - z) * candidate + z * h, the reset gate applied to
+/// the recurrent projection (linear_before_reset, torch's form) or to h before it.
+LogicalResult gruStep(NodeImporter &n, const RecurrentCell &cell, Value projected, Value &h) {
+  int64_t size = cell.hidden;
+  FailureOr<Value> xz = gate(n, projected, 0, size), xr = gate(n, projected, 1, size),
+                   xh = gate(n, projected, 2, size);
+  FailureOr<Value> recurrent = n.create1<MatMulOp>({h, cell.recurrence});
+  FailureOr<Value> withBias;
+  if (failed(xz) || failed(xr) || failed(xh) || failed(recurrent) ||
+      failed(withBias = n.create1<AddOp>({*recurrent, cell.recurrenceBias})))
+    return failure();
+  FailureOr<Value> hz = gate(n, *withBias, 0, size), hr = gate(n, *withBias, 1, size);
+  FailureOr<Value> zSum, rSum, z, r;
+  if (failed(hz) || failed(hr) || failed(zSum = n.create1<AddOp>({*xz, *hz})) ||
+      failed(rSum = n.create1<AddOp>({*xr, *hr})) || failed(z = n.create1<SigmoidOp>(*zSum)) ||
+      failed(r = n.create1<SigmoidOp>(*rSum)))
+    return failure();
+  FailureOr<Value> reset;
+  if (cell.linearBeforeReset) {
+    FailureOr<Value> hh = gate(n, *withBias, 2, size);
+    if (failed(hh) || failed(reset = n.create1<MulOp>({*r, *hh})))
+      return failure();
+  } else {
+    // (r * h) R_h^T + Rb_h: the candidate's own recurrent product.
+    FailureOr<Value> resetState = n.create1<MulOp>({*r, h});
+    FailureOr<Value> weight = sliceAlong(n, cell.recurrence, 1, 2 * size, 3 * size, 1);
+    FailureOr<Value> bias = sliceAlong(n, cell.recurrenceBias, 0, 2 * size, 3 * size, 1);
+    FailureOr<Value> product;
+    if (failed(resetState) || failed(weight) || failed(bias) ||
+        failed(product = n.create1<MatMulOp>({*resetState, *weight})) ||
+        failed(reset = n.create1<AddOp>({*product, *bias})))
+      return failure();
+  }
+  FailureOr<Value> candidateSum, candidate, difference, moved, next;
+  // h' = candidate + z * (h - candidate).
+  if (failed(candidateSum = n.create1<AddOp>({*xh, *reset})) ||
+      failed(candidate = n.create1<TanhOp>(*candidateSum)) ||
+      failed(difference = n.create1<SubOp>({h, *candidate})) ||
+      failed(moved = n.create1<MulOp>({*z, *difference})) ||
+      failed(next = n.create1<AddOp>({*candidate, *moved})))
+    return failure();
+  h = *next;
+  return success();
+}
+
+/// Direction `d` of input `index` ([dirs, rows...]) without its leading axis.
+FailureOr<Value> directionOf(NodeImporter &n, Value value, int64_t d) {
+  SmallVector<int64_t> shape(cast<RankedTensorType>(value.getType()).getShape().drop_front());
+  FailureOr<Value> slice = sliceAlong(n, value, 0, d, d + 1, 1);
+  if (failed(slice))
+    return failure();
+  return reshapeTo(n, *slice, shape);
+}
+
+/// ONNX LSTM (gates i, o, f, c) and GRU (z, r, h), layout 0, forward, reverse or bidirectional,
+/// with optional bias and initial states; sequence_lens must be absent (every sequence full),
+/// and activations, clip, peepholes and input_forget keep their defaults.
+LogicalResult importRecurrent(NodeImporter &n, bool lstm) {
+  int64_t gates = lstm ? 4 : 3;
+  if (failed(expectInputs(n, 3, lstm ? 8 : 6)))
+    return failure();
+  FailureOr<std::string> direction = n.stringAttr("direction", "forward");
+  FailureOr<int64_t> hiddenSize = n.intAttr("hidden_size", std::nullopt);
+  FailureOr<int64_t> layout = n.intAttr("layout", 0);
+  FailureOr<int64_t> linearBeforeReset = n.intAttr("linear_before_reset", 0);
+  FailureOr<int64_t> inputForget = n.intAttr("input_forget", 0);
+  if (failed(direction) || failed(hiddenSize) || failed(layout) || failed(linearBeforeReset) ||
+      failed(inputForget))
+    return failure();
+  if (*direction != "forward" && *direction != "reverse" && *direction != "bidirectional")
+    return n.error("unknown direction '" + *direction + "'");
+  if (*layout != 0)
+    return n.error("layout 1 (batch first) is not supported");
+  if (n.attribute("activations") || n.attribute("clip") || *inputForget)
+    return n.error("custom activations, clip and input_forget are not supported");
+  if (n.hasInput(4))
+    return n.error("sequence_lens is not supported (every sequence must have the full length)");
+  if (lstm && n.hasInput(7))
+    return n.error("peepholes are not supported");
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  Type elementType = getElementTypeOrSelf(*x);
+  FailureOr<Value> w = n.input(1, elementType), r = n.input(2, elementType);
+  if (failed(w) || failed(r))
+    return failure();
+  ArrayRef<int64_t> xShape = cast<RankedTensorType>(x->getType()).getShape();
+  int64_t dirs = *direction == "bidirectional" ? 2 : 1, hidden = *hiddenSize;
+  if (xShape.size() != 3)
+    return n.error("expects X of shape [seq_length, batch, input_size]");
+  int64_t steps = xShape[0], batch = xShape[1];
+  SmallVector<int64_t> wShape = {dirs, gates * hidden, xShape[2]},
+                       rShape = {dirs, gates * hidden, hidden};
+  if (cast<RankedTensorType>(w->getType()).getShape() != ArrayRef<int64_t>(wShape) ||
+      cast<RankedTensorType>(r->getType()).getShape() != ArrayRef<int64_t>(rShape))
+    return n.error("W and R do not have the shapes hidden_size " + std::to_string(hidden) +
+                   " and the direction ask for");
+  auto optionalInput = [&](size_t index, ArrayRef<int64_t> shape) -> FailureOr<Value> {
+    if (!n.hasInput(index))
+      return splatConstant(n, *x, shape, 0.0);
+    FailureOr<Value> value = n.input(index, elementType);
+    if (failed(value))
+      return failure();
+    if (cast<RankedTensorType>(value->getType()).getShape() != shape)
+      return n.error("input " + std::to_string(index) + " has the wrong shape");
+    return value;
+  };
+  FailureOr<Value> bias = optionalInput(3, {dirs, 2 * gates * hidden});
+  FailureOr<Value> initialH = optionalInput(5, {dirs, batch, hidden});
+  FailureOr<Value> initialC = lstm ? optionalInput(6, {dirs, batch, hidden}) : initialH;
+  if (failed(bias) || failed(initialH) || failed(initialC))
+    return failure();
+  SmallVector<Value> outputs, finalH, finalC;
+  for (int64_t d = 0; d < dirs; ++d) {
+    bool backwards = *direction == "reverse" || d == 1;
+    FailureOr<Value> wd = directionOf(n, *w, d), rd = directionOf(n, *r, d),
+                     bd = directionOf(n, *bias, d);
+    FailureOr<Value> h = directionOf(n, *initialH, d), c = directionOf(n, *initialC, d);
+    if (failed(wd) || failed(rd) || failed(bd) || failed(h) || failed(c))
+      return failure();
+    auto transposed = [&](Value matrix) {
+      return n.create1<TransposeOp>(matrix,
+                                    n.named("perm", n.builder.getDenseI64ArrayAttr({1, 0})));
+    };
+    FailureOr<Value> wt = transposed(*wd), rt = transposed(*rd);
+    FailureOr<Value> inputBias = sliceAlong(n, *bd, 0, 0, gates * hidden, 1);
+    FailureOr<Value> recurrenceBias = sliceAlong(n, *bd, 0, gates * hidden, 2 * gates * hidden, 1);
+    FailureOr<Value> projection, projected;
+    // Every step's input projection at once: [seq, batch, input] x [input, G * hidden].
+    if (failed(wt) || failed(rt) || failed(inputBias) || failed(recurrenceBias) ||
+        failed(projection = n.create1<MatMulOp>({*x, *wt})) ||
+        failed(projected = n.create1<AddOp>({*projection, *inputBias})))
+      return failure();
+    RecurrentCell cell{*linearBeforeReset != 0, hidden, *rt, *recurrenceBias};
+    SmallVector<Value> stepOutputs(steps);
+    for (int64_t i = 0; i < steps; ++i) {
+      int64_t t = backwards ? steps - 1 - i : i;
+      FailureOr<Value> stepSlice = sliceAlong(n, *projected, 0, t, t + 1, 1);
+      FailureOr<Value> step;
+      if (failed(stepSlice) || failed(step = reshapeTo(n, *stepSlice, {batch, gates * hidden})))
+        return failure();
+      if (failed(lstm ? lstmStep(n, cell, *step, *h, *c) : gruStep(n, cell, *step, *h)))
+        return failure();
+      FailureOr<Value> placed = reshapeTo(n, *h, {1, 1, batch, hidden});
+      if (failed(placed))
+        return failure();
+      stepOutputs[t] = *placed;
+    }
+    FailureOr<Value> sequence =
+        steps == 1
+            ? FailureOr<Value>(stepOutputs[0])
+            : n.create1<ConcatOp>(stepOutputs, n.named("axis", n.builder.getI64IntegerAttr(0)));
+    FailureOr<Value> lastH = reshapeTo(n, *h, {1, batch, hidden});
+    FailureOr<Value> lastC = lstm ? reshapeTo(n, *c, {1, batch, hidden}) : *c;
+    if (failed(sequence) || failed(lastH) || failed(lastC))
+      return failure();
+    outputs.push_back(*sequence);
+    finalH.push_back(*lastH);
+    finalC.push_back(*lastC);
+  }
+  auto joined = [&](ArrayRef<Value> pieces, int64_t axis) -> FailureOr<Value> {
+    if (pieces.size() == 1)
+      return pieces[0];
+    return n.create1<ConcatOp>(pieces, n.named("axis", n.builder.getI64IntegerAttr(axis)));
+  };
+  FailureOr<Value> y = joined(outputs, 1), yh = joined(finalH, 0);
+  if (failed(y) || failed(yh))
+    return failure();
+  n.setOutput(0, *y);
+  n.setOutput(1, *yh);
+  if (!lstm)
+    return success();
+  FailureOr<Value> yc = joined(finalC, 0);
+  if (failed(yc))
+    return failure();
+  n.setOutput(2, *yc);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -1351,10 +2255,13 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     // Linear algebra and normalization.
     t["MatMul"] = importMatMul;
     t["Gemm"] = importGemm;
+    t["Einsum"] = importEinsum;
     t["Softmax"] = importSoftmax<SoftmaxOp>;
     t["LogSoftmax"] = importSoftmax<LogSoftmaxOp>;
     t["LayerNormalization"] = importLayerNormalization;
     t["BatchNormalization"] = importBatchNormalization;
+    t["InstanceNormalization"] = importInstanceNormalization;
+    t["GroupNormalization"] = importGroupNormalization;
     // Reductions.
     t["ReduceSum"] = importReduce<ReduceSumOp>;
     t["ReduceMean"] = importReduce<ReduceMeanOp>;
@@ -1364,6 +2271,7 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["ReduceLogSumExp"] = importReduce<ReduceLogSumExpOp>;
     t["GlobalAveragePool"] = importGlobalAveragePool;
     t["CumSum"] = importCumSum;
+    t["TopK"] = importTopK;
     // Layout and indexing.
     t["Transpose"] = importTranspose;
     t["Reshape"] = importReshape;
@@ -1377,10 +2285,15 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["Expand"] = importExpand;
     t["Pad"] = importPad;
     t["Tile"] = importTile;
+    t["Resize"] = importResize;
     t["DepthToSpace"] = [](NodeImporter &n) { return importDepthSpace(n, /*toSpace=*/true); };
     t["SpaceToDepth"] = [](NodeImporter &n) { return importDepthSpace(n, /*toSpace=*/false); };
     // Convolution and pooling.
     t["Conv"] = importConv;
+    t["ConvTranspose"] = importConvTranspose;
+    // Recurrent.
+    t["LSTM"] = [](NodeImporter &n) { return importRecurrent(n, /*lstm=*/true); };
+    t["GRU"] = [](NodeImporter &n) { return importRecurrent(n, /*lstm=*/false); };
     t["MaxPool"] = importPool<MaxPoolOp>;
     t["AveragePool"] = importPool<AvgPoolOp>;
     // Host-only.

@@ -114,6 +114,11 @@ OpCost estimateOpCost(Operation *op) {
     cost.flops = elements(op->getOperand(0));
     return cost;
   }
+  if (auto topK = dyn_cast<TopKOp>(op)) {
+    // A k-element heap per row: about log2(k) comparisons per element read.
+    cost.flops = elements(topK.getInput()) * std::max(1.0, std::log2(double(topK.getK())));
+    return cost;
+  }
   if (isa<ReduceL2Op, ReduceLogSumExpOp>(op)) {
     // A square and an add, or an exp and a rescaled add, per element read.
     cost.flops = (isa<ReduceL2Op>(op) ? 2.0 : 6.0) * elements(op->getOperand(0));

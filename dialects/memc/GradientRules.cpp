@@ -601,6 +601,44 @@ LogicalResult CumSumOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorI
 }
 
 //===----------------------------------------------------------------------===//
+// Selection
+//===----------------------------------------------------------------------===//
+
+LogicalResult TopKOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
+  if (!dy[0] || !isa<FloatType>(getInput().getType().getElementType())) {
+    dx.push_back(nullptr);
+    return success();
+  }
+  // Each selected value's gradient goes back to its element: over the input flattened to one
+  // axis, element (o, j, i) of [outer, k, inner] sits at o * n * inner + index * inner + i, and
+  // gather_grad scatters the flattened gradient there (top_k's indices along a row are distinct).
+  Location loc = getLoc();
+  ArrayRef<int64_t> shape = getInput().getType().getShape();
+  int64_t axis = getAxis(), n = shape[axis], k = getK(), outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < int64_t(shape.size()); ++d)
+    inner *= shape[d];
+  SmallVector<int64_t> rowStarts;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t i = 0; i < inner; ++i)
+        rowStarts.push_back(o * n * inner + i);
+  auto flatIndexType = RankedTensorType::get({outer * k * inner}, b.getI64Type());
+  Value starts = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(flatIndexType, ArrayRef<int64_t>(rowStarts)));
+  Value stride = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()), inner));
+  Value scaled = b.create<MulOp>(loc, reshapeTo(b, loc, getIndices(), {outer * k * inner}), stride);
+  Value flatIndices = b.create<AddOp>(loc, scaled, starts);
+  Value flatGrad = reshapeTo(b, loc, dy[0], {outer * k * inner});
+  Value scattered =
+      b.create<GatherGradOp>(loc, getInput().getType().clone(ArrayRef<int64_t>{outer * n * inner}),
+                             flatGrad, flatIndices, b.getI64IntegerAttr(0));
+  return unary(dx, reshapeTo(b, loc, scattered, shape));
+}
+
+//===----------------------------------------------------------------------===//
 // Layout and indexing
 //===----------------------------------------------------------------------===//
 
@@ -684,6 +722,20 @@ LogicalResult ConvOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImp
     dx.push_back(b.create<ReduceSumOp>(loc, dy[0], b.getDenseI64ArrayAttr(allButChannel(rank)),
                                        b.getBoolAttr(false)));
   }
+  return success();
+}
+
+/// conv_grad_input(g, w) is the transpose of conv(., w): its input gradient is the convolution
+/// of the result gradient, its weight gradient conv_grad_weight with the roles of the forward
+/// output (g) and input (the result gradient) as in the convolution it transposes.
+LogicalResult ConvGradInputOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                              SmallVectorImpl<Value> &dx) {
+  Location loc = getLoc();
+  dx.push_back(b.create<ConvOp>(loc, dy[0], getWeight(), Value(), getStridesAttr(), getPadsAttr(),
+                                getDilationsAttr(), getGroupAttr()));
+  dx.push_back(b.create<ConvGradWeightOp>(loc, getWeight().getType(), getGrad(), dy[0],
+                                          getStridesAttr(), getPadsAttr(), getDilationsAttr(),
+                                          getGroupAttr()));
   return success();
 }
 

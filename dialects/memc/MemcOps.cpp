@@ -423,6 +423,18 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
   return getInput();
 }
 
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
+                                       Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  Shape result;
+  std::string error;
+  if (failed(
+          topKShape(shapeOf(adaptor.getInput()), adaptor.getAxis(), adaptor.getK(), result, error)))
+    return inferenceError(location, error);
+  inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));
+  inferred.push_back(RankedTensorType::get(result, IntegerType::get(context, 64)));
+  return success();
+}
+
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                          Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
   Shape result;

@@ -438,6 +438,28 @@ def Memc_CumSumOp : Memc_Op<"cumsum",
 }
 
 //===----------------------------------------------------------------------===//
+// Selection.
+//===----------------------------------------------------------------------===//
+
+def Memc_TopKOp : Memc_Op<"top_k", [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
+  let summary = "The k largest (or smallest) elements along one axis, and their indices";
+  let description = [{
+    ONNX TopK, always sorted: along `axis`, the `k` largest elements in descending order (the
+    smallest in ascending order when `largest` is false), equal values in the order of their
+    indices, and the indices of the selected elements. The gradient reaches the selected
+    elements only.
+
+    ```mlir
+    %v, %i = memc.top_k %x {axis = 1 : i64, k = 3 : i64, largest = true}
+        : (tensor<2x16xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+    ```
+  }];
+  let arguments = (ins Memc_NumericTensor:$input, I64Attr:$axis, I64Attr:$k, BoolAttr:$largest);
+  let results = (outs Memc_NumericTensor:$values, Memc_IndexTensor:$indices);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
 // Layout and indexing.
 //===----------------------------------------------------------------------===//
 

@@ -1,8 +1,9 @@
 //===- MemcTrainingOps.td - backward and loss ops ----------*- tablegen -*-===//
 //
-// Ops that only training graphs contain: fused backward computations whose decomposition into
+// Ops that training graphs contain: fused backward computations whose decomposition into
 // forward ops would keep more values alive (softmax, normalizations, convolutions, pooling,
-// scatters), and the losses. Included by MemcOps.td.
+// scatters), and the losses; conv_grad_input is also ConvTranspose's forward. Included by
+// MemcOps.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,11 +138,13 @@ def Memc_SliceGradOp : Memc_Op<"slice_grad",
 //===----------------------------------------------------------------------===//
 
 def Memc_ConvGradInputOp : Memc_Op<"conv_grad_input",
-    [Pure, AllElementTypesMatch<["grad", "weight", "result"]>]> {
+    [Pure, Memc_Differentiable, AllElementTypesMatch<["grad", "weight", "result"]>]> {
   let summary = "Convolution backward with respect to the input";
   let description = [{
     The transposed convolution of `grad` with `weight` under the forward op's attributes; the
-    result type is the forward input's.
+    result type is the forward input's. It is also ONNX ConvTranspose's forward (whose weight
+    layout, [in_channels, out_channels / group, k...], is the forward convolution's), so it has
+    a gradient rule of its own: a convolution and a conv_grad_weight.
 
     ```mlir
     %dx = memc.conv_grad_input %dy, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>,

@@ -90,6 +90,12 @@ LogicalResult gatherShape(ArrayRef<int64_t> data, ArrayRef<int64_t> indices, int
                result);
 }
 
+LogicalResult topKShape(ArrayRef<int64_t> input, int64_t axis, int64_t k, Shape &result,
+                        std::string &error) {
+  kernels::Shape computed;
+  return adapt(kernels::topKShape(rule(input), axis, k, computed, error), computed, result);
+}
+
 LogicalResult transposeShape(ArrayRef<int64_t> input, ArrayRef<int64_t> perm, Shape &result,
                              std::string &error) {
   kernels::Shape computed;

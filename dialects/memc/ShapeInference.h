@@ -59,6 +59,10 @@ llvm::LogicalResult sliceShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int
 llvm::LogicalResult gatherShape(llvm::ArrayRef<int64_t> data, llvm::ArrayRef<int64_t> indices,
                                 int64_t axis, Shape &result, std::string &error);
 
+/// memc.top_k: the input's shape with `k` along `axis`.
+llvm::LogicalResult topKShape(llvm::ArrayRef<int64_t> input, int64_t axis, int64_t k, Shape &result,
+                              std::string &error);
+
 /// Result dimension i is input dimension perm[i].
 llvm::LogicalResult transposeShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> perm,
                                    Shape &result, std::string &error);

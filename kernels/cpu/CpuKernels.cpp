@@ -15,6 +15,7 @@ const KernelTable &cpuKernels() {
     addNormalizationKernels(runs);
     addReductionKernels(runs);
     addScanKernels(runs);
+    addSelectionKernels(runs);
     addLayoutKernels(runs);
     addConvolutionKernels(runs);
     addPoolingKernels(runs);

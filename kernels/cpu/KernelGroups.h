@@ -24,6 +24,7 @@ void addMatMulKernels(KernelRuns &table);        // MatMul.cpp
 void addNormalizationKernels(KernelRuns &table); // Normalization.cpp
 void addReductionKernels(KernelRuns &table);     // Reduction.cpp
 void addScanKernels(KernelRuns &table);          // Scan.cpp
+void addSelectionKernels(KernelRuns &table);     // Selection.cpp
 void addLayoutKernels(KernelRuns &table);        // Layout.cpp
 void addConvolutionKernels(KernelRuns &table);   // Convolution.cpp
 void addPoolingKernels(KernelRuns &table);       // Pooling.cpp

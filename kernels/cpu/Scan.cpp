@@ -8,6 +8,7 @@
 // depends only on its own slice, so the thread count does not change it.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/ShapeRules.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
@@ -24,11 +25,7 @@ void cumulativeSum(const TensorView &input, const TensorView &output, int64_t ax
                    bool exclusive, bool reverse) {
   using C = ComputeOf<T>;
   using Acc = std::conditional_t<std::is_integral_v<C>, int64_t, double>;
-  int64_t outer = 1, inner = 1, length = input.shape[axis];
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= input.shape[d];
-  for (size_t d = axis + 1; d < input.shape.size(); ++d)
-    inner *= input.shape[d];
+  auto [outer, length, inner] = extentsAroundAxis(input.shape, axis);
   const T *x = input.as<T>();
   T *y = output.as<T>();
   int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, length * inner));

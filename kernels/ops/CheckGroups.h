@@ -17,6 +17,7 @@ void addMatMulChecks(OpChecks &table);        // MatMulChecks.cpp
 void addNormalizationChecks(OpChecks &table); // NormalizationChecks.cpp
 void addReductionChecks(OpChecks &table);     // ReductionChecks.cpp
 void addScanChecks(OpChecks &table);          // ScanChecks.cpp
+void addSelectionChecks(OpChecks &table);     // SelectionChecks.cpp
 void addLayoutChecks(OpChecks &table);        // LayoutChecks.cpp
 void addConvolutionChecks(OpChecks &table);   // ConvolutionChecks.cpp
 void addPoolingChecks(OpChecks &table);       // PoolingChecks.cpp

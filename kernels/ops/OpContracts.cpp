@@ -14,6 +14,7 @@ const OpChecks &opChecks() {
     addNormalizationChecks(table);
     addReductionChecks(table);
     addScanChecks(table);
+    addSelectionChecks(table);
     addLayoutChecks(table);
     addConvolutionChecks(table);
     addPoolingChecks(table);

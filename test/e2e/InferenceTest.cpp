@@ -131,7 +131,8 @@ INSTANTIATE_TEST_SUITE_P(
                     Fixture{"resnet_bn", "input", "logits"}, Fixture{"gpt2", "input_ids", "logits"},
                     Fixture{"bert", "input_ids", "logits"},
                     Fixture{"llama", "input_ids", "logits"},
-                    Fixture{"mobilenet", "input", "logits"}),
+                    Fixture{"mobilenet", "input", "logits"},
+                    Fixture{"unet", "input", "logits"}),
     [](const testing::TestParamInfo<Fixture> &info) { return std::string(info.param.model); });
 
 TEST(InferenceErrors, WrongInputsAreRefusedWithExitCode1) {

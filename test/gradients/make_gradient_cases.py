@@ -75,7 +75,7 @@ class Case:
 
     def __init__(self, name, ops, inputs, outputs=("y",), function=None, module=None,
                  onnx_nodes=None, mlir=None, params=None, finite_difference=True,
-                 torch_reference=True, output_shapes=None, note=""):
+                 torch_reference=True, output_shapes=None, opset=OPSET, note=""):
         self.name = name
         self.ops = list(ops)
         self.inputs = collections.OrderedDict(inputs)
@@ -88,6 +88,7 @@ class Case:
         self.finite_difference = finite_difference
         self.torch_reference = torch_reference
         self.output_shapes = output_shapes  # for the upstream gradients without a reference
+        self.opset = opset  # of a hand-built ONNX graph
         self.note = note
 
 
@@ -383,6 +384,29 @@ def matmul_cases(rng):
 
 
 @register
+def einsum_cases(rng):
+    def case(name, equation, shapes, note):
+        names = ["a", "b"][:len(shapes)]
+        return Case(name, ["matmul"] if len(shapes) == 2 else ["reduce_sum"],
+                    {name_: normal(rng, *shape) for name_, shape in zip(names, shapes)},
+                    module=Lambda(lambda *xs: torch.einsum(equation, *xs)), note=note)
+
+    return [
+        case("einsum_attention_scores", "bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)],
+             "q @ k^T per batch and head"),
+        case("einsum_attention_values", "bhqk,bhkd->bqhd", [(2, 2, 3, 5), (2, 2, 5, 4)],
+             "probabilities @ v, the output's heads moved after the queries"),
+        case("einsum_linear", "bi,oi->bo", [(3, 4), (5, 4)], "x @ w^T"),
+        case("einsum_outer", "i,j->ij", [(3,), (4,)], "outer product: nothing contracted"),
+        case("einsum_sums_one_side", "bid,bjd->bi", [(2, 3, 4), (2, 5, 4)],
+             "j appears only in b and not in the output: summed before the matmul"),
+        case("einsum_implicit", "ij,jk", [(3, 4), (4, 2)],
+             "implicit output (letters appearing once, alphabetical)"),
+        case("einsum_reduce_transpose", "bij->jb", [(2, 3, 4)], "one operand: a sum and a transpose"),
+    ]
+
+
+@register
 def softmax_cases(rng):
     def case(name, op, function, shape, note):
         return Case(name, [op], {"x": normal(rng, *shape)}, module=Lambda(function), note=note)
@@ -485,6 +509,36 @@ def batch_norm_cases(rng):
 # --------------------------------------------------------------------------
 # Reductions
 # --------------------------------------------------------------------------
+
+def group_normalization_18(x, scale, bias):
+    """ONNX GroupNormalization at opset 18: scale and bias hold one value per group."""
+    grouped = F.group_norm(x, 2, eps=1e-3).reshape(2, 2, -1)
+    return (grouped * scale[:, None] + bias[:, None]).reshape(x.shape)
+
+
+@register
+def instance_group_norm_cases(rng):
+    moments = ["reduce_mean", "sqrt", "reciprocal"]
+    return [
+        Case("instance_norm", moments, {"x": normal(rng, 2, 3, 4, 5)},
+             module=Wrap(randomize(nn.InstanceNorm2d(3, affine=True), rng)),
+             note="nn.InstanceNorm2d with affine parameters exports InstanceNormalization"),
+        Case("instance_norm_1d", moments, {"x": normal(rng, 2, 4, 6)},
+             module=Wrap(randomize(nn.InstanceNorm1d(4, eps=1e-3, affine=True), rng)),
+             note="nn.InstanceNorm1d, epsilon 1e-3"),
+        Case("group_norm", moments + ["reshape"], {"x": normal(rng, 2, 6, 3, 3)},
+             module=Wrap(randomize(nn.GroupNorm(3, 6), rng)),
+             note="nn.GroupNorm exports Reshape, InstanceNormalization of unit scale, Reshape, "
+                  "then its per-channel affine"),
+        Case("group_normalization_opset18", moments + ["reshape"], {"x": normal(rng, 2, 4, 3)},
+             onnx_nodes=lambda case: [helper.make_node(
+                 "GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=2,
+                 epsilon=1e-3)],
+             function=group_normalization_18, opset=18,
+             params={"scale": (normal(rng, 2), True), "bias": (normal(rng, 2), True)},
+             note="hand-built ONNX GroupNormalization (opset 18: scale and bias per group)"),
+    ]
+
 
 @register
 def reduction_cases(rng):
@@ -674,6 +728,86 @@ def structural_cases(rng):
     ]
 
 
+class Recurrent(nn.Module):
+    """An nn.LSTM or nn.GRU under `layer` returning its output and final states, with the
+    initial states as inputs when `initial` says so."""
+
+    def __init__(self, layer, initial=False):
+        super().__init__()
+        self.layer = layer
+        self.initial = initial
+
+    def forward(self, x, *states):
+        # The RNN caches its weights in _flat_weights; stateless.functional_call (the float64
+        # reference) swaps the parameters without refreshing that cache.
+        self.layer._flat_weights = [getattr(self.layer, name)
+                                    for name in self.layer._flat_weights_names]
+        if not self.initial:
+            y, final = self.layer(x)
+        else:
+            y, final = self.layer(x, states if len(states) > 1 else states[0])
+        return (y,) + (tuple(final) if isinstance(final, tuple) else (final,))
+
+
+@register
+def recurrent_cases(rng):
+    def case(name, layer, inputs, outputs, note, initial=False):
+        return Case(name, ["matmul", "sigmoid", "tanh"], inputs, outputs=outputs,
+                    module=Recurrent(randomize(layer, rng), initial), note=note)
+
+    return [
+        case("lstm_two_layers", nn.LSTM(3, 4, num_layers=2), {"x": normal(rng, 5, 2, 3)},
+             ("y", "h", "c"), "nn.LSTM, 2 layers, 5 steps: one ONNX LSTM per layer"),
+        case("lstm_bidirectional_initial_states", nn.LSTM(3, 4, bidirectional=True),
+             {"x": normal(rng, 4, 2, 3), "h0": normal(rng, 2, 2, 4), "c0": normal(rng, 2, 2, 4)},
+             ("y", "h", "c"), "bidirectional, initial h and c given", initial=True),
+        case("gru", nn.GRU(3, 4), {"x": normal(rng, 5, 2, 3)}, ("y", "h"),
+             "nn.GRU (linear_before_reset = 1, as torch exports it)"),
+        case("gru_bidirectional_two_layers", nn.GRU(3, 2, num_layers=2, bidirectional=True),
+             {"x": normal(rng, 3, 2, 3), "h0": normal(rng, 4, 2, 2)}, ("y", "h"),
+             "bidirectional, 2 layers, initial h given", initial=True),
+    ]
+
+
+@register
+def top_k_cases(rng):
+    return [
+        Case("top_k", ["top_k"], {"x": distinct(rng, 3, 6)},
+             module=Lambda(lambda x: torch.topk(x, 3, dim=1).values),
+             note="torch.topk, k 3 along the last axis: the gradient reaches the selected "
+                  "elements only"),
+        Case("top_k_smallest_axis0", ["top_k"], {"x": distinct(rng, 5, 2, 3)},
+             module=Lambda(lambda x: torch.topk(x, 2, dim=0, largest=False).values * 2.0),
+             note="the 2 smallest along axis 0 of a 3-D input (inner elements between)"),
+    ]
+
+
+@register
+def resize_cases(rng):
+    def case(name, ops, function, shape, note):
+        return Case(name, ops, {"x": normal(rng, *shape)}, module=Lambda(function), note=note)
+
+    return [
+        case("resize_nearest", ["gather"], lambda x: F.interpolate(x, scale_factor=2.0),
+             (1, 2, 3, 4), "F.interpolate nearest, scale 2: asymmetric coordinates, floor"),
+        case("resize_nearest_sizes", ["gather"],
+             lambda x: F.interpolate(x, size=(5, 3)), (2, 1, 3, 4),
+             "nearest to sizes (5, 3): upsamples one axis, downsamples the other"),
+        case("resize_bilinear", ["gather", "mul", "add"],
+             lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear"), (1, 2, 3, 4),
+             "bilinear, align_corners=False (half-pixel coordinates, clamped at the edges)"),
+        case("resize_bilinear_align_corners", ["gather", "mul", "add"],
+             lambda x: F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=True),
+             (1, 2, 3, 4), "bilinear to sizes (5, 7), align_corners=True"),
+        case("resize_linear_downsample", ["gather", "mul", "add"],
+             lambda x: F.interpolate(x, size=(2, 3), mode="bilinear"), (1, 1, 5, 6),
+             "bilinear downsampling without antialiasing"),
+        case("resize_linear_1d", ["gather", "mul", "add"],
+             lambda x: F.interpolate(x, scale_factor=3.0, mode="linear"), (2, 3, 4),
+             "nn.Upsample-style 1-D linear, scale 3"),
+    ]
+
+
 # --------------------------------------------------------------------------
 # Convolution and pooling
 # --------------------------------------------------------------------------
@@ -717,6 +851,28 @@ def conv_cases(rng):
              function=lambda x, weight, bias: F.conv2d(F.pad(x, (1, 1, 0, 2)), weight, bias, 2),
              note="hand-built ONNX (torch pads symmetrically): pads top 0, left 1, bottom 2, "
                   "right 1, stride 2; the windows leave the last padded row unused"),
+    ]
+
+
+@register
+def conv_transpose_cases(rng):
+    def case(name, layer, shape, note):
+        return Case(name, ["conv_grad_input"], {"x": normal(rng, *shape)},
+                    module=Wrap(randomize(layer, rng)), note=note)
+
+    return [
+        case("conv_transpose2d", nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1,
+                                                    output_padding=1), (2, 3, 4, 5),
+             "3x3, stride 2, padding 1, output_padding 1 (the U-Net upsampling), bias"),
+        case("conv_transpose2d_groups_dilation",
+             nn.ConvTranspose2d(4, 6, (3, 2), stride=(1, 2), padding=(2, 0), dilation=2,
+                                groups=2, bias=False), (1, 4, 5, 4),
+             "kernel 3x2, strides (1,2), padding (2,0), dilation 2, groups 2, no bias"),
+        case("conv_transpose2d_kernel2", nn.ConvTranspose2d(2, 3, 2, stride=2), (1, 2, 3, 3),
+             "kernel 2, stride 2: every output pixel from one input pixel"),
+        case("conv_transpose1d", nn.ConvTranspose1d(3, 2, 4, stride=3, padding=2,
+                                                    output_padding=2), (2, 3, 5),
+             "1-D, kernel 4, stride 3, padding 2, output_padding 2"),
     ]
 
 
@@ -1023,10 +1179,11 @@ def export_case(case, arrays, path):
         graph = helper.make_graph(case.onnx_nodes(case), case.name, inputs, outputs,
                                   initializer=initializers)
         model = helper.make_model(graph, producer_name="memc-gradient-cases",
-                                  opset_imports=[helper.make_opsetid("", OPSET)])
+                                  opset_imports=[helper.make_opsetid("", case.opset)])
         onnx.save_model(model, path)
     model = onnx.load(path)
-    onnx.checker.check_model(model)
+    if case.opset <= OPSET:  # onnx 1.12's checker knows no op of a newer opset
+        onnx.checker.check_model(model)
     graph_inputs = [i.name for i in model.graph.input]
     assert graph_inputs == list(case.inputs), f"{case.name}: graph inputs {graph_inputs}"
     return {t.name for t in model.graph.initializer}

@@ -5,7 +5,7 @@ not the pyenv python3 that may be first on PATH:
 
     /usr/bin/python3 test/training/make_training_references.py
 
-For each of mlp, resnet_bn, gpt2, bert, llama and mobilenet the script rebuilds the
+For each of mlp, resnet_bn, gpt2, bert, llama, mobilenet and unet the script rebuilds the
 PyTorch module from test/fixtures/export_fixtures.py and loads the ONNX
 file's initializers into it by name, so torch starts from exactly the weights
 memc reads. Names that the exporter recreated with an Identity node (equal
@@ -117,6 +117,9 @@ MODELS = [
           padding=4),
     # Issue 15's MobileNet-style CNN: HardSwish, HardSigmoid, depthwise conv, Pad + AveragePool.
     Model("mobilenet", fixtures.MobileNet, "input", (2, 3, 16, 16), 10),
+    # Issue 15's U-Net-style CNN: GroupNorm (InstanceNormalization), SiLU, ConvTranspose, Resize,
+    # skip concatenations.
+    Model("unet", fixtures.UNet, "input", (2, 3, 16, 16), 10),
 ]
 HELPER_MODELS = [m for m in MODELS if m.name.startswith("helper_")]
 # The round trip's losses must agree closer than the other cases' (kLossTolerance, 1e-4).
@@ -146,6 +149,7 @@ MEMORY_VARIANTS = {
     "bert": [("remat_full", ["--remat", "full"])],
     "resnet_bn": [("budget", ["--vram-budget", "187KiB"])],
     "mobilenet": [("remat_full", ["--remat", "full"])],
+    "unet": [("remat_full", ["--remat", "full"])],
 }
 
 
