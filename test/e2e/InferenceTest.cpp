@@ -132,7 +132,11 @@ INSTANTIATE_TEST_SUITE_P(
                     Fixture{"bert", "input_ids", "logits"},
                     Fixture{"llama", "input_ids", "logits"},
                     Fixture{"mobilenet", "input", "logits"},
-                    Fixture{"unet", "input", "logits"}),
+                    Fixture{"unet", "input", "logits"},
+                    Fixture{"lstm_lm", "input_ids", "logits"},
+                    Fixture{"gru_lm", "input_ids", "logits"},
+                    Fixture{"llama_rope", "input_ids", "logits"},
+                    Fixture{"vit", "input", "logits"}),
     [](const testing::TestParamInfo<Fixture> &info) { return std::string(info.param.model); });
 
 TEST(InferenceErrors, WrongInputsAreRefusedWithExitCode1) {

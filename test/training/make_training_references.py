@@ -5,7 +5,8 @@ not the pyenv python3 that may be first on PATH:
 
     /usr/bin/python3 test/training/make_training_references.py
 
-For each of mlp, resnet_bn, gpt2, bert, llama, mobilenet and unet the script rebuilds the
+For each of mlp, resnet_bn, gpt2, bert, llama, mobilenet, unet, lstm_lm, gru_lm,
+llama_rope and vit (and the export helper's models) the script rebuilds the
 PyTorch module from test/fixtures/export_fixtures.py and loads the ONNX
 file's initializers into it by name, so torch starts from exactly the weights
 memc reads. Names that the exporter recreated with an Identity node (equal
@@ -120,6 +121,17 @@ MODELS = [
     # Issue 15's U-Net-style CNN: GroupNorm (InstanceNormalization), SiLU, ConvTranspose, Resize,
     # skip concatenations.
     Model("unet", fixtures.UNet, "input", (2, 3, 16, 16), 10),
+    # Issue 15's recurrent language models: a 2-layer LSTM and a GRU, unrolled by memc.
+    Model("lstm_lm", fixtures.LSTMLanguageModel, "input_ids", (fixtures.BATCH, fixtures.SEQ),
+          fixtures.VOCAB, token_input=True),
+    Model("gru_lm", fixtures.GRULanguageModel, "input_ids", (fixtures.BATCH, fixtures.SEQ),
+          fixtures.VOCAB, token_input=True),
+    # Issue 15's Llama block computing RoPE in forward (CumSum position ids, Sin, Cos); its
+    # inv_freq buffer is a floating initializer that must not train.
+    Model("llama_rope", fixtures.RopeLlama, "input_ids", (fixtures.BATCH, fixtures.SEQ),
+          fixtures.VOCAB, freeze=["inv_freq"], token_input=True),
+    # Issue 15's ViT: Conv2d pixel patches, attention, F.normalize (ReduceL2) on the pooled output.
+    Model("vit", fixtures.ViT, "input", (2, 3, 16, 16), 10),
 ]
 HELPER_MODELS = [m for m in MODELS if m.name.startswith("helper_")]
 # The round trip's losses must agree closer than the other cases' (kLossTolerance, 1e-4).
@@ -150,6 +162,10 @@ MEMORY_VARIANTS = {
     "resnet_bn": [("budget", ["--vram-budget", "187KiB"])],
     "mobilenet": [("remat_full", ["--remat", "full"])],
     "unet": [("remat_full", ["--remat", "full"])],
+    "lstm_lm": [("remat_full", ["--remat", "full"])],
+    "gru_lm": [("remat_full", ["--remat", "full"])],
+    "llama_rope": [("remat_full", ["--remat", "full"])],
+    "vit": [("remat_full", ["--remat", "full"])],
 }
 
 
