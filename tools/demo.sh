@@ -10,7 +10,7 @@ build="${MEMC_BUILD_DIR:-$root/build}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 # The causal-mask buffers (h.N.attn.bias) are float initializers: freeze them. Without a budget
-# the step peaks at about 18 MiB; under 14 MiB memc recomputes some activations and says where
+# the step peaks at about 17 MiB; under 14 MiB memc recomputes some activations and says where
 # every byte of the peak goes.
 "$build/bin/memc" "$root/tools/demo/chargpt.onnx" --loss cross_entropy --optimizer adamw \
   --lr 3e-3 --freeze 'h.*.attn.bias' --vram-budget 14MiB --report -o "$work/train"
