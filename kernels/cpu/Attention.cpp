@@ -7,7 +7,7 @@
 // ever exists. Tile products go through OpenBLAS (gemmSerial, one thread per task); f16/bf16
 // tiles are converted to f32 on load and rounded once at the store.
 //
-// Workspace: per slot (at most kMaxWorkspaceSlots) the query, key^T, value, score, product and
+// Workspace: per slot (at most kMaxWorkspaceSlots) the query, key^T, value, score and
 // accumulator tiles and two row vectors (AttentionWorkspace.h).
 //
 //===----------------------------------------------------------------------===//
@@ -79,9 +79,8 @@ void attendQueryBlock(const AttentionProblem &problem, int64_t task, const Atten
               tiles.scores);
     onlineSoftmaxStep(queryCount, keyCount, dv, tiles.scores, tiles.rowMax, tiles.rowSum,
                       tiles.accumulator);
-    gemmSerial(queryCount, dv, keyCount, tiles.scores, keyCount, tiles.values, dv, tiles.product,
-               dv);
-    addTile(tiles.product, queryCount * dv, tiles.accumulator);
+    gemmSerial(queryCount, dv, keyCount, tiles.scores, keyCount, tiles.values, dv,
+               tiles.accumulator, dv, {}, /*accumulate=*/true);
   }
 
   float *rowLogsumexp = logsumexp + problem.queryRow(b, h, query0, 1);

@@ -111,16 +111,11 @@ void keyBlockGradients(const AttentionProblem &problem, const AttentionGradTenso
       int64_t queryCount = std::min(sizes.queryBlock, sizes.queries - query0);
       loadQueryBlock(problem, tensors, b, h, query0, queryCount, tiles);
       scoresAndGradient(problem, b, h, query0, queryCount, key0, keyCount, tiles);
-      // dV += P^T dO
-      transposeTile(tiles.scores, queryCount, keyCount, tiles.transposed);
-      gemmSerial(keyCount, dv, queryCount, tiles.transposed, queryCount, tiles.outputGrad, dv,
-                 tiles.product, dv);
-      addTile(tiles.product, keyCount * dv, tiles.valueGrad);
-      // dK += dS^T Q
-      transposeTile(tiles.scoresGrad, queryCount, keyCount, tiles.transposed);
-      gemmSerial(keyCount, d, queryCount, tiles.transposed, queryCount, tiles.queries, d,
-                 tiles.product, d);
-      addTile(tiles.product, keyCount * d, tiles.accumulator);
+      // dV += P^T dO and dK += dS^T Q, P and dS read transposed by sgemm.
+      gemmSerial(keyCount, dv, queryCount, tiles.scores, keyCount, tiles.outputGrad, dv,
+                 tiles.valueGrad, dv, {/*a=*/true, /*b=*/false}, /*accumulate=*/true);
+      gemmSerial(keyCount, d, queryCount, tiles.scoresGrad, keyCount, tiles.queries, d,
+                 tiles.accumulator, d, {/*a=*/true, /*b=*/false}, /*accumulate=*/true);
     }
   storeTile(tiles.accumulator, keyCount, d, tensors.keyGrad + problem.keyRow(b, kvHead, key0, d));
   storeTile(tiles.valueGrad, keyCount, dv, tensors.valueGrad + problem.keyRow(b, kvHead, key0, dv));
@@ -145,9 +140,8 @@ void queryBlockGradient(const AttentionProblem &problem, const AttentionGradTens
     loadKeyBlock(problem, tensors, b, h / problem.group(), key0, keyCount, tiles);
     scoresAndGradient(problem, b, h, query0, queryCount, key0, keyCount, tiles);
     // dQ += dS K
-    gemmSerial(queryCount, d, keyCount, tiles.scoresGrad, keyCount, tiles.keys, d, tiles.product,
-               d);
-    addTile(tiles.product, queryCount * d, tiles.accumulator);
+    gemmSerial(queryCount, d, keyCount, tiles.scoresGrad, keyCount, tiles.keys, d,
+               tiles.accumulator, d, {}, /*accumulate=*/true);
   }
   storeTile(tiles.accumulator, queryCount, d,
             tensors.queryGrad + problem.queryRow(b, h, query0, d));

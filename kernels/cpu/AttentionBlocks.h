@@ -113,17 +113,6 @@ template <typename T> void storeTile(const float *tile, int64_t rows, int64_t co
     target[i] = Element<T>::store(tile[i]);
 }
 
-inline void transposeTile(const float *source, int64_t rows, int64_t cols, float *target) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      target[c * rows + r] = source[r * cols + c];
-}
-
-inline void addTile(const float *source, int64_t count, float *target) {
-  for (int64_t i = 0; i < count; ++i)
-    target[i] += source[i];
-}
-
 /// scores[queryCount, keyCount] = scale * queries @ keysT + mask, -inf where causal attention
 /// hides the key, for queries [query0, +queryCount) and keys [key0, +keyCount) of (b, h).
 inline void scoreTile(const AttentionProblem &problem, int64_t b, int64_t h, int64_t query0,

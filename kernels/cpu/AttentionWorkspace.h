@@ -69,7 +69,7 @@ struct AttentionSizes {
 };
 
 /// One slot's tiles of f32, for tiles of qb queries and kb keys. The forward uses queries,
-/// keysT, values, scores, product, accumulator and the row statistics; the backward all but
+/// keysT, values, scores, accumulator and the row statistics; the backward all but
 /// `values`, in two passes (keys' tiles, then queries').
 struct AttentionTiles {
   float *queries = nullptr;     // [qb, D]
@@ -80,8 +80,6 @@ struct AttentionTiles {
   float *outputGrad = nullptr;  // [qb, Dv]
   float *scores = nullptr;      // [qb, kb]: scores, then probabilities
   float *scoresGrad = nullptr;  // [qb, kb]: dP, then dS
-  float *transposed = nullptr;  // [kb, qb]: P^T or dS^T
-  float *product = nullptr;     // [max(qb, kb), max(D, Dv)]: one tile product before it is added
   float *accumulator = nullptr; // [max(qb, kb), max(D, Dv)]: O, dQ, dK
   float *valueGrad = nullptr;   // [kb, Dv]: dV
   float *rowMax = nullptr, *rowSum = nullptr; // [qb]: running max and sum, or lse and D
@@ -107,7 +105,6 @@ inline int64_t layAttentionTiles(const AttentionSizes &sizes, bool backward, flo
   take(tiles.queries, qb * d);
   take(tiles.keysT, d * kb);
   take(tiles.scores, qb * kb);
-  take(tiles.product, rows * wide);
   take(tiles.accumulator, rows * wide);
   take(tiles.rowMax, qb);
   take(tiles.rowSum, qb);
@@ -119,7 +116,6 @@ inline int64_t layAttentionTiles(const AttentionSizes &sizes, bool backward, flo
   take(tiles.valuesT, dv * kb);
   take(tiles.outputGrad, qb * dv);
   take(tiles.scoresGrad, qb * kb);
-  take(tiles.transposed, kb * qb);
   take(tiles.valueGrad, kb * dv);
   return offset;
 }
