@@ -128,60 +128,60 @@ bool parseOptionalTolerances(const JsonValue &entry, TrainingCase &out) {
   return true;
 }
 
-bool parseCase(const JsonValue &entry, TrainingCase &out) {
+/// Strings `list` into `out`; false when it is not a list of strings.
+bool parseStrings(const JsonValue *list, std::vector<std::string> &out) {
+  if (!list || !list->isArray())
+    return false;
+  for (const JsonValue &item : list->elements()) {
+    if (!item.isString())
+      return false;
+    out.push_back(item.string());
+  }
+  return true;
+}
+
+/// What every case has: name, model, config (strings), steps (integer), flags (strings), and
+/// optionally loss_tolerance and gradient_tolerances.
+bool parseCommonFields(const JsonValue &entry, TrainingCase &out) {
   const JsonValue *name = entry.find("name"), *model = entry.find("model"),
-                  *config = entry.find("config"), *steps = entry.find("steps"),
-                  *flags = entry.find("flags"), *tolerance = entry.find("update_tolerance"),
-                  *tolerances = entry.find("update_tolerances");
+                  *config = entry.find("config"), *steps = entry.find("steps");
   if (!name || !name->isString() || !model || !model->isString() || !config ||
-      !config->isString() || !steps || !steps->isInteger() || !flags || !flags->isArray() ||
-      !tolerance || tolerance->kind() != JsonValue::Kind::Number || !tolerances ||
-      !tolerances->isObject())
+      !config->isString() || !steps || !steps->isInteger())
     return false;
   out.name = name->string();
-  out.model = model->string();
+  out.model = out.reference = model->string();
   out.config = config->string();
   out.steps = steps->integer();
+  return parseStrings(entry.find("flags"), out.flags) && parseOptionalTolerances(entry, out);
+}
+
+/// A case of cases.json: the common fields, update_tolerance (number) and update_tolerances
+/// (object of numbers).
+bool parseCase(const JsonValue &entry, TrainingCase &out) {
+  const JsonValue *tolerance = entry.find("update_tolerance"),
+                  *tolerances = entry.find("update_tolerances");
+  if (!parseCommonFields(entry, out) || !tolerance ||
+      tolerance->kind() != JsonValue::Kind::Number || !tolerances || !tolerances->isObject())
+    return false;
   out.updateTolerance = tolerance->number();
-  for (const JsonValue &flag : flags->elements()) {
-    if (!flag.isString())
-      return false;
-    out.flags.push_back(flag.string());
-  }
   for (const auto &[parameter, value] : tolerances->members()) {
     if (value.kind() != JsonValue::Kind::Number)
       return false;
     out.updateTolerances[parameter] = value.number();
   }
-  out.reference = out.model;
-  return parseOptionalTolerances(entry, out);
+  return true;
 }
 
-/// A plain-export case: name, model, reference, config, steps, flags, loss_tolerance, warnings
-/// (strings) and losses ("match" or "differ").
+/// A plain-export case: the common fields, reference (the model whose data and losses it
+/// uses), warnings (strings) and losses ("match" or "differ").
 bool parsePlainCase(const JsonValue &entry, TrainingCase &out) {
-  const JsonValue *name = entry.find("name"), *model = entry.find("model"),
-                  *reference = entry.find("reference"), *config = entry.find("config"),
-                  *steps = entry.find("steps"), *flags = entry.find("flags"),
-                  *warnings = entry.find("warnings"), *losses = entry.find("losses");
-  if (!name || !name->isString() || !model || !model->isString() || !reference ||
-      !reference->isString() || !config || !config->isString() || !steps || !steps->isInteger() ||
-      !flags || !flags->isArray() || !warnings || !warnings->isArray() || !losses ||
+  const JsonValue *reference = entry.find("reference"), *losses = entry.find("losses");
+  if (!parseCommonFields(entry, out) || !reference || !reference->isString() || !losses ||
       !losses->isString() || (losses->string() != "match" && losses->string() != "differ"))
     return false;
-  out.name = name->string();
-  out.model = model->string();
   out.reference = reference->string();
-  out.config = config->string();
-  out.steps = steps->integer();
   out.lossesMatch = losses->string() == "match";
-  for (const JsonValue *list : {flags, warnings})
-    for (const JsonValue &item : list->elements()) {
-      if (!item.isString())
-        return false;
-      (list == flags ? out.flags : out.warnings).push_back(item.string());
-    }
-  return parseOptionalTolerances(entry, out);
+  return parseStrings(entry.find("warnings"), out.warnings);
 }
 
 /// The cases of data/FILE, each read by `parse`; `fields` says what a case needs.
