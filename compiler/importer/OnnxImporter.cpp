@@ -42,8 +42,6 @@ constexpr int64_t kMinOpset = 1, kMaxOpset = 18;
 /// imported as constants; larger ones (and all float ones) are buffers or parameters.
 constexpr int64_t kMaxConstantInitializerElements = 64;
 
-bool isDefaultDomain(const std::string &domain) { return domain.empty() || domain == "ai.onnx"; }
-
 /// Names used only as BatchNormalization running statistics: buffers, whatever their type.
 llvm::StringSet<> runningStatistics(const onnx::GraphProto &graph) {
   llvm::StringSet<> statistics, otherUses;

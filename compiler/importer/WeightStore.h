@@ -44,6 +44,10 @@ uint64_t onnxElementSize(int32_t dataType);
 bool isFloatingOnnxType(int32_t dataType);
 /// The name of an ONNX data type for messages ("INT64"; "data type N" when it has none).
 std::string onnxDataTypeName(int32_t dataType);
+/// Whether an operator-set domain is ONNX's own ("" or "ai.onnx").
+inline bool isDefaultDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
 
 class WeightStore {
 public:

@@ -19,7 +19,7 @@ namespace memc {
 namespace {
 
 bool isOnnxOp(const onnx::NodeProto &node, const char *opType) {
-  return node.op_type() == opType && (node.domain().empty() || node.domain() == "ai.onnx");
+  return node.op_type() == opType && isDefaultDomain(node.domain());
 }
 
 bool parseModel(const std::string &path, onnx::ModelProto &model, std::string &error) {
