@@ -57,14 +57,16 @@ struct DTypeInfo {
   const char *safetensorsName;
   /// The onnx.TensorProto.DataType value; 0 (UNDEFINED) where ONNX has no equivalent.
   int32_t onnxDataType;
-  /// The .npy descr; nullptr where numpy has none (bf16 is written widened to "<f4").
+  /// The .npy descr; nullptr where numpy has none. numpy has no bfloat16, so bf16 travels as
+  /// its bits, uint16 ("<u2"): what numpy users hold (torch's t.view(torch.int16), ml_dtypes'
+  /// a.view(np.uint16)), and read as bf16 only where a bf16 input takes it.
   const char *numpyDescr;
 };
 
 inline constexpr DTypeInfo kDTypeTable[] = {
     {DType::F32, "f32", "f32", 32, DTypeKind::Float, true, "F32", 1, "<f4"},
     {DType::F16, "f16", "f16", 16, DTypeKind::Float, true, "F16", 10, "<f2"},
-    {DType::BF16, "bf16", "bf16", 16, DTypeKind::Float, true, "BF16", 16, nullptr},
+    {DType::BF16, "bf16", "bf16", 16, DTypeKind::Float, true, "BF16", 16, "<u2"},
     {DType::I64, "i64", "i64", 64, DTypeKind::SignedInt, true, "I64", 7, "<i8"},
     {DType::I32, "i32", "i32", 32, DTypeKind::SignedInt, true, "I32", 6, "<i4"},
     {DType::Bool, "bool", "i1", 8, DTypeKind::Bool, true, "BOOL", 9, "|b1"},

@@ -16,14 +16,19 @@
 
 namespace memc::runtime {
 
+/// How an array's file stored it, where that is not its dtype's own type: numpy's float64,
+/// which the reader narrows to f32, and uint16, which carries bf16 bits (numpy has no bfloat16).
+enum class FileType : uint8_t { Same, Float64, Uint16 };
+
 struct HostArray {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   /// Storage bytes of dtype and shape (checkedSizeBytes: packed types round up).
   std::vector<uint8_t> bytes;
-  /// Read from float64 data ('<f8' in a .npy), which the reader narrows to f32: the runner notes
-  /// the conversion where an f32 input takes it and names f64 where another type is expected.
-  bool fromFloat64 = false;
+  /// Float64: read from '<f8' data, narrowed to f32; the runner notes the conversion where an f32
+  /// input takes it. Uint16: read from '<u2' data as bf16 bits, for bf16 inputs only. Other
+  /// inputs refuse both, naming the file's type (inputTypeProblem, Npy.h).
+  FileType fileType = FileType::Same;
 
   template <typename T> T *as() { return reinterpret_cast<T *>(bytes.data()); }
   template <typename T> const T *as() const { return reinterpret_cast<const T *>(bytes.data()); }

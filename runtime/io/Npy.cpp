@@ -150,13 +150,11 @@ private:
 /// numpy's float64, which the reader narrows to f32: numpy's default float, and memc has no f64.
 constexpr const char *kF64Descr = "<f8";
 
-/// The descr written for `dtype`: the table's, and f32's for bf16 (widened exactly); numpy has
-/// no packed types, so those are written as their bytes, '|u1' [bytes].
+/// The descr written for `dtype`: the table's; numpy has no packed types, so those are written
+/// as their bytes, '|u1' [bytes].
 const char *descrFor(DType dtype) {
-  DType written = dtype == DType::BF16 ? DType::F32 : dtype;
-  if (kernels::findDType(dtype)->kind == kernels::DTypeKind::Packed)
-    written = DType::U8;
-  return kernels::findDType(written)->numpyDescr;
+  bool packed = kernels::findDType(dtype)->kind == kernels::DTypeKind::Packed;
+  return kernels::findDType(packed ? DType::U8 : dtype)->numpyDescr;
 }
 
 /// Arrays carry graph inputs and outputs, so the reader takes the types ops compute on.
@@ -212,9 +210,9 @@ bool parseNpyLayout(std::string_view bytes, NpyLayout &layout, std::string &erro
     error = "fortran_order arrays are not supported (write them with np.ascontiguousarray)";
     return false;
   }
-  layout.narrowed = header.descr == kF64Descr;
-  const kernels::DTypeInfo *row = layout.narrowed ? kernels::findDType(DType::F32)
-                                                  : kernels::findNumpyDType(header.descr.c_str());
+  bool narrowed = header.descr == kF64Descr;
+  const kernels::DTypeInfo *row = narrowed ? kernels::findDType(DType::F32)
+                                           : kernels::findNumpyDType(header.descr.c_str());
   if (!readable(row)) {
     error = "unsupported array type '" + header.descr + "' (supported: " + readableDescrs() +
             ", and " + kF64Descr + " read as f32)";
@@ -224,11 +222,14 @@ bool parseNpyLayout(std::string_view bytes, NpyLayout &layout, std::string &erro
   // An f64 element takes twice the bytes of the f32 it narrows to.
   if (!checkedNumElements(header.shape, count) ||
       !kernels::checkedStorageBytes(row->dtype, count, layout.memoryBytes) ||
-      !checkedMul(layout.memoryBytes, layout.narrowed ? 2 : 1, layout.dataBytes)) {
+      !checkedMul(layout.memoryBytes, narrowed ? 2 : 1, layout.dataBytes)) {
     error = "shape " + shapeString(header.shape) + " is too large";
     return false;
   }
   layout.dtype = row->dtype;
+  layout.fileType = narrowed                     ? FileType::Float64
+                    : row->dtype == DType::BF16 ? FileType::Uint16
+                                                : FileType::Same;
   layout.descr = header.descr;
   layout.shape = header.shape;
   layout.dataOffset = dataStart + headerSize;
@@ -249,8 +250,8 @@ bool parseNpy(std::string_view bytes, HostArray &out, std::string &error) {
   out.dtype = layout.dtype;
   out.shape = layout.shape;
   out.bytes.resize(layout.memoryBytes);
-  out.fromFloat64 = layout.narrowed;
-  if (layout.narrowed)
+  out.fileType = layout.fileType;
+  if (layout.fileType == FileType::Float64)
     narrowF64(data, out);
   else if (!data.empty())
     std::memcpy(out.bytes.data(), data.data(), data.size());
@@ -258,12 +259,30 @@ bool parseNpy(std::string_view bytes, HostArray &out, std::string &error) {
 }
 
 std::string fileDTypeString(const HostArray &array) {
-  return array.fromFloat64 ? "f64" : std::string(dtypeString(array.dtype));
+  switch (array.fileType) {
+  case FileType::Float64: return "f64";
+  case FileType::Uint16: return "uint16";
+  case FileType::Same: break;
+  }
+  return dtypeString(array.dtype);
 }
 
 std::string float64Note(const std::string &name) {
   return "'" + name + "' is float64 data; memc converts it to float32, the type the model takes " +
          "(write float32 to avoid the conversion)";
+}
+
+std::string inputTypeProblem(const HostArray &array, DType expected) {
+  if (array.fileType == FileType::Float64 && expected != DType::F32)
+    return "float64 data converts only to float32 inputs";
+  if (array.fileType == FileType::Uint16 && expected != DType::BF16)
+    return std::string("uint16 arrays carry bf16 bits and feed only bf16 inputs; this one "
+                       "takes '") +
+           kernels::findDType(expected)->numpyDescr + "' data";
+  if (array.dtype != DType::BF16 && kernels::isFloating(array.dtype) && expected == DType::BF16)
+    return "numpy has no bfloat16: write the bf16 bits as uint16, e.g. "
+           "t.bfloat16().view(torch.int16).numpy().view(np.uint16) from a torch tensor";
+  return "";
 }
 
 std::string serializeNpy(const HostArray &array) {
@@ -290,15 +309,7 @@ std::string serializeNpy(const HostArray &array) {
   else
     appendLittleEndian<uint16_t>(out, static_cast<uint16_t>(dict.size()));
   out += dict;
-  if (array.dtype != DType::BF16) {
-    out.append(reinterpret_cast<const char *>(array.bytes.data()), array.bytes.size());
-    return out;
-  }
-  // bf16 is the upper half of an f32: widening is exact.
-  for (size_t i = 0; i + 1 < array.bytes.size(); i += 2) {
-    uint32_t bits = (uint32_t(array.bytes[i + 1]) << 24) | (uint32_t(array.bytes[i]) << 16);
-    appendLittleEndian<uint32_t>(out, bits);
-  }
+  out.append(reinterpret_cast<const char *>(array.bytes.data()), array.bytes.size());
   return out;
 }
 

@@ -137,16 +137,18 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
       continue;
     }
     const HostArray &array = *it->second;
-    bool fits = !buffer.shape.empty() && array.dtype == buffer.dtype &&
+    std::string problem = inputTypeProblem(array, buffer.dtype);
+    bool fits = problem.empty() && !buffer.shape.empty() && array.dtype == buffer.dtype &&
                 array.shape.size() == buffer.shape.size() && !array.shape.empty() &&
                 array.shape[0] > 0 &&
                 std::equal(array.shape.begin() + 1, array.shape.end(), buffer.shape.begin() + 1);
     if (!fits) {
       problems.push_back("'" + input.name + "' is " + fileDTypeString(array) +
-                         shapeString(array.shape) + ", expected " + expected);
+                         shapeString(array.shape) + ", expected " + expected +
+                         (problem.empty() ? "" : " (" + problem + ")"));
       continue;
     }
-    if (array.fromFloat64)
+    if (array.fileType == FileType::Float64)
       options.note(float64Note(input.name));
     if (dataset.samples != 0 && array.shape[0] != dataset.samples) {
       problems.push_back("'" + input.name + "' has " + std::to_string(array.shape[0]) +

@@ -72,14 +72,35 @@ TEST_P(NpzRoundTrip, PreservesEveryType) {
 
 INSTANTIATE_TEST_SUITE_P(StoredAndDeflated, NpzRoundTrip, ::testing::Values(false, true));
 
-TEST(NpzTest, WritesBf16AsExactF32) {
+// numpy has no bfloat16: bf16 arrays are written as their bits, uint16, and uint16 arrays read
+// as bf16 bits (which only bf16 inputs take: inputTypeProblem).
+TEST(NpzTest, WritesBf16AsItsUint16Bits) {
   NamedArrays arrays = {{"b", arrayOf<uint16_t>(DType::BF16, {2}, {0x3fc0, 0xc040})}};
   std::string bytes, error;
   ASSERT_TRUE(serializeNpz(arrays, false, bytes, error)) << error;
+  EXPECT_NE(bytes.find("'descr': '<u2'"), std::string::npos);
   NamedArrays read;
   ASSERT_TRUE(parseNpz(bytes, read, error)) << error;
-  EXPECT_EQ(read[0].second.dtype, DType::F32);
-  EXPECT_EQ(valuesOf<float>(read[0].second), (std::vector<float>{1.5f, -3.0f}));
+  EXPECT_EQ(read[0].second.dtype, DType::BF16);
+  EXPECT_EQ(read[0].second.fileType, FileType::Uint16);
+  EXPECT_EQ(valuesOf<uint16_t>(read[0].second), (std::vector<uint16_t>{0x3fc0, 0xc040}));
+}
+
+TEST(NpzTest, NamesWhatAnInputTypeNeeds) {
+  HostArray bits = arrayOf<uint16_t>(DType::BF16, {1}, {0x3f80});
+  bits.fileType = FileType::Uint16;
+  EXPECT_EQ(inputTypeProblem(bits, DType::BF16), "");
+  EXPECT_NE(inputTypeProblem(bits, DType::F32).find("uint16 arrays carry bf16 bits and feed only "
+                                                    "bf16 inputs; this one takes '<f4' data"),
+            std::string::npos);
+  HostArray floats = arrayOf<float>(DType::F32, {1}, {1.0f});
+  EXPECT_EQ(inputTypeProblem(floats, DType::F32), "");
+  EXPECT_NE(inputTypeProblem(floats, DType::BF16).find("write the bf16 bits as uint16"),
+            std::string::npos);
+  HostArray narrowed = floats;
+  narrowed.fileType = FileType::Float64;
+  EXPECT_EQ(inputTypeProblem(narrowed, DType::F32), "");
+  EXPECT_NE(inputTypeProblem(narrowed, DType::I64).find("float64"), std::string::npos);
 }
 
 /// Files np.savez and np.savez_compressed wrote (data/generate.py).

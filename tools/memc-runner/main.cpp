@@ -59,23 +59,23 @@ void note(const std::string &message) {
   std::fprintf(stderr, "%s: note: %s\n", programName.c_str(), message.c_str());
 }
 
-/// float64 arrays (read as f32) for the plan's inputs: noted where the input takes f32, refused
-/// (naming f64) where it takes another type.
-bool checkFloat64Inputs(const LoadedPlan &plan, const NamedArrays &inputs, std::string &error) {
+/// Arrays whose file type is not their input's: float64 data is noted where the input takes
+/// f32; the rest (inputTypeProblem) are refused naming the input and both types.
+bool checkFileTypes(const LoadedPlan &plan, const NamedArrays &inputs, std::string &error) {
   for (const auto &[name, array] : inputs) {
-    if (!array.fromFloat64)
-      continue;
     for (const PlanBinding &input : plan.inputs) {
       const PlanBuffer &buffer = plan.buffers[input.buffer];
       if (input.name != name)
         continue;
-      if (buffer.dtype == DType::F32) {
-        note(float64Note(name));
+      std::string problem = inputTypeProblem(array, buffer.dtype);
+      if (problem.empty()) {
+        if (array.fileType == FileType::Float64)
+          note(float64Note(name));
         continue;
       }
-      error = "input '" + name + "' is f64" + shapeString(array.shape) + ", expected " +
-              dtypeString(buffer.dtype) + shapeString(buffer.shape) +
-              " (float64 data converts only to float32 inputs)";
+      error = "input '" + name + "' is " + fileDTypeString(array) + shapeString(array.shape) +
+              ", expected " + dtypeString(buffer.dtype) + shapeString(buffer.shape) + " (" +
+              problem + ")";
       return false;
     }
   }
@@ -278,7 +278,7 @@ int runProgram(const Options &options, const std::string &planOrigin, std::strin
   NamedArrays inputs;
   if (options.inputs && !readNpz(*options.inputs, inputs, error))
     return fail(error);
-  if (!checkFloat64Inputs(*plan, inputs, error))
+  if (!checkFileTypes(*plan, inputs, error))
     return fail(error);
 
   if (weights && !Executor::checkParameters(*plan, *weights, error))
