@@ -280,6 +280,14 @@ FailureOr<int64_t> castTarget(NodeImporter &n) {
   return static_cast<int64_t>(type);
 }
 
+/// Defines the node's result as `input` converted to `elementType`.
+LogicalResult defineCast(NodeImporter &n, Value input, Type elementType) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getElementType() == elementType)
+    return defineResult(n, input);
+  return defineResult(n, n.createTyped<CastOp>(type.clone(elementType), input));
+}
+
 LogicalResult importCast(NodeImporter &n) {
   FailureOr<int64_t> to = castTarget(n);
   FailureOr<Value> input = n.input(0);
@@ -288,10 +296,15 @@ LogicalResult importCast(NodeImporter &n) {
   Type elementType = elementTypeFor(n.builder.getContext(), *to);
   if (!elementType)
     return n.error("casts to " + onnxDataTypeName(*to) + ", which memc does not support");
-  auto type = cast<RankedTensorType>(input->getType());
-  if (type.getElementType() == elementType)
-    return defineResult(n, *input);
-  return defineResult(n, n.createTyped<CastOp>(type.clone(elementType), *input));
+  return defineCast(n, *input, elementType);
+}
+
+/// CastLike (opset 15) casts to the element type of its second input, whose values it ignores.
+LogicalResult importCastLike(NodeImporter &n) {
+  FailureOr<Value> input = n.input(0), like = n.input(1);
+  if (failed(input) || failed(like))
+    return failure();
+  return defineCast(n, *input, cast<RankedTensorType>(like->getType()).getElementType());
 }
 
 LogicalResult importTrilu(NodeImporter &n) {
@@ -2249,6 +2262,7 @@ const llvm::StringMap<OnnxOpBuilder> &onnxOpBuilders() {
     t["Gelu"] = importGelu;
     t["Clip"] = importClip;
     t["Cast"] = importCast;
+    t["CastLike"] = importCastLike;
     t["Trilu"] = importTrilu;
     t["Dropout"] = importDropout;
     t["Identity"] = importIdentity;
