@@ -4,6 +4,7 @@
 #include "runtime/bundle/Bundle.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/PlanVocabulary.h"
+#include "runtime/support/FloatConversion.h"
 
 #include <map>
 #include <set>
@@ -29,6 +30,16 @@ bool serializeWeights(const plan::Plan &plan, const WeightStore &weights, std::s
     const plan::Buffer &buffer = plan.buffers(binding.buffer());
     if (!weights.read(*stored, storage[i], error))
       return false;
+    auto dtype = static_cast<runtime::DType>(buffer.dtype());
+    // A 16-bit model's parameters train in f32 (MasterWeights.h): its values widen exactly.
+    const kernels::DTypeInfo *storedType = kernels::findOnnxDType(stored->dataType);
+    if (storedType && storedType->dtype != dtype &&
+        runtime::convertibleFloats(storedType->dtype, dtype)) {
+      uint64_t count = storage[i].size() / runtime::elementSize(storedType->dtype);
+      std::vector<uint8_t> widened = runtime::convertFloats(
+          storedType->dtype, reinterpret_cast<const uint8_t *>(storage[i].data()), count, dtype);
+      storage[i].assign(widened.begin(), widened.end());
+    }
     if (storage[i].size() != buffer.size_bytes()) {
       error = "parameter '" + binding.name() + "' holds " + std::to_string(storage[i].size()) +
               " bytes, its plan buffer " + std::to_string(buffer.size_bytes());
@@ -36,7 +47,7 @@ bool serializeWeights(const plan::Plan &plan, const WeightStore &weights, std::s
     }
     runtime::TensorRef tensor;
     tensor.name = source;
-    tensor.dtype = static_cast<runtime::DType>(buffer.dtype());
+    tensor.dtype = dtype;
     tensor.shape.assign(buffer.shape().begin(), buffer.shape().end());
     tensor.bytes = std::string_view(storage[i].data(), storage[i].size());
     tensors.push_back(std::move(tensor));

@@ -58,6 +58,25 @@ def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
   let dependentDialects = ["::memc::MemcDialect", "::mlir::func::FuncDialect"];
 }
 
+def MasterWeights : Pass<"memc-master-weights", "::mlir::func::FuncOp"> {
+  let summary = "Hold the 16-bit parameters of a 16-bit model in f32 for training";
+  let description = [{
+    For models exported in 16 bits (model.half(), model.bfloat16()): each f16 or bf16 argument
+    that is a parameter becomes f32 (the master weight the optimizer updates), and the function
+    computes on its 16-bit copy, cast once at the entry. Buffers keep their types. Runs before
+    the training step is built, so the step's gradients and optimizer state are f32 too.
+    A thin wrapper around memc::holdParametersInFloat32 (compiler/training).
+
+    ```mlir
+    func.func @forward(%x: tensor<4x8xbf16>, %w: tensor<8x8xbf16> {memc.param_kind = "parameter"})
+    // becomes
+    func.func @forward(%x: tensor<4x8xbf16>, %w: tensor<8x8xf32> {memc.param_kind = "parameter"}) {
+      %wl = memc.cast %w : tensor<8x8xf32> -> tensor<8x8xbf16>
+    ```
+  }];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
 def Rematerialize : Pass<"memc-remat", "::mlir::func::FuncOp"> {
   let summary = "Recompute forward values in the backward so the step fits a memory budget";
   let description = [{

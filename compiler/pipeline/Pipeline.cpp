@@ -26,6 +26,9 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   buildCanonicalizationPipeline(pm);
   if (options.mode != CompileMode::Import && options.fuseAttention)
     pm.nest<func::FuncOp>().addPass(createFuseAttention());
+  // A 16-bit model trains on f32 master weights, whatever --precision says about its ops.
+  if (options.mode == CompileMode::Train)
+    pm.nest<func::FuncOp>().addPass(createMasterWeights());
   if (options.precision == Precision::Bf16 && options.mode != CompileMode::Import) {
     OpPassManager &function = pm.nest<func::FuncOp>();
     function.addPass(createAutocast());

@@ -9,6 +9,7 @@
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanVocabulary.h"
+#include "runtime/support/FloatConversion.h"
 
 #include <chrono>
 #include <cmath>
@@ -305,9 +306,10 @@ bool isOnnxPath(const std::string &path) { return hasExtension(path, ".onnx"); }
 
 /// The initializers of the plan's ONNX template, each checked against the parameter or buffer
 /// binding of its name; their bytes are views of `values` (readParameters' arrays, in binding
-/// order) when given.
+/// order) when given. A 16-bit model's f32 master weights (MasterWeights.h) are narrowed in
+/// `values` to the initializer's type, so the saved model keeps its own types.
 bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan,
-                      const NamedArrays *values, std::vector<OnnxTensor> &tensors,
+                      NamedArrays *values, std::vector<OnnxTensor> &tensors,
                       std::string &error) {
   if (training.onnx_template().empty()) {
     error = "this program cannot save ONNX models: memc compiled it without the model's "
@@ -329,7 +331,11 @@ bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan,
     const PlanBuffer &buffer = plan.buffers[plan.parameters[found->second].buffer];
     OnnxTensor tensor{initializer.name(), initializer.data_type(),
                       {initializer.dims().begin(), initializer.dims().end()}, {}};
-    if (tensor.dataType != onnxDataType(buffer.dtype) || tensor.dims != buffer.shape) {
+    DType declared = buffer.dtype;
+    bool narrowed = dtypeFromOnnx(tensor.dataType, declared) && declared != buffer.dtype &&
+                    convertibleFloats(buffer.dtype, declared);
+    if ((!narrowed && tensor.dataType != onnxDataType(buffer.dtype)) ||
+        tensor.dims != buffer.shape) {
       error = "the plan's ONNX initializer '" + initializer.name() + "' (data type " +
               std::to_string(tensor.dataType) + ", dims " + shapeString(tensor.dims) +
               ") does not match its parameter, " + dtypeString(buffer.dtype) +
@@ -337,8 +343,13 @@ bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan,
       return false;
     }
     if (values) {
-      const std::vector<uint8_t> &bytes = (*values)[found->second].second.bytes;
-      tensor.bytes = {reinterpret_cast<const char *>(bytes.data()), bytes.size()};
+      HostArray &value = (*values)[found->second].second;
+      if (narrowed && value.dtype != declared) {
+        value.bytes = convertFloats(value.dtype, value.bytes.data(),
+                                    value.bytes.size() / elementSize(value.dtype), declared);
+        value.dtype = declared;
+      }
+      tensor.bytes = {reinterpret_cast<const char *>(value.bytes.data()), value.bytes.size()};
     }
     tensors.push_back(std::move(tensor));
   }
@@ -365,8 +376,23 @@ bool checkSavePath(const plan::Training &training, const LoadedPlan &plan,
 }
 
 /// The trained parameters and buffers: the ONNX model for a .onnx path, safetensors otherwise.
+/// How many model weights are 16-bit in the model but held in f32 by the plan (master weights).
+size_t masterWeightCount(const plan::Training &training, const LoadedPlan &plan) {
+  std::map<std::string_view, DType> held;
+  for (const PlanBinding &binding : plan.parameters)
+    held[binding.name] = plan.buffers[binding.buffer].dtype;
+  size_t count = 0;
+  for (const plan::OnnxInitializer &initializer : training.onnx_initializers()) {
+    DType declared;
+    auto found = held.find(initializer.name());
+    count += found != held.end() && dtypeFromOnnx(initializer.data_type(), declared) &&
+             declared != found->second;
+  }
+  return count;
+}
+
 bool saveParameters(Executor &executor, const plan::Training &training, const std::string &path,
-                    std::string &error) {
+                    const TrainingOptions &options, std::string &error) {
   NamedArrays parameters;
   if (!executor.readParameters(parameters, error))
     return false;
@@ -375,6 +401,11 @@ bool saveParameters(Executor &executor, const plan::Training &training, const st
     return onnxInitializers(training, executor.plan(), &parameters, tensors, error) &&
            writeOnnxModel(path, training.onnx_template(), tensors, {}, error);
   }
+  if (size_t count = masterWeightCount(training, executor.plan()))
+    options.note("--save " + path + ": " + std::to_string(count) +
+                 " parameters are 16-bit in the model; they are saved as the f32 master weights "
+                 "the optimizer updated (load_state_dict converts them to the model's type; "
+                 "--save OUT.onnx keeps the model's types)");
   std::vector<TensorRef> tensors;
   for (size_t i = 0; i < parameters.size(); ++i)
     if (plan::bindingKindInfo(executor.plan().parameters[i].kind).modelWeight) {
@@ -530,7 +561,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     return false;
   }
   return !options.savePath ||
-         saveParameters(*executor, plan.training(), *options.savePath, error);
+         saveParameters(*executor, plan.training(), *options.savePath, options, error);
 }
 
 } // namespace memc::runtime

@@ -1,6 +1,7 @@
 //===- TrainingTest.cpp - training programs reproduce PyTorch's training --===//
 //
-// For each case of data/cases.json (recorded with PyTorch by make_training_references.py):
+// For each case of data/cases.json (recorded with PyTorch by make_training_references.py) and
+// of data/sixteen_bit_cases.json (bf16 and f16 models, make_sixteen_bit_references.py):
 // memc builds a training program from a fixture with the case's flags, and the program trains
 // on the case's data set with --log, --dump-grads and --save. The first step's gradients must
 // name exactly PyTorch's trainable parameters, each within 1e-4 relative L2 error of
@@ -418,14 +419,20 @@ TEST_P(TrainingTest, MatchesPyTorch) {
   checkUpdates(reference, trained);
 }
 
+constexpr const char *kCaseFields =
+    "name, model, config (strings), steps (integer), flags (strings), update_tolerance "
+    "(number), update_tolerances (object of numbers) and optionally loss_tolerance (number) and "
+    "gradient_tolerances (object of numbers)";
+
 INSTANTIATE_TEST_SUITE_P(
-    Cases, TrainingTest,
-    testing::ValuesIn(
-        loadCases("cases.json", parseCase,
-                  "name, model, config (strings), steps (integer), flags (strings), "
-                  "update_tolerance (number), update_tolerances (object of numbers) "
-                  "and optionally loss_tolerance (number) and gradient_tolerances (object of "
-                  "numbers)")),
+    Cases, TrainingTest, testing::ValuesIn(loadCases("cases.json", parseCase, kCaseFields)),
+    [](const testing::TestParamInfo<TrainingCase> &info) { return info.param.name; });
+
+// Models exported in 16 bits (make_sixteen_bit_references.py) train on f32 master weights: the
+// gradients memc dumps and the weights it saves are f32, as checkGradients and checkUpdates ask.
+INSTANTIATE_TEST_SUITE_P(
+    SixteenBitModels, TrainingTest,
+    testing::ValuesIn(loadCases("sixteen_bit_cases.json", parseCase, kCaseFields)),
     [](const testing::TestParamInfo<TrainingCase> &info) { return info.param.name; });
 
 /// The export helper's models exported by torch.onnx.export's defaults instead: memc prints
