@@ -106,6 +106,25 @@ private:
     }
   }
 
+  /// Casts the f32 operands that depend on the inputs to `type`; weights (a norm's scale and
+  /// bias) keep their type.
+  void castActivationOperands(Operation *op, FloatType type) {
+    for (OpOperand &operand : op->getOpOperands())
+      if (floatElementType(operand.get()) == full && !weights.contains(operand.get()))
+        operand.set(castTo(operand.get(), type));
+  }
+
+  /// Whether every reader of `value` takes it in the low type: Low ops, directly or through
+  /// reshapes and transposes (which only move elements). The readers are still as the model
+  /// wrote them here: the walk rewrites an op before any op reading it.
+  static bool everyReaderTakesLow(Value value) {
+    return !value.use_empty() && llvm::all_of(value.getUsers(), [](Operation *reader) {
+      if (isa<ReshapeOp, TransposeOp>(reader))
+        return everyReaderTakesLow(reader->getResult(0));
+      return computeTypeOf(reader) == ComputeType::Low;
+    });
+  }
+
   /// Gives the op's f32 results `type` elements (the policy only narrows what was f32), or,
   /// for an op that infers its result types, what it infers from the cast operands (so that a
   /// result the op fixes as f32, flash_attention's logsumexp, stays f32).
@@ -159,6 +178,15 @@ private:
       castFloatOperands(op, low, /*onlyFrom=*/true, full);
       retypeResults(op, low);
       return;
+    case ComputeType::StoresLow:
+      // Stored in 16 bits only where it would be narrowed anyway: a post-norm transformer's
+      // norm output is its f32 residual stream, which stays f32 as under torch.autocast.
+      if (llvm::all_of(op->getResults(), everyReaderTakesLow)) {
+        castActivationOperands(op, low);
+        retypeResults(op, low);
+        return;
+      }
+      [[fallthrough]];
     case ComputeType::Full:
       castFloatOperands(op, full, /*onlyFrom=*/true, low);
       return;

@@ -64,9 +64,11 @@ def Autocast : Pass<"memc-autocast", "::mlir::func::FuncOp"> {
   let summary = "Mixed precision: compute each op in the type the precision policy gives it";
   let description = [{
     torch.autocast done by the compiler, before autodiff: matmuls and convolutions take 16-bit
-    operands and give 16-bit results (the kernels accumulate in f32); softmax, log-softmax,
-    layer norm, exp/log/pow/sqrt/reciprocal, sums and means take f32; batch norm keeps its data's
-    type with f32 statistics; every other op computes in the widest type of the activations it
+    operands and give 16-bit results (the kernels accumulate in f32); softmax and layer norm
+    compute in f32 but read and store 16 bits where every reader takes their result in 16 bits
+    (else f32); log-softmax, exp/log/pow/sqrt/reciprocal, sums and means take f32; batch norm
+    keeps its data's type with f32 statistics; every other op computes in the widest type of the
+    activations it
     reads, and weights, buffers and constants follow the activations they meet. The table is
     `passes/PrecisionPolicy.cpp`. Weights and parameters keep their f32 types in the signature
     (master weights); their 16-bit copies are cast once at the entry and shared by every reader.

@@ -16,9 +16,9 @@ struct PolicyRow {
 constexpr PolicyRow kPrecisionPolicy[] = {
     {"memc.matmul", ComputeType::Low},
     {"memc.conv", ComputeType::Low},
-    {"memc.softmax", ComputeType::Full},
+    {"memc.softmax", ComputeType::StoresLow},
     {"memc.log_softmax", ComputeType::Full},
-    {"memc.layer_norm", ComputeType::Full},
+    {"memc.layer_norm", ComputeType::StoresLow},
     {"memc.batch_norm", ComputeType::KeepsData},
     {"memc.exp", ComputeType::Full},
     {"memc.log", ComputeType::Full},

@@ -1,6 +1,8 @@
 """CPU training-step time: memc's training executable against PyTorch (forward, cross-entropy,
 backward, AdamW step) on the same model, same batch, same thread count, in one run. Prints a
-markdown table for docs/benchmarks.md.
+markdown table for docs/benchmarks.md, then a second one for mixed precision: memc fp32 and
+--precision bf16 against PyTorch fp32 and torch.autocast('cpu', dtype=torch.bfloat16), with
+memc's planned and measured peaks.
 
 Run with Debian's torch: /usr/bin/python3 bench/training/train_vs_torch.py [BUILD_DIR] [STEPS]
 
@@ -31,25 +33,30 @@ import export_fixtures as fixtures  # noqa: E402
 WARMUP = 3
 
 
-def torch_step_ms(model, inputs, labels, steps):
+def torch_step_ms(model, inputs, labels, steps, autocast=False):
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     times = []
     for _ in range(steps):
         start = time.perf_counter()
         optimizer.zero_grad()
-        logits = model(inputs)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            logits = model(inputs)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
         loss.backward()
         optimizer.step()
         times.append((time.perf_counter() - start) * 1e3)
     return statistics.median(times[WARMUP:])
 
 
-def memc_step_ms(build, onnx_path, input_name, inputs, labels, freeze, steps, work):
+def memc_step(build, onnx_path, input_name, inputs, labels, freeze, steps, work,
+              precision="fp32"):
+    """The median step time (ms), the planned peak and the runtime's measured peak (bytes)."""
     program = os.path.join(work, "train")
+    report = os.path.join(work, "report.json")
     command = [os.path.join(build, "bin", "memc"), onnx_path, "--loss", "cross_entropy",
-               "--optimizer", "adamw", "--lr", "1e-3", "-o", program]
+               "--optimizer", "adamw", "--lr", "1e-3", "--precision", precision,
+               "--report-json", report, "-o", program]
     for glob in freeze:
         command += ["--freeze", glob]
     subprocess.run(command, check=True, capture_output=True)
@@ -59,8 +66,11 @@ def memc_step_ms(build, onnx_path, input_name, inputs, labels, freeze, steps, wo
     env = dict(os.environ, MEMC_NUM_THREADS=str(THREADS))
     subprocess.run([program, "--data", data, "--steps", str(steps), "--log", log], check=True,
                    capture_output=True, env=env)
-    times = [json.loads(line)["ms"] for line in open(log)]
-    return statistics.median(times[WARMUP:])
+    records = [json.loads(line) for line in open(log)]
+    with open(report) as f:
+        planned = json.load(f)["peak_bytes"]
+    return (statistics.median(r["ms"] for r in records[WARMUP:]), planned,
+            max(r["peak_bytes"] for r in records))
 
 
 def configure(dim, seq, heads, vocab):
@@ -88,6 +98,7 @@ def main():
     print(f"Threads: {THREADS}; {steps} steps each, median after {WARMUP} warm-up steps.\n")
     print("| model | PyTorch ms/step | memc ms/step | memc / PyTorch |")
     print("|---|---|---|---|")
+    precision_rows = []
     with tempfile.TemporaryDirectory() as work:
         for name, model, inputs, labels, input_name, freeze in cases:
             path = os.path.join(work, "model.onnx")
@@ -96,9 +107,24 @@ def main():
                               output_names=["logits"], opset_version=17,
                               do_constant_folding=False,
                               training=torch.onnx.TrainingMode.PRESERVE)
-            ours = memc_step_ms(build, path, input_name, inputs, labels, freeze, steps, work)
+            memc = {p: memc_step(build, path, input_name, inputs, labels, freeze, steps, work, p)
+                    for p in ("fp32", "bf16")}
+            ours = memc["fp32"][0]
             reference = torch_step_ms(model, inputs, labels, steps)
+            autocast = torch_step_ms(model, inputs, labels, steps, autocast=True)
             print(f"| {name} | {reference:.3f} | {ours:.3f} | {ours / reference:.2f} |")
+            precision_rows.append((name, reference, autocast, memc))
+    print("\nMixed precision: ms/step; memc's planned / measured peak in MiB.\n")
+    print("| model | PyTorch fp32 | PyTorch autocast bf16 | memc fp32 | memc bf16 "
+          "| memc bf16 / autocast | memc fp32 peak | memc bf16 peak |")
+    print("|---|---|---|---|---|---|---|---|")
+    mib = 2.0 ** 20
+    for name, reference, autocast, memc in precision_rows:
+        (fp32_ms, fp32_planned, fp32_measured), (bf16_ms, bf16_planned, bf16_measured) = (
+            memc["fp32"], memc["bf16"])
+        print(f"| {name} | {reference:.3f} | {autocast:.3f} | {fp32_ms:.3f} | {bf16_ms:.3f} "
+              f"| {bf16_ms / autocast:.2f} | {fp32_planned / mib:.2f} / {fp32_measured / mib:.2f} "
+              f"| {bf16_planned / mib:.2f} / {bf16_measured / mib:.2f} |")
 
 
 if __name__ == "__main__":

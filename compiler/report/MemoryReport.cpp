@@ -86,6 +86,9 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
       report.peakStep = static_cast<int64_t>(s);
   if (!steps.empty())
     report.breakdown = steps[report.peakStep];
+  for (const CategoryBytes &step : steps)
+    for (size_t c = 0; c < step.size(); ++c)
+      report.mostLive[c] = std::max(report.mostLive[c], step[c]);
   uint64_t live = totalBytes(report.breakdown);
   report.unusedArenaBytes = report.peakBytes > live ? report.peakBytes - live : 0;
   if (report.peakStep < plan.steps_size()) {
@@ -158,6 +161,9 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
   for (size_t c = 1; c < plan::kCategories.size(); ++c)
     breakdown[plan::categoryInfo(c).name] = static_cast<int64_t>(report.breakdown[c]);
   breakdown["unused_arena"] = static_cast<int64_t>(report.unusedArenaBytes);
+  llvm::json::Object mostLive;
+  for (size_t c = 1; c < plan::kCategories.size(); ++c)
+    mostLive[plan::categoryInfo(c).name] = static_cast<int64_t>(report.mostLive[c]);
   llvm::json::Array largest;
   for (const MemoryReport::Tensor &tensor : report.largest) {
     llvm::json::Array shape;
@@ -201,6 +207,7 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
       {"peak_kernel", report.peakKernel},
       {"peak_location", report.peakLocation},
       {"breakdown", std::move(breakdown)},
+      {"most_live_bytes", std::move(mostLive)},
       {"largest_tensors", std::move(largest)},
       {"attention", std::move(attention)},
       {"live_bytes_per_step", series(report.after)},

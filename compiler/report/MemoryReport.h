@@ -43,6 +43,10 @@ struct MemoryReport {
   /// At the peak step; `unusedArenaBytes` is the arena not live there (fragmentation), so the
   /// breakdown and it sum to peakBytes.
   CategoryBytes breakdown{};
+  /// Each category's most bytes live at any one step: for activations, what the step saves for
+  /// the backward at its high-water mark, which the peak step misses when the peak comes later
+  /// (an optimizer update, with the activations freed).
+  CategoryBytes mostLive{};
   uint64_t unusedArenaBytes = 0;
   int64_t peakStep = 0;
   std::string peakKernel, peakLocation;

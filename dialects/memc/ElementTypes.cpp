@@ -54,4 +54,9 @@ uint64_t storageBytes(Type type) {
   return bytes;
 }
 
+bool holdsEveryValueOf(FloatType wide, FloatType narrow) {
+  return wide == narrow || (wide.getWidth() > narrow.getWidth() &&
+                            wide.getFPMantissaWidth() >= narrow.getFPMantissaWidth());
+}
+
 } // namespace memc

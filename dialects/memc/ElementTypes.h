@@ -9,6 +9,7 @@
 
 #include "kernels/DTypeTable.h"
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Types.h"
 
 #include <optional>
@@ -24,6 +25,10 @@ std::optional<kernels::DType> dtypeOf(mlir::Type type);
 /// Bytes a static tensor of `type` occupies, ceil(elements * bits / 8) (i1 as one byte per
 /// element); 0 for a type the table lacks.
 uint64_t storageBytes(mlir::Type type);
+
+/// True if every value of `narrow` is a value of `wide` (f32 holds every bf16 and f16), so a
+/// cast from `narrow` to `wide` is exact.
+bool holdsEveryValueOf(mlir::FloatType wide, mlir::FloatType narrow);
 
 } // namespace memc
 

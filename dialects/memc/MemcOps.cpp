@@ -1,5 +1,6 @@
 //===- MemcOps.cpp - memc op type inference, verifiers and folders --------===//
 #include "dialects/memc/MemcDialect.h"
+#include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/ShapeInference.h"
 
 #include "mlir/IR/Builders.h"
@@ -21,7 +22,7 @@ LogicalResult inferenceError(std::optional<Location> location, const Twine &mess
 
 ArrayRef<int64_t> shapeOf(Value value) { return cast<ShapedType>(value.getType()).getShape(); }
 
-Type elementTypeOf(Value value) { return cast<ShapedType>(value.getType()).getElementType(); }
+Type elementOf(Value value) { return cast<ShapedType>(value.getType()).getElementType(); }
 
 LogicalResult inferBroadcast(std::optional<Location> location, ValueRange operands,
                              Type elementType, SmallVectorImpl<Type> &inferred) {
@@ -62,16 +63,6 @@ LogicalResult TriluOp::verify() {
   return success();
 }
 
-namespace {
-
-/// True if every value of `narrow` is a value of `wide` (f32 holds every bf16 and f16).
-bool holdsEveryValueOf(FloatType wide, FloatType narrow) {
-  return wide == narrow || (wide.getWidth() > narrow.getWidth() &&
-                            wide.getFPMantissaWidth() >= narrow.getFPMantissaWidth());
-}
-
-} // namespace
-
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
@@ -111,7 +102,7 @@ LogicalResult DropoutOp::verify() {
 #define MEMC_INFER_ARITH(OP)                                                                  \
   LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> location,        \
                                      Adaptor adaptor, SmallVectorImpl<Type> &inferred) {     \
-    return inferBroadcast(location, adaptor.getOperands(), elementTypeOf(adaptor.getLhs()),  \
+    return inferBroadcast(location, adaptor.getOperands(), elementOf(adaptor.getLhs()),  \
                           inferred);                                                          \
   }
 MEMC_INFER_ARITH(AddOp)
@@ -139,7 +130,7 @@ MEMC_INFER_COMPARE(LessEqualOp)
 
 LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                         Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
-  return inferBroadcast(location, adaptor.getOperands(), elementTypeOf(adaptor.getOnTrue()),
+  return inferBroadcast(location, adaptor.getOperands(), elementOf(adaptor.getOnTrue()),
                         inferred);
 }
 
@@ -155,7 +146,7 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   if (failed(matmulShape(shapeOf(adaptor.getLhs()), shapeOf(adaptor.getRhs()), result, error,
                          transposes)))
     return inferenceError(location, error);
-  inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getLhs())));
+  inferred.push_back(RankedTensorType::get(result, elementOf(adaptor.getLhs())));
   return success();
 }
 
@@ -258,7 +249,7 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
 
 LogicalResult memc::verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
                                             double scale) {
-  if (elementTypeOf(key) != elementTypeOf(query) || elementTypeOf(value) != elementTypeOf(query))
+  if (elementOf(key) != elementOf(query) || elementOf(value) != elementOf(query))
     return op->emitOpError("query, key and value must have one element type");
   if (!std::isfinite(scale) || scale <= 0)
     return op->emitOpError("scale must be finite and positive, got ") << scale;
@@ -276,7 +267,7 @@ LogicalResult FlashAttentionOp::inferReturnTypes(MLIRContext *context,
   if (failed(attentionShapes(shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
                              shapeOf(adaptor.getValue()), mask, output, logsumexp, error)))
     return inferenceError(location, error);
-  inferred.push_back(RankedTensorType::get(output, elementTypeOf(adaptor.getQuery())));
+  inferred.push_back(RankedTensorType::get(output, elementOf(adaptor.getQuery())));
   inferred.push_back(RankedTensorType::get(logsumexp, Float32Type::get(context)));
   return success();
 }
@@ -298,7 +289,7 @@ LogicalResult FlashAttentionOp::verify() {
     if (failed(reduceShape(shapeOf(adaptor.getInput()), adaptor.getAxes(), adaptor.getKeepdims(),  \
                            result, error)))                                                        \
       return inferenceError(location, error);                                                      \
-    inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));          \
+    inferred.push_back(RankedTensorType::get(result, elementOf(adaptor.getInput())));          \
     return success();                                                                              \
   }
 MEMC_INFER_REDUCE(ReduceSumOp)
@@ -319,7 +310,7 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   std::string error;
   if (failed(transposeShape(shapeOf(adaptor.getInput()), adaptor.getPerm(), result, error)))
     return inferenceError(location, error);
-  inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));
+  inferred.push_back(RankedTensorType::get(result, elementOf(adaptor.getInput())));
   return success();
 }
 
@@ -385,7 +376,7 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   std::string error;
   if (failed(concatShape(shapes, adaptor.getAxis(), result, error)))
     return inferenceError(location, error);
-  inferred.push_back(RankedTensorType::get(result, elementTypeOf(inputs.front())));
+  inferred.push_back(RankedTensorType::get(result, elementOf(inputs.front())));
   return success();
 }
 
@@ -397,7 +388,7 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
                          error)))
     return inferenceError(location, error);
   for (const Shape &piece : pieces)
-    inferred.push_back(RankedTensorType::get(piece, elementTypeOf(adaptor.getInput())));
+    inferred.push_back(RankedTensorType::get(piece, elementOf(adaptor.getInput())));
   return success();
 }
 
@@ -409,7 +400,7 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   if (failed(sliceShape(shapeOf(adaptor.getInput()), adaptor.getStarts(), adaptor.getLimits(),
                         adaptor.getSteps(), result, error)))
     return inferenceError(location, error);
-  inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));
+  inferred.push_back(RankedTensorType::get(result, elementOf(adaptor.getInput())));
   return success();
 }
 
@@ -430,7 +421,7 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *context, std::optional<Locat
   if (failed(
           topKShape(shapeOf(adaptor.getInput()), adaptor.getAxis(), adaptor.getK(), result, error)))
     return inferenceError(location, error);
-  inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));
+  inferred.push_back(RankedTensorType::get(result, elementOf(adaptor.getInput())));
   inferred.push_back(RankedTensorType::get(result, IntegerType::get(context, 64)));
   return success();
 }
@@ -442,7 +433,7 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   if (failed(gatherShape(shapeOf(adaptor.getData()), shapeOf(adaptor.getIndices()),
                          adaptor.getAxis(), result, error)))
     return inferenceError(location, error);
-  inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getData())));
+  inferred.push_back(RankedTensorType::get(result, elementOf(adaptor.getData())));
   return success();
 }
 
@@ -481,7 +472,7 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
                          adaptor.getPads(), adaptor.getDilations(), /*ceilMode=*/false, result,
                          error)))
     return inferenceError(location, error);
-  inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));
+  inferred.push_back(RankedTensorType::get(result, elementOf(adaptor.getInput())));
   return success();
 }
 
@@ -495,7 +486,7 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
                            adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),  \
                            adaptor.getCeilMode(), result, error)))                            \
       return inferenceError(location, error);                                                 \
-    inferred.push_back(RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));    \
+    inferred.push_back(RankedTensorType::get(result, elementOf(adaptor.getInput())));    \
     return success();                                                                         \
   }
 MEMC_INFER_POOL(MaxPoolOp)

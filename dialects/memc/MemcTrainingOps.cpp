@@ -5,7 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/memc/MemcDialect.h"
+#include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/ShapeInference.h"
+
+#include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
 using namespace memc;
@@ -92,4 +95,63 @@ LogicalResult CrossEntropyOp::verify() {
   if (getLoss().getType().getRank() != 0)
     return emitOpError("loss must be a scalar");
   return success();
+}
+
+namespace {
+
+/// The 16-bit logits a cast widens exactly to f32, or null. The loss kernels widen 16-bit rows
+/// themselves, in the same f32 arithmetic, so reading the narrow logits gives the same loss and
+/// gradient while the step saves the logits for the backward in 16 bits, not the f32 copy
+/// (under --precision bf16 that copy was the largest activation of a language model: B x T x
+/// vocabulary floats).
+Value exactlyWidenedSource(Value logits) {
+  auto cast = logits.getDefiningOp<CastOp>();
+  if (!cast)
+    return nullptr;
+  auto from = dyn_cast<FloatType>(cast.getInput().getType().getElementType());
+  auto to = dyn_cast<FloatType>(cast.getType().getElementType());
+  return from && to && from != to && holdsEveryValueOf(to, from) ? cast.getInput() : nullptr;
+}
+
+/// cross_entropy(cast(x : bf16 -> f32)) -> cross_entropy(x).
+struct CrossEntropyOfWidenedLogits : OpRewritePattern<CrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CrossEntropyOp op, PatternRewriter &rewriter) const override {
+    Value narrow = exactlyWidenedSource(op.getLogits());
+    if (!narrow)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] { op.getLogitsMutable().assign(narrow); });
+    return success();
+  }
+};
+
+/// cross_entropy_grad(g, cast(x : bf16 -> f32)) -> cast(cross_entropy_grad(g, x) : bf16 -> f32):
+/// the kernel rounds the f32 gradient into bf16 once, which the cast's own gradient (the cast
+/// back to bf16) did before, and that round trip then folds away.
+struct CrossEntropyGradOfWidenedLogits : OpRewritePattern<CrossEntropyGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CrossEntropyGradOp op, PatternRewriter &rewriter) const override {
+    Value narrow = exactlyWidenedSource(op.getLogits());
+    if (!narrow)
+      return failure();
+    Value grad = rewriter.create<CrossEntropyGradOp>(op.getLoc(), narrow.getType(), op.getGrad(),
+                                                     narrow, op.getLabels(),
+                                                     op.getIgnoreIndexAttr());
+    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(), grad);
+    return success();
+  }
+};
+
+} // namespace
+
+void CrossEntropyOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                                 MLIRContext *context) {
+  patterns.add<CrossEntropyOfWidenedLogits>(context);
+}
+
+void CrossEntropyGradOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                                     MLIRContext *context) {
+  patterns.add<CrossEntropyGradOfWidenedLogits>(context);
 }

@@ -275,6 +275,7 @@ def Memc_CrossEntropyOp : Memc_Op<"cross_entropy", [Pure, Memc_Differentiable]> 
   let results = (outs StaticShapeTensorOf<[F32]>:$loss);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Memc_CrossEntropyGradOp : Memc_Op<"cross_entropy_grad",
@@ -294,6 +295,7 @@ def Memc_CrossEntropyGradOp : Memc_Op<"cross_entropy_grad",
                        Memc_IndexTensor:$labels, I64Attr:$ignore_index);
   let results = (outs Memc_FloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -99,3 +99,31 @@ func.func @matmul_batch_transpose_stays(%x: tensor<2x4x8xf32>, %w: tensor<8x3xf3
   %y = memc.matmul %t, %w : (tensor<4x2x8xf32>, tensor<8x3xf32>) -> tensor<4x2x3xf32>
   return %y : tensor<4x2x3xf32>
 }
+
+// -----
+
+// The loss reads 16-bit logits as they are (its kernel widens each row exactly, as the cast
+// did), so the step saves them in 16 bits; the gradient comes out in bf16, rounded once, and
+// the round trip bf16 -> f32 -> bf16 before the logits' producer folds away. A cast that
+// narrows is no exact widening and stays.
+// CHECK-LABEL: func @cross_entropy_reads_16bit_logits
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<4x8xbf16>, %[[L:[a-z0-9]+]]: tensor<4xi64>, %[[D:[a-z0-9]+]]: tensor<f32>, %[[Y:[a-z0-9]+]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[LOSS:.*]] = memc.cross_entropy %[[X]], %[[L]] {ignore_index = -100 : i64} : (tensor<4x8xbf16>, tensor<4xi64>) -> tensor<f32>
+// CHECK-NEXT: %[[G:.*]] = memc.cross_entropy_grad %[[D]], %[[X]], %[[L]] {ignore_index = -100 : i64} : (tensor<f32>, tensor<4x8xbf16>, tensor<4xi64>) -> tensor<4x8xbf16>
+// CHECK-NEXT: %[[YL:.*]] = memc.cast %[[Y]] : tensor<4x8xf32> -> tensor<4x8xbf16>
+// CHECK-NEXT: %[[N:.*]] = memc.cross_entropy %[[YL]], %[[L]]
+// CHECK-NEXT: return %[[LOSS]], %[[G]], %[[N]]
+func.func @cross_entropy_reads_16bit_logits(%x: tensor<4x8xbf16>, %labels: tensor<4xi64>,
+                                            %dloss: tensor<f32>, %y: tensor<4x8xf32>)
+    -> (tensor<f32>, tensor<4x8xbf16>, tensor<f32>) {
+  %wide = memc.cast %x : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %loss = memc.cross_entropy %wide, %labels {ignore_index = -100 : i64}
+      : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<f32>
+  %g = memc.cross_entropy_grad %dloss, %wide, %labels {ignore_index = -100 : i64}
+      : (tensor<f32>, tensor<4x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
+  %gl = memc.cast %g : tensor<4x8xf32> -> tensor<4x8xbf16>
+  %yl = memc.cast %y : tensor<4x8xf32> -> tensor<4x8xbf16>
+  %n = memc.cross_entropy %yl, %labels {ignore_index = -100 : i64}
+      : (tensor<4x8xbf16>, tensor<4xi64>) -> tensor<f32>
+  return %loss, %gl, %n : tensor<f32>, tensor<4x8xbf16>, tensor<f32>
+}

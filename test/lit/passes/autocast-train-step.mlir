@@ -3,15 +3,17 @@
 
 // Under autocast the training step keeps f32 master weights and f32 optimizer state: the bf16
 // copy of the weight is made once per step, at the entry; the weight's gradient is a bf16 matmul cast back to f32
-// before the optimizer reads it; the loss is computed from f32 logits.
+// before the optimizer reads it; the loss reads the bf16 logits (its kernel widens them exactly),
+// so the step saves them for the backward in bf16, and their gradient comes out in bf16.
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<8x3xf32> {memc.param = "w", memc.param_kind = "parameter"}
 // CHECK-SAME: tensor<8x3xf32> {memc.param = "w.exp_avg", memc.param_kind = "optimizer_state", memc.state_of = "w"}
 // CHECK: %[[WL:.*]] = memc.cast %[[W]] : tensor<8x3xf32> -> tensor<8x3xbf16>
 // CHECK-NOT: memc.cast %[[W]]
 // CHECK: %[[Y:.*]] = memc.matmul %{{.*}}, %[[WL]] : (tensor<4x8xbf16>, tensor<8x3xbf16>) -> tensor<4x3xbf16>
-// CHECK: %[[YF:.*]] = memc.cast %[[Y]] : tensor<4x3xbf16> -> tensor<4x3xf32>
-// CHECK: memc.cross_entropy %[[YF]]
+// CHECK-NEXT: memc.cross_entropy %[[Y]], {{.*}} : (tensor<4x3xbf16>, tensor<4xi64>) -> tensor<f32>
+// CHECK-NEXT: memc.cross_entropy_grad %{{.*}}, %[[Y]], {{.*}} -> tensor<4x3xbf16>
+// CHECK-NOT: memc.cast %[[Y]]
 // CHECK: %[[G:.*]] = memc.matmul {{.*}} -> tensor<8x3xbf16>
 // CHECK: %[[GF:.*]] = memc.cast %[[G]] : tensor<8x3xbf16> -> tensor<8x3xf32>
 // CHECK: memc.adamw_update %[[W]], %[[GF]], {{.*}} : (tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>

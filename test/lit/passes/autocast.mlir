@@ -132,3 +132,58 @@ func.func @cancelling_casts(%h: tensor<4xbf16>, %f: tensor<4xf32>) -> (tensor<4x
   %3 = memc.cast %2 : tensor<4xbf16> -> tensor<4xf32>
   return %1, %3 : tensor<4xbf16>, tensor<4xf32>
 }
+
+// -----
+
+// Softmax and layer norm compute in f32 and store bf16 where every reader takes their result in
+// bf16 (a matmul, here through a transpose): the norm reads one bf16 cast of its f32 input (the
+// copy its backward saves; the f32 input itself is not saved), its scale and bias stay f32, and
+// the softmax's probabilities are bf16 with no f32 copy beside them.
+// CHECK-LABEL: func @stores_low
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<4x8xf32> {memc.input = "x"}, %[[G:[a-z0-9]+]]: tensor<8xf32> {{.*}}, %[[B:[a-z0-9]+]]: tensor<8xf32> {{.*}}, %[[W:[a-z0-9]+]]: tensor<8x8xf32>
+// CHECK-DAG: %[[WL:.*]] = memc.cast %[[W]] : tensor<8x8xf32> -> tensor<8x8xbf16>
+// CHECK-DAG: %[[XL:.*]] = memc.cast %[[X]] : tensor<4x8xf32> -> tensor<4x8xbf16>
+// CHECK: %[[N:.*]] = memc.layer_norm %[[XL]], %[[G]], %[[B]] {{.*}} : (tensor<4x8xbf16>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xbf16>
+// CHECK-NEXT: %[[H:.*]] = memc.matmul %[[N]], %[[WL]] : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
+// CHECK-NEXT: %[[P:.*]] = memc.softmax %[[H]] {axis = 1 : i64} : tensor<4x8xbf16>
+// CHECK-NEXT: %[[T:.*]] = memc.transpose %[[P]] {{.*}} -> tensor<8x4xbf16>
+// CHECK-NEXT: %[[Y:.*]] = memc.matmul %[[T]], %[[H]] : (tensor<8x4xbf16>, tensor<4x8xbf16>) -> tensor<8x8xbf16>
+// CHECK-NEXT: %[[YF:.*]] = memc.cast %[[Y]] : tensor<8x8xbf16> -> tensor<8x8xf32>
+// CHECK-NEXT: return %[[YF]]
+func.func @stores_low(%x: tensor<4x8xf32> {memc.input = "x"},
+                      %g: tensor<8xf32> {memc.param = "g", memc.param_kind = "parameter"},
+                      %b: tensor<8xf32> {memc.param = "b", memc.param_kind = "parameter"},
+                      %w: tensor<8x8xf32> {memc.param = "w", memc.param_kind = "parameter"})
+    -> (tensor<8x8xf32> {memc.output = "y"}) {
+  %n = memc.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-05 : f64}
+      : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %h = memc.matmul %n, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %p = memc.softmax %h {axis = 1 : i64} : tensor<4x8xf32>
+  %t = memc.transpose %p {perm = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %y = memc.matmul %t, %h : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// A post-norm block: the norm's output is the residual stream (a matmul and the next residual
+// add read it), so the norm stays f32 as under torch.autocast and its matmul reads a bf16 cast.
+// CHECK-LABEL: func @post_norm_stays_f32
+// CHECK: %[[R:.*]] = memc.add {{.*}} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[N:.*]] = memc.layer_norm %[[R]], {{.*}} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[NL:.*]] = memc.cast %[[N]] : tensor<4x8xf32> -> tensor<4x8xbf16>
+// CHECK-NEXT: memc.matmul %[[NL]]
+// CHECK: memc.add %[[N]], %{{.*}} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+func.func @post_norm_stays_f32(%x: tensor<4x8xf32> {memc.input = "x"},
+                               %g: tensor<8xf32> {memc.param = "g", memc.param_kind = "parameter"},
+                               %b: tensor<8xf32> {memc.param = "b", memc.param_kind = "parameter"},
+                               %w: tensor<8x8xf32> {memc.param = "w", memc.param_kind = "parameter"})
+    -> (tensor<4x8xf32> {memc.output = "y"}) {
+  %h = memc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %r = memc.add %x, %h : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n = memc.layer_norm %r, %g, %b {axis = 1 : i64, epsilon = 1.0e-05 : f64}
+      : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %f = memc.matmul %n, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %y = memc.add %n, %f : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
