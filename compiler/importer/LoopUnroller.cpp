@@ -84,8 +84,8 @@ FailureOr<Value> stackIterations(NodeImporter &loop, ArrayRef<Value> pieces) {
 
 std::string staticLoopRefusal(const onnx::NodeProto &loop) {
   if (loop.input_size() == 0 || loop.input(0).empty())
-    return "no trip count (a while loop; memc unrolls only loops whose trip count is a "
-           "compile-time constant)";
+    return "no trip count: a while loop, and memc unrolls only loops whose trip count is a "
+           "compile-time constant";
   int bodies = 0;
   for (const onnx::AttributeProto &attr : loop.attribute())
     if (attr.name() == "body")
