@@ -100,6 +100,28 @@ llvm::StringSet<> usedOnlyAsWeights(const onnx::GraphProto &graph) {
   return weights;
 }
 
+/// Whether `shape` could be a causal buffer: [..., N, N], leading dims 1, small enough to read.
+bool mayBeCausalBuffer(ArrayRef<int64_t> shape) {
+  if (shape.size() < 2 || shape.back() < 2 || shape[shape.size() - 2] != shape.back() ||
+      numElements(shape) > kMaxHostElements)
+    return false;
+  return llvm::all_of(shape.drop_back(2), [](int64_t dim) { return dim == 1; });
+}
+
+/// Whether `tensor` (see mayBeCausalBuffer) is torch.tril(ones(N, N)): exactly 1 on and below
+/// the diagonal and 0 above, so any cast of it keeps which keys it hides.
+bool isLowerTriangleOfOnes(const HostTensor &tensor) {
+  int64_t n = tensor.shape.back();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t index = i * n + j;
+      double value = tensor.isFloating() ? tensor.floatAt(index) : double(tensor.intAt(index));
+      if (value != (j <= i ? 1.0 : 0.0))
+        return false;
+    }
+  return true;
+}
+
 class OnnxImporter : public ImportScope {
 public:
   OnnxImporter(MLIRContext &context, std::string modelPath, const ImportOptions &options)
@@ -436,6 +458,20 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
   llvm::StringSet<> statistics = runningStatistics(model.graph());
   llvm::StringSet<> weightsOnly = usedOnlyAsWeights(model.graph());
   llvm::StringMap<bool> nonFinite; // by stored name: holds an inf or a NaN
+  llvm::StringMap<bool> causalBuffers; // by stored name: torch.tril(ones) (kLowerTriangularAttr)
+  // Weights are never read for this; what else has a causal buffer's shape is read once.
+  auto holdsCausalBuffer = [&](const StoredTensor &stored) -> FailureOr<bool> {
+    if (weightsOnly.contains(stored.name) || !mayBeCausalBuffer(stored.shape))
+      return false;
+    auto [known, fresh] = causalBuffers.try_emplace(stored.name, false);
+    if (fresh) {
+      FailureOr<HostTensor> values = readConstant(stored.name, modelLocation());
+      if (failed(values))
+        return failure();
+      known->second = isLowerTriangleOfOnes(*values);
+    }
+    return known->second;
+  };
   // Only floating tensors can train; masks, ids and running statistics are buffers, and so are
   // tensors holding an inf or a NaN (additive -inf masks; weights are not scanned), which no
   // optimizer step could keep finite. Other float buffers ONNX cannot tell apart (RoPE tables,
@@ -475,6 +511,11 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
     if (name != stored.name)
       attributes.push_back(
           builder.getNamedAttr(kParamSourceAttr, builder.getStringAttr(stored.name)));
+    FailureOr<bool> causal = holdsCausalBuffer(stored);
+    if (failed(causal))
+      return failure();
+    if (*causal)
+      attributes.push_back(builder.getNamedAttr(kLowerTriangularAttr, builder.getUnitAttr()));
     types.push_back(RankedTensorType::get(stored.shape, elementType));
     attrs.push_back(builder.getDictionaryAttr(attributes));
     names.push_back(name);
