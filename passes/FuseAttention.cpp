@@ -5,19 +5,21 @@
 //   %s1 = memc.mul %s, %c0_35                            %c = memc.equal %bias, %c0
 //   %s2 = memc.where %c, %cneginf, %s1                   %p = memc.softmax %s2 {axis = 3}
 //   %o = memc.matmul %p, %v
-// After:
-//   %k = memc.transpose %k4 {perm = [0, 2, 1, 3]}       %m = memc.where %c, %cneginf, %c0
-//   %o, %lse = memc.flash_attention %q, %k, %v, %m {causal = false, scale = 0.35}
+// After (%bias holds torch.tril(ones): memc.lower_triangular):
+//   %k = memc.transpose %k4 {perm = [0, 2, 1, 3]}
+//   %o, %lse = memc.flash_attention %q, %k, %v {causal = true, scale = 0.35}
 //
 // Each softmax whose input comes from a matmul is an attention candidate. From the softmax the
-// matcher walks back to that matmul through scalings by constants (Mul, Div: the scale), one
-// additive mask (Add) or one masked_fill (Where with a constant of -inf or below -1e30, which
-// becomes the additive mask where(cond, fill, 0); Llama's Trilu of -inf is `causal` instead,
-// whose tiles above the diagonal the kernels skip); scalings of q or k^T by constants join the
-// scale. k^T's transpose is absorbed into k's; grouped-query repeats of k and v (Expand +
-// Reshape) are dropped, the op reading each kv head for its group; rank-3 attention
-// ([B*H, T, D], nn.MultiheadAttention) is reshaped to one batch. A candidate that does not fit is
-// left as it is, with the reason, for the report.
+// matcher walks back to that matmul through scalings by constants (Mul, Div: the scale), casts
+// (a softmax computed in f32), one additive mask (Add) or one masked_fill (Where with a constant
+// of -inf or below -1e30, which becomes the additive mask where(cond, fill, 0)); Llama's Trilu of
+// -inf and a masked_fill reading a causal buffer that only masks are `causal` instead, whose
+// tiles above the diagonal the kernels skip; scalings of q or k^T by constants join the scale.
+// k^T's transpose is absorbed into k's; grouped-query repeats of k and v (Expand + Reshape, or
+// Tile) are dropped, the op reading each kv head for its group (q's heads reordered where Tile
+// repeated the head axis whole); rank-3 attention ([B*H, T, D], nn.MultiheadAttention) is
+// reshaped to one batch. A candidate that does not fit is left as it is, with the reason, for
+// the report.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/AttentionFusion.h"
