@@ -5,19 +5,21 @@
 //   %s1 = memc.mul %s, %c0_35                            %c = memc.equal %bias, %c0
 //   %s2 = memc.where %c, %cneginf, %s1                   %p = memc.softmax %s2 {axis = 3}
 //   %o = memc.matmul %p, %v
-// After:
-//   %k = memc.transpose %k4 {perm = [0, 2, 1, 3]}       %m = memc.where %c, %cneginf, %c0
-//   %o, %lse = memc.flash_attention %q, %k, %v, %m {causal = false, scale = 0.35}
+// After (%bias holds torch.tril(ones): memc.lower_triangular):
+//   %k = memc.transpose %k4 {perm = [0, 2, 1, 3]}
+//   %o, %lse = memc.flash_attention %q, %k, %v {causal = true, scale = 0.35}
 //
 // Each softmax whose input comes from a matmul is an attention candidate. From the softmax the
-// matcher walks back to that matmul through scalings by constants (Mul, Div: the scale), one
-// additive mask (Add) or one masked_fill (Where with a constant of -inf or below -1e30, which
-// becomes the additive mask where(cond, fill, 0); Llama's Trilu of -inf is `causal` instead,
-// whose tiles above the diagonal the kernels skip); scalings of q or k^T by constants join the
-// scale. k^T's transpose is absorbed into k's; grouped-query repeats of k and v (Expand +
-// Reshape) are dropped, the op reading each kv head for its group; rank-3 attention
-// ([B*H, T, D], nn.MultiheadAttention) is reshaped to one batch. A candidate that does not fit is
-// left as it is, with the reason, for the report.
+// matcher walks back to that matmul through scalings by constants (Mul, Div: the scale), casts
+// (a softmax computed in f32), one additive mask (Add) or one masked_fill (Where with a constant
+// of -inf or below -1e30, which becomes the additive mask where(cond, fill, 0)); Llama's Trilu of
+// -inf and a masked_fill reading a causal buffer that only masks are `causal` instead, whose
+// tiles above the diagonal the kernels skip; scalings of q or k^T by constants join the scale.
+// k^T's transpose is absorbed into k's; grouped-query repeats of k and v (Expand + Reshape, or
+// Tile) are dropped, the op reading each kv head for its group (q's heads reordered where Tile
+// repeated the head axis whole); rank-3 attention ([B*H, T, D], nn.MultiheadAttention) is
+// reshaped to one batch. A candidate that does not fit is left as it is, with the reason, for
+// the report.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/AttentionFusion.h"
@@ -85,6 +87,8 @@ bool reachesProduct(Value value) {
       return true;
     if (std::optional<std::pair<double, Value>> factor = scalarFactor(op))
       value = factor->second;
+    else if (auto cast = dyn_cast_or_null<CastOp>(op))
+      value = cast.getInput();
     else if (auto add = dyn_cast_or_null<AddOp>(op))
       value = reachesProduct(add.getLhs()) ? add.getLhs() : add.getRhs();
     else if (auto where = dyn_cast_or_null<WhereOp>(op))
@@ -120,7 +124,12 @@ std::string matchScores(Value value, AttentionMatch &match) {
       match.scores = product;
       return "";
     }
-    if (std::optional<std::pair<double, Value>> factor = scalarFactor(op)) {
+    if (auto cast = dyn_cast<CastOp>(op)) {
+      // Llama's softmax in f32: the scores cast up (the op's online softmax is f32 anyway).
+      if (!isa<FloatType>(getElementTypeOrSelf(cast.getInput())))
+        return "the scores are cast from a non-float type";
+      value = cast.getInput();
+    } else if (std::optional<std::pair<double, Value>> factor = scalarFactor(op)) {
       scaled = true;
       match.scale *= factor->first;
       value = factor->second;
@@ -164,6 +173,69 @@ bool isCausalMask(Value mask, int64_t queries, int64_t keys) {
   return llvm::all_of(shape.drop_back(2), [](int64_t dim) { return dim == 1; });
 }
 
+/// Whether every use of `value` only decides which keys are hidden (comparisons, Where's
+/// condition, through slices, reshapes and casts): no gradient reaches it then, so the training
+/// step leaves such a parameter out (TrainStep.cpp) and its values stay the stored ones.
+bool onlyHidesKeys(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<SliceOp, ReshapeOp, CastOp>(user)) {
+      if (!onlyHidesKeys(user->getResult(0)))
+        return false;
+    } else if (!isa<EqualOp, LessOp, GreaterOp, NotOp>(user) &&
+               !(isa<WhereOp>(user) && use.getOperandNumber() == 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Whether the masked_fill of [queries, keys] scores hides exactly what `causal` hides, reading
+/// a causal buffer (kLowerTriangularAttr) that only hides keys, sliced: nanoGPT's
+/// masked_fill(bias[:, :, :T, :T] == 0, -inf) or transformers' where(bias[...], scores, min).
+bool isCausalBufferFill(AttentionMatch &match, int64_t queries, int64_t keys) {
+  Value condition = match.maskedFill.getCondition();
+  bool hidesZeros = false; // else the fill hides where the buffer is 1
+  if (auto equal = condition.getDefiningOp<EqualOp>()) {
+    bool zeroOnRight = splatScalar(equal.getRhs()) == std::optional<double>(0.0);
+    if (!zeroOnRight && splatScalar(equal.getLhs()) != std::optional<double>(0.0))
+      return false;
+    condition = zeroOnRight ? equal.getLhs() : equal.getRhs();
+    hidesZeros = true;
+  }
+  if (hidesZeros != match.fillIsTrueBranch)
+    return false;
+  ArrayRef<int64_t> block = tensorType(condition).getShape();
+  int64_t rank = block.size();
+  if (rank < 2 || block[rank - 2] != queries || block[rank - 1] != keys)
+    return false;
+  // Where the block starts in the buffer: slices (steps 1) add up; casts keep its 0s and 1s.
+  int64_t row = 0, column = 0;
+  while (true) {
+    if (auto slice = condition.getDefiningOp<SliceOp>()) {
+      if (slice.getSteps()[rank - 2] != 1 || slice.getSteps()[rank - 1] != 1)
+        return false;
+      row += slice.getStarts()[rank - 2];
+      column += slice.getStarts()[rank - 1];
+      condition = slice.getInput();
+    } else if (auto cast = condition.getDefiningOp<CastOp>()) {
+      condition = cast.getInput();
+    } else {
+      break;
+    }
+  }
+  auto buffer = dyn_cast<BlockArgument>(condition);
+  auto function = buffer ? dyn_cast<func::FuncOp>(buffer.getOwner()->getParentOp()) : nullptr;
+  if (!function || tensorType(buffer).getRank() != rank ||
+      !function.getArgAttr(buffer.getArgNumber(), kLowerTriangularAttr))
+    return false;
+  if (!onlyHidesKeys(buffer))
+    return false;
+  // Block element (i, j) is the buffer's (row + i, column + j): visible where j <= i + row -
+  // column; causal (bottom-right aligned) sees j <= i + keys - queries.
+  return row - column == keys - queries;
+}
+
 /// Matches the attention around `softmax`; a reason when it is not one the op expresses.
 std::string matchAttention(SoftmaxOp softmax, AttentionMatch &match) {
   RankedTensorType type = softmax.getType();
@@ -171,10 +243,15 @@ std::string matchAttention(SoftmaxOp softmax, AttentionMatch &match) {
     return "scores of rank " + std::to_string(type.getRank()) + ", not 3 or 4";
   if (static_cast<int64_t>(softmax.getAxis()) != type.getRank() - 1)
     return "the softmax is not over the keys (the last axis)";
-  if (!softmax.getResult().hasOneUse())
+  Value probabilities = softmax.getResult();
+  // The probabilities cast back to the model's type (Llama's softmax in f32) are still them.
+  if (probabilities.hasOneUse())
+    if (auto cast = dyn_cast<CastOp>(*probabilities.getUsers().begin()))
+      probabilities = cast.getResult();
+  if (!probabilities.hasOneUse())
     return "the probabilities are used by more than the product with v";
-  match.output = dyn_cast<MatMulOp>(*softmax.getResult().getUsers().begin());
-  if (!match.output || match.output.getLhs() != softmax.getResult())
+  match.output = dyn_cast<MatMulOp>(*probabilities.getUsers().begin());
+  if (!match.output || match.output.getLhs() != probabilities)
     return "the probabilities are not multiplied by v";
   if (std::string reason = matchScores(softmax.getInput(), match); !reason.empty())
     return reason;
@@ -189,7 +266,7 @@ std::string matchAttention(SoftmaxOp softmax, AttentionMatch &match) {
   for (Value operand : {match.query, match.keyT, match.value}) {
     if (tensorType(operand).getRank() != type.getRank())
       return "q, k and v are broadcast against each other";
-    if (tensorType(operand).getElementType() != type.getElementType())
+    if (tensorType(operand).getElementType() != match.output.getType().getElementType())
       return "q, k and v have different element types";
   }
   ArrayRef<int64_t> q = tensorType(match.query).getShape(), kt = tensorType(match.keyT).getShape();
@@ -202,6 +279,11 @@ std::string matchAttention(SoftmaxOp softmax, AttentionMatch &match) {
       isCausalMask(match.mask, type.getShape()[type.getRank() - 2], type.getShape().back())) {
     match.causal = true;
     match.mask = Value();
+  }
+  if (match.maskedFill &&
+      isCausalBufferFill(match, type.getShape()[type.getRank() - 2], type.getShape().back())) {
+    match.causal = true;
+    match.maskedFill = WhereOp();
   }
   return "";
 }
@@ -239,36 +321,82 @@ Value keyFromTransposed(OpBuilder &b, Location loc, Value keyT) {
   return b.create<TransposeOp>(loc, source, b.getDenseI64ArrayAttr(perm));
 }
 
-/// Grouped-query attention as Llama-3 exports repeat_kv: k or v [B, Hkv, T, D] unsqueezed to
-/// [B, Hkv, 1, T, D], expanded to [B, Hkv, G, T, D] and reshaped to [B, Hkv * G, T, D]. The
-/// expanded tensor's input (what to reshape to [B, Hkv, T, D]), or null.
-Value repeatedHeadsSource(Value heads) {
+/// How k or v [B, H, T, D] repeats the heads of a [B, Hkv, T, D] source: Hkv = H / groups;
+/// grouped, head h reads kv head h / groups (Llama-3's repeat_kv: unsqueeze, Expand, Reshape, or
+/// unsqueeze(2).repeat(...)); interleaved, head h reads kv head h % Hkv (repeat(1, groups, 1, 1),
+/// ONNX Tile along the head axis).
+struct HeadRepeats {
+  Value source; // null: not repeated
+  int64_t groups = 1;
+  bool interleaved = false;
+};
+
+/// The repeats of `heads` = reshape(broadcast_to(x)) where x gains `groups` along one size-1
+/// axis: which heads repeat follows from the element counts before and after that axis.
+HeadRepeats repeatedHeads(Value heads) {
   auto reshape = heads.getDefiningOp<ReshapeOp>();
   auto expand = reshape ? reshape.getInput().getDefiningOp<BroadcastToOp>() : BroadcastToOp();
   if (!expand || tensorType(heads).getRank() != 4)
-    return Value();
-  ArrayRef<int64_t> repeated = tensorType(heads).getShape();
+    return {};
   ArrayRef<int64_t> from = tensorType(expand.getInput()).getShape();
   ArrayRef<int64_t> to = expand.getType().getShape();
-  if (from.size() != 5 || from[2] != 1 || to.size() != 5 || from[0] != repeated[0] ||
-      from[1] * to[2] != repeated[1] || from.take_back(2) != repeated.take_back(2) ||
-      to[0] != from[0] || to[1] != from[1] || to.take_back(2) != from.take_back(2))
-    return Value();
-  return expand.getInput();
+  if (from.size() != to.size())
+    return {};
+  std::optional<size_t> axis;
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i] == to[i])
+      continue;
+    if (axis || from[i] != 1)
+      return {};
+    axis = i;
+  }
+  if (!axis)
+    return {};
+  ArrayRef<int64_t> shape = tensorType(heads).getShape();
+  int64_t groups = to[*axis], batch = shape[0], rows = shape[2] * shape[3];
+  if (shape[1] % groups != 0)
+    return {};
+  int64_t kvHeads = shape[1] / groups;
+  int64_t before = numElements(to.take_front(*axis)), after = numElements(to.drop_front(*axis + 1));
+  bool grouped = before == batch * kvHeads && after == rows;
+  bool interleaved = before == batch && after == kvHeads * rows;
+  if (!grouped && !interleaved)
+    return {};
+  return {expand.getInput(), groups, !grouped};
 }
 
-/// k and v without their repeats when both are repeated alike (see repeatedHeadsSource).
-void absorbHeadRepeats(OpBuilder &b, Location loc, Value &key, Value &value) {
-  Value keySource = repeatedHeadsSource(key), valueSource = repeatedHeadsSource(value);
-  if (!keySource || !valueSource ||
-      tensorType(keySource).getDimSize(1) != tensorType(valueSource).getDimSize(1))
-    return;
-  auto heads = [](Value source) {
-    ArrayRef<int64_t> shape = tensorType(source).getShape();
-    return SmallVector<int64_t>{shape[0], shape[1], shape[3], shape[4]};
+/// A [B, H, T, D] tensor's heads in the other order of groups x kv heads: [B, G, Hkv, ...] read
+/// as [B, Hkv, G, ...] (`groupsFirst` says which it is now). Interleaved repeats become grouped
+/// ones when q's heads take this order, and the output's heads go back.
+Value swapHeadOrder(OpBuilder &b, Location loc, Value heads, int64_t groups, bool groupsFirst) {
+  ArrayRef<int64_t> shape = tensorType(heads).getShape();
+  int64_t kvHeads = shape[1] / groups;
+  SmallVector<int64_t> split = {shape[0], groupsFirst ? groups : kvHeads,
+                                groupsFirst ? kvHeads : groups, shape[2], shape[3]};
+  Value swapped = b.create<TransposeOp>(loc, reshaped(b, loc, heads, split),
+                                        b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+  return reshaped(b, loc, swapped, shape);
+}
+
+/// k and v without their repeats when both repeat alike (see HeadRepeats); interleaved repeats
+/// also need q's heads reordered (`reorderedQuery`), and the output's heads reordered back, unless
+/// the mask differs per head.
+HeadRepeats absorbHeadRepeats(OpBuilder &b, Location loc, Value &key, Value &value,
+                              ArrayRef<int64_t> maskShape) {
+  HeadRepeats keyRepeats = repeatedHeads(key), valueRepeats = repeatedHeads(value);
+  if (!keyRepeats.source || !valueRepeats.source || keyRepeats.groups != valueRepeats.groups ||
+      keyRepeats.interleaved != valueRepeats.interleaved)
+    return {};
+  if (keyRepeats.interleaved && !maskShape.empty() && maskShape[1] != 1)
+    return {};
+  auto heads = [&](Value source, Value repeated) {
+    ArrayRef<int64_t> shape = tensorType(repeated).getShape();
+    return reshaped(b, loc, source,
+                    {shape[0], shape[1] / keyRepeats.groups, shape[2], shape[3]});
   };
-  key = reshaped(b, loc, keySource, heads(keySource));
-  value = reshaped(b, loc, valueSource, heads(valueSource));
+  key = heads(keyRepeats.source, key);
+  value = heads(valueRepeats.source, value);
+  return keyRepeats;
 }
 
 /// The mask's shape as flash_attention takes it: leading 1s to rank 4 (for rank-3 attention
@@ -345,13 +473,18 @@ std::string rewriteAttention(AttentionMatch &match) {
   Value keyHeads = reshaped(
       b, loc, match.keyReadTransposed ? match.keyT : keyFromTransposed(b, loc, match.keyT), key);
   Value valueHeads = reshaped(b, loc, match.value, value);
-  absorbHeadRepeats(b, loc, keyHeads, valueHeads);
+  HeadRepeats repeats = absorbHeadRepeats(b, loc, keyHeads, valueHeads, mask);
+  if (repeats.interleaved)
+    queryHeads = swapHeadOrder(b, loc, queryHeads, repeats.groups, /*groupsFirst=*/true);
   Value additive = masked ? buildMask(b, loc, match, mask) : Value();
   auto fused =
       b.create<FlashAttentionOp>(loc, queryHeads, keyHeads, valueHeads, additive,
                                  b.getBoolAttr(match.causal), b.getF64FloatAttr(match.scale));
+  Value heads = fused.getOutput();
+  if (repeats.interleaved)
+    heads = swapHeadOrder(b, loc, heads, repeats.groups, /*groupsFirst=*/false);
   match.output.getResult().replaceAllUsesWith(
-      reshaped(b, loc, fused.getOutput(), match.output.getType().getShape()));
+      reshaped(b, loc, heads, match.output.getType().getShape()));
   return "";
 }
 

@@ -40,6 +40,8 @@ public:
   virtual mlir::FailureOr<HostTensor> readConstant(const std::string &name,
                                                    mlir::Location loc) = 0;
   virtual void define(const std::string &name, ImportedTensor tensor) = 0;
+  /// Drops a name's binding (a Loop body's names between iterations).
+  virtual void forget(const std::string &name) = 0;
   /// The row of initializer `name` that embedding lookups give no gradient (the export
   /// helper's memc.padding_idx), if any.
   virtual std::optional<int64_t> paddingRow(const std::string &name) const = 0;

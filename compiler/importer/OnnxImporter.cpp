@@ -9,6 +9,7 @@
 #include "compiler/importer/ExportEvidence.h"
 #include "compiler/importer/ExportMetadata.h"
 #include "compiler/importer/GraphChecks.h"
+#include "compiler/importer/LoopUnroller.h"
 #include "compiler/importer/NodeImporter.h"
 #include "compiler/importer/WeightStore.h"
 #include "dialects/memc/ShapeInference.h"
@@ -42,14 +43,40 @@ constexpr int64_t kMinOpset = 1, kMaxOpset = 18;
 /// imported as constants; larger ones (and all float ones) are buffers or parameters.
 constexpr int64_t kMaxConstantInitializerElements = 64;
 
+/// `graph` and every graph nested in its nodes' attributes (a Loop's body, at any depth): a body
+/// reads outer-scope names, so uses of a name are counted over all of them.
+std::vector<const onnx::GraphProto *> graphAndSubgraphs(const onnx::GraphProto &graph) {
+  std::vector<const onnx::GraphProto *> graphs = {&graph};
+  for (size_t i = 0; i < graphs.size(); ++i)
+    for (const onnx::NodeProto &node : graphs[i]->node())
+      for (const onnx::AttributeProto &attr : node.attribute()) {
+        if (attr.has_g())
+          graphs.push_back(&attr.g());
+        for (const onnx::GraphProto &nested : attr.graphs())
+          graphs.push_back(&nested);
+      }
+  return graphs;
+}
+
+/// Every node of `graph` and of its subgraphs.
+std::vector<const onnx::NodeProto *> allNodes(const onnx::GraphProto &graph) {
+  std::vector<const onnx::NodeProto *> nodes;
+  for (const onnx::GraphProto *each : graphAndSubgraphs(graph))
+    for (const onnx::NodeProto &node : each->node())
+      nodes.push_back(&node);
+  return nodes;
+}
+
 /// Names used only as BatchNormalization running statistics: buffers, whatever their type.
 llvm::StringSet<> runningStatistics(const onnx::GraphProto &graph) {
   llvm::StringSet<> statistics, otherUses;
-  for (const onnx::NodeProto &node : graph.node())
+  for (const onnx::NodeProto *nodePointer : allNodes(graph)) {
+    const onnx::NodeProto &node = *nodePointer;
     for (int i = 0; i < node.input_size(); ++i) {
       bool isStatistic = node.op_type() == "BatchNormalization" && (i == 3 || i == 4);
       (isStatistic ? statistics : otherUses).insert(node.input(i));
     }
+  }
   for (const auto &name : otherUses)
     statistics.erase(name.getKey());
   return statistics;
@@ -60,17 +87,39 @@ llvm::StringSet<> runningStatistics(const onnx::GraphProto &graph) {
 /// inf/NaN scan skips them and importing a 7B model still reads no weight bytes.
 llvm::StringSet<> usedOnlyAsWeights(const onnx::GraphProto &graph) {
   llvm::StringSet<> weights, otherUses;
-  for (const onnx::NodeProto &node : graph.node())
-    for (int i = 0; i < node.input_size(); ++i) {
-      const std::string &type = node.op_type();
+  for (const onnx::NodeProto *node : allNodes(graph))
+    for (int i = 0; i < node->input_size(); ++i) {
+      const std::string &type = node->op_type();
       bool asWeight = type == "MatMul" || type == "Gemm" || type == "Conv" ||
                       type == "ConvTranspose" ||
                       ((type == "Gather" || type == "Transpose") && i == 0);
-      (asWeight ? weights : otherUses).insert(node.input(i));
+      (asWeight ? weights : otherUses).insert(node->input(i));
     }
   for (const auto &name : otherUses)
     weights.erase(name.getKey());
   return weights;
+}
+
+/// Whether `shape` could be a causal buffer: [..., N, N], leading dims 1, small enough to read.
+bool mayBeCausalBuffer(ArrayRef<int64_t> shape) {
+  if (shape.size() < 2 || shape.back() < 2 || shape[shape.size() - 2] != shape.back() ||
+      numElements(shape) > kMaxHostElements)
+    return false;
+  return llvm::all_of(shape.drop_back(2), [](int64_t dim) { return dim == 1; });
+}
+
+/// Whether `tensor` (see mayBeCausalBuffer) is torch.tril(ones(N, N)): exactly 1 on and below
+/// the diagonal and 0 above, so any cast of it keeps which keys it hides.
+bool isLowerTriangleOfOnes(const HostTensor &tensor) {
+  int64_t n = tensor.shape.back();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t index = i * n + j;
+      double value = tensor.isFloating() ? tensor.floatAt(index) : double(tensor.intAt(index));
+      if (value != (j <= i ? 1.0 : 0.0))
+        return false;
+    }
+  return true;
 }
 
 class OnnxImporter : public ImportScope {
@@ -90,6 +139,7 @@ public:
   void define(const std::string &name, ImportedTensor tensor) override {
     tensors[name] = std::move(tensor);
   }
+  void forget(const std::string &name) override { tensors.erase(name); }
   std::optional<int64_t> paddingRow(const std::string &name) const override {
     if (!exportMetadata)
       return std::nullopt;
@@ -113,6 +163,7 @@ private:
                                   SmallVectorImpl<DictionaryAttr> &attrs,
                                   SmallVectorImpl<std::string> &names);
   LogicalResult importNodes();
+  LogicalResult importGraphNode(const onnx::NodeProto &node, Location loc);
   LogicalResult importNode(const onnx::NodeProto &node, Location loc);
   LogicalResult foldOnHost(const onnx::NodeProto &node, Location loc);
   LogicalResult createReturn();
@@ -203,14 +254,18 @@ LogicalResult OnnxImporter::checkNodesSupported() {
   llvm::MapVector<std::string, std::vector<std::string>, std::map<std::string, unsigned>>
       unsupported;
   const llvm::StringMap<OnnxOpBuilder> &builders = onnxOpBuilders();
-  for (int i = 0; i < model.graph().node_size(); ++i) {
-    const onnx::NodeProto &node = model.graph().node(i);
+  std::vector<const onnx::NodeProto *> nodes = allNodes(model.graph());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const onnx::NodeProto &node = *nodes[i];
     std::string name = node.name().empty() ? "#" + std::to_string(i) : node.name();
     if (!isDefaultDomain(node.domain()))
       unsupported[node.domain() + "::" + node.op_type() + " (unknown domain '" + node.domain() +
                   "')"]
           .push_back(name);
-    else if (!builders.count(node.op_type()))
+    else if (node.op_type() == "Loop") {
+      if (std::string why = staticLoopRefusal(node); !why.empty())
+        unsupported["Loop (" + why + ")"].push_back(name);
+    } else if (!builders.count(node.op_type()))
       unsupported[node.op_type()].push_back(name);
   }
   if (unsupported.empty())
@@ -277,12 +332,14 @@ LogicalResult OnnxImporter::checkDeclaredShapes(const onnx::NodeProto &node, Loc
 }
 
 void OnnxImporter::countUses() {
-  for (const onnx::NodeProto &node : model.graph().node())
-    for (const std::string &input : node.input())
-      if (!input.empty())
-        ++useCounts[input];
-  for (const onnx::ValueInfoProto &output : model.graph().output())
-    ++useCounts[output.name()];
+  for (const onnx::GraphProto *graph : graphAndSubgraphs(model.graph())) {
+    for (const onnx::NodeProto &node : graph->node())
+      for (const std::string &input : node.input())
+        if (!input.empty())
+          ++useCounts[input];
+    for (const onnx::ValueInfoProto &output : graph->output())
+      ++useCounts[output.name()];
+  }
 }
 
 LogicalResult OnnxImporter::createFunction() {
@@ -401,6 +458,20 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
   llvm::StringSet<> statistics = runningStatistics(model.graph());
   llvm::StringSet<> weightsOnly = usedOnlyAsWeights(model.graph());
   llvm::StringMap<bool> nonFinite; // by stored name: holds an inf or a NaN
+  llvm::StringMap<bool> causalBuffers; // by stored name: torch.tril(ones) (kLowerTriangularAttr)
+  // Weights are never read for this; what else has a causal buffer's shape is read once.
+  auto holdsCausalBuffer = [&](const StoredTensor &stored) -> FailureOr<bool> {
+    if (weightsOnly.contains(stored.name) || !mayBeCausalBuffer(stored.shape))
+      return false;
+    auto [known, fresh] = causalBuffers.try_emplace(stored.name, false);
+    if (fresh) {
+      FailureOr<HostTensor> values = readConstant(stored.name, modelLocation());
+      if (failed(values))
+        return failure();
+      known->second = isLowerTriangleOfOnes(*values);
+    }
+    return known->second;
+  };
   // Only floating tensors can train; masks, ids and running statistics are buffers, and so are
   // tensors holding an inf or a NaN (additive -inf masks; weights are not scanned), which no
   // optimizer step could keep finite. Other float buffers ONNX cannot tell apart (RoPE tables,
@@ -440,6 +511,11 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
     if (name != stored.name)
       attributes.push_back(
           builder.getNamedAttr(kParamSourceAttr, builder.getStringAttr(stored.name)));
+    FailureOr<bool> causal = holdsCausalBuffer(stored);
+    if (failed(causal))
+      return failure();
+    if (*causal)
+      attributes.push_back(builder.getNamedAttr(kLowerTriangularAttr, builder.getUnitAttr()));
     types.push_back(RankedTensorType::get(stored.shape, elementType));
     attrs.push_back(builder.getDictionaryAttr(attributes));
     names.push_back(name);
@@ -496,24 +572,27 @@ LogicalResult OnnxImporter::importNodes() {
     for (const onnx::ValueInfoProto &info : *infos)
       if (auto shape = declaredShape(info))
         declaredShapes[info.name()] = std::move(*shape);
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const onnx::NodeProto &node = graph.node(i);
-    Location loc = nodeLocation(node, i);
-    for (const std::string &input : node.input())
-      if (!input.empty() && !tensors.count(input))
-        return emitError(loc) << node.op_type() << ": input '" << input
-                              << "' is not defined by an earlier node, a graph input or an "
-                                 "initializer (the graph must be topologically sorted)";
-    if (node.op_type() == "Identity" && node.output_size() == 1 &&
-        identityParameters.contains(node.output(0)))
-      continue;
-    if (failed(importNode(node, loc)) || failed(checkDeclaredShapes(node, loc)))
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (failed(importGraphNode(graph.node(i), nodeLocation(graph.node(i), i))))
       return failure();
-    for (const std::string &output : node.output())
-      if (!output.empty() && isUsed(output) && !tensors.count(output))
-        return emitError(loc) << node.op_type() << ": output '" << output
-                              << "' is used but this op does not produce it in memc";
-  }
+  return success();
+}
+
+LogicalResult OnnxImporter::importGraphNode(const onnx::NodeProto &node, Location loc) {
+  for (const std::string &input : node.input())
+    if (!input.empty() && !tensors.count(input))
+      return emitError(loc) << node.op_type() << ": input '" << input
+                            << "' is not defined by an earlier node, a graph input or an "
+                               "initializer (the graph must be topologically sorted)";
+  if (node.op_type() == "Identity" && node.output_size() == 1 &&
+      identityParameters.contains(node.output(0)))
+    return success();
+  if (failed(importNode(node, loc)) || failed(checkDeclaredShapes(node, loc)))
+    return failure();
+  for (const std::string &output : node.output())
+    if (!output.empty() && isUsed(output) && !tensors.count(output))
+      return emitError(loc) << node.op_type() << ": output '" << output
+                            << "' is used but this op does not produce it in memc";
   return success();
 }
 
@@ -530,6 +609,10 @@ LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node, Location loc
   if (allConstant && isHostEvaluable(node.op_type()))
     return foldOnHost(node, loc);
   NodeImporter importer(node, opset, builder, *this, loc);
+  if (node.op_type() == "Loop")
+    return unrollLoop(importer, *this, [&](const onnx::NodeProto &bodyNode, Location bodyLoc) {
+      return importGraphNode(bodyNode, bodyLoc);
+    });
   return onnxOpBuilders().lookup(node.op_type())(importer);
 }
 

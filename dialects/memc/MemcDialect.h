@@ -27,6 +27,11 @@ constexpr llvm::StringLiteral kParamKindAttr = "memc.param_kind";
 constexpr llvm::StringLiteral kStateOfAttr = "memc.state_of";
 /// The initializer holding the initial values of a parameter the exporter deduplicated.
 constexpr llvm::StringLiteral kParamSourceAttr = "memc.param_source";
+/// On a parameter or buffer: its stored values are a causal buffer, torch.tril(ones(N, N)) with
+/// any leading dims 1 (1 on and below the diagonal, 0 above), as GPT-2 registers it; the
+/// importer checks the data, so memc-fuse-attention can turn a masked_fill that reads it into
+/// `causal` without reading weights.
+constexpr llvm::StringLiteral kLowerTriangularAttr = "memc.lower_triangular";
 /// Graph inputs (arguments) and outputs (results) by their ONNX names.
 constexpr llvm::StringLiteral kInputNameAttr = "memc.input";
 constexpr llvm::StringLiteral kOutputNameAttr = "memc.output";

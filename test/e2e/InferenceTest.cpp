@@ -136,7 +136,10 @@ INSTANTIATE_TEST_SUITE_P(
                     Fixture{"lstm_lm", "input_ids", "logits"},
                     Fixture{"gru_lm", "input_ids", "logits"},
                     Fixture{"llama_rope", "input_ids", "logits"},
-                    Fixture{"vit", "input", "logits"}),
+                    Fixture{"vit", "input", "logits"},
+                    Fixture{"embedding_bag", "input_ids", "logits"},
+                    Fixture{"attention_gqa_tile", "x", "y"},
+                    Fixture{"attention_causal_buffer", "x", "y"}),
     [](const testing::TestParamInfo<Fixture> &info) { return std::string(info.param.model); });
 
 TEST(InferenceErrors, WrongInputsAreRefusedWithExitCode1) {

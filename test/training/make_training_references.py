@@ -6,7 +6,7 @@ not the pyenv python3 that may be first on PATH:
     /usr/bin/python3 test/training/make_training_references.py
 
 For each of mlp, resnet_bn, gpt2, bert, llama, mobilenet, unet, lstm_lm, gru_lm,
-llama_rope and vit (and the export helper's models) the script rebuilds the
+llama_rope, vit and embedding_bag (and the export helper's models) the script rebuilds the
 PyTorch module from test/fixtures/export_fixtures.py and loads the ONNX
 file's initializers into it by name, so torch starts from exactly the weights
 memc reads. Names that the exporter recreated with an Identity node (equal
@@ -81,10 +81,12 @@ NOISE_MARGIN = 10
 
 class Model:
     """A fixture: its module class, graph input, micro-batch shape and classes; token models
-    draw ids below `vocab`, and `padding` ids among them are set to the padding row 0."""
+    draw ids below `vocab`, and `padding` ids among them are set to the padding row 0. Token
+    models label every token unless `token_labels` is off (one class per sample)."""
 
     def __init__(self, name, module, input_name, input_shape, classes, freeze=(),
-                 token_input=False, ignored_labels=0, vocab=fixtures.VOCAB, padding=0):
+                 token_input=False, ignored_labels=0, vocab=fixtures.VOCAB, padding=0,
+                 token_labels=True):
         self.name = name
         self.module = module
         self.input_name = input_name
@@ -95,6 +97,7 @@ class Model:
         self.ignored_labels = ignored_labels
         self.vocab = vocab
         self.padding = padding
+        self.token_labels = token_labels
 
 
 MODELS = [
@@ -132,6 +135,10 @@ MODELS = [
           fixtures.VOCAB, freeze=["inv_freq"], token_input=True),
     # Issue 15's ViT: Conv2d pixel patches, attention, F.normalize (ReduceL2) on the pooled output.
     Model("vit", fixtures.ViT, "input", (2, 3, 16, 16), 10),
+    # Issue 15's nn.EmbeddingBag (mean and sum bags, fixed offsets) + Linear: two ONNX Loops with
+    # constant trip counts, unrolled by memc; one class per sequence.
+    Model("embedding_bag", fixtures.EmbeddingBagClassifier, "input_ids",
+          (fixtures.BATCH, fixtures.SEQ), 10, token_input=True, token_labels=False),
 ]
 HELPER_MODELS = [m for m in MODELS if m.name.startswith("helper_")]
 # The round trip's losses must agree closer than the other cases' (kLossTolerance, 1e-4).
@@ -244,7 +251,8 @@ def make_data(model, seed):
     shape = (count,) + tuple(model.input_shape[1:])
     if model.token_input:
         inputs = rng.integers(0, model.vocab, shape, dtype=np.int64)
-        labels = rng.integers(0, model.classes, shape, dtype=np.int64)
+        labels = rng.integers(0, model.classes, shape if model.token_labels else (count,),
+                              dtype=np.int64)
         if model.padding:
             inputs.reshape(-1)[rng.choice(inputs.size, model.padding, replace=False)] = 0
         if model.ignored_labels:
