@@ -173,6 +173,36 @@ SmallVector<Value> clipByGlobalNorm(OpBuilder &b, Location loc, ArrayRef<Value> 
   return clipped;
 }
 
+/// The loss scaler of a step with --precision fp16: the scale this step uses and the flag that
+/// its gradients are not all finite.
+struct LossScaler {
+  Value scale;
+  Value foundInf;
+};
+
+/// initial * 2^exponent: the scale the loss gradient is seeded with.
+Value currentLossScale(OpBuilder &b, Location loc, Value exponent, double initial) {
+  Value two = scalarLike(b, loc, exponent, 2.0);
+  return b.create<MulOp>(loc, scalarLike(b, loc, exponent, initial),
+                         b.create<PowOp>(loc, two, exponent));
+}
+
+/// GradScaler.unscale_: found_inf over every gradient, one kernel, and each gradient times
+/// 1 / scale (in f32, then in the gradient's own type).
+Value unscaleGradients(OpBuilder &b, Location loc, MutableArrayRef<Value> gradients, Value scale) {
+  auto scalarType = RankedTensorType::get({}, b.getF32Type());
+  Value foundInf = b.create<NonFiniteCheckOp>(loc, scalarType, gradients);
+  Value inverse = b.create<DivOp>(loc, scalarLike(b, loc, scale, 1.0), scale);
+  for (Value &gradient : gradients) {
+    Type element = cast<RankedTensorType>(gradient.getType()).getElementType();
+    Value factor = inverse;
+    if (!element.isF32())
+      factor = b.create<CastOp>(loc, RankedTensorType::get({}, element), inverse);
+    gradient = b.create<MulOp>(loc, gradient, factor);
+  }
+  return foundInf;
+}
+
 /// PyTorch's running-statistics update of a training-mode batch norm whose statistics are
 /// arguments: (statistic, new value) pairs, running = momentum * running + (1 - momentum) *
 /// batch, with ONNX's momentum and the unbiased batch variance.
@@ -239,7 +269,8 @@ DictionaryAttr stateAttrs(OpBuilder &b, StringRef param, StringRef suffix, plan:
 
 /// Lays out the step's arguments: graph inputs, labels, parameters and buffers (@forward's,
 /// with the labels before the first of them), then each trained parameter's optimizer state,
-/// the gradient accumulators, and the run-time scalars in PlanVocabulary.h's order.
+/// the gradient accumulators, the loss scaler's state, and the run-time scalars in
+/// PlanVocabulary.h's order.
 /// `forwardToStep` maps @forward's argument indices to the step's.
 TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labels,
                                    const TrainStepOptions &options, ArrayRef<unsigned> trainable,
@@ -279,6 +310,14 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
             arguments.add(forward.getArgument(index).getType(),
                           stateAttrs(b, argAttr(forward, index, kParamNameAttr).getValue(),
                                      "grad_accum", plan::KIND_GRADIENT_ACCUMULATOR));
+    if (options.optimizer.lossScale.enabled)
+      for (const plan::LossScalerStateInfo &info : plan::kLossScalerStates)
+        signature.lossScaler[size_t(info.state)] = arguments.add(
+            RankedTensorType::get({}, b.getF32Type()),
+            b.getDictionaryAttr(
+                {b.getNamedAttr(kParamNameAttr, b.getStringAttr(info.name)),
+                 b.getNamedAttr(kParamKindAttr,
+                                b.getStringAttr(plan::bindingKindInfo(plan::KIND_LOSS_SCALER).name))}));
     scalars = optimizer->scalarInputs();
     if (accumulates)
       scalars.push_back(plan::ScalarInput::Apply);
@@ -293,6 +332,34 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
         arguments.add(RankedTensorType::get({}, element), inputAttrs(b, info.name));
   }
   return signature;
+}
+
+/// GradScaler.update as the step's results: the scaler's new state (on the micro-batch that
+/// applies, with accumulation), and the outputs the runtime logs, the scale used and found_inf.
+void appendLossScalerUpdate(OpBuilder &b, Location loc, func::FuncOp step,
+                            const TrainStepSignature &signature, const LossScaler &scaler,
+                            const LossScaleOptions &options, Value apply,
+                            SmallVectorImpl<Value> &results,
+                            SmallVectorImpl<DictionaryAttr> &resultAttrs) {
+  SmallVector<Value> state;
+  for (std::optional<unsigned> index : signature.lossScaler)
+    state.push_back(step.getArgument(*index));
+  auto scalar = state[0].getType();
+  auto updated = b.create<LossScaleUpdateOp>(
+      loc, TypeRange{scalar, scalar, scalar}, state[0], state[1], state[2], scaler.foundInf,
+      b.getI64IntegerAttr(options.window), b.getBoolAttr(options.dynamic));
+  for (auto [info, current, next] :
+       llvm::zip(plan::kLossScalerStates, state, updated.getResults())) {
+    results.push_back(apply ? b.create<WhereOp>(loc, apply, next, current).getResult() : Value(next));
+    resultAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr(kUpdatesAttr, b.getStringAttr(info.name))));
+  }
+  for (auto [name, value] : {std::pair{plan::kLossScaleOutput, scaler.scale},
+                             std::pair{plan::kSkippedOutput, scaler.foundInf}}) {
+    results.push_back(value);
+    resultAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr(kOutputNameAttr, b.getStringAttr(StringRef(name.data(), name.size())))));
+  }
 }
 
 /// Builds the step training `trainableArgs` (indices of @forward's arguments) and appends to
@@ -351,9 +418,18 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
   SmallVector<Value> wrt;
   for (const TrainStepSignature::TrainedParameter &trained : signature.trained)
     wrt.push_back(argument(trained.param));
-  Value seed =
-      b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
-                                                       b.getF32FloatAttr(1.0f)));
+  // With loss scaling the backward starts from the scale instead of 1 (GradScaler.scale(loss)),
+  // so that 16-bit gradients that would underflow keep their bits.
+  const LossScaleOptions &lossScale = options.optimizer.lossScale;
+  LossScaler scaler;
+  Value seed;
+  if (optimizer && lossScale.enabled)
+    seed = scaler.scale = currentLossScale(
+        b, loc, argument(*signature.lossScaler[size_t(plan::LossScalerState::Exponent)]),
+        lossScale.initialScale);
+  else
+    seed = b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                                            b.getF32FloatAttr(1.0f)));
   FailureOr<SmallVector<Value>> gradients = buildReverseSweep(b, ops, loss, seed, wrt);
   if (failed(gradients)) {
     step.erase();
@@ -377,6 +453,9 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
     gradient = b.create<MulOp>(loc, sum,
                                scalarLike(b, loc, sum, 1.0 / options.optimizer.accumulationSteps));
   }
+  // Unscaled before clipping and the update, once per optimizer step: on the accumulated mean.
+  if (scaler.scale && !gradients->empty())
+    scaler.foundInf = unscaleGradients(b, loc, *gradients, scaler.scale);
   if (options.optimizer.clipGradNorm > 0 && !gradients->empty())
     *gradients = clipByGlobalNorm(b, loc, *gradients, options.optimizer.clipGradNorm);
 
@@ -392,20 +471,33 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
       resultAttrs.push_back(marked(kGradientOfAttr, nameOf(trained.param)));
     }
   } else {
-    // With accumulation, parameters and state change only on the micro-batch that applies.
+    // With accumulation, parameters and state change only on the micro-batch that applies;
+    // with loss scaling, only when the gradients are finite (GradScaler.step skips the update:
+    // parameters, optimizer state and its step count stay).
+    Value flag = scalars[size_t(plan::ScalarInput::Apply)];
     Value apply;
-    if (Value flag = scalars[size_t(plan::ScalarInput::Apply)])
+    if (flag)
       apply = b.create<GreaterOp>(loc, flag, scalarLike(b, loc, flag, 0.5));
+    Value update = apply;
+    if (scaler.foundInf) {
+      Value finite = b.create<SubOp>(loc, scalarLike(b, loc, scaler.foundInf, 1.0), scaler.foundInf);
+      Value applies = flag ? b.create<MulOp>(loc, finite, flag).getResult() : finite;
+      update = b.create<GreaterOp>(loc, applies, scalarLike(b, loc, applies, 0.5));
+    }
     auto applied = [&](Value updated, Value current) -> Value {
-      return apply ? b.create<WhereOp>(loc, apply, updated, current).getResult() : updated;
+      return update ? b.create<WhereOp>(loc, update, updated, current).getResult() : updated;
     };
+    SmallVector<Value> optimizerScalars(scalars.begin(), scalars.end());
+    if (Value step = scalars[size_t(plan::ScalarInput::StepNumber)]; step && scaler.foundInf)
+      optimizerScalars[size_t(plan::ScalarInput::StepNumber)] = b.create<SubOp>(
+          loc, step, argument(*signature.lossScaler[size_t(plan::LossScalerState::Skipped)]));
     for (auto [i, trained, gradient] : llvm::enumerate(signature.trained, *gradients)) {
       SmallVector<Value> state;
       for (unsigned index : trained.state)
         state.push_back(argument(index));
       Value param = argument(trained.param);
       SmallVector<Value> updated =
-          optimizer->buildUpdate(b, loc, {param, gradient, state, scalars});
+          optimizer->buildUpdate(b, loc, {param, gradient, state, optimizerScalars});
       results.push_back(applied(updated[0], param));
       resultAttrs.push_back(marked(kUpdatesAttr, nameOf(trained.param)));
       for (auto [index, value, newValue] :
@@ -419,6 +511,9 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
         resultAttrs.push_back(marked(kUpdatesAttr, nameOf(*trained.accumulator)));
       }
     }
+    if (scaler.foundInf)
+      appendLossScalerUpdate(b, loc, step, signature, scaler, lossScale, apply, results,
+                             resultAttrs);
     for (BatchNormOp batchNorm : batchNorms)
       for (auto [statistic, updated] : runningStatisticsUpdate(b, batchNorm)) {
         results.push_back(updated);

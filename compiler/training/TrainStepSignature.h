@@ -40,6 +40,8 @@ struct TrainStepSignature {
   llvm::SmallVector<TrainedParameter> trained;
   /// Indexed by plan::ScalarInput.
   std::array<std::optional<unsigned>, plan::kScalarInputs.size()> scalars;
+  /// With loss scaling (KIND_LOSS_SCALER arguments), indexed by plan::LossScalerState.
+  std::array<std::optional<unsigned>, plan::kLossScalerStates.size()> lossScaler;
 
   std::optional<unsigned> scalar(plan::ScalarInput input) const {
     return scalars[static_cast<size_t>(input)];

@@ -93,3 +93,19 @@ LogicalResult CrossEntropyOp::verify() {
     return emitOpError("loss must be a scalar");
   return success();
 }
+
+LogicalResult NonFiniteCheckOp::verify() {
+  if (getGrads().empty())
+    return emitOpError("needs at least one gradient");
+  if (getFoundInf().getType().getRank() != 0)
+    return emitOpError("result must be a scalar");
+  return success();
+}
+
+LogicalResult LossScaleUpdateOp::verify() {
+  if (getExponent().getType().getRank() != 0)
+    return emitOpError("operands must be scalars");
+  if (getWindow() < 1 || getWindow() > kernels::kMaxLossScaleWindow)
+    return emitOpError("window must be in [1, ") << kernels::kMaxLossScaleWindow << "], got " << getWindow();
+  return success();
+}

@@ -73,7 +73,33 @@ inline constexpr std::array<BindingKindInfo, BindingKind_ARRAYSIZE> kBindingKind
     {KIND_OPTIMIZER_STATE, "optimizer_state", OPTIMIZER_STATE, false},
     // Sums of micro-batch gradients between updates.
     {KIND_GRADIENT_ACCUMULATOR, "gradient_accumulator", GRADIENTS, false},
+    // --precision fp16: GradScaler's scale, growth count and skipped steps (kLossScalerStates).
+    {KIND_LOSS_SCALER, "loss_scaler", OPTIMIZER_STATE, false},
 }};
+
+/// The loss scaler's state (KIND_LOSS_SCALER bindings, f32 scalars), in the order
+/// memc.loss_scale_update takes them. Each starts at zero.
+enum class LossScalerState : uint8_t { Exponent, Growth, Skipped };
+
+struct LossScalerStateInfo {
+  LossScalerState state;
+  /// Its binding name (and memc.param name in the IR).
+  std::string_view name;
+};
+
+inline constexpr std::array kLossScalerStates = {
+    // The scale is initial_scale * 2^exponent.
+    LossScalerStateInfo{LossScalerState::Exponent, "memc.loss_scale_exponent"},
+    // Consecutive finite steps since the scale last changed.
+    LossScalerStateInfo{LossScalerState::Growth, "memc.loss_scale_growth"},
+    // Steps whose update was skipped: the optimizer's step number is memc.step minus these.
+    LossScalerStateInfo{LossScalerState::Skipped, "memc.skipped_steps"},
+};
+
+/// The outputs of a step with loss scaling that the runtime logs: the scale the step used and
+/// 1 where its update was skipped (read on the micro-batch that applies).
+inline constexpr std::string_view kLossScaleOutput = "memc.loss_scale";
+inline constexpr std::string_view kSkippedOutput = "memc.skipped";
 
 /// The entry of `kind`; KIND_NONE's for a value this table does not know (the plan loader
 /// refuses those).
@@ -130,6 +156,7 @@ constexpr bool indexedBy(const std::array<Entry, N> &table, Key Entry::*key) {
 
 static_assert(detail::indexedBy(kScalarInputs, &ScalarInputInfo::input));
 static_assert(detail::indexedBy(kBindingKinds, &BindingKindInfo::kind));
+static_assert(detail::indexedBy(kLossScalerStates, &LossScalerStateInfo::state));
 static_assert(detail::indexedBy(kCategories, &CategoryInfo::category));
 
 } // namespace memc::plan
