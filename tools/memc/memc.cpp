@@ -590,8 +590,8 @@ bool checkFlagRanges() {
       {epsilon, epsilon, {0, inf, false}},
       {clipGradNorm, clipGradNorm, {0, inf, false}},
       {gradAccum, double(gradAccum), {1, 65536, true, true, true}},
-      // An f32 on the device: up to 2^64, far above any useful scale.
-      {lossScale, lossScale, {0, 18446744073709551616.0, false}},
+      // Up to 2^32, far above any useful scale (GradScaler starts at 2^16).
+      {lossScale, lossScale, {0, 4294967296.0, false}},
       {lossScaleWindow, double(lossScaleWindow),
        {1, double(memc::kernels::kMaxLossScaleWindow), true, true, true}},
       {warmup, double(warmup), {0, memc::runtime::kMaxFlagCount, true, true, true}},
