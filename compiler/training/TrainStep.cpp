@@ -267,15 +267,39 @@ DictionaryAttr stateAttrs(OpBuilder &b, StringRef param, StringRef suffix, plan:
        b.getNamedAttr(kStateOfAttr, b.getStringAttr(param))});
 }
 
+/// A 16-bit cast of a model tensor in @forward (autocast's weight copy), by argument index.
+struct WeightCast {
+  unsigned argument;
+  RankedTensorType copyType;
+};
+
+/// With accumulation, the weight copies kept across micro-batches: @forward's narrowing casts of
+/// its parameters and buffers (autocast makes one per tensor and type, at the entry).
+SmallVector<WeightCast> weightCastsToKeep(func::FuncOp forward, const TrainStepOptions &options) {
+  SmallVector<WeightCast> kept;
+  if (options.optimizer.name == "none" || options.optimizer.accumulationSteps <= 1)
+    return kept;
+  forward.walk([&](CastOp cast) {
+    auto argument = dyn_cast<BlockArgument>(cast.getInput());
+    auto from = cast.getInput().getType().getElementType(), to = cast.getType().getElementType();
+    if (argument && argAttr(forward, argument.getArgNumber(), kParamNameAttr) &&
+        isa<FloatType>(from) && isa<FloatType>(to) &&
+        to.getIntOrFloatBitWidth() < from.getIntOrFloatBitWidth())
+      kept.push_back({argument.getArgNumber(), cast.getType()});
+  });
+  return kept;
+}
+
 /// Lays out the step's arguments: graph inputs, labels, parameters and buffers (@forward's,
 /// with the labels before the first of them), then each trained parameter's optimizer state,
-/// the gradient accumulators, the loss scaler's state, and the run-time scalars in
-/// PlanVocabulary.h's order.
+/// the gradient accumulators, the weight copies, the loss scaler's state, and the run-time
+/// scalars in PlanVocabulary.h's order.
 /// `forwardToStep` maps @forward's argument indices to the step's.
 TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labels,
                                    const TrainStepOptions &options, ArrayRef<unsigned> trainable,
                                    const Optimizer *optimizer, bool hasDropout,
-                                   ArgumentList &arguments, SmallVector<unsigned> &forwardToStep) {
+                                   ArrayRef<WeightCast> weightCasts, ArgumentList &arguments,
+                                   SmallVector<unsigned> &forwardToStep) {
   TrainStepSignature signature;
   unsigned labelsPosition = 0;
   while (labelsPosition < forward.getNumArguments() &&
@@ -310,6 +334,12 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
             arguments.add(forward.getArgument(index).getType(),
                           stateAttrs(b, argAttr(forward, index, kParamNameAttr).getValue(),
                                      "grad_accum", plan::KIND_GRADIENT_ACCUMULATOR));
+    for (const WeightCast &weightCast : weightCasts)
+      signature.weightCopies.push_back(
+          {forwardToStep[weightCast.argument],
+           arguments.add(weightCast.copyType,
+                         stateAttrs(b, argAttr(forward, weightCast.argument, kParamNameAttr).getValue(),
+                                    "weight_copy", plan::KIND_WEIGHT_COPY))});
     if (options.optimizer.lossScale.enabled)
       for (const plan::LossScalerStateInfo &info : plan::kLossScalerStates)
         signature.lossScaler[size_t(info.state)] = arguments.add(
@@ -321,6 +351,8 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
     scalars = optimizer->scalarInputs();
     if (accumulates)
       scalars.push_back(plan::ScalarInput::Apply);
+    if (!weightCasts.empty())
+      scalars.push_back(plan::ScalarInput::Refresh);
   }
   if (hasDropout)
     scalars.push_back(plan::ScalarInput::Salt);
@@ -332,6 +364,32 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
         arguments.add(RankedTensorType::get({}, element), inputAttrs(b, info.name));
   }
   return signature;
+}
+
+/// With accumulation, each 16-bit weight copy is made on the first micro-batch of an optimizer
+/// step (memc.refresh) and kept for the others: the cast of the argument becomes a
+/// memc.refresh_copy whose result updates the copy's state. After the reverse sweep, which reads
+/// the cast as a cast (its gradient is the cast back).
+void keepWeightCopies(OpBuilder &b, func::FuncOp step, const TrainStepSignature &signature,
+                      Value refresh, SmallVectorImpl<Value> &results,
+                      SmallVectorImpl<DictionaryAttr> &resultAttrs) {
+  for (const TrainStepSignature::WeightCopy &kept : signature.weightCopies) {
+    BlockArgument source = step.getArgument(kept.source), copy = step.getArgument(kept.copy);
+    for (Operation *user : llvm::make_early_inc_range(source.getUsers())) {
+      auto cast = dyn_cast<CastOp>(user);
+      if (!cast || cast.getType() != copy.getType())
+        continue;
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(cast);
+      Value refreshed =
+          b.create<RefreshCopyOp>(cast.getLoc(), copy.getType(), refresh, source, copy);
+      cast.replaceAllUsesWith(refreshed);
+      cast.erase();
+      results.push_back(refreshed);
+      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+          kUpdatesAttr, step.getArgAttrOfType<StringAttr>(kept.copy, kParamNameAttr))));
+    }
+  }
 }
 
 /// GradScaler.update as the step's results: the scaler's new state (on the micro-batch that
@@ -373,8 +431,10 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
   Location loc = forward.getLoc();
   ArgumentList arguments;
   SmallVector<unsigned> forwardToStep;
-  TrainStepSignature signature = layOutArguments(b, forward, labels, options, trainableArgs,
-                                                 optimizer, hasDropout, arguments, forwardToStep);
+  SmallVector<WeightCast> weightCasts = weightCastsToKeep(forward, options);
+  TrainStepSignature signature =
+      layOutArguments(b, forward, labels, options, trainableArgs, optimizer, hasDropout,
+                      weightCasts, arguments, forwardToStep);
 
   b.setInsertionPointAfter(forward);
   auto step =
@@ -511,6 +571,8 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
         resultAttrs.push_back(marked(kUpdatesAttr, nameOf(*trained.accumulator)));
       }
     }
+    keepWeightCopies(b, step, signature, scalars[size_t(plan::ScalarInput::Refresh)], results,
+                     resultAttrs);
     if (scaler.foundInf)
       appendLossScalerUpdate(b, loc, step, signature, scaler, lossScale, apply, results,
                              resultAttrs);

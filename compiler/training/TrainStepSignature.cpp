@@ -32,6 +32,7 @@ private:
   void readModelTensor(unsigned index, plan::BindingKind kind);
   LogicalResult readState(unsigned index, plan::BindingKind kind);
   LogicalResult readLossScaler(unsigned index);
+  LogicalResult readWeightCopy(unsigned index);
   /// Every name a result gives in memc.updates or memc.gradient_of must be an argument's.
   LogicalResult checkResultNames();
 
@@ -74,6 +75,8 @@ FailureOr<TrainStepSignature> SignatureReader::read() {
         failed(readState(i, kind)))
       return failure();
     if (kind == plan::KIND_LOSS_SCALER && failed(readLossScaler(i)))
+      return failure();
+    if (kind == plan::KIND_WEIGHT_COPY && failed(readWeightCopy(i)))
       return failure();
   }
   if (failed(checkResultNames()))
@@ -150,6 +153,18 @@ LogicalResult SignatureReader::readLossScaler(unsigned index) {
     return success();
   }
   return argumentError(index) << "(loss_scaler) is none of the loss scaler's states";
+}
+
+LogicalResult SignatureReader::readWeightCopy(unsigned index) {
+  if (auto name = step.getArgAttrOfType<StringAttr>(index, kParamNameAttr))
+    argumentNames.insert(name.getValue());
+  auto source = step.getArgAttrOfType<StringAttr>(index, kStateOfAttr);
+  for (unsigned model : signature.modelTensors)
+    if (source && step.getArgAttrOfType<StringAttr>(model, kParamNameAttr) == source) {
+      signature.weightCopies.push_back({model, index});
+      return success();
+    }
+  return argumentError(index) << "(weight_copy) names no parameter or buffer in " << kStateOfAttr;
 }
 
 LogicalResult SignatureReader::checkResultNames() {

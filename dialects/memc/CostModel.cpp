@@ -41,7 +41,7 @@ double flopsPerElement(Operation *op) {
       .Case<SgdUpdateOp, DropoutOp, CrossEntropyOp, CrossEntropyGradOp>([](auto) { return 4.0; })
       .Case<LossScaleUpdateOp>([](auto) { return 4.0; })
       .Case<TransposeOp, BroadcastToOp, ConcatOp, SplitOp, SliceOp, SliceGradOp, GatherOp,
-            GatherGradOp, CastOp, TriluOp>([](auto) { return 0.0; })
+            GatherGradOp, CastOp, TriluOp, RefreshCopyOp>([](auto) { return 0.0; })
       .Default([](Operation *) { return 1.0; });
 }
 

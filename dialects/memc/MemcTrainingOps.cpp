@@ -109,3 +109,14 @@ LogicalResult LossScaleUpdateOp::verify() {
     return emitOpError("window must be in [1, ") << kernels::kMaxLossScaleWindow << "], got " << getWindow();
   return success();
 }
+
+LogicalResult RefreshCopyOp::verify() {
+  if (getRefresh().getType().getRank() != 0)
+    return emitOpError("refresh must be a scalar");
+  auto source = cast<RankedTensorType>(getSource().getType());
+  auto copy = cast<RankedTensorType>(getCopy().getType());
+  if (source.getShape() != copy.getShape())
+    return emitOpError("source and copy shapes differ: ")
+           << formatShape(source.getShape()) << " and " << formatShape(copy.getShape());
+  return success();
+}

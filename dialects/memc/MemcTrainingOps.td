@@ -354,6 +354,31 @@ def Memc_AdamWUpdateOp : Memc_Op<"adamw_update",
 }
 
 //===----------------------------------------------------------------------===//
+// Weight copies kept across micro-batches
+//===----------------------------------------------------------------------===//
+
+def Memc_RefreshCopyOp : Memc_Op<"refresh_copy", [Pure, AllTypesMatch<["copy", "result"]>]> {
+  let summary = "The 16-bit copy of a weight, made only where `refresh` is 1";
+  let description = [{
+    With gradient accumulation the parameters change only on the micro-batch that applies the
+    update, so their 16-bit copies (mixed precision) need making once per optimizer step, not
+    once per micro-batch: where `refresh` is nonzero the result is `source` rounded to the
+    copy's type (a cast), elsewhere it is `copy`. The lowering writes the result over `copy`
+    (persistent state), so a micro-batch that does not refresh does no work.
+
+    ```mlir
+    %wl = memc.refresh_copy %refresh, %w, %w_copy
+        : (tensor<f32>, tensor<8x8xf32>, tensor<8x8xbf16>) -> tensor<8x8xbf16>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$refresh, Memc_FloatTensor:$source,
+                       Memc_FloatTensor:$copy);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Loss scaling (--precision fp16): torch.cuda.amp.GradScaler's bookkeeping in the plan
 //===----------------------------------------------------------------------===//
 

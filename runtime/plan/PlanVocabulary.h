@@ -20,7 +20,7 @@ namespace memc::plan {
 
 /// Scalars the runtime binds every micro-batch besides the data, in the order a training step
 /// takes them.
-enum class ScalarInput : uint8_t { LearningRate, StepNumber, Apply, Salt };
+enum class ScalarInput : uint8_t { LearningRate, StepNumber, Apply, Salt, Refresh };
 
 struct ScalarInputInfo {
   ScalarInput input;
@@ -39,6 +39,9 @@ inline constexpr std::array kScalarInputs = {
     ScalarInputInfo{ScalarInput::Apply, "memc.apply", F32},
     // Mixed into every dropout mask: the seed and the micro-batch number.
     ScalarInputInfo{ScalarInput::Salt, "memc.salt", I64},
+    // 1 on the first micro-batch of an optimizer step, 0 on the others: with accumulation and a
+    // 16-bit precision, the weight copies (KIND_WEIGHT_COPY) are made then, once per update.
+    ScalarInputInfo{ScalarInput::Refresh, "memc.refresh", F32},
 };
 
 constexpr std::string_view scalarInputName(ScalarInput input) {
@@ -75,6 +78,9 @@ inline constexpr std::array<BindingKindInfo, BindingKind_ARRAYSIZE> kBindingKind
     {KIND_GRADIENT_ACCUMULATOR, "gradient_accumulator", GRADIENTS, false},
     // --precision fp16: GradScaler's scale, growth count and skipped steps (kLossScalerStates).
     {KIND_LOSS_SCALER, "loss_scaler", OPTIMIZER_STATE, false},
+    // With accumulation and a 16-bit precision: a weight's 16-bit copy, made on the first
+    // micro-batch of each optimizer step and read by the others.
+    {KIND_WEIGHT_COPY, "weight_copy", WEIGHT_COPIES, false},
 }};
 
 /// The loss scaler's state (KIND_LOSS_SCALER bindings, f32 scalars), in the order

@@ -446,6 +446,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   }
   bool needsStep = hasInput(executor->plan(), ScalarInput::StepNumber);
   bool needsSalt = hasInput(executor->plan(), ScalarInput::Salt);
+  bool needsRefresh = hasInput(executor->plan(), ScalarInput::Refresh);
   const std::string &lossName = plan.training().loss_output();
   bool scalesLoss = plan.training().has_loss_scaling();
   // A step is one optimizer step: `micro` micro-batches, the last of which applies the update.
@@ -477,6 +478,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
         inputs.emplace_back(inputName(ScalarInput::StepNumber), scalar(static_cast<float>(step)));
       if (micro > 1)
         inputs.emplace_back(inputName(ScalarInput::Apply), scalar(k == micro - 1 ? 1.0f : 0.0f));
+      if (needsRefresh)
+        inputs.emplace_back(inputName(ScalarInput::Refresh), scalar(k == 0 ? 1.0f : 0.0f));
       NamedArrays outputs;
       if (!executor->bindInputs(inputs, error) || !executor->run(error) ||
           !executor->readOutputs(outputs, error))

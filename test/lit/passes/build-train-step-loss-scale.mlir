@@ -9,7 +9,8 @@
 // optimizer step: the update and the scale only take effect where memc.apply is 1), the update
 // applies where the gradients are finite on the applying micro-batch, AdamW's step number counts
 // only applied steps (memc.step - skipped), the accumulator restarts on every applying micro-batch
-// (skipped or not), and the scale used and found_inf are outputs for the log.
+// (skipped or not), and the scale used and found_inf are outputs for the log. (The weight's f16
+// copy is kept across micro-batches: build-train-step-weight-copies.mlir.)
 // DYN-LABEL: func.func @train_step
 // DYN-SAME: %[[W:[a-z0-9]+]]: tensor<8x3xf32> {memc.param = "w", memc.param_kind = "parameter"}
 // DYN-SAME: %[[ACC:[a-z0-9]+]]: tensor<8x3xf32> {memc.param = "w.grad_accum", memc.param_kind = "gradient_accumulator", memc.state_of = "w"}
@@ -20,6 +21,7 @@
 // DYN-SAME: tensor<f32> {memc.updates = "memc.loss_scale_exponent"}, tensor<f32> {memc.updates = "memc.loss_scale_growth"}, tensor<f32> {memc.updates = "memc.skipped_steps"}, tensor<f32> {memc.output = "memc.loss_scale"}, tensor<f32> {memc.output = "memc.skipped"}
 // DYN-DAG: %[[INITIAL:.*]] = memc.constant dense<6.553600e+04> : tensor<f32>
 // DYN-DAG: %[[TWO:.*]] = memc.constant dense<2.000000e+00> : tensor<f32>
+// DYN: %[[WL:.*]] = memc.refresh_copy %{{.*}}, %[[W]], %{{.*}} : (tensor<f32>, tensor<8x3xf32>, tensor<8x3xf16>)
 // DYN: %[[LOSS:.*]] = memc.cross_entropy
 // DYN: %[[POW:.*]] = memc.pow %[[TWO]], %[[E]]
 // DYN-NEXT: %[[SCALE:.*]] = memc.mul %[[POW]], %[[INITIAL]]
@@ -43,7 +45,7 @@
 // DYN-NEXT: %[[E2:.*]] = memc.where %[[APPLIES]], %[[E1]], %[[E]]
 // DYN-NEXT: %[[N2:.*]] = memc.where %[[APPLIES]], %[[N1]], %[[N]]
 // DYN-NEXT: %[[S2:.*]] = memc.where %[[APPLIES]], %[[S1]], %[[S]]
-// DYN-NEXT: return %[[LOSS]], %[[NEWW]], {{.*}}, %[[RESTART]], %[[E2]], %[[N2]], %[[S2]], %[[SCALE]], %[[FOUND]]
+// DYN-NEXT: return %[[LOSS]], %[[NEWW]], {{.*}}, %[[RESTART]], %[[WL]], %[[E2]], %[[N2]], %[[S2]], %[[SCALE]], %[[FOUND]]
 
 // A fixed scale (--loss-scale 1024): the same pieces with dynamic = false; gradients are unscaled
 // before the clipping norm reads them, and plain SGD's update is skipped where they are not
