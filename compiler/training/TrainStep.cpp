@@ -337,17 +337,19 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
     for (const WeightCast &weightCast : weightCasts)
       signature.weightCopies.push_back(
           {forwardToStep[weightCast.argument],
-           arguments.add(weightCast.copyType,
-                         stateAttrs(b, argAttr(forward, weightCast.argument, kParamNameAttr).getValue(),
-                                    "weight_copy", plan::KIND_WEIGHT_COPY))});
+           arguments.add(
+               weightCast.copyType,
+               stateAttrs(b, argAttr(forward, weightCast.argument, kParamNameAttr).getValue(),
+                          "weight_copy", plan::KIND_WEIGHT_COPY))});
     if (options.optimizer.lossScale.enabled)
       for (const plan::LossScalerStateInfo &info : plan::kLossScalerStates)
         signature.lossScaler[size_t(info.state)] = arguments.add(
             RankedTensorType::get({}, b.getF32Type()),
             b.getDictionaryAttr(
                 {b.getNamedAttr(kParamNameAttr, b.getStringAttr(info.name)),
-                 b.getNamedAttr(kParamKindAttr,
-                                b.getStringAttr(plan::bindingKindInfo(plan::KIND_LOSS_SCALER).name))}));
+                 b.getNamedAttr(
+                     kParamKindAttr,
+                     b.getStringAttr(plan::bindingKindInfo(plan::KIND_LOSS_SCALER).name))}));
     scalars = optimizer->scalarInputs();
     if (accumulates)
       scalars.push_back(plan::ScalarInput::Apply);
@@ -408,7 +410,8 @@ void appendLossScalerUpdate(OpBuilder &b, Location loc, func::FuncOp step,
       b.getI64IntegerAttr(options.window), b.getBoolAttr(options.dynamic));
   for (auto [info, current, next] :
        llvm::zip(plan::kLossScalerStates, state, updated.getResults())) {
-    results.push_back(apply ? b.create<WhereOp>(loc, apply, next, current).getResult() : Value(next));
+    results.push_back(apply ? b.create<WhereOp>(loc, apply, next, current).getResult()
+                            : Value(next));
     resultAttrs.push_back(
         b.getDictionaryAttr(b.getNamedAttr(kUpdatesAttr, b.getStringAttr(info.name))));
   }
@@ -488,8 +491,9 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
         b, loc, argument(*signature.lossScaler[size_t(plan::LossScalerState::Exponent)]),
         lossScale.initialScale);
   else
-    seed = b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
-                                                            b.getF32FloatAttr(1.0f)));
+    seed =
+        b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                                         b.getF32FloatAttr(1.0f)));
   FailureOr<SmallVector<Value>> gradients = buildReverseSweep(b, ops, loss, seed, wrt);
   if (failed(gradients)) {
     step.erase();
@@ -540,7 +544,8 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
       apply = b.create<GreaterOp>(loc, flag, scalarLike(b, loc, flag, 0.5));
     Value update = apply;
     if (scaler.foundInf) {
-      Value finite = b.create<SubOp>(loc, scalarLike(b, loc, scaler.foundInf, 1.0), scaler.foundInf);
+      Value finite =
+          b.create<SubOp>(loc, scalarLike(b, loc, scaler.foundInf, 1.0), scaler.foundInf);
       Value applies = flag ? b.create<MulOp>(loc, finite, flag).getResult() : finite;
       update = b.create<GreaterOp>(loc, applies, scalarLike(b, loc, applies, 0.5));
     }

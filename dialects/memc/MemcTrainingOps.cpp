@@ -106,7 +106,8 @@ LogicalResult LossScaleUpdateOp::verify() {
   if (getExponent().getType().getRank() != 0)
     return emitOpError("operands must be scalars");
   if (getWindow() < 1 || getWindow() > kernels::kMaxLossScaleWindow)
-    return emitOpError("window must be in [1, ") << kernels::kMaxLossScaleWindow << "], got " << getWindow();
+    return emitOpError("window must be in [1, ")
+           << kernels::kMaxLossScaleWindow << "], got " << getWindow();
   return success();
 }
 

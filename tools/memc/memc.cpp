@@ -449,9 +449,11 @@ bool trainingOptions(memc::TrainStepOptions &options) {
     opt.lossScale.initialScale = lossScale;
     opt.lossScale.window = lossScaleWindow;
   } else if (lossScale.getNumOccurrences() || lossScaleWindow.getNumOccurrences()) {
-    return error(std::string(lossScale.getNumOccurrences() ? "--loss-scale" : "--loss-scale-window") +
-                 " needs --precision fp16 (bf16 and fp32 train without loss scaling), got "
-                 "--precision " + precision);
+    return error(
+        std::string(lossScale.getNumOccurrences() ? "--loss-scale" : "--loss-scale-window") +
+        " needs --precision fp16 (bf16 and fp32 train without loss scaling), got "
+        "--precision " +
+        precision);
   }
   if (lossScale.getNumOccurrences() && lossScaleWindow.getNumOccurrences())
     return error("--loss-scale-window sets when a dynamic scale grows; --loss-scale fixes the "
@@ -592,7 +594,8 @@ bool checkFlagRanges() {
       {gradAccum, double(gradAccum), {1, 65536, true, true, true}},
       // Up to 2^32, far above any useful scale (GradScaler starts at 2^16).
       {lossScale, lossScale, {0, 4294967296.0, false}},
-      {lossScaleWindow, double(lossScaleWindow),
+      {lossScaleWindow,
+       double(lossScaleWindow),
        {1, double(memc::kernels::kMaxLossScaleWindow), true, true, true}},
       {warmup, double(warmup), {0, memc::runtime::kMaxFlagCount, true, true, true}},
       {decaySteps, double(decaySteps), {0, memc::runtime::kMaxFlagCount, true, true, true}},
