@@ -388,7 +388,9 @@ void reportInfeasibleBudget(const memc::BudgetedPlan &planned, const memc::Budge
          << (optimizer == "adamw" ? " --optimizer sgd (AdamW keeps two states per parameter);"
                                   : "");
   }
-  os << " lower precision and optimizer-state sharding are not available yet\n";
+  if (precision == "fp32")
+    os << " --precision bf16 or fp16 (16-bit activations and matmuls);";
+  os << " optimizer-state sharding is not available yet\n";
 }
 
 /// Writes the inference executable and says what it holds.
