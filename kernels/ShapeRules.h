@@ -25,6 +25,10 @@ constexpr int64_t kMaxElements = int64_t{1} << 48;
 /// Largest value a window attribute (kernel size, stride, pad, dilation) may take.
 constexpr int64_t kMaxWindowAttribute = int64_t{1} << 30;
 
+/// Largest growth interval of loss_scale_update (--loss-scale-window): the count of finite steps
+/// is an f32 scalar on the device, exact up to 2^24.
+constexpr int64_t kMaxLossScaleWindow = int64_t{1} << 24;
+
 /// Element count of `shape`; false if a dimension is negative or the count exceeds kMaxElements.
 bool checkedNumElements(const Shape &shape, int64_t &count);
 

@@ -213,11 +213,17 @@ struct AutocastPass : memc::impl::AutocastBase<AutocastPass> {
   using AutocastBase::AutocastBase;
 
   void runOnOperation() override {
-    if (precision != "bf16") {
-      getOperation().emitError("memc-autocast: precision must be bf16, got '") << precision << "'";
+    FloatType low;
+    if (precision == "bf16")
+      low = BFloat16Type::get(&getContext());
+    else if (precision == "fp16")
+      low = Float16Type::get(&getContext());
+    else {
+      getOperation().emitError("memc-autocast: precision must be bf16 or fp16, got '")
+          << precision << "'";
       return signalPassFailure();
     }
-    autocastFunction(getOperation(), BFloat16Type::get(&getContext()));
+    autocastFunction(getOperation(), low);
   }
 };
 

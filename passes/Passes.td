@@ -85,7 +85,7 @@ def Autocast : Pass<"memc-autocast", "::mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
-           "The 16-bit type ops compute in: bf16">,
+           "The 16-bit type ops compute in: bf16 or fp16">,
   ];
   let dependentDialects = ["::memc::MemcDialect"];
 }

@@ -2,6 +2,10 @@
 #include "compiler/pipeline/Passes.h"
 #include "dialects/memc/MemcDialect.h"
 
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+
 namespace memc {
 #define GEN_PASS_DEF_BUILDTRAINSTEP
 #include "compiler/pipeline/Passes.h.inc"
@@ -47,6 +51,20 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
     opt.beta2 = beta2;
     opt.eps = eps;
     opt.clipGradNorm = clipGradNorm;
+    opt.accumulationSteps = accumulationSteps;
+    if (lossScale != "none") {
+      opt.lossScale.enabled = true;
+      opt.lossScale.window = lossScaleWindow;
+      if (lossScale != "dynamic") {
+        opt.lossScale.dynamic = false;
+        if (!llvm::to_float(lossScale, opt.lossScale.initialScale) ||
+            !(opt.lossScale.initialScale > 0) || !std::isfinite(opt.lossScale.initialScale)) {
+          getOperation().emitError("loss-scale must be none, dynamic or a positive number, got '")
+              << lossScale << "'";
+          return std::nullopt;
+        }
+      }
+    }
     return options;
   }
 

@@ -53,7 +53,13 @@ def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
     Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
-           "Clip the gradients' global norm to this value (0: off)">
+           "Clip the gradients' global norm to this value (0: off)">,
+    Option<"accumulationSteps", "accumulation-steps", "int64_t", /*default=*/"1",
+           "Micro-batches per optimizer step (gradient accumulation)">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
+           "fp16 loss scaling: none, dynamic (GradScaler from 2^16), or a fixed scale">,
+    Option<"lossScaleWindow", "loss-scale-window", "int64_t", /*default=*/"2000",
+           "Consecutive finite steps before a dynamic scale doubles">
   ];
   let dependentDialects = ["::memc::MemcDialect", "::mlir::func::FuncDialect"];
 }

@@ -29,9 +29,11 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // A 16-bit model trains on f32 master weights, whatever --precision says about its ops.
   if (options.mode == CompileMode::Train)
     pm.nest<func::FuncOp>().addPass(createMasterWeights());
-  if (options.precision == Precision::Bf16 && options.mode != CompileMode::Import) {
+  if (options.precision != Precision::Fp32 && options.mode != CompileMode::Import) {
     OpPassManager &function = pm.nest<func::FuncOp>();
-    function.addPass(createAutocast());
+    AutocastOptions autocast;
+    autocast.precision = options.precision == Precision::Fp16 ? "fp16" : "bf16";
+    function.addPass(createAutocast(autocast));
     function.addPass(createCanonicalizerPass());
   }
   if (options.mode != CompileMode::Train)
@@ -66,6 +68,12 @@ LogicalResult recordTrainingSetup(func::FuncOp step, const PipelineOptions &opti
   setup->set_warmup_steps(options.schedule.warmupSteps);
   setup->set_decay_steps(options.schedule.decaySteps);
   setup->set_accumulation_steps(training.optimizer.accumulationSteps);
+  if (const LossScaleOptions &scaling = training.optimizer.lossScale; scaling.enabled) {
+    plan::LossScaling *recorded = setup->mutable_loss_scaling();
+    recorded->set_initial_scale(scaling.initialScale);
+    recorded->set_dynamic(scaling.dynamic);
+    recorded->set_window(scaling.window);
+  }
   if (training.loss != LossKind::CrossEntropy)
     return success();
   for (Operation *user : step.getArgument(signature->labels).getUsers())

@@ -38,9 +38,10 @@ void buildCanonicalizationPipeline(mlir::OpPassManager &pm);
 
 enum class CompileMode { Import, Infer, Train };
 
-/// What the ops compute in: fp32 everywhere, or bf16 where the precision policy allows, with the
-/// parameters and optimizer state kept in f32.
-enum class Precision { Fp32, Bf16 };
+/// What the ops compute in: fp32 everywhere, or bf16 or fp16 where the precision policy allows,
+/// with the parameters and optimizer state kept in f32. Training in fp16 also scales the loss
+/// (TrainStepOptions' optimizer.lossScale, which the caller sets).
+enum class Precision { Fp32, Bf16, Fp16 };
 
 /// The learning-rate schedule a training program runs (run-time inputs, not part of the IR).
 struct LearningRateSchedule {

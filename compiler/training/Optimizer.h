@@ -21,6 +21,21 @@
 
 namespace memc {
 
+/// --precision fp16's loss scaling, torch.cuda.amp.GradScaler's algorithm in the step: the loss
+/// gradient is seeded with the scale, the gradients are checked (one memc.non_finite_check over
+/// all of them) and unscaled before clipping and the update, the update is skipped where any is
+/// not finite, and memc.loss_scale_update keeps the scale (KIND_LOSS_SCALER state).
+struct LossScaleOptions {
+  bool enabled = false;
+  /// GradScaler's init_scale.
+  double initialScale = 65536.0;
+  /// false: the scale stays `initialScale` (--loss-scale); steps that are not finite are still
+  /// skipped, as GradScaler does.
+  bool dynamic = true;
+  /// GradScaler's growth_interval (DeepSpeed's loss_scale_window).
+  int64_t window = 2000;
+};
+
 /// torch.optim hyperparameters, for whichever optimizer `name` is (each reads its own), and the
 /// step's gradient clipping and accumulation. The learning rate is a run-time input: schedules
 /// change it every step.
@@ -39,6 +54,7 @@ struct OptimizerOptions {
   /// and updates the parameters, with the mean of the accumulated gradients, only where the
   /// run-time input memc.apply is 1 (every `accumulationSteps`-th micro-batch).
   int64_t accumulationSteps = 1;
+  LossScaleOptions lossScale;
 };
 
 /// A tensor an optimizer keeps for each parameter between steps.

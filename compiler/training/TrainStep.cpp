@@ -173,6 +173,36 @@ SmallVector<Value> clipByGlobalNorm(OpBuilder &b, Location loc, ArrayRef<Value> 
   return clipped;
 }
 
+/// The loss scaler of a step with --precision fp16: the scale this step uses and the flag that
+/// its gradients are not all finite.
+struct LossScaler {
+  Value scale;
+  Value foundInf;
+};
+
+/// initial * 2^exponent: the scale the loss gradient is seeded with.
+Value currentLossScale(OpBuilder &b, Location loc, Value exponent, double initial) {
+  Value two = scalarLike(b, loc, exponent, 2.0);
+  return b.create<MulOp>(loc, scalarLike(b, loc, exponent, initial),
+                         b.create<PowOp>(loc, two, exponent));
+}
+
+/// GradScaler.unscale_: found_inf over every gradient, one kernel, and each gradient times
+/// 1 / scale (in f32, then in the gradient's own type).
+Value unscaleGradients(OpBuilder &b, Location loc, MutableArrayRef<Value> gradients, Value scale) {
+  auto scalarType = RankedTensorType::get({}, b.getF32Type());
+  Value foundInf = b.create<NonFiniteCheckOp>(loc, scalarType, gradients);
+  Value inverse = b.create<DivOp>(loc, scalarLike(b, loc, scale, 1.0), scale);
+  for (Value &gradient : gradients) {
+    Type element = cast<RankedTensorType>(gradient.getType()).getElementType();
+    Value factor = inverse;
+    if (!element.isF32())
+      factor = b.create<CastOp>(loc, RankedTensorType::get({}, element), inverse);
+    gradient = b.create<MulOp>(loc, gradient, factor);
+  }
+  return foundInf;
+}
+
 /// PyTorch's running-statistics update of a training-mode batch norm whose statistics are
 /// arguments: (statistic, new value) pairs, running = momentum * running + (1 - momentum) *
 /// batch, with ONNX's momentum and the unbiased batch variance.
@@ -237,14 +267,39 @@ DictionaryAttr stateAttrs(OpBuilder &b, StringRef param, StringRef suffix, plan:
        b.getNamedAttr(kStateOfAttr, b.getStringAttr(param))});
 }
 
+/// A 16-bit cast of a model tensor in @forward (autocast's weight copy), by argument index.
+struct WeightCast {
+  unsigned argument;
+  RankedTensorType copyType;
+};
+
+/// With accumulation, the weight copies kept across micro-batches: @forward's narrowing casts of
+/// its parameters and buffers (autocast makes one per tensor and type, at the entry).
+SmallVector<WeightCast> weightCastsToKeep(func::FuncOp forward, const TrainStepOptions &options) {
+  SmallVector<WeightCast> kept;
+  if (options.optimizer.name == "none" || options.optimizer.accumulationSteps <= 1)
+    return kept;
+  forward.walk([&](CastOp cast) {
+    auto argument = dyn_cast<BlockArgument>(cast.getInput());
+    auto from = cast.getInput().getType().getElementType(), to = cast.getType().getElementType();
+    if (argument && argAttr(forward, argument.getArgNumber(), kParamNameAttr) &&
+        isa<FloatType>(from) && isa<FloatType>(to) &&
+        to.getIntOrFloatBitWidth() < from.getIntOrFloatBitWidth())
+      kept.push_back({argument.getArgNumber(), cast.getType()});
+  });
+  return kept;
+}
+
 /// Lays out the step's arguments: graph inputs, labels, parameters and buffers (@forward's,
 /// with the labels before the first of them), then each trained parameter's optimizer state,
-/// the gradient accumulators, and the run-time scalars in PlanVocabulary.h's order.
+/// the gradient accumulators, the weight copies, the loss scaler's state, and the run-time
+/// scalars in PlanVocabulary.h's order.
 /// `forwardToStep` maps @forward's argument indices to the step's.
 TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labels,
                                    const TrainStepOptions &options, ArrayRef<unsigned> trainable,
                                    const Optimizer *optimizer, bool hasDropout,
-                                   ArgumentList &arguments, SmallVector<unsigned> &forwardToStep) {
+                                   ArrayRef<WeightCast> weightCasts, ArgumentList &arguments,
+                                   SmallVector<unsigned> &forwardToStep) {
   TrainStepSignature signature;
   unsigned labelsPosition = 0;
   while (labelsPosition < forward.getNumArguments() &&
@@ -279,9 +334,27 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
             arguments.add(forward.getArgument(index).getType(),
                           stateAttrs(b, argAttr(forward, index, kParamNameAttr).getValue(),
                                      "grad_accum", plan::KIND_GRADIENT_ACCUMULATOR));
+    for (const WeightCast &weightCast : weightCasts)
+      signature.weightCopies.push_back(
+          {forwardToStep[weightCast.argument],
+           arguments.add(
+               weightCast.copyType,
+               stateAttrs(b, argAttr(forward, weightCast.argument, kParamNameAttr).getValue(),
+                          "weight_copy", plan::KIND_WEIGHT_COPY))});
+    if (options.optimizer.lossScale.enabled)
+      for (const plan::LossScalerStateInfo &info : plan::kLossScalerStates)
+        signature.lossScaler[size_t(info.state)] = arguments.add(
+            RankedTensorType::get({}, b.getF32Type()),
+            b.getDictionaryAttr(
+                {b.getNamedAttr(kParamNameAttr, b.getStringAttr(info.name)),
+                 b.getNamedAttr(
+                     kParamKindAttr,
+                     b.getStringAttr(plan::bindingKindInfo(plan::KIND_LOSS_SCALER).name))}));
     scalars = optimizer->scalarInputs();
     if (accumulates)
       scalars.push_back(plan::ScalarInput::Apply);
+    if (!weightCasts.empty())
+      scalars.push_back(plan::ScalarInput::Refresh);
   }
   if (hasDropout)
     scalars.push_back(plan::ScalarInput::Salt);
@@ -295,6 +368,61 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
   return signature;
 }
 
+/// With accumulation, each 16-bit weight copy is made on the first micro-batch of an optimizer
+/// step (memc.refresh) and kept for the others: the cast of the argument becomes a
+/// memc.refresh_copy whose result updates the copy's state. After the reverse sweep, which reads
+/// the cast as a cast (its gradient is the cast back).
+void keepWeightCopies(OpBuilder &b, func::FuncOp step, const TrainStepSignature &signature,
+                      Value refresh, SmallVectorImpl<Value> &results,
+                      SmallVectorImpl<DictionaryAttr> &resultAttrs) {
+  for (const TrainStepSignature::WeightCopy &kept : signature.weightCopies) {
+    BlockArgument source = step.getArgument(kept.source), copy = step.getArgument(kept.copy);
+    for (Operation *user : llvm::make_early_inc_range(source.getUsers())) {
+      auto cast = dyn_cast<CastOp>(user);
+      if (!cast || cast.getType() != copy.getType())
+        continue;
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(cast);
+      Value refreshed =
+          b.create<RefreshCopyOp>(cast.getLoc(), copy.getType(), refresh, source, copy);
+      cast.replaceAllUsesWith(refreshed);
+      cast.erase();
+      results.push_back(refreshed);
+      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+          kUpdatesAttr, step.getArgAttrOfType<StringAttr>(kept.copy, kParamNameAttr))));
+    }
+  }
+}
+
+/// GradScaler.update as the step's results: the scaler's new state (on the micro-batch that
+/// applies, with accumulation), and the outputs the runtime logs, the scale used and found_inf.
+void appendLossScalerUpdate(OpBuilder &b, Location loc, func::FuncOp step,
+                            const TrainStepSignature &signature, const LossScaler &scaler,
+                            const LossScaleOptions &options, Value apply,
+                            SmallVectorImpl<Value> &results,
+                            SmallVectorImpl<DictionaryAttr> &resultAttrs) {
+  SmallVector<Value> state;
+  for (std::optional<unsigned> index : signature.lossScaler)
+    state.push_back(step.getArgument(*index));
+  auto scalar = state[0].getType();
+  auto updated = b.create<LossScaleUpdateOp>(
+      loc, TypeRange{scalar, scalar, scalar}, state[0], state[1], state[2], scaler.foundInf,
+      b.getI64IntegerAttr(options.window), b.getBoolAttr(options.dynamic));
+  for (auto [info, current, next] :
+       llvm::zip(plan::kLossScalerStates, state, updated.getResults())) {
+    results.push_back(apply ? b.create<WhereOp>(loc, apply, next, current).getResult()
+                            : Value(next));
+    resultAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr(kUpdatesAttr, b.getStringAttr(info.name))));
+  }
+  for (auto [name, value] : {std::pair{plan::kLossScaleOutput, scaler.scale},
+                             std::pair{plan::kSkippedOutput, scaler.foundInf}}) {
+    results.push_back(value);
+    resultAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr(kOutputNameAttr, b.getStringAttr(StringRef(name.data(), name.size())))));
+  }
+}
+
 /// Builds the step training `trainableArgs` (indices of @forward's arguments) and appends to
 /// `unreachable` those whose gradient the reverse sweep found no path for (given a zero one).
 FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
@@ -306,8 +434,10 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
   Location loc = forward.getLoc();
   ArgumentList arguments;
   SmallVector<unsigned> forwardToStep;
-  TrainStepSignature signature = layOutArguments(b, forward, labels, options, trainableArgs,
-                                                 optimizer, hasDropout, arguments, forwardToStep);
+  SmallVector<WeightCast> weightCasts = weightCastsToKeep(forward, options);
+  TrainStepSignature signature =
+      layOutArguments(b, forward, labels, options, trainableArgs, optimizer, hasDropout,
+                      weightCasts, arguments, forwardToStep);
 
   b.setInsertionPointAfter(forward);
   auto step =
@@ -351,9 +481,19 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
   SmallVector<Value> wrt;
   for (const TrainStepSignature::TrainedParameter &trained : signature.trained)
     wrt.push_back(argument(trained.param));
-  Value seed =
-      b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
-                                                       b.getF32FloatAttr(1.0f)));
+  // With loss scaling the backward starts from the scale instead of 1 (GradScaler.scale(loss)),
+  // so that 16-bit gradients that would underflow keep their bits.
+  const LossScaleOptions &lossScale = options.optimizer.lossScale;
+  LossScaler scaler;
+  Value seed;
+  if (optimizer && lossScale.enabled)
+    seed = scaler.scale = currentLossScale(
+        b, loc, argument(*signature.lossScaler[size_t(plan::LossScalerState::Exponent)]),
+        lossScale.initialScale);
+  else
+    seed =
+        b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                                         b.getF32FloatAttr(1.0f)));
   FailureOr<SmallVector<Value>> gradients = buildReverseSweep(b, ops, loss, seed, wrt);
   if (failed(gradients)) {
     step.erase();
@@ -377,6 +517,9 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
     gradient = b.create<MulOp>(loc, sum,
                                scalarLike(b, loc, sum, 1.0 / options.optimizer.accumulationSteps));
   }
+  // Unscaled before clipping and the update, once per optimizer step: on the accumulated mean.
+  if (scaler.scale && !gradients->empty())
+    scaler.foundInf = unscaleGradients(b, loc, *gradients, scaler.scale);
   if (options.optimizer.clipGradNorm > 0 && !gradients->empty())
     *gradients = clipByGlobalNorm(b, loc, *gradients, options.optimizer.clipGradNorm);
 
@@ -392,20 +535,34 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
       resultAttrs.push_back(marked(kGradientOfAttr, nameOf(trained.param)));
     }
   } else {
-    // With accumulation, parameters and state change only on the micro-batch that applies.
+    // With accumulation, parameters and state change only on the micro-batch that applies;
+    // with loss scaling, only when the gradients are finite (GradScaler.step skips the update:
+    // parameters, optimizer state and its step count stay).
+    Value flag = scalars[size_t(plan::ScalarInput::Apply)];
     Value apply;
-    if (Value flag = scalars[size_t(plan::ScalarInput::Apply)])
+    if (flag)
       apply = b.create<GreaterOp>(loc, flag, scalarLike(b, loc, flag, 0.5));
+    Value update = apply;
+    if (scaler.foundInf) {
+      Value finite =
+          b.create<SubOp>(loc, scalarLike(b, loc, scaler.foundInf, 1.0), scaler.foundInf);
+      Value applies = flag ? b.create<MulOp>(loc, finite, flag).getResult() : finite;
+      update = b.create<GreaterOp>(loc, applies, scalarLike(b, loc, applies, 0.5));
+    }
     auto applied = [&](Value updated, Value current) -> Value {
-      return apply ? b.create<WhereOp>(loc, apply, updated, current).getResult() : updated;
+      return update ? b.create<WhereOp>(loc, update, updated, current).getResult() : updated;
     };
+    SmallVector<Value> optimizerScalars(scalars.begin(), scalars.end());
+    if (Value step = scalars[size_t(plan::ScalarInput::StepNumber)]; step && scaler.foundInf)
+      optimizerScalars[size_t(plan::ScalarInput::StepNumber)] = b.create<SubOp>(
+          loc, step, argument(*signature.lossScaler[size_t(plan::LossScalerState::Skipped)]));
     for (auto [i, trained, gradient] : llvm::enumerate(signature.trained, *gradients)) {
       SmallVector<Value> state;
       for (unsigned index : trained.state)
         state.push_back(argument(index));
       Value param = argument(trained.param);
       SmallVector<Value> updated =
-          optimizer->buildUpdate(b, loc, {param, gradient, state, scalars});
+          optimizer->buildUpdate(b, loc, {param, gradient, state, optimizerScalars});
       results.push_back(applied(updated[0], param));
       resultAttrs.push_back(marked(kUpdatesAttr, nameOf(trained.param)));
       for (auto [index, value, newValue] :
@@ -419,6 +576,11 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
         resultAttrs.push_back(marked(kUpdatesAttr, nameOf(*trained.accumulator)));
       }
     }
+    keepWeightCopies(b, step, signature, scalars[size_t(plan::ScalarInput::Refresh)], results,
+                     resultAttrs);
+    if (scaler.foundInf)
+      appendLossScalerUpdate(b, loc, step, signature, scaler, lossScale, apply, results,
+                             resultAttrs);
     for (BatchNormOp batchNorm : batchNorms)
       for (auto [statistic, updated] : runningStatisticsUpdate(b, batchNorm)) {
         results.push_back(updated);

@@ -48,8 +48,10 @@ std::optional<LossKind> parseLossKind(llvm::StringRef name);
 /// results are the loss (`memc.output = "loss"`) and the gradient of every trainable parameter
 /// (`memc.gradient_of = NAME`). With one, the step also takes each trained parameter's optimizer
 /// state (Optimizer::stateSpecs: arguments of kind `optimizer_state` named NAME.SUFFIX) and
-/// gradient accumulator, and the run-time scalars (PlanVocabulary.h) the optimizer reads, and
-/// returns the loss followed by the new parameters and state, each with `memc.updates = NAME`.
+/// gradient accumulator, with accumulation the 16-bit weight copies it keeps (`weight_copy`),
+/// with loss scaling the scaler's state (`loss_scaler`), and the run-time scalars
+/// (PlanVocabulary.h) it reads, and returns the loss followed by the new parameters and state,
+/// each with `memc.updates = NAME` (and, with loss scaling, the outputs the runtime logs).
 /// A parameter the reverse sweep reaches no gradient for does not train (without an optimizer,
 /// see zeroUnreachableGradients). The layout is TrainStepSignature's, and readTrainStepSignature
 /// reads it back. Emits errors (and warnings for parameters the loss does not depend on) through

@@ -31,6 +31,8 @@ private:
   LogicalResult readInput(unsigned index, StringRef labelsName);
   void readModelTensor(unsigned index, plan::BindingKind kind);
   LogicalResult readState(unsigned index, plan::BindingKind kind);
+  LogicalResult readLossScaler(unsigned index);
+  LogicalResult readWeightCopy(unsigned index);
   /// Every name a result gives in memc.updates or memc.gradient_of must be an argument's.
   LogicalResult checkResultNames();
 
@@ -71,6 +73,10 @@ FailureOr<TrainStepSignature> SignatureReader::read() {
     plan::BindingKind kind = argumentKind(step, i);
     if ((kind == plan::KIND_OPTIMIZER_STATE || kind == plan::KIND_GRADIENT_ACCUMULATOR) &&
         failed(readState(i, kind)))
+      return failure();
+    if (kind == plan::KIND_LOSS_SCALER && failed(readLossScaler(i)))
+      return failure();
+    if (kind == plan::KIND_WEIGHT_COPY && failed(readWeightCopy(i)))
       return failure();
   }
   if (failed(checkResultNames()))
@@ -132,6 +138,33 @@ LogicalResult SignatureReader::readState(unsigned index, plan::BindingKind kind)
                                 << "'";
   parameter.accumulator = index;
   return success();
+}
+
+LogicalResult SignatureReader::readLossScaler(unsigned index) {
+  auto name = step.getArgAttrOfType<StringAttr>(index, kParamNameAttr);
+  for (const plan::LossScalerStateInfo &info : plan::kLossScalerStates) {
+    if (!name || name.getValue() != StringRef(info.name))
+      continue;
+    std::optional<unsigned> &slot = signature.lossScaler[size_t(info.state)];
+    if (slot)
+      return argumentError(index) << "is a second '" << name.getValue() << "'";
+    argumentNames.insert(name.getValue());
+    slot = index;
+    return success();
+  }
+  return argumentError(index) << "(loss_scaler) is none of the loss scaler's states";
+}
+
+LogicalResult SignatureReader::readWeightCopy(unsigned index) {
+  if (auto name = step.getArgAttrOfType<StringAttr>(index, kParamNameAttr))
+    argumentNames.insert(name.getValue());
+  auto source = step.getArgAttrOfType<StringAttr>(index, kStateOfAttr);
+  for (unsigned model : signature.modelTensors)
+    if (source && step.getArgAttrOfType<StringAttr>(model, kParamNameAttr) == source) {
+      signature.weightCopies.push_back({model, index});
+      return success();
+    }
+  return argumentError(index) << "(weight_copy) names no parameter or buffer in " << kStateOfAttr;
 }
 
 LogicalResult SignatureReader::checkResultNames() {

@@ -40,6 +40,14 @@ struct TrainStepSignature {
   llvm::SmallVector<TrainedParameter> trained;
   /// Indexed by plan::ScalarInput.
   std::array<std::optional<unsigned>, plan::kScalarInputs.size()> scalars;
+  /// With accumulation in 16 bits: the 16-bit copy (KIND_WEIGHT_COPY) kept of a model tensor.
+  struct WeightCopy {
+    unsigned source = 0;
+    unsigned copy = 0;
+  };
+  llvm::SmallVector<WeightCopy> weightCopies;
+  /// With loss scaling (KIND_LOSS_SCALER arguments), indexed by plan::LossScalerState.
+  std::array<std::optional<unsigned>, plan::kLossScalerStates.size()> lossScaler;
 
   std::optional<unsigned> scalar(plan::ScalarInput input) const {
     return scalars[static_cast<size_t>(input)];

@@ -39,8 +39,9 @@ double flopsPerElement(Operation *op) {
       .Case<LayerNormGradOp, BatchNormGradOp>([](auto) { return 12.0; })
       .Case<AdamWUpdateOp>([](auto) { return 12.0; })
       .Case<SgdUpdateOp, DropoutOp, CrossEntropyOp, CrossEntropyGradOp>([](auto) { return 4.0; })
+      .Case<LossScaleUpdateOp>([](auto) { return 4.0; })
       .Case<TransposeOp, BroadcastToOp, ConcatOp, SplitOp, SliceOp, SliceGradOp, GatherOp,
-            GatherGradOp, CastOp, TriluOp>([](auto) { return 0.0; })
+            GatherGradOp, CastOp, TriluOp, RefreshCopyOp>([](auto) { return 0.0; })
       .Default([](Operation *) { return 1.0; });
 }
 
@@ -112,6 +113,12 @@ OpCost estimateOpCost(Operation *op) {
           MaxPoolGradOp, AvgPoolGradOp>(op)) {
     // One operation per element read.
     cost.flops = elements(op->getOperand(0));
+    return cost;
+  }
+  if (isa<NonFiniteCheckOp>(op)) {
+    // One test per element of every gradient.
+    for (Value grad : op->getOperands())
+      cost.flops += elements(grad);
     return cost;
   }
   if (auto topK = dyn_cast<TopKOp>(op)) {

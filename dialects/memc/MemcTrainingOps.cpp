@@ -155,3 +155,31 @@ void CrossEntropyGradOp::getCanonicalizationPatterns(RewritePatternSet &patterns
                                                      MLIRContext *context) {
   patterns.add<CrossEntropyGradOfWidenedLogits>(context);
 }
+
+LogicalResult NonFiniteCheckOp::verify() {
+  if (getGrads().empty())
+    return emitOpError("needs at least one gradient");
+  if (getFoundInf().getType().getRank() != 0)
+    return emitOpError("result must be a scalar");
+  return success();
+}
+
+LogicalResult LossScaleUpdateOp::verify() {
+  if (getExponent().getType().getRank() != 0)
+    return emitOpError("operands must be scalars");
+  if (getWindow() < 1 || getWindow() > kernels::kMaxLossScaleWindow)
+    return emitOpError("window must be in [1, ")
+           << kernels::kMaxLossScaleWindow << "], got " << getWindow();
+  return success();
+}
+
+LogicalResult RefreshCopyOp::verify() {
+  if (getRefresh().getType().getRank() != 0)
+    return emitOpError("refresh must be a scalar");
+  auto source = cast<RankedTensorType>(getSource().getType());
+  auto copy = cast<RankedTensorType>(getCopy().getType());
+  if (source.getShape() != copy.getShape())
+    return emitOpError("source and copy shapes differ: ")
+           << formatShape(source.getShape()) << " and " << formatShape(copy.getShape());
+  return success();
+}

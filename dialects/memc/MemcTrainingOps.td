@@ -355,4 +355,81 @@ def Memc_AdamWUpdateOp : Memc_Op<"adamw_update",
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+//===----------------------------------------------------------------------===//
+// Weight copies kept across micro-batches
+//===----------------------------------------------------------------------===//
+
+def Memc_RefreshCopyOp : Memc_Op<"refresh_copy", [Pure, AllTypesMatch<["copy", "result"]>]> {
+  let summary = "The 16-bit copy of a weight, made only where `refresh` is 1";
+  let description = [{
+    With gradient accumulation the parameters change only on the micro-batch that applies the
+    update, so their 16-bit copies (mixed precision) need making once per optimizer step, not
+    once per micro-batch: where `refresh` is nonzero the result is `source` rounded to the
+    copy's type (a cast), elsewhere it is `copy`. The lowering writes the result over `copy`
+    (persistent state), so a micro-batch that does not refresh does no work.
+
+    ```mlir
+    %wl = memc.refresh_copy %refresh, %w, %w_copy
+        : (tensor<f32>, tensor<8x8xf32>, tensor<8x8xbf16>) -> tensor<8x8xbf16>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$refresh, Memc_FloatTensor:$source,
+                       Memc_FloatTensor:$copy);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Loss scaling (--precision fp16): torch.cuda.amp.GradScaler's bookkeeping in the plan
+//===----------------------------------------------------------------------===//
+
+def Memc_NonFiniteCheckOp : Memc_Op<"non_finite_check", [Pure]> {
+  let summary = "1 if any element of any gradient is inf or NaN, else 0";
+  let description = [{
+    GradScaler's `found_inf`: one kernel over every gradient of the step, so the decision to
+    skip the optimizer step stays on the device (no host round trip per tensor). The result is
+    an f32 scalar, 1 or 0, as torch's `found_inf` tensor.
+
+    ```mlir
+    %found_inf = memc.non_finite_check %g0, %g1 : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Memc_FloatTensor>:$grads);
+  let results = (outs StaticShapeTensorOf<[F32]>:$found_inf);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Memc_LossScaleUpdateOp : Memc_Op<"loss_scale_update",
+    [Pure, AllTypesMatch<["exponent", "growth", "skipped", "found_inf", "new_exponent",
+                          "new_growth", "new_skipped"]>]> {
+  let summary = "GradScaler.update: the next step's loss scale from this step's found_inf";
+  let description = [{
+    The scale is `initial * 2^exponent` (the state starts at zero, as every optimizer state, so
+    exponent 0 is the initial scale). With `dynamic`: a step with `found_inf` halves the scale
+    (exponent - 1) and restarts the count of consecutive finite steps (`growth`); a finite step
+    counts, and the `window`-th in a row doubles the scale and restarts the count
+    (torch's `_amp_update_scale_`, growth factor 2, backoff 0.5). Without `dynamic` (a fixed
+    `--loss-scale`) the exponent and count stay. Either way `skipped` counts the steps whose
+    update was skipped, so the optimizer's step number counts only the applied ones, as torch's
+    AdamW state does. All operands are f32 scalars.
+
+    ```mlir
+    %e1, %n1, %s1 = memc.loss_scale_update %e, %n, %s, %found_inf {window = 2000 : i64,
+                                                                   dynamic = true}
+        : (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>)
+        -> (tensor<f32>, tensor<f32>, tensor<f32>)
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$exponent, StaticShapeTensorOf<[F32]>:$growth,
+                       StaticShapeTensorOf<[F32]>:$skipped, StaticShapeTensorOf<[F32]>:$found_inf,
+                       I64Attr:$window, BoolAttr:$dynamic);
+  let results = (outs StaticShapeTensorOf<[F32]>:$new_exponent,
+                      StaticShapeTensorOf<[F32]>:$new_growth,
+                      StaticShapeTensorOf<[F32]>:$new_skipped);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // MEMC_TRAINING_OPS_TD

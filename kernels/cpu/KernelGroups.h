@@ -39,6 +39,7 @@ void addPoolingBackwardKernels(KernelRuns &table);       // PoolingBackward.cpp
 void addAttentionBackwardKernels(KernelRuns &table);     // AttentionBackward.cpp
 void addLossKernels(KernelRuns &table);                  // Losses.cpp
 void addOptimizerKernels(KernelRuns &table);             // Optimizers.cpp
+void addLossScaleKernels(KernelRuns &table);             // LossScale.cpp
 
 /// Elements per task below which splitting a cheap elementwise loop over threads costs more
 /// than it saves.

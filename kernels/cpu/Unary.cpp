@@ -1,7 +1,7 @@
 //===- Unary.cpp - elementwise kernels of one operand ---------------------===//
 //
 // neg exp log sqrt reciprocal erf tanh sigmoid relu not abs sin cos softplus hard_swish, gelu
-// leaky_relu elu hard_sigmoid clip trilu cast dropout. f16/bf16
+// leaky_relu elu hard_sigmoid clip trilu cast refresh_copy dropout. f16/bf16
 // compute in f32; integer arithmetic wraps (two's complement), as PyTorch's does. Every kernel
 // reads element i before writing element i and nothing else, so the output may be the input's
 // buffer (in-place steps).
@@ -374,6 +374,20 @@ bool runCast(KernelContext &, const KernelCall &call) {
   return true;
 }
 
+/// Inputs: refresh, source, copy. A cast of `source` where refresh is nonzero; otherwise the
+/// copy as it is (nothing to do when the plan writes the result over it, as it does).
+bool runRefreshCopy(KernelContext &context, const KernelCall &call) {
+  const TensorView &copy = call.inputs[2], &output = call.outputs[0];
+  if (ScalarOperand<float>(call.inputs[0]).get() != 0) {
+    KernelCall cast = call;
+    cast.inputs = {call.inputs[1]};
+    return runCast(context, cast);
+  }
+  if (copy.data != output.data)
+    std::memcpy(output.data, copy.data, copy.sizeBytes());
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // dropout
 //===----------------------------------------------------------------------===//
@@ -436,6 +450,7 @@ void addUnaryKernels(KernelRuns &table) {
   table["clip"] = &runClip;
   table["trilu"] = &runTrilu;
   table["cast"] = &runCast;
+  table["refresh_copy"] = &runRefreshCopy;
   table["dropout"] = &runDropout;
 }
 

@@ -31,6 +31,7 @@ void addConvolutionBackwardChecks(OpChecks &table);   // ConvolutionBackwardChec
 void addPoolingBackwardChecks(OpChecks &table);       // PoolingBackwardChecks.cpp
 void addLossChecks(OpChecks &table);                  // LossChecks.cpp
 void addOptimizerChecks(OpChecks &table);             // OptimizerChecks.cpp
+void addLossScaleChecks(OpChecks &table);             // LossScaleChecks.cpp
 
 } // namespace memc::kernels
 

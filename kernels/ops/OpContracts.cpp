@@ -26,6 +26,7 @@ const OpChecks &opChecks() {
     addPoolingBackwardChecks(table);
     addLossChecks(table);
     addOptimizerChecks(table);
+    addLossScaleChecks(table);
     return table;
   }();
   return checks;

@@ -1,7 +1,7 @@
 //===- UnaryChecks.cpp - the checks of elementwise ops of one operand -----===//
 //
 // neg exp log sqrt reciprocal erf tanh sigmoid relu not abs sin cos softplus hard_swish, gelu,
-// leaky_relu elu hard_sigmoid, clip, trilu, cast, dropout.
+// leaky_relu elu hard_sigmoid, clip, trilu, cast, refresh_copy, dropout.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/ops/CallChecks.h"
@@ -74,6 +74,19 @@ bool checkCast(const KernelCall &call, std::string &error) {
          checkShape(call.outputs[0], call.inputs[0].shape, "output", error);
 }
 
+/// Inputs: refresh (an f32 scalar), source (float), copy (float, the source's shape). Output: the
+/// copy's type.
+bool checkRefreshCopy(const KernelCall &call, std::string &error) {
+  return checkCall(call, 3, 3, 1, error) &&
+         checkDType(call.inputs[0], {DType::F32}, "refresh", error) &&
+         checkShape(call.inputs[0], {}, "refresh", error) &&
+         checkDType(call.inputs[1], kFloatTypes, "source", error) &&
+         checkDType(call.inputs[2], kFloatTypes, "copy", error) &&
+         checkShape(call.inputs[2], call.inputs[1].shape, "copy", error) &&
+         checkSameDType(call.outputs[0], call.inputs[2], "output", "copy", error) &&
+         checkShape(call.outputs[0], call.inputs[1].shape, "output", error);
+}
+
 /// Inputs: the tensor and, optionally, a scalar i64 salt that varies the mask between steps.
 bool checkDropout(const KernelCall &call, std::string &error) {
   double ratio;
@@ -128,6 +141,7 @@ void addUnaryChecks(OpChecks &table) {
   table["clip"] = &checkClip;
   table["trilu"] = &checkTrilu;
   table["cast"] = &checkCast;
+  table["refresh_copy"] = &checkRefreshCopy;
   table["dropout"] = &checkDropout;
 }
 

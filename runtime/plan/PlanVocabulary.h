@@ -20,7 +20,7 @@ namespace memc::plan {
 
 /// Scalars the runtime binds every micro-batch besides the data, in the order a training step
 /// takes them.
-enum class ScalarInput : uint8_t { LearningRate, StepNumber, Apply, Salt };
+enum class ScalarInput : uint8_t { LearningRate, StepNumber, Apply, Salt, Refresh };
 
 struct ScalarInputInfo {
   ScalarInput input;
@@ -39,6 +39,9 @@ inline constexpr std::array kScalarInputs = {
     ScalarInputInfo{ScalarInput::Apply, "memc.apply", F32},
     // Mixed into every dropout mask: the seed and the micro-batch number.
     ScalarInputInfo{ScalarInput::Salt, "memc.salt", I64},
+    // 1 on the first micro-batch of an optimizer step, 0 on the others: with accumulation and a
+    // 16-bit precision, the weight copies (KIND_WEIGHT_COPY) are made then, once per update.
+    ScalarInputInfo{ScalarInput::Refresh, "memc.refresh", F32},
 };
 
 constexpr std::string_view scalarInputName(ScalarInput input) {
@@ -73,7 +76,36 @@ inline constexpr std::array<BindingKindInfo, BindingKind_ARRAYSIZE> kBindingKind
     {KIND_OPTIMIZER_STATE, "optimizer_state", OPTIMIZER_STATE, false},
     // Sums of micro-batch gradients between updates.
     {KIND_GRADIENT_ACCUMULATOR, "gradient_accumulator", GRADIENTS, false},
+    // --precision fp16: GradScaler's scale, growth count and skipped steps (kLossScalerStates).
+    {KIND_LOSS_SCALER, "loss_scaler", OPTIMIZER_STATE, false},
+    // With accumulation and a 16-bit precision: a weight's 16-bit copy, made on the first
+    // micro-batch of each optimizer step and read by the others.
+    {KIND_WEIGHT_COPY, "weight_copy", WEIGHT_COPIES, false},
 }};
+
+/// The loss scaler's state (KIND_LOSS_SCALER bindings, f32 scalars), in the order
+/// memc.loss_scale_update takes them. Each starts at zero.
+enum class LossScalerState : uint8_t { Exponent, Growth, Skipped };
+
+struct LossScalerStateInfo {
+  LossScalerState state;
+  /// Its binding name (and memc.param name in the IR).
+  std::string_view name;
+};
+
+inline constexpr std::array kLossScalerStates = {
+    // The scale is initial_scale * 2^exponent.
+    LossScalerStateInfo{LossScalerState::Exponent, "memc.loss_scale_exponent"},
+    // Consecutive finite steps since the scale last changed.
+    LossScalerStateInfo{LossScalerState::Growth, "memc.loss_scale_growth"},
+    // Steps whose update was skipped: the optimizer's step number is memc.step minus these.
+    LossScalerStateInfo{LossScalerState::Skipped, "memc.skipped_steps"},
+};
+
+/// The outputs of a step with loss scaling that the runtime logs: the scale the step used and
+/// 1 where its update was skipped (read on the micro-batch that applies).
+inline constexpr std::string_view kLossScaleOutput = "memc.loss_scale";
+inline constexpr std::string_view kSkippedOutput = "memc.skipped";
 
 /// The entry of `kind`; KIND_NONE's for a value this table does not know (the plan loader
 /// refuses those).
@@ -130,6 +162,7 @@ constexpr bool indexedBy(const std::array<Entry, N> &table, Key Entry::*key) {
 
 static_assert(detail::indexedBy(kScalarInputs, &ScalarInputInfo::input));
 static_assert(detail::indexedBy(kBindingKinds, &BindingKindInfo::kind));
+static_assert(detail::indexedBy(kLossScalerStates, &LossScalerStateInfo::state));
 static_assert(detail::indexedBy(kCategories, &CategoryInfo::category));
 
 } // namespace memc::plan

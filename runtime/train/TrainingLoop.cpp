@@ -479,7 +479,9 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   }
   bool needsStep = hasInput(executor->plan(), ScalarInput::StepNumber);
   bool needsSalt = hasInput(executor->plan(), ScalarInput::Salt);
+  bool needsRefresh = hasInput(executor->plan(), ScalarInput::Refresh);
   const std::string &lossName = plan.training().loss_output();
+  bool scalesLoss = plan.training().has_loss_scaling();
   // A step is one optimizer step: `micro` micro-batches, the last of which applies the update.
   int64_t micro = std::max<int64_t>(1, plan.training().accumulation_steps());
   // Micro-batch indices are int64: a resumed step near 2^63 must not wrap around.
@@ -492,6 +494,9 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     double lr = learningRateAt(plan.training(), step);
     auto start = std::chrono::steady_clock::now();
     double lossSum = 0;
+    // --precision fp16: the scale the step used and whether it skipped its update, as the
+    // micro-batch that applies reports them.
+    float lossScale = 0, skipped = 0;
     for (int64_t k = 0; k < micro; ++k) {
       int64_t index = (step - 1) * micro + k;
       NamedArrays inputs = dataset.microBatch(index);
@@ -506,16 +511,24 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
         inputs.emplace_back(inputName(ScalarInput::StepNumber), scalar(static_cast<float>(step)));
       if (micro > 1)
         inputs.emplace_back(inputName(ScalarInput::Apply), scalar(k == micro - 1 ? 1.0f : 0.0f));
+      if (needsRefresh)
+        inputs.emplace_back(inputName(ScalarInput::Refresh), scalar(k == 0 ? 1.0f : 0.0f));
       NamedArrays outputs;
       if (!executor->bindInputs(inputs, error) || !executor->run(error) ||
           !executor->readOutputs(outputs, error))
         return false;
-      for (const auto &[name, array] : outputs)
-        if (name == lossName) {
-          float value;
-          std::memcpy(&value, array.bytes.data(), sizeof(float));
+      for (const auto &[name, array] : outputs) {
+        float value;
+        if (array.bytes.size() != sizeof(float))
+          continue;
+        std::memcpy(&value, array.bytes.data(), sizeof(float));
+        if (name == lossName)
           lossSum += value;
-        }
+        else if (name == plan::kLossScaleOutput)
+          lossScale = value;
+        else if (name == plan::kSkippedOutput)
+          skipped = value;
+      }
     }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
@@ -527,11 +540,15 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       char lossText[32] = "null";
       if (std::isfinite(loss))
         std::snprintf(lossText, sizeof(lossText), "%.9g", loss);
-      char line[256];
+      char scaling[96] = "";
+      if (scalesLoss)
+        std::snprintf(scaling, sizeof(scaling), ", \"loss_scale\": %.9g, \"skipped\": %s",
+                      lossScale, skipped != 0 ? "true" : "false");
+      char line[352];
       std::snprintf(line, sizeof(line),
                     "{\"step\": %lld, \"loss\": %s, \"lr\": %.9g, \"ms\": %.3f, "
-                    "\"peak_bytes\": %llu}\n",
-                    (long long)step, lossText, lr, ms, (unsigned long long)peak);
+                    "\"peak_bytes\": %llu%s}\n",
+                    (long long)step, lossText, lr, ms, (unsigned long long)peak, scaling);
       if (!log->write(line, error)) {
         error = "--log: " + error;
         return false;
@@ -541,6 +558,9 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       std::fprintf(stderr, "\rstep %lld/%lld  loss %.5f  %.1f samples/s  memory %.1f MiB",
                    (long long)step, (long long)options.steps, loss,
                    dataset.batch * micro / (ms / 1e3), peak / 1048576.0);
+    else if (scalesLoss)
+      std::fprintf(stderr, "step %lld loss %.6f loss_scale %g%s\n", (long long)step, loss,
+                   lossScale, skipped != 0 ? " skipped" : "");
     else
       std::fprintf(stderr, "step %lld loss %.6f\n", (long long)step, loss);
     if (!std::isfinite(loss)) {

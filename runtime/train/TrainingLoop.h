@@ -28,7 +28,8 @@ namespace memc::runtime {
 struct TrainingOptions {
   std::string dataPath;
   int64_t steps = 1;
-  /// One JSON object per step: step, loss, lr, ms, peak_bytes.
+  /// One JSON object per step: step, loss, lr, ms, peak_bytes (and loss_scale, skipped with fp16
+  /// loss scaling).
   std::optional<std::string> logPath;
   /// The gradients of the first step (before any update), one array per trainable parameter.
   std::optional<std::string> dumpGradientsPath;

@@ -39,7 +39,11 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
       "gelu_grad", "softmax_grad", "log_softmax_grad", "layer_norm_grad", "batch_norm_grad",
       "gather_grad", "slice_grad", "conv_grad_input", "conv_grad_weight", "max_pool_grad",
       "avg_pool_grad", "cross_entropy", "cross_entropy_grad", "flash_attention",
-      "flash_attention_grad"};
+      "flash_attention_grad",
+      // Loss scaling (--precision fp16).
+      "non_finite_check", "loss_scale_update",
+      // Weight copies kept across micro-batches (gradient accumulation in 16 bits).
+      "refresh_copy"};
   std::set<std::string> actual;
   for (const auto &[name, kernel] : cpuKernels()) {
     actual.insert(name);
@@ -282,6 +286,16 @@ TEST(Reduction, EmptyReductionsGiveTheIdentity) {
   EXPECT_TRUE(std::isnan(run1("reduce_mean", {empty}, DType::F32, {2}, a)[0]));
   EXPECT_EQ(run1("reduce_mean", {OwnedTensor(DType::I64, {2, 0})}, DType::I64, {2}, a),
             (std::vector<double>{0, 0}));
+}
+
+TEST(LossScale, NonFiniteCheckFindsOneNaNInALargeGradient) {
+  // Large enough to be split over threads: the one NaN is the last element.
+  std::vector<double> values(100000, 1.0);
+  EXPECT_EQ(run1("non_finite_check", {f32({100000}, values)}, DType::F32, {}),
+            (std::vector<double>{0}));
+  values.back() = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(run1("non_finite_check", {f32({3}, {1, 2, 3}), f32({100000}, values)}, DType::F32, {}),
+            (std::vector<double>{1}));
 }
 
 TEST(Reduction, IntegerMeanTruncatesTowardZero) {

@@ -190,7 +190,7 @@ const Rule kRules[] = {
        b.plan.mutable_parameters(0)->set_kind(static_cast<plan::BindingKind>(9));
      },
      "kind 9 is not a kind of parameter (1 parameter, 2 buffer, 3 optimizer_state, "
-     "4 gradient_accumulator)"},
+     "4 gradient_accumulator, 5 loss_scaler, 6 weight_copy)"},
     {"ParameterNamedLikeInput",
      [](PlanBuilder &b) {
        b.plan.set_persistent_bytes(512);

@@ -151,6 +151,12 @@ void expectSignature(mlir::func::FuncOp step, const TrainStepSignature &want) {
     EXPECT_EQ(gotTrained.accumulator, wantTrained.accumulator);
   }
   EXPECT_EQ(got->scalars, want.scalars);
+  EXPECT_EQ(got->lossScaler, want.lossScaler);
+  ASSERT_EQ(got->weightCopies.size(), want.weightCopies.size());
+  for (auto [gotCopy, wantCopy] : llvm::zip(got->weightCopies, want.weightCopies)) {
+    EXPECT_EQ(gotCopy.source, wantCopy.source);
+    EXPECT_EQ(gotCopy.copy, wantCopy.copy);
+  }
 }
 
 /// Steps built from kForward (or another @forward), read back.
@@ -218,6 +224,46 @@ TEST_F(ReadTrainStepSignature, FindsTheParametersGradientsAreReturnedFor) {
   expectSignature(step, commonRoles(step));
 }
 
+/// kForward after memc-autocast: w's bf16 copy is made at the entry.
+constexpr const char *kBf16Forward = R"mlir(
+func.func @forward(%x: tensor<2x4xf32> {memc.input = "x"},
+                   %w: tensor<4x3xf32> {memc.param = "w", memc.param_kind = "parameter"})
+    -> (tensor<2x3xf32> {memc.output = "logits"}) {
+  %wl = memc.cast %w : tensor<4x3xf32> -> tensor<4x3xbf16>
+  %0 = memc.dropout %x {ratio = 0.1 : f64, seed = 7 : i64} : tensor<2x4xf32>
+  %xl = memc.cast %0 : tensor<2x4xf32> -> tensor<2x4xbf16>
+  %1 = memc.matmul %xl, %wl : (tensor<2x4xbf16>, tensor<4x3xbf16>) -> tensor<2x3xbf16>
+  %2 = memc.cast %1 : tensor<2x3xbf16> -> tensor<2x3xf32>
+  return %2 : tensor<2x3xf32>
+}
+)mlir";
+
+TEST_F(ReadTrainStepSignature, FindsTheLossScalerAndTheWeightCopies) {
+  TrainStepOptions options;
+  options.optimizer.name = "sgd";
+  options.optimizer.accumulationSteps = 2;
+  options.optimizer.lossScale.enabled = true;
+  mlir::func::FuncOp step = build(options, kBf16Forward);
+  ASSERT_TRUE(step);
+  TrainStepSignature want = commonRoles(step);
+  for (plan::ScalarInput input :
+       {plan::ScalarInput::LearningRate, plan::ScalarInput::Apply, plan::ScalarInput::Refresh})
+    want.scalars[size_t(input)] =
+        argumentNamed(step, llvm::StringRef(plan::scalarInputName(input)));
+  want.trained[0].accumulator = argumentNamed(step, "w.grad_accum");
+  for (const plan::LossScalerStateInfo &info : plan::kLossScalerStates)
+    want.lossScaler[size_t(info.state)] = argumentNamed(step, llvm::StringRef(info.name));
+  want.weightCopies = {{argumentNamed(step, "w"), argumentNamed(step, "w.weight_copy")}};
+  expectSignature(step, want);
+  EXPECT_EQ(argumentKind(step, argumentNamed(step, "w.weight_copy")), plan::KIND_WEIGHT_COPY);
+  EXPECT_EQ(argumentKind(step, argumentNamed(step, "memc.skipped_steps")), plan::KIND_LOSS_SCALER);
+  llvm::DenseMap<mlir::Value, plan::Category> categories = classifyValues(step);
+  EXPECT_EQ(categories.lookup(step.getArgument(argumentNamed(step, "w.weight_copy"))),
+            plan::WEIGHT_COPIES);
+  EXPECT_EQ(categories.lookup(step.getArgument(argumentNamed(step, "memc.loss_scale_growth"))),
+            plan::OPTIMIZER_STATE);
+}
+
 /// A batch norm: with an optimizer the step updates its running statistics, buffers.
 constexpr const char *kBatchNorm = R"mlir(
 func.func @forward(%x: tensor<2x3x2x2xf32> {memc.input = "x"},
@@ -257,7 +303,7 @@ func.func @train_step(%x: tensor<2xf32> {memc.input = "X_NAME"},
                       %w: tensor<2xf32> {memc.param = "w", memc.param_kind = "parameter"},
                       %m: tensor<2xf32> {memc.param = "w.momentum_buffer",
                                          memc.param_kind = "optimizer_state",
-                                         memc.state_of = "STATE_OF"})
+                                         memc.state_of = "STATE_OF"}EXTRA)
     -> (tensor<2xf32> {memc.updates = "w"}, tensor<2xf32> {memc.updates = "w.momentum_buffer"})
     attributes {LABELS} {
   return %w, %m : tensor<2xf32>, tensor<2xf32>
@@ -268,8 +314,9 @@ func.func @train_step(%x: tensor<2xf32> {memc.input = "X_NAME"},
 /// "read" when it succeeds.
 std::string readError(std::vector<std::pair<std::string, std::string>> replacements) {
   std::string text = kMomentumStep;
-  replacements.insert(replacements.end(),
-                      {{"X_NAME", "x"}, {"STATE_OF", "w"}, {"LABELS", "memc.labels = \"labels\""}});
+  replacements.insert(
+      replacements.end(),
+      {{"X_NAME", "x"}, {"STATE_OF", "w"}, {"LABELS", "memc.labels = \"labels\""}, {"EXTRA", ""}});
   for (const auto &[from, to] : replacements)
     if (size_t at = text.find(from); at != std::string::npos)
       text.replace(at, from.size(), to);
@@ -298,6 +345,21 @@ TEST(ReadTrainStepSignatureRefuses, AttributesThatContradictEachOther) {
             "no input is the labels 'targets' that memc.labels names");
   EXPECT_EQ(readError({{"memc.state_of", "memc.kept_for"}}),
             "argument 3 (optimizer_state) names no parameter in memc.state_of");
+  // The loss scaler's states are known by their vocabulary names; a weight copy names its tensor.
+  EXPECT_EQ(readError({{"EXTRA", ", %s: tensor<f32> {memc.param = \"memc.scale\", "
+                                 "memc.param_kind = \"loss_scaler\"}"}}),
+            "argument 4 (loss_scaler) is none of the loss scaler's states");
+  std::string growth = ", %s: tensor<f32> {memc.param = \"memc.loss_scale_growth\", "
+                       "memc.param_kind = \"loss_scaler\"}";
+  std::string again = growth;
+  again.replace(again.find("%s"), 2, "%t");
+  EXPECT_EQ(readError({{"EXTRA", growth + again}}),
+            "argument 5 is a second 'memc.loss_scale_growth'");
+  std::string copy = ", %c: tensor<2xbf16> {memc.param = \"w.weight_copy\", "
+                     "memc.param_kind = \"weight_copy\", memc.state_of = \"COPY_OF\"}";
+  EXPECT_EQ(readError({{"EXTRA", copy}, {"COPY_OF", "w"}}), "read");
+  EXPECT_EQ(readError({{"EXTRA", copy}, {"COPY_OF", "u"}}),
+            "argument 4 (weight_copy) names no parameter or buffer in memc.state_of");
 }
 
 } // namespace

@@ -96,6 +96,14 @@ cl::opt<double> clipGradNorm("clip-grad-norm",
                              cl::init(0.0), cl::cat(trainingCategory));
 cl::opt<int64_t> gradAccum("grad-accum", cl::desc("Micro-batches per optimizer step (default: 1)"),
                            cl::init(1), cl::cat(trainingCategory));
+cl::opt<double> lossScale("loss-scale",
+                          cl::desc("--precision fp16: a fixed loss scale instead of the dynamic "
+                                   "one (default: dynamic, from 2^16)"),
+                          cl::init(65536.0), cl::cat(trainingCategory));
+cl::opt<int64_t> lossScaleWindow("loss-scale-window",
+                                 cl::desc("--precision fp16: consecutive finite steps before the "
+                                          "dynamic loss scale doubles (default: 2000)"),
+                                 cl::init(2000), cl::cat(trainingCategory));
 cl::opt<int64_t> warmup("warmup", cl::desc("Linear learning-rate warmup steps (default: 0)"),
                         cl::init(0), cl::cat(trainingCategory));
 cl::opt<int64_t> decaySteps("decay-steps",
@@ -112,8 +120,9 @@ cl::opt<std::string> vramBudget("vram-budget",
                                          "(e.g. 24GiB, 1.5GB, 512MiB)"),
                                 cl::value_desc("size"), cl::cat(memoryCategory));
 cl::opt<std::string> precision("precision",
-                               cl::desc("What ops compute in: fp32, or bf16 (matmuls and "
-                                        "convolutions in bf16, f32 master weights; default: fp32)"),
+                               cl::desc("What ops compute in: fp32, bf16 or fp16 (matmuls and "
+                                        "convolutions in 16 bits, f32 master weights; fp16 "
+                                        "training scales the loss; default: fp32)"),
                                cl::init("fp32"), cl::cat(memoryCategory));
 cl::opt<memc::RematMode> rematMode(
     "remat", cl::desc("What to recompute in the backward instead of keeping it (default: auto)"),
@@ -379,7 +388,9 @@ void reportInfeasibleBudget(const memc::BudgetedPlan &planned, const memc::Budge
          << (optimizer == "adamw" ? " --optimizer sgd (AdamW keeps two states per parameter);"
                                   : "");
   }
-  os << " lower precision and optimizer-state sharding are not available yet\n";
+  if (precision == "fp32")
+    os << " --precision bf16 or fp16 (16-bit activations and matmuls);";
+  os << " optimizer-state sharding is not available yet\n";
 }
 
 /// Writes the inference executable and says what it holds.
@@ -434,6 +445,21 @@ bool trainingOptions(memc::TrainStepOptions &options) {
   opt.beta2 = beta2;
   opt.eps = epsilon;
   opt.clipGradNorm = clipGradNorm;
+  if (precision == "fp16") {
+    opt.lossScale.enabled = true;
+    opt.lossScale.dynamic = !lossScale.getNumOccurrences();
+    opt.lossScale.initialScale = lossScale;
+    opt.lossScale.window = lossScaleWindow;
+  } else if (lossScale.getNumOccurrences() || lossScaleWindow.getNumOccurrences()) {
+    return error(
+        std::string(lossScale.getNumOccurrences() ? "--loss-scale" : "--loss-scale-window") +
+        " needs --precision fp16 (bf16 and fp32 train without loss scaling), got "
+        "--precision " +
+        precision);
+  }
+  if (lossScale.getNumOccurrences() && lossScaleWindow.getNumOccurrences())
+    return error("--loss-scale-window sets when a dynamic scale grows; --loss-scale fixes the "
+                 "scale: give one of them");
   options.lossInput = lossInput;
   options.labelsName = labels;
   options.freeze.assign(freeze.begin(), freeze.end());
@@ -568,6 +594,11 @@ bool checkFlagRanges() {
       {epsilon, epsilon, {0, inf, false}},
       {clipGradNorm, clipGradNorm, {0, inf, false}},
       {gradAccum, double(gradAccum), {1, 65536, true, true, true}},
+      // Up to 2^32, far above any useful scale (GradScaler starts at 2^16).
+      {lossScale, lossScale, {0, 4294967296.0, false}},
+      {lossScaleWindow,
+       double(lossScaleWindow),
+       {1, double(memc::kernels::kMaxLossScaleWindow), true, true, true}},
       {warmup, double(warmup), {0, memc::runtime::kMaxFlagCount, true, true, true}},
       {decaySteps, double(decaySteps), {0, memc::runtime::kMaxFlagCount, true, true, true}},
       {ilpTimeLimit, ilpTimeLimit, {0, 1e6, false}},
@@ -607,14 +638,23 @@ bool pipelineOptions(memc::PipelineOptions &options) {
   if (mode == CompileMode::Import)
     return true;
   if (mode == CompileMode::Train) {
+    // --precision is checked below; an unknown one must not read as "not fp16" first.
+    if (precision != "fp32" && precision != "bf16" && precision != "fp16") {
+      llvm::errs() << "memc: error: --precision must be fp32, bf16 or fp16, got '" << precision
+                   << "'\n";
+      return false;
+    }
     if (!trainingOptions(options.training))
       return false;
     options.schedule = {learningRate, warmup, decaySteps};
   }
   if (precision == "bf16") {
     options.precision = memc::Precision::Bf16;
+  } else if (precision == "fp16") {
+    options.precision = memc::Precision::Fp16;
   } else if (precision != "fp32") {
-    llvm::errs() << "memc: error: --precision must be fp32 or bf16, got '" << precision << "'\n";
+    llvm::errs() << "memc: error: --precision must be fp32, bf16 or fp16, got '" << precision
+                 << "'\n";
     return false;
   }
   return budgetOptions(options.budget);

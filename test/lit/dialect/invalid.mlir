@@ -206,3 +206,20 @@ func.func @attention_grad_wrong_logsumexp(%q: tensor<1x2x8x4xf32>, %lse: tensor<
       -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
   return
 }
+
+// -----
+
+func.func @non_finite_check_of_nothing() -> tensor<f32> {
+  // expected-error @+1 {{needs at least one gradient}}
+  %found = memc.non_finite_check : () -> tensor<f32>
+  return %found : tensor<f32>
+}
+
+// -----
+
+func.func @loss_scale_window_zero(%e: tensor<f32>) {
+  // expected-error @+1 {{window must be in [1, 16777216], got 0}}
+  %e1, %n1, %s1 = memc.loss_scale_update %e, %e, %e, %e {window = 0 : i64, dynamic = true}
+      : (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>)
+  return
+}

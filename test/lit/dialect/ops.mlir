@@ -194,3 +194,14 @@ func.func @attention(%q: tensor<2x6x70x16xf32>, %k: tensor<2x2x70x16xf32>,
   return %o, %dq, %dk, %dv
       : tensor<2x6x70x8xf32>, tensor<2x6x70x16xf32>, tensor<2x2x70x16xf32>, tensor<2x2x70x8xf32>
 }
+
+// CHECK-LABEL: func @loss_scaling
+func.func @loss_scaling(%g0: tensor<8x4xf16>, %g1: tensor<4xf32>, %e: tensor<f32>, %n: tensor<f32>,
+                        %s: tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>) {
+  // CHECK: memc.non_finite_check %{{.*}}, %{{.*}} : (tensor<8x4xf16>, tensor<4xf32>) -> tensor<f32>
+  %found = memc.non_finite_check %g0, %g1 : (tensor<8x4xf16>, tensor<4xf32>) -> tensor<f32>
+  // CHECK: memc.loss_scale_update {{.*}} {dynamic = true, window = 2000 : i64}
+  %e1, %n1, %s1 = memc.loss_scale_update %e, %n, %s, %found {window = 2000 : i64, dynamic = true}
+      : (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>)
+  return %e1, %n1, %s1 : tensor<f32>, tensor<f32>, tensor<f32>
+}

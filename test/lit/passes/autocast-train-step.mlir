@@ -17,7 +17,7 @@
 // CHECK: %[[G:.*]] = memc.matmul {{.*}} -> tensor<8x3xbf16>
 // CHECK: %[[GF:.*]] = memc.cast %[[G]] : tensor<8x3xbf16> -> tensor<8x3xf32>
 // CHECK: memc.adamw_update %[[W]], %[[GF]], {{.*}} : (tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>
-// BAD: memc-autocast: precision must be bf16, got 'fp8'
+// BAD: memc-autocast: precision must be bf16 or fp16, got 'fp8'
 func.func @forward(%x: tensor<4x8xf32> {memc.input = "x"},
                    %w: tensor<8x3xf32> {memc.param = "w", memc.param_kind = "parameter"})
     -> (tensor<4x3xf32> {memc.output = "logits"}) {
