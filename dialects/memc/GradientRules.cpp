@@ -765,3 +765,15 @@ LogicalResult CrossEntropyOp::buildGradients(OpBuilder &b, ValueRange dy,
   dx.push_back(nullptr);
   return success();
 }
+
+LogicalResult LinearCrossEntropyOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                                   SmallVectorImpl<Value> &dx) {
+  // As flash_attention's: the logsumexp is the backward's saved statistic, not a model output.
+  if (!dy[0] || dy[1])
+    return emitOpError("gradients flow through the loss only, not the logsumexp");
+  auto grads = b.create<LinearCrossEntropyGradOp>(
+      getLoc(), TypeRange{getHidden().getType(), getWeight().getType()}, dy[0], getHidden(),
+      getWeight(), getLabels(), getLogsumexp(), getIgnoreIndexAttr(), getTransposeWeightAttr());
+  dx.append({grads.getHiddenGrad(), grads.getWeightGrad(), nullptr});
+  return success();
+}

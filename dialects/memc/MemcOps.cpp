@@ -286,6 +286,23 @@ LogicalResult FlashAttentionOp::verify() {
                                  getScale().convertToDouble());
 }
 
+LogicalResult LinearCrossEntropyOp::inferReturnTypes(MLIRContext *context,
+                                                     std::optional<Location> location,
+                                                     Adaptor adaptor,
+                                                     SmallVectorImpl<Type> &inferred) {
+  Shape logsumexp;
+  int64_t classes;
+  std::string error;
+  if (failed(linearCrossEntropyShape(shapeOf(adaptor.getHidden()), shapeOf(adaptor.getWeight()),
+                                     adaptor.getTransposeWeight(), shapeOf(adaptor.getLabels()),
+                                     logsumexp, classes, error)))
+    return inferenceError(location, error);
+  inferred.push_back(RankedTensorType::get({}, Float32Type::get(context)));
+  inferred.push_back(RankedTensorType::get(logsumexp, Float32Type::get(context)));
+  return success();
+}
+
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//

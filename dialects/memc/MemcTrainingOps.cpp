@@ -93,3 +93,18 @@ LogicalResult CrossEntropyOp::verify() {
     return emitOpError("loss must be a scalar");
   return success();
 }
+
+LogicalResult LinearCrossEntropyGradOp::verify() {
+  Shape logsumexp;
+  int64_t classes;
+  std::string error;
+  if (failed(linearCrossEntropyShape(getHidden().getType().getShape(),
+                                     getWeight().getType().getShape(), getTransposeWeight(),
+                                     getLabels().getType().getShape(), logsumexp, classes, error)))
+    return emitOpError(error);
+  if (ArrayRef<int64_t>(logsumexp) != getLogsumexp().getType().getShape())
+    return emitOpError("logsumexp must have the labels' shape ") << formatShape(logsumexp);
+  if (getGrad().getType().getRank() != 0)
+    return emitOpError("grad must be a scalar");
+  return success();
+}

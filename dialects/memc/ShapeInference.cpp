@@ -134,4 +134,15 @@ LogicalResult attentionShapes(ArrayRef<int64_t> q, ArrayRef<int64_t> k, ArrayRef
   return success();
 }
 
+LogicalResult linearCrossEntropyShape(ArrayRef<int64_t> hidden, ArrayRef<int64_t> weight,
+                                      bool transposeWeight, ArrayRef<int64_t> labels,
+                                      Shape &logsumexp, int64_t &classes, std::string &error) {
+  kernels::Shape computed;
+  if (!kernels::linearCrossEntropyShape(rule(hidden), rule(weight), transposeWeight, rule(labels),
+                                        computed, classes, error))
+    return failure();
+  logsumexp.assign(computed.begin(), computed.end());
+  return success();
+}
+
 } // namespace memc
