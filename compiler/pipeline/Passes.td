@@ -53,7 +53,9 @@ def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
     Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
-           "Clip the gradients' global norm to this value (0: off)">
+           "Clip the gradients' global norm to this value (0: off)">,
+    Option<"fuseLoss", "fuse-loss", "bool", /*default=*/"true",
+           "cross_entropy: fuse the head product into memc.linear_cross_entropy">
   ];
   let dependentDialects = ["::memc::MemcDialect", "::mlir::func::FuncDialect"];
 }
