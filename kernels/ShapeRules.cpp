@@ -392,8 +392,8 @@ bool attentionShapes(const Shape &q, const Shape &k, const Shape &v, const Shape
 }
 
 bool linearCrossEntropyShape(const Shape &hidden, const Shape &weight, bool transposeWeight,
-                             const Shape &labels, Shape &logsumexp, int64_t &classes,
-                             std::string &error) {
+                             const Shape *bias, const Shape &labels, Shape &logsumexp,
+                             int64_t &classes, std::string &error) {
   std::string operands = "hidden " + formatShape(hidden) + ", weight " + formatShape(weight) +
                          (transposeWeight ? " (transposed)" : "") + ", labels " +
                          formatShape(labels);
@@ -406,6 +406,11 @@ bool linearCrossEntropyShape(const Shape &hidden, const Shape &weight, bool tran
   Shape rows(hidden.begin(), hidden.end() - 1);
   if (hidden.back() != depth || labels != rows) {
     error = "linear_cross_entropy operands disagree on D or the rows: " + operands;
+    return false;
+  }
+  if (bias && *bias != Shape{classes}) {
+    error = "linear_cross_entropy bias " + formatShape(*bias) + " must be [V], V = " +
+            std::to_string(classes) + ": " + operands;
     return false;
   }
   // The kernels' products take D and V as BLAS's 32-bit dimensions and leading dimensions.

@@ -12,9 +12,9 @@
 //   %loss, %lse = memc.linear_cross_entropy %h, %wte, %labels
 //                     {ignore_index = -100 : i64, transpose_weight}
 //
-// Between the product and the loss, reshapes that keep the class axis (an exporter's
-// view(-1, V)) and casts between float types (the precision policy's 16-bit logits widened to
-// f32) are absorbed; the hidden states are reshaped to the labels' rows. Logits anything else
+// A bias [V] added to the product (nn.Linear(bias=True), Gemm's C) becomes the op's bias. After
+// it, reshapes that keep the class axis (an exporter's view(-1, V)) and casts between float
+// types (the precision policy's 16-bit logits widened to f32) are absorbed; the hidden states are reshaped to the labels' rows. Logits anything else
 // reads (another output, an argmax) stay: fusing would compute them twice.
 //
 //===----------------------------------------------------------------------===//
@@ -34,10 +34,12 @@ using namespace memc;
 
 namespace {
 
-/// What the rewrite needs: the head product and the ops between it and the loss.
+/// What the rewrite needs: the head product, its bias and the ops between them and the loss.
 struct HeadMatch {
   MatMulOp product;
-  SmallVector<Operation *> between; // from the loss back to the product
+  AddOp biasAdd; // null without a bias
+  Value bias;
+  SmallVector<Operation *> between; // from the loss back to the product (or the bias's add)
 };
 
 std::string describeUser(Operation *user) {
@@ -54,6 +56,26 @@ std::string soleReader(Value value, Operation *reader) {
   return "";
 }
 
+/// `add` as the head product plus a [V] bias of its type, or why not.
+std::string matchBias(AddOp add, int64_t classes, HeadMatch &match) {
+  for (unsigned side = 0; side < 2; ++side) {
+    Value product = add->getOperand(side), bias = add->getOperand(1 - side);
+    auto matmul = product.getDefiningOp<MatMulOp>();
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (!matmul || product.getType() != add.getType() ||
+        biasType.getShape() != ArrayRef<int64_t>{classes} ||
+        biasType.getElementType() != add.getType().getElementType())
+      continue;
+    if (std::string reason = soleReader(product, add); !reason.empty())
+      return reason;
+    match.product = matmul;
+    match.biasAdd = add;
+    match.bias = bias;
+    return "";
+  }
+  return "the logits come from a memc.add that is not the head product plus a [V] bias";
+}
+
 /// Matches the head product feeding `loss`, or says why there is none to fuse.
 std::string matchHead(CrossEntropyOp loss, HeadMatch &match) {
   Value logits = loss.getLogits();
@@ -67,6 +89,11 @@ std::string matchHead(CrossEntropyOp loss, HeadMatch &match) {
       return "the logits are an argument of the function, not a product";
     if (auto product = dyn_cast<MatMulOp>(def)) {
       match.product = product;
+      break;
+    }
+    if (auto add = dyn_cast<AddOp>(def)) {
+      if (std::string reason = matchBias(add, classes, match); !reason.empty())
+        return reason;
       break;
     }
     auto input = def->getNumOperands() == 1
@@ -95,7 +122,7 @@ std::string matchHead(CrossEntropyOp loss, HeadMatch &match) {
 }
 
 /// Builds linear_cross_entropy for `match` in place of `loss`; returns its loss.
-Value rewriteHead(CrossEntropyOp loss, const HeadMatch &match) {
+Value rewriteHead(CrossEntropyOp loss, HeadMatch &match) {
   OpBuilder b(loss);
   MatMulOp product = match.product;
   Value hidden = product.getLhs();
@@ -105,19 +132,24 @@ Value rewriteHead(CrossEntropyOp loss, const HeadMatch &match) {
   if (ArrayRef<int64_t>(rows) != hiddenType.getShape())
     hidden = b.create<ReshapeOp>(product.getLoc(), hiddenType.clone(rows), hidden);
   auto fused = b.create<LinearCrossEntropyOp>(loss.getLoc(), hidden, product.getRhs(),
-                                              loss.getLabels(), loss.getIgnoreIndexAttr(),
+                                              loss.getLabels(), match.bias,
+                                              loss.getIgnoreIndexAttr(),
                                               product.getTransposeRhsAttr());
   loss.getLoss().replaceAllUsesWith(fused.getLoss());
   loss.erase();
   for (Operation *op : match.between)
     op->erase();
+  if (match.biasAdd)
+    match.biasAdd.erase();
   product.erase();
   return fused.getLoss();
 }
 
-/// The logits tensors (the product's and any cast's) the fusion removes.
+/// The logits tensors (the product's, the biased ones and any cast's) the fusion removes.
 int64_t logitsBytes(HeadMatch &match) {
   uint64_t bytes = storageBytes(match.product.getResult().getType());
+  if (match.biasAdd)
+    bytes += storageBytes(match.biasAdd.getType());
   for (Operation *op : match.between)
     if (isa<CastOp>(op))
       bytes += storageBytes(op->getResult(0).getType());

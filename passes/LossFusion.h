@@ -34,7 +34,8 @@ struct LossFusionSummary {
 };
 
 /// Replaces `loss` and the head product feeding its logits (a matmul of hidden states by a
-/// 2-D weight, through reshapes that keep the class axis and casts between float types) with
+/// 2-D weight, plus a [V] bias or not, through reshapes that keep the class axis and casts
+/// between float types) with
 /// one memc.linear_cross_entropy when nothing else reads the logits; records the outcome in
 /// `summary`. Returns the loss value that stands afterwards.
 mlir::Value fuseHeadIntoLoss(CrossEntropyOp loss, LossFusionSummary &summary);

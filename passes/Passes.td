@@ -59,9 +59,9 @@ def FuseAttention : Pass<"memc-fuse-attention", "::mlir::func::FuncOp"> {
 def FuseLoss : Pass<"memc-fuse-loss", "::mlir::func::FuncOp"> {
   let summary = "Replace the LM head product feeding cross_entropy with memc.linear_cross_entropy";
   let description = [{
-    Recognizes `cross_entropy(hidden @ weight, labels)` with the weight 2-D (tied or not, read
-    in place with `transpose_rhs`), through reshapes that keep the class axis and casts between
-    float types, and replaces it with one `memc.linear_cross_entropy`, whose kernels form the
+    Recognizes `cross_entropy(hidden @ weight [+ bias], labels)` with the weight 2-D (tied or
+    not, read in place with `transpose_rhs`) and the bias [V], through reshapes that keep the
+    class axis and casts between float types, and replaces it with one `memc.linear_cross_entropy`, whose kernels form the
     logits a tile at a time (Cut Cross-Entropy): neither the [..., V] logits nor their gradient
     exist. Logits something else reads stay unfused. The training step runs the same function
     (`fuseHeadIntoLoss`) on the loss it attaches, before autodiff (`--fuse-loss auto`); the pass

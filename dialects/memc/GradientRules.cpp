@@ -771,9 +771,14 @@ LogicalResult LinearCrossEntropyOp::buildGradients(OpBuilder &b, ValueRange dy,
   // As flash_attention's: the logsumexp is the backward's saved statistic, not a model output.
   if (!dy[0] || dy[1])
     return emitOpError("gradients flow through the loss only, not the logsumexp");
+  SmallVector<Type> types = {getHidden().getType(), getWeight().getType()};
+  if (getBias())
+    types.push_back(getBias().getType());
   auto grads = b.create<LinearCrossEntropyGradOp>(
-      getLoc(), TypeRange{getHidden().getType(), getWeight().getType()}, dy[0], getHidden(),
-      getWeight(), getLabels(), getLogsumexp(), getIgnoreIndexAttr(), getTransposeWeightAttr());
+      getLoc(), types, dy[0], getHidden(), getWeight(), getLabels(), getLogsumexp(), getBias(),
+      getIgnoreIndexAttr(), getTransposeWeightAttr());
   dx.append({grads.getHiddenGrad(), grads.getWeightGrad(), nullptr});
+  if (getBias())
+    dx.push_back(grads.getBiasGrad());
   return success();
 }

@@ -293,9 +293,12 @@ LogicalResult LinearCrossEntropyOp::inferReturnTypes(MLIRContext *context,
   Shape logsumexp;
   int64_t classes;
   std::string error;
+  std::optional<ArrayRef<int64_t>> bias;
+  if (adaptor.getBias())
+    bias = shapeOf(adaptor.getBias());
   if (failed(linearCrossEntropyShape(shapeOf(adaptor.getHidden()), shapeOf(adaptor.getWeight()),
-                                     adaptor.getTransposeWeight(), shapeOf(adaptor.getLabels()),
-                                     logsumexp, classes, error)))
+                                     adaptor.getTransposeWeight(), bias,
+                                     shapeOf(adaptor.getLabels()), logsumexp, classes, error)))
     return inferenceError(location, error);
   inferred.push_back(RankedTensorType::get({}, Float32Type::get(context)));
   inferred.push_back(RankedTensorType::get(logsumexp, Float32Type::get(context)));

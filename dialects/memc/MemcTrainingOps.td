@@ -300,8 +300,9 @@ def Memc_LinearCrossEntropyOp : Memc_Op<"linear_cross_entropy",
     [Pure, Memc_Differentiable, InferTypeOpAdaptor, AllElementTypesMatch<["hidden", "weight"]>]> {
   let summary = "Cross-entropy of a linear head's logits, without the logits";
   let description = [{
-    `cross_entropy(hidden @ weight, labels)` (with `transpose_weight`, `hidden @ weight^T`: a
-    tied embedding or nn.Linear's [V, D] weight read in place, as matmul's `transpose_rhs`)
+    `cross_entropy(hidden @ weight [+ bias], labels)` (with `transpose_weight`, `hidden @
+    weight^T`: a tied embedding or nn.Linear's [V, D] weight read in place, as matmul's
+    `transpose_rhs`; the optional bias is [V])
     computed chunk by chunk over tokens and classes, as Cut Cross-Entropy does: kernels form one
     tile of logits at a time in f32 with an online logsumexp, so the [..., V] logits never
     exist. `hidden` is [..., D], `labels` [...]; the loss is the mean over positions whose label
@@ -319,8 +320,8 @@ def Memc_LinearCrossEntropyOp : Memc_Op<"linear_cross_entropy",
     ```
   }];
   let arguments = (ins Memc_FloatTensor:$hidden, Memc_FloatTensor:$weight,
-                       Memc_IndexTensor:$labels, I64Attr:$ignore_index,
-                       UnitAttr:$transpose_weight);
+                       Memc_IndexTensor:$labels, Optional<Memc_FloatTensor>:$bias,
+                       I64Attr:$ignore_index, UnitAttr:$transpose_weight);
   let results = (outs StaticShapeTensorOf<[F32]>:$loss, StaticShapeTensorOf<[F32]>:$logsumexp);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let extraClassDeclaration = [{
@@ -338,8 +339,9 @@ def Memc_LinearCrossEntropyGradOp : Memc_Op<"linear_cross_entropy_grad",
   let summary = "Gradients of linear_cross_entropy with respect to the hidden states and weight";
   let description = [{
     With `dlogits = grad * (exp(logits - logsumexp) - onehot(label)) / count` on counted
-    positions (zero on ignored ones), `hidden_grad = dlogits @ weight^T` and `weight_grad =
-    hidden^T @ dlogits` (transposed with `transpose_weight`), where each tile of logits is
+    positions (zero on ignored ones), `hidden_grad = dlogits @ weight^T`, `weight_grad =
+    hidden^T @ dlogits` (transposed with `transpose_weight`) and, with a bias, `bias_grad` the
+    sum of dlogits over the positions, where each tile of logits is
     recomputed from `hidden` and `weight` as the forward formed it: neither the logits nor
     their gradient exist whole.
 
@@ -352,9 +354,10 @@ def Memc_LinearCrossEntropyGradOp : Memc_Op<"linear_cross_entropy_grad",
   }];
   let arguments = (ins StaticShapeTensorOf<[F32]>:$grad, Memc_FloatTensor:$hidden,
                        Memc_FloatTensor:$weight, Memc_IndexTensor:$labels,
-                       StaticShapeTensorOf<[F32]>:$logsumexp, I64Attr:$ignore_index,
-                       UnitAttr:$transpose_weight);
-  let results = (outs Memc_FloatTensor:$hidden_grad, Memc_FloatTensor:$weight_grad);
+                       StaticShapeTensorOf<[F32]>:$logsumexp, Optional<Memc_FloatTensor>:$bias,
+                       I64Attr:$ignore_index, UnitAttr:$transpose_weight);
+  let results = (outs Memc_FloatTensor:$hidden_grad, Memc_FloatTensor:$weight_grad,
+                      Optional<Memc_FloatTensor>:$bias_grad);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }

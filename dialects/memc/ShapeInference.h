@@ -83,9 +83,10 @@ llvm::LogicalResult attentionShapes(llvm::ArrayRef<int64_t> q, llvm::ArrayRef<in
                                     Shape &logsumexp, std::string &error);
 
 /// memc.linear_cross_entropy's logsumexp (labels' shape) and class count V, for hidden
-/// [..., D] and the weight [D, V] ([V, D] with `transposeWeight`).
+/// [..., D], the weight [D, V] ([V, D] with `transposeWeight`) and the optional bias [V].
 llvm::LogicalResult linearCrossEntropyShape(llvm::ArrayRef<int64_t> hidden,
                                             llvm::ArrayRef<int64_t> weight, bool transposeWeight,
+                                            std::optional<llvm::ArrayRef<int64_t>> bias,
                                             llvm::ArrayRef<int64_t> labels, Shape &logsumexp,
                                             int64_t &classes, std::string &error);
 

@@ -1,6 +1,6 @@
 //===- LinearCrossEntropy.cpp - linear_cross_entropy and its gradient -----===//
 //
-// cross_entropy(hidden @ op(weight), labels) without the logits, as Cut Cross-Entropy computes
+// cross_entropy(hidden @ op(weight) [+ bias], labels) without the logits, as Cut Cross-Entropy computes
 // it: tiles of kLinearCrossEntropyChunk rows by kLinearCrossEntropyChunk classes
 // (LinearCrossEntropyWorkspace.h), each an f32 product through OpenBLAS on one thread per task.
 //   forward:  per block of rows (one task each), over the class chunks: the tile of logits, an
@@ -8,7 +8,8 @@
 //             rows, summed in f64 in row order, as cross_entropy's.
 //   backward: the tile again, turned into dlogits = scale * (exp(logit - logsumexp) - onehot),
 //             in two passes: per block of rows, dH += dlogits @ op(W)^T over the chunks; per
-//             chunk of classes, dW += dlogits^T @ H over the blocks. One pass with dW summed
+//             chunk of classes, dW += dlogits^T @ H (and the bias's, the column sums) over
+//             the blocks. One pass with dW summed
 //             across row blocks would need atomics (or a dW per slot); two passes recompute the
 //             logits once more and keep every sum in a fixed order, so results do not depend on
 //             the threads.
@@ -57,7 +58,7 @@ FloatMatrix asFloat(const T *source, int64_t rows, int64_t cols, int64_t ld, flo
 /// One block of rows, one chunk of classes, and what a task needs to form their logits.
 template <typename T> struct HeadTiles {
   const LinearCrossEntropySizes &sizes;
-  const T *hidden, *weight;
+  const T *hidden, *weight, *bias; // bias null when absent
 
   int64_t blockRows(int64_t block) const {
     return std::min(sizes.rowBlock, sizes.rows - block * sizes.rowBlock);
@@ -76,11 +77,19 @@ template <typename T> struct HeadTiles {
       return asFloat(weight + first * sizes.depth, count, sizes.depth, sizes.depth, scratch);
     return asFloat(weight + first, sizes.depth, count, sizes.classes, scratch);
   }
-  /// tile[rows, classes] = hidden block @ op(weight chunk), leading dimension `classes`.
-  void logits(FloatMatrix block, int64_t rows, FloatMatrix chunk, int64_t classes,
+  /// tile[rows, classes] = hidden block @ op(weight chunk) (+ the chunk's bias), leading
+  /// dimension `classes`.
+  void logits(FloatMatrix block, int64_t rows, FloatMatrix chunk, int64_t chunkIndex,
               float *tile) const {
+    int64_t classes = chunkClasses(chunkIndex);
     gemmSerial(rows, classes, sizes.depth, block.data, block.ld, chunk.data, chunk.ld, tile,
                classes, {false, sizes.transposeWeight});
+    if (!bias)
+      return;
+    const T *chunkBias = bias + chunkIndex * sizes.classChunk;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < classes; ++c)
+        tile[r * classes + c] += Element<T>::load(chunkBias[c]);
   }
 };
 
@@ -128,7 +137,7 @@ void storeRows(const float *values, int64_t from, T *out, int64_t to, int64_t ro
 
 bool runLinearCrossEntropy(KernelContext &context, const KernelCall &call) {
   std::string error;
-  LinearCrossEntropySizes sizes(call, 0);
+  LinearCrossEntropySizes sizes(call, 0, 3);
   WorkspaceCarver carver(call);
   LinearCrossEntropyScratch scratch = carveLinearCrossEntropy(call, carver);
   if (!carver.fits(context))
@@ -141,7 +150,8 @@ bool runLinearCrossEntropy(KernelContext &context, const KernelCall &call) {
   double *losses = scratch.losses; // the label's logit until the row's logsumexp is known
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    HeadTiles<T> head{sizes, call.inputs[0].as<T>(), call.inputs[1].as<T>()};
+    HeadTiles<T> head{sizes, call.inputs[0].as<T>(), call.inputs[1].as<T>(),
+                      sizes.bias ? call.inputs[3].as<T>() : nullptr};
     parallelForSlots(0, sizes.rowBlocks(), 1, [&](int64_t slot, int64_t begin, int64_t end) {
       float *tile = scratch.tiles + slot * sizes.tile();
       float *rowMax = scratch.rowMax + slot * sizes.rowBlock;
@@ -156,7 +166,7 @@ bool runLinearCrossEntropy(KernelContext &context, const KernelCall &call) {
           int64_t classes = head.chunkClasses(chunk), firstClass = chunk * sizes.classChunk;
           FloatMatrix weight = head.weightChunk(
               chunk, scratch.weightRows + slot * sizes.classChunk * sizes.depth);
-          head.logits(hidden, rows, weight, classes, tile);
+          head.logits(hidden, rows, weight, chunk, tile);
           for (int64_t r = 0; r < rows; ++r) {
             const float *row = tile + r * classes;
             float max = std::max(rowMax[r], maxOf(row, classes));
@@ -188,7 +198,7 @@ bool runLinearCrossEntropy(KernelContext &context, const KernelCall &call) {
 
 bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
   std::string error;
-  LinearCrossEntropySizes sizes(call, 1);
+  LinearCrossEntropySizes sizes(call, 1, 5);
   WorkspaceCarver carver(call);
   LinearCrossEntropyScratch scratch = carveLinearCrossEntropyGrad(call, carver);
   if (!carver.fits(context))
@@ -204,8 +214,10 @@ bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
   int64_t depth = sizes.depth, gradientRows = std::max(sizes.rowBlock, sizes.classChunk);
   visitFloat(call.inputs[1].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    HeadTiles<T> head{sizes, call.inputs[1].as<T>(), call.inputs[2].as<T>()};
+    HeadTiles<T> head{sizes, call.inputs[1].as<T>(), call.inputs[2].as<T>(),
+                      sizes.bias ? call.inputs[5].as<T>() : nullptr};
     T *hiddenGrad = call.outputs[0].as<T>(), *weightGrad = call.outputs[1].as<T>();
+    T *biasGrad = sizes.bias ? call.outputs[2].as<T>() : nullptr;
     auto slotScratch = [&](int64_t slot, float *&tile, float *&hiddenRows, float *&weightRows,
                            float *&gradient) {
       tile = scratch.tiles + slot * sizes.tile();
@@ -225,7 +237,7 @@ bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
         for (int64_t chunk = 0; chunk < sizes.classChunks(); ++chunk) {
           int64_t classes = head.chunkClasses(chunk);
           FloatMatrix weight = head.weightChunk(chunk, weightRows);
-          head.logits(hidden, rows, weight, classes, tile);
+          head.logits(hidden, rows, weight, chunk, tile);
           logitsGradTile(tile, rows, classes, first, chunk * sizes.classChunk, scratch.targets,
                          logsumexp, scale);
           gemmSerial(rows, depth, classes, tile, classes, weight.data, weight.ld, sum, depth,
@@ -251,12 +263,18 @@ bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
         int64_t sumLd = sizes.widen ? sumCols : outLd;
         for (int64_t r = 0; r < sumRows; ++r)
           std::fill(sum + r * sumLd, sum + r * sumLd + sumCols, 0.0f);
+        float *biasSum = biasGrad ? scratch.biasSums + slot * sizes.classChunk : nullptr;
+        if (biasSum)
+          std::fill(biasSum, biasSum + classes, 0.0f);
         for (int64_t block = 0; block < sizes.rowBlocks(); ++block) {
           int64_t rows = head.blockRows(block), first = block * sizes.rowBlock;
           FloatMatrix hidden = head.hiddenBlock(block, hiddenRows);
-          head.logits(hidden, rows, weight, classes, tile);
+          head.logits(hidden, rows, weight, chunk, tile);
           logitsGradTile(tile, rows, classes, first, firstClass, scratch.targets, logsumexp,
                          scale);
+          for (int64_t r = 0; biasSum && r < rows; ++r)
+            for (int64_t c = 0; c < classes; ++c)
+              biasSum[c] += tile[r * classes + c];
           if (sizes.transposeWeight) // [classes, D] += dlogits^T @ H
             gemmSerial(classes, depth, rows, tile, classes, hidden.data, hidden.ld, sum, sumLd,
                        {true, false}, true);
@@ -266,6 +284,8 @@ bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
         }
         if (sizes.widen)
           storeRows(sum, sumLd, out, outLd, sumRows, sumCols);
+        if (biasSum)
+          storeRows(biasSum, classes, biasGrad + firstClass, classes, 1, classes);
       }
     });
   });

@@ -25,14 +25,15 @@ namespace memc::kernels {
 /// a product large enough for sgemm's blocking and small beside any vocabulary worth fusing.
 inline constexpr int64_t kLinearCrossEntropyChunk = 256;
 
-/// The sizes of one call, from hidden [..., D] and the weight at inputs[first, first + 2).
+/// The sizes of one call, from hidden [..., D] and the weight at inputs[first, first + 2) and
+/// the bias at inputs[biasIndex] when the call has it.
 struct LinearCrossEntropySizes {
   int64_t rows = 1, depth, classes;
-  bool transposeWeight, widen;
+  bool transposeWeight, widen, bias;
   /// Rows of a block and classes of a chunk (shorter operands: their length, at least 1).
   int64_t rowBlock, classChunk;
 
-  LinearCrossEntropySizes(const KernelCall &call, size_t first) {
+  LinearCrossEntropySizes(const KernelCall &call, size_t first, size_t biasIndex) {
     const TensorView &hidden = call.inputs[first], &weight = call.inputs[first + 1];
     for (size_t d = 0; d + 1 < hidden.shape.size(); ++d)
       rows *= hidden.shape[d];
@@ -40,6 +41,7 @@ struct LinearCrossEntropySizes {
     transposeWeight = attributesOf(call).intOr("transpose_weight", 0) != 0;
     classes = transposeWeight ? weight.shape[0] : weight.shape[1];
     widen = hidden.dtype != DType::F32;
+    bias = call.inputs.size() > biasIndex;
     rowBlock = std::clamp<int64_t>(rows, 1, kLinearCrossEntropyChunk);
     classChunk = std::clamp<int64_t>(classes, 1, kLinearCrossEntropyChunk);
   }
@@ -48,8 +50,8 @@ struct LinearCrossEntropySizes {
   int64_t tile() const { return rowBlock * classChunk; }
 };
 
-/// Per slot (`slots` of them): a tile of logits, the forward's running row statistics and, for
-/// f16/bf16 operands, the block of hidden rows and the chunk of weight widened to f32 and an
+/// Per slot (`slots` of them): a tile of logits, the forward's running row statistics, the
+/// backward's sums of a chunk's bias gradient and, for f16/bf16 operands, the block of hidden rows and the chunk of weight widened to f32 and an
 /// f32 accumulator of the block's (or chunk's) gradient.
 struct LinearCrossEntropyScratch {
   int64_t slots = 1;
@@ -61,6 +63,7 @@ struct LinearCrossEntropyScratch {
   float *hiddenRows = nullptr;  // 16-bit: [slots, rowBlock * D]
   float *weightRows = nullptr;  // 16-bit: [slots, classChunk * D]
   float *gradients = nullptr;   // 16-bit backward: [slots, max(rowBlock, classChunk) * D]
+  float *biasSums = nullptr;    // backward with a bias: [slots, classChunk]
 };
 
 inline LinearCrossEntropyScratch carveLinearCrossEntropyScratch(const LinearCrossEntropySizes &sizes,
@@ -79,6 +82,8 @@ inline LinearCrossEntropyScratch carveLinearCrossEntropyScratch(const LinearCros
     scratch.rowSum = carver.take<double>(scratch.slots * sizes.rowBlock);
   }
   scratch.tiles = carver.take<float>(scratch.slots * sizes.tile());
+  if (backward && sizes.bias)
+    scratch.biasSums = carver.take<float>(scratch.slots * sizes.classChunk);
   if (sizes.widen) {
     scratch.hiddenRows = carver.take<float>(scratch.slots * sizes.rowBlock * sizes.depth);
     scratch.weightRows = carver.take<float>(scratch.slots * sizes.classChunk * sizes.depth);
@@ -91,12 +96,12 @@ inline LinearCrossEntropyScratch carveLinearCrossEntropyScratch(const LinearCros
 
 inline LinearCrossEntropyScratch carveLinearCrossEntropy(const KernelCall &call,
                                                          WorkspaceCarver &carver) {
-  return carveLinearCrossEntropyScratch(LinearCrossEntropySizes(call, 0), false, carver);
+  return carveLinearCrossEntropyScratch(LinearCrossEntropySizes(call, 0, 3), false, carver);
 }
 
 inline LinearCrossEntropyScratch carveLinearCrossEntropyGrad(const KernelCall &call,
                                                              WorkspaceCarver &carver) {
-  return carveLinearCrossEntropyScratch(LinearCrossEntropySizes(call, 1), true, carver);
+  return carveLinearCrossEntropyScratch(LinearCrossEntropySizes(call, 1, 5), true, carver);
 }
 
 } // namespace memc::kernels

@@ -1255,14 +1255,18 @@ torch.manual_seed(5)
 
 
 def linear_cross_entropy_cases(name, rows, depth, classes, transpose, ignored, dtype=None,
-                               ignore_index=-100, label_dtype=torch.int64):
+                               ignore_index=-100, label_dtype=torch.int64, bias=False):
     hidden, weight = randn(*rows, depth), randn(*((classes, depth) if transpose else (depth, classes)))
     labels = torch.randint(0, classes, rows, dtype=label_dtype)
     labels[torch.rand(rows) < ignored] = ignore_index
+    tensors = [hidden, weight] + ([randn(classes)] if bias else [])
     if dtype is not None:
-        hidden, weight = low(hidden, dtype), low(weight, dtype)
-    leaves = [hidden.double().requires_grad_(True), weight.double().requires_grad_(True)]
+        tensors = [low(t, dtype) for t in tensors]
+    hidden, weight = tensors[:2]
+    leaves = [t.double().requires_grad_(True) for t in tensors]
     logits = leaves[0] @ (leaves[1].t() if transpose else leaves[1])
+    if bias:
+        logits = logits + leaves[2]
     lse = torch.logsumexp(logits, -1).detach().float()
     loss = F.cross_entropy(logits.reshape(-1, classes), labels.long().reshape(-1),
                            ignore_index=ignore_index)
@@ -1270,10 +1274,10 @@ def linear_cross_entropy_cases(name, rows, depth, classes, transpose, ignored, d
     attrs = {"ignore_index": ignore_index}
     if transpose:
         attrs["transpose_weight"] = True
-    case(name, "linear_cross_entropy", [hidden, weight, labels], [loss.detach().float(), lse],
-         attrs)
+    case(name, "linear_cross_entropy", [hidden, weight, labels] + tensors[2:],
+         [loss.detach().float(), lse], attrs)
     case(name + "_grad", "linear_cross_entropy_grad",
-         [torch.tensor(1.7), hidden, weight, labels, lse],
+         [torch.tensor(1.7), hidden, weight, labels, lse] + tensors[2:],
          [t.grad.to(hidden.dtype) for t in leaves], attrs)
 
 
@@ -1286,6 +1290,9 @@ linear_cross_entropy_cases("linear_cross_entropy_untied_f16", (3, 7), 8, 270, Fa
                            dtype=torch.float16)
 linear_cross_entropy_cases("linear_cross_entropy_i32_ignore_class", (9,), 4, 6, True, 0.3,
                            ignore_index=-1, label_dtype=torch.int32)
+linear_cross_entropy_cases("linear_cross_entropy_bias_f32", (270,), 8, 300, True, 0.1, bias=True)
+linear_cross_entropy_cases("linear_cross_entropy_bias_untied_bf16", (2, 20), 8, 261, False, 0.1,
+                           dtype=torch.bfloat16, bias=True)
 
 output = os.path.join(os.path.dirname(os.path.abspath(__file__)), "references.txt")
 with open(output, "w") as f:

@@ -75,14 +75,34 @@ func.func @logits_read_elsewhere(%h: tensor<4x8xf32>, %w: tensor<8x5xf32>, %labe
 
 // -----
 
-// A bias added after the product is not a head linear_cross_entropy expresses.
-// CHECK-LABEL: func @biased_logits
-// CHECK-SAME: memc.loss_unfused = {{\[\[}}"cross_entropy", "the logits come from memc.add, not a product by the head weight"]]
-// CHECK: memc.cross_entropy
-// expected-remark @below {{loss not fused at cross_entropy: the logits come from memc.add, not a product by the head weight}}
-func.func @biased_logits(%h: tensor<4x8xf32>, %w: tensor<8x5xf32>, %b: tensor<5xf32>, %labels: tensor<4xi64>) -> tensor<f32> {
+// A bias [V] added to the product (nn.Linear(bias=True)) becomes the op's bias; the product and
+// the biased logits are both avoided.
+// CHECK-LABEL: func @biased_head
+// CHECK-SAME: memc.loss_logits_bytes_avoided = 160 : i64
+// CHECK-NEXT: %[[LOSS:.*]], %{{.*}} = memc.linear_cross_entropy %arg0, %arg1, %arg3, %arg2 {ignore_index = -100 : i64}
+// CHECK-NOT: memc.add
+func.func @biased_head(%h: tensor<4x8xf32>, %w: tensor<8x5xf32>, %b: tensor<5xf32>, %labels: tensor<4xi64>) -> tensor<f32> {
   %logits = memc.matmul %h, %w : (tensor<4x8xf32>, tensor<8x5xf32>) -> tensor<4x5xf32>
   %biased = memc.add %logits, %b : (tensor<4x5xf32>, tensor<5xf32>) -> tensor<4x5xf32>
   %loss = memc.cross_entropy %biased, %labels {ignore_index = -100 : i64} : (tensor<4x5xf32>, tensor<4xi64>) -> tensor<f32>
   return %loss : tensor<f32>
+}
+
+// -----
+
+// An add of anything but a [V] bias (here a [4, 5] tensor), or an activation after the head,
+// is not a head linear_cross_entropy expresses.
+// CHECK-LABEL: func @not_a_bias
+// CHECK-SAME: memc.loss_unfused = {{\[\[}}"cross_entropy", "the logits come from a memc.add that is not the head product plus a [V] bias"], ["cross_entropy", "the logits come from memc.tanh, not a product by the head weight"]]
+// CHECK-COUNT-2: memc.cross_entropy
+// expected-remark @below {{loss not fused at cross_entropy: the logits come from a memc.add that is not the head product plus a [V] bias}}
+// expected-remark @below {{loss not fused at cross_entropy: the logits come from memc.tanh, not a product by the head weight}}
+func.func @not_a_bias(%h: tensor<4x8xf32>, %w: tensor<8x5xf32>, %b: tensor<4x5xf32>, %labels: tensor<4xi64>) -> (tensor<f32>, tensor<f32>) {
+  %logits = memc.matmul %h, %w : (tensor<4x8xf32>, tensor<8x5xf32>) -> tensor<4x5xf32>
+  %biased = memc.add %logits, %b : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+  %loss = memc.cross_entropy %biased, %labels {ignore_index = -100 : i64} : (tensor<4x5xf32>, tensor<4xi64>) -> tensor<f32>
+  %logits2 = memc.matmul %h, %w : (tensor<4x8xf32>, tensor<8x5xf32>) -> tensor<4x5xf32>
+  %squashed = memc.tanh %logits2 : tensor<4x5xf32>
+  %loss2 = memc.cross_entropy %squashed, %labels {ignore_index = -100 : i64} : (tensor<4x5xf32>, tensor<4xi64>) -> tensor<f32>
+  return %loss, %loss2 : tensor<f32>, tensor<f32>
 }
