@@ -135,17 +135,28 @@ void storeRows(const float *values, int64_t from, T *out, int64_t to, int64_t ro
       out[r * to + c] = Element<T>::store(values[r * from + c]);
 }
 
-bool runLinearCrossEntropy(KernelContext &context, const KernelCall &call) {
-  std::string error;
-  LinearCrossEntropySizes sizes(call, 0, 3);
+/// Carves the call's scratch and reads its labels (inputs[labelsIndex]) into it; false, with the
+/// context's error, when the workspace is short or a label is outside the classes.
+bool prepareCall(KernelContext &context, const KernelCall &call,
+                 const LinearCrossEntropySizes &sizes, bool backward, size_t labelsIndex,
+                 LinearCrossEntropyScratch &scratch, int64_t &counted) {
   WorkspaceCarver carver(call);
-  LinearCrossEntropyScratch scratch = carveLinearCrossEntropy(call, carver);
+  scratch = carveLinearCrossEntropyScratch(sizes, backward, carver);
   if (!carver.fits(context))
     return false;
-  int64_t counted;
-  if (!readLabels(call.inputs[2], sizes.classes, attributesOf(call).intOr("ignore_index", -100),
-                  scratch.targets, counted, error))
+  std::string error;
+  if (!readLabels(call.inputs[labelsIndex], sizes.classes,
+                  attributesOf(call).intOr("ignore_index", -100), scratch.targets, counted, error))
     return context.fail(error);
+  return true;
+}
+
+bool runLinearCrossEntropy(KernelContext &context, const KernelCall &call) {
+  LinearCrossEntropySizes sizes(call, 0, 3);
+  LinearCrossEntropyScratch scratch;
+  int64_t counted;
+  if (!prepareCall(context, call, sizes, false, 2, scratch, counted))
+    return false;
   float *logsumexp = call.outputs[1].as<float>();
   double *losses = scratch.losses; // the label's logit until the row's logsumexp is known
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
@@ -197,16 +208,11 @@ bool runLinearCrossEntropy(KernelContext &context, const KernelCall &call) {
 }
 
 bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
-  std::string error;
   LinearCrossEntropySizes sizes(call, 1, 5);
-  WorkspaceCarver carver(call);
-  LinearCrossEntropyScratch scratch = carveLinearCrossEntropyGrad(call, carver);
-  if (!carver.fits(context))
-    return false;
+  LinearCrossEntropyScratch scratch;
   int64_t counted;
-  if (!readLabels(call.inputs[3], sizes.classes, attributesOf(call).intOr("ignore_index", -100),
-                  scratch.targets, counted, error))
-    return context.fail(error);
+  if (!prepareCall(context, call, sizes, true, 3, scratch, counted))
+    return false;
   float scale = counted == 0
                     ? 0.0f
                     : ScalarOperand<float>(call.inputs[0]).get() / static_cast<float>(counted);
