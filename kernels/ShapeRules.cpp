@@ -4,6 +4,7 @@
 #include "kernels/Tensor.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace memc::kernels {
 
@@ -387,6 +388,39 @@ bool attentionShapes(const Shape &q, const Shape &k, const Shape &v, const Shape
   }
   output = {q[0], q[1], q[2], v[3]};
   logsumexp = {q[0], q[1], q[2]};
+  return true;
+}
+
+bool linearCrossEntropyShape(const Shape &hidden, const Shape &weight, bool transposeWeight,
+                             const Shape *bias, const Shape &labels, Shape &logsumexp,
+                             int64_t &classes, std::string &error) {
+  std::string operands = "hidden " + formatShape(hidden) + ", weight " + formatShape(weight) +
+                         (transposeWeight ? " (transposed)" : "") + ", labels " +
+                         formatShape(labels);
+  if (hidden.empty() || weight.size() != 2) {
+    error = "linear_cross_entropy needs hidden [..., D] and a 2-D weight, got " + operands;
+    return false;
+  }
+  int64_t depth = transposeWeight ? weight[1] : weight[0];
+  classes = transposeWeight ? weight[0] : weight[1];
+  Shape rows(hidden.begin(), hidden.end() - 1);
+  if (hidden.back() != depth || labels != rows) {
+    error = "linear_cross_entropy operands disagree on D or the rows: " + operands;
+    return false;
+  }
+  if (bias && *bias != Shape{classes}) {
+    error = "linear_cross_entropy bias " + formatShape(*bias) + " must be [V], V = " +
+            std::to_string(classes) + ": " + operands;
+    return false;
+  }
+  // The kernels' products take D and V as BLAS's 32-bit dimensions and leading dimensions.
+  constexpr int64_t kMaxDimension = std::numeric_limits<int32_t>::max();
+  int64_t count;
+  if (!checkedNumElements(hidden, count) || classes > kMaxDimension || depth > kMaxDimension) {
+    error = "linear_cross_entropy D or V exceed 2^31 - 1: " + operands;
+    return false;
+  }
+  logsumexp = rows;
   return true;
 }
 

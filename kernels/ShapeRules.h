@@ -127,6 +127,14 @@ bool splitShapes(const Shape &input, int64_t axis, const std::vector<int64_t> &s
 bool attentionShapes(const Shape &q, const Shape &k, const Shape &v, const Shape *mask,
                      Shape &output, Shape &logsumexp, std::string &error);
 
+/// memc.linear_cross_entropy: hidden [..., D], the head weight [D, V] (or [V, D] with
+/// `transposeWeight`, a tied embedding or nn.Linear's layout), an optional bias [V] (`bias` null
+/// when absent) and labels [...] (hidden's shape without D). The logsumexp is labels' shape; `classes` is V. D and V are at most 2^31 - 1
+/// (BLAS's dimensions); the logits [..., V] never exist, so their size is not bounded.
+bool linearCrossEntropyShape(const Shape &hidden, const Shape &weight, bool transposeWeight,
+                             const Shape *bias, const Shape &labels, Shape &logsumexp,
+                             int64_t &classes, std::string &error);
+
 } // namespace memc::kernels
 
 #endif // MEMC_KERNELS_SHAPERULES_H

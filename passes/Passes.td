@@ -56,6 +56,33 @@ def FuseAttention : Pass<"memc-fuse-attention", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::memc::MemcDialect"];
 }
 
+def FuseLoss : Pass<"memc-fuse-loss", "::mlir::func::FuncOp"> {
+  let summary = "Replace the LM head product feeding cross_entropy with memc.linear_cross_entropy";
+  let description = [{
+    Recognizes `cross_entropy(hidden @ weight [+ bias], labels)` with the weight 2-D (tied or
+    not, read in place with `transpose_rhs`) and the bias [V], through reshapes that keep the
+    class axis and casts between float types, and replaces it with one `memc.linear_cross_entropy`, whose kernels form the
+    logits a tile at a time (Cut Cross-Entropy): neither the [..., V] logits nor their gradient
+    exist. Logits something else reads stay unfused. The training step runs the same function
+    (`fuseHeadIntoLoss`) on the loss it attaches, before autodiff (`--fuse-loss auto`); the pass
+    marks the function with `memc.loss_fused` (the count), `memc.loss_logits_bytes_avoided` and,
+    with `remark-unfused`, remarks on each unfused loss and why.
+
+    ```mlir
+    %logits = memc.matmul %h, %wte {transpose_rhs} ...
+    %loss = memc.cross_entropy %logits, %labels {ignore_index = -100 : i64} ...
+    // becomes
+    %loss, %lse = memc.linear_cross_entropy %h, %wte, %labels
+        {ignore_index = -100 : i64, transpose_weight} ...
+    ```
+  }];
+  let options = [
+    Option<"remarkUnfused", "remark-unfused", "bool", "false",
+           "Emit a remark for each cross_entropy left unfused, with the reason">
+  ];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Precision
 //===----------------------------------------------------------------------===//

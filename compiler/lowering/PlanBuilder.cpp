@@ -114,16 +114,6 @@ LogicalResult addAttribute(plan::Step &step, StringRef name, Attribute value, Op
   return success();
 }
 
-std::string locationName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string name = locationName(inner); !name.empty())
-        return name;
-  return "";
-}
-
 /// The most bytes live at one step, where an in-place pair the planner took counts once at the
 /// step where one dies and the other is born: the bound for a plan with those in-place
 /// decisions (planner::lowerBound counts both).

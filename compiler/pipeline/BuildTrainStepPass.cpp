@@ -40,6 +40,7 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
     options.lossInput = lossInput;
     options.labelsName = labels;
     options.ignoreIndex = ignoreIndex;
+    options.fuseLoss = fuseLoss;
     options.freeze.assign(freeze.begin(), freeze.end());
     options.trainable.assign(trainable.begin(), trainable.end());
     OptimizerOptions &opt = options.optimizer;

@@ -59,7 +59,9 @@ def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
     Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
            "fp16 loss scaling: none, dynamic (GradScaler from 2^16), or a fixed scale">,
     Option<"lossScaleWindow", "loss-scale-window", "int64_t", /*default=*/"2000",
-           "Consecutive finite steps before a dynamic scale doubles">
+           "Consecutive finite steps before a dynamic scale doubles">,
+    Option<"fuseLoss", "fuse-loss", "bool", /*default=*/"true",
+           "cross_entropy: fuse the head product into memc.linear_cross_entropy">
   ];
   let dependentDialects = ["::memc::MemcDialect", "::mlir::func::FuncDialect"];
 }

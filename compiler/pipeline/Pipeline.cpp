@@ -79,6 +79,8 @@ LogicalResult recordTrainingSetup(func::FuncOp step, const PipelineOptions &opti
   for (Operation *user : step.getArgument(signature->labels).getUsers())
     if (auto loss = dyn_cast<CrossEntropyOp>(user))
       setup->set_classes(loss.getLogits().getType().getShape().back());
+    else if (auto fused = dyn_cast<LinearCrossEntropyOp>(user))
+      setup->set_classes(fused.getNumClasses());
   setup->set_ignore_index(training.ignoreIndex);
   return success();
 }
@@ -141,6 +143,9 @@ FailureOr<CompiledModel> compileModel(MLIRContext &context, const std::string &m
   if (compiled.planned)
     if (auto forward = compiled.module->lookupSymbol<func::FuncOp>("forward"))
       compiled.planned->attention = readAttentionFusion(forward);
+  if (compiled.planned)
+    if (auto step = compiled.module->lookupSymbol<func::FuncOp>("train_step"))
+      compiled.planned->loss = readLossFusion(step);
   return compiled;
 }
 

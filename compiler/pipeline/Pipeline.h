@@ -11,7 +11,9 @@
 //   3. precision policy        --precision bf16: memc-autocast then canonicalize, after the
 //                              fusions (whose patterns casts would break), before autodiff sees
 //                              the ops (passes/PrecisionPolicy.cpp)
-//   4. build the training step(s)  train only: @gradients (for --dump-grads) and @train_step
+//   4. build the training step(s)  train only: @gradients (for --dump-grads) and @train_step;
+//                              with --fuse-loss auto, the head product and cross_entropy become
+//                              linear_cross_entropy (passes/LossFusion.h) before autodiff
 //   5. canonicalize            train only: folds what autodiff wrote
 //   6. LoRA / quantization     later: adapters and packed base weights
 //   7. optimizer-state sharding  later

@@ -14,6 +14,7 @@
 
 #include "compiler/lowering/PlanBuilder.h"
 #include "passes/AttentionFusion.h"
+#include "passes/LossFusion.h"
 
 #include <optional>
 #include <string>
@@ -53,6 +54,8 @@ struct BudgetedPlan {
   std::vector<std::string> notes;
   /// What attention fusion did to the model (nothing when it did not run).
   std::optional<AttentionFusionSummary> attention;
+  /// What loss fusion did to the training step (nothing when it did not run).
+  std::optional<LossFusionSummary> loss;
 };
 
 /// Bytes the program holds on the device at its peak: persistent state, constants and arena.

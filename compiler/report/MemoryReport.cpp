@@ -79,6 +79,7 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
   report.before = memoryTimeline(planned.baseline);
   report.after = memoryTimeline(plan);
   report.attention = planned.attention;
+  report.loss = planned.loss;
 
   const std::vector<CategoryBytes> &steps = report.after.steps;
   for (size_t s = 0; s < steps.size(); ++s)
@@ -131,6 +132,14 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os) {
     os << "\n  attention       " << report.attention->fused << " fused, "
        << report.attention->unfused.size() << " unfused";
     for (const UnfusedAttention &unfused : report.attention->unfused)
+      os << "\n    " << unfused.node << ": " << unfused.reason;
+  }
+  if (report.loss) {
+    os << "\n  loss            " << (report.loss->fused ? "fused" : "not fused");
+    if (report.loss->fused)
+      os << ", " << formatBytes(report.loss->logitsBytesAvoided)
+         << " of logits avoided (as much again for their gradient)";
+    for (const UnfusedLoss &unfused : report.loss->unfused)
       os << "\n    " << unfused.node << ": " << unfused.reason;
   }
   os << "\n  at the peak (step " << report.peakStep << ", " << report.peakKernel;
@@ -188,6 +197,15 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
     attention =
         llvm::json::Object{{"fused", report.attention->fused}, {"unfused", std::move(unfused)}};
   }
+  llvm::json::Value loss(nullptr);
+  if (report.loss) {
+    llvm::json::Array unfused;
+    for (const UnfusedLoss &candidate : report.loss->unfused)
+      unfused.push_back(llvm::json::Object{{"node", candidate.node}, {"reason", candidate.reason}});
+    loss = llvm::json::Object{{"fused", report.loss->fused > 0},
+                              {"logits_bytes_avoided", report.loss->logitsBytesAvoided},
+                              {"unfused", std::move(unfused)}};
+  }
   llvm::json::Object root{
       {"peak_bytes", static_cast<int64_t>(report.peakBytes)},
       {"lower_bound_bytes", static_cast<int64_t>(report.lowerBoundBytes)},
@@ -210,6 +228,7 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
       {"most_live_bytes", std::move(mostLive)},
       {"largest_tensors", std::move(largest)},
       {"attention", std::move(attention)},
+      {"loss", std::move(loss)},
       {"live_bytes_per_step", series(report.after)},
       {"baseline_live_bytes_per_step", series(report.before)},
   };

@@ -68,6 +68,8 @@ struct MemoryReport {
   MemoryTimeline before, after;
   /// Attention fusion's counts and reasons (nothing with --fuse-attention off).
   std::optional<AttentionFusionSummary> attention;
+  /// Loss fusion's outcome (nothing with --fuse-loss off, mse or inference).
+  std::optional<LossFusionSummary> loss;
 };
 
 MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64_t> budget);

@@ -1,7 +1,8 @@
 //===- TrainStep.cpp - build the training step from @forward --------------===//
 //
 // @train_step = clone of @forward (batch_norm switched to training mode) + loss + reverse
-// sweep (+ gradient accumulation, clipping and the optimizer's update). The parameters to
+// sweep (+ gradient accumulation, clipping and the optimizer's update). With --fuse-loss auto,
+// the head product and cross_entropy become linear_cross_entropy before the sweep. The parameters to
 // differentiate are the `parameter`-kind arguments left after --trainable/--freeze that some
 // gradient reaches; buffers (integer tensors, running statistics) never train. The optimizer
 // is an Optimizer, asked for its state, scalars and update; arguments are reached through the
@@ -12,6 +13,7 @@
 #include "compiler/training/Autodiff.h"
 #include "compiler/training/TrainStepSignature.h"
 #include "dialects/memc/MemcDialect.h"
+#include "passes/LossFusion.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/GlobPattern.h"
@@ -473,6 +475,11 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
   // Named so that reports can say where the loss and its gradient live.
   Value loss = buildLoss(b, NameLoc::get(b.getStringAttr("loss")), predictionValue,
                          argument(signature.labels), options);
+  if (auto crossEntropy = loss.getDefiningOp<CrossEntropyOp>(); crossEntropy && options.fuseLoss) {
+    LossFusionSummary fusion;
+    loss = fuseHeadIntoLoss(crossEntropy, fusion);
+    recordLossFusion(step, fusion);
+  }
   // The computation to differentiate: the forward clone and the loss, in order.
   SmallVector<Operation *> ops;
   for (Operation &op : *body)

@@ -37,6 +37,10 @@ struct TrainStepOptions {
   /// @gradients, so that --dump-grads names what trains). With an optimizer it is always left
   /// out: no state, no update, no weight decay.
   bool zeroUnreachableGradients = true;
+  /// cross_entropy only: the head product feeding the loss and the loss become one
+  /// memc.linear_cross_entropy before autodiff (--fuse-loss auto), so neither the logits nor
+  /// their gradient exist whole. The step records what it did (passes/LossFusion.h).
+  bool fuseLoss = true;
 };
 
 /// The command-line spellings: "cross_entropy" / "mse".

@@ -74,6 +74,20 @@ double attentionFlops(Operation *op) {
   return backward ? pairs * (6 * d + 4 * dv + 5) : pairs * (2 * d + 2 * dv + 5);
 }
 
+/// The head product and the loss as the chunked kernels do them: forward, the logits tile by
+/// tile (2*D per logit) and the online logsumexp (5 per logit); backward, the logits twice
+/// (once for the hidden states' pass, once for the weight's, so no sum needs atomics), the
+/// softmax gradient and the two products.
+double linearCrossEntropyFlops(Operation *op) {
+  bool backward = isa<LinearCrossEntropyGradOp>(op);
+  auto hidden = cast<RankedTensorType>(op->getOperand(backward ? 1 : 0).getType());
+  auto weight = cast<RankedTensorType>(op->getOperand(backward ? 2 : 1).getType());
+  double depth = hidden.getShape().back();
+  double logits = static_cast<double>(weight.getNumElements()) / std::max(depth, 1.0) *
+                  (static_cast<double>(hidden.getNumElements()) / std::max(depth, 1.0));
+  return backward ? logits * (8 * depth + 10) : logits * (2 * depth + 5);
+}
+
 } // namespace
 
 OpCost estimateOpCost(Operation *op) {
@@ -107,6 +121,10 @@ OpCost estimateOpCost(Operation *op) {
   }
   if (isa<FlashAttentionOp, FlashAttentionGradOp>(op)) {
     cost.flops = attentionFlops(op);
+    return cost;
+  }
+  if (isa<LinearCrossEntropyOp, LinearCrossEntropyGradOp>(op)) {
+    cost.flops = linearCrossEntropyFlops(op);
     return cost;
   }
   if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp, MaxPoolOp, AvgPoolOp,

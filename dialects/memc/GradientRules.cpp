@@ -765,3 +765,20 @@ LogicalResult CrossEntropyOp::buildGradients(OpBuilder &b, ValueRange dy,
   dx.push_back(nullptr);
   return success();
 }
+
+LogicalResult LinearCrossEntropyOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                                   SmallVectorImpl<Value> &dx) {
+  // As flash_attention's: the logsumexp is the backward's saved statistic, not a model output.
+  if (!dy[0] || dy[1])
+    return emitOpError("gradients flow through the loss only, not the logsumexp");
+  SmallVector<Type> types = {getHidden().getType(), getWeight().getType()};
+  if (getBias())
+    types.push_back(getBias().getType());
+  auto grads = b.create<LinearCrossEntropyGradOp>(
+      getLoc(), types, dy[0], getHidden(), getWeight(), getLabels(), getLogsumexp(), getBias(),
+      getIgnoreIndexAttr(), getTransposeWeightAttr());
+  dx.append({grads.getHiddenGrad(), grads.getWeightGrad(), nullptr});
+  if (getBias())
+    dx.push_back(grads.getBiasGrad());
+  return success();
+}

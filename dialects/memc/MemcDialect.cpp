@@ -21,3 +21,13 @@ Operation *MemcDialect::materializeConstant(OpBuilder &builder, Attribute value,
     return nullptr;
   return builder.create<ConstantOp>(loc, elements);
 }
+
+std::string memc::locationName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string name = locationName(inner); !name.empty())
+        return name;
+  return "";
+}

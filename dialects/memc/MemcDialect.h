@@ -50,6 +50,10 @@ constexpr llvm::StringLiteral kWeightsFileAttr = "memc.weights";
 mlir::LogicalResult verifyAttentionOperands(mlir::Operation *op, mlir::Value query, mlir::Value key,
                                             mlir::Value value, double scale);
 
+/// The ONNX node name a location carries (the first one inside a fused location), or "" when
+/// it has none.
+std::string locationName(mlir::Location loc);
+
 } // namespace memc
 
 #endif // MEMC_DIALECTS_MEMC_MEMCDIALECT_H

@@ -277,6 +277,26 @@ LogicalResult FlashAttentionOp::verify() {
                                  getScale().convertToDouble());
 }
 
+LogicalResult LinearCrossEntropyOp::inferReturnTypes(MLIRContext *context,
+                                                     std::optional<Location> location,
+                                                     Adaptor adaptor,
+                                                     SmallVectorImpl<Type> &inferred) {
+  Shape logsumexp;
+  int64_t classes;
+  std::string error;
+  std::optional<ArrayRef<int64_t>> bias;
+  if (adaptor.getBias())
+    bias = shapeOf(adaptor.getBias());
+  if (failed(linearCrossEntropyShape(shapeOf(adaptor.getHidden()), shapeOf(adaptor.getWeight()),
+                                     adaptor.getTransposeWeight(), bias,
+                                     shapeOf(adaptor.getLabels()), logsumexp, classes, error)))
+    return inferenceError(location, error);
+  inferred.push_back(RankedTensorType::get({}, Float32Type::get(context)));
+  inferred.push_back(RankedTensorType::get(logsumexp, Float32Type::get(context)));
+  return success();
+}
+
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//

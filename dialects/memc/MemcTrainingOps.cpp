@@ -183,3 +183,24 @@ LogicalResult RefreshCopyOp::verify() {
            << formatShape(source.getShape()) << " and " << formatShape(copy.getShape());
   return success();
 }
+
+LogicalResult LinearCrossEntropyGradOp::verify() {
+  Shape logsumexp;
+  int64_t classes;
+  std::string error;
+  std::optional<ArrayRef<int64_t>> bias;
+  if (getBias())
+    bias = getBias().getType().getShape();
+  if (failed(linearCrossEntropyShape(getHidden().getType().getShape(),
+                                     getWeight().getType().getShape(), getTransposeWeight(), bias,
+                                     getLabels().getType().getShape(), logsumexp, classes, error)))
+    return emitOpError(error);
+  if (bool(getBias()) != bool(getBiasGrad()) ||
+      (getBias() && getBias().getType() != getBiasGrad().getType()))
+    return emitOpError("bias_grad must be there, of the bias's type, exactly when the bias is");
+  if (ArrayRef<int64_t>(logsumexp) != getLogsumexp().getType().getShape())
+    return emitOpError("logsumexp must have the labels' shape ") << formatShape(logsumexp);
+  if (getGrad().getType().getRank() != 0)
+    return emitOpError("grad must be a scalar");
+  return success();
+}

@@ -298,6 +298,72 @@ def Memc_CrossEntropyGradOp : Memc_Op<"cross_entropy_grad",
   let hasCanonicalizer = 1;
 }
 
+def Memc_LinearCrossEntropyOp : Memc_Op<"linear_cross_entropy",
+    [Pure, Memc_Differentiable, InferTypeOpAdaptor, AllElementTypesMatch<["hidden", "weight"]>]> {
+  let summary = "Cross-entropy of a linear head's logits, without the logits";
+  let description = [{
+    `cross_entropy(hidden @ weight [+ bias], labels)` (with `transpose_weight`, `hidden @
+    weight^T`: a tied embedding or nn.Linear's [V, D] weight read in place, as matmul's
+    `transpose_rhs`; the optional bias is [V])
+    computed chunk by chunk over tokens and classes, as Cut Cross-Entropy does: kernels form one
+    tile of logits at a time in f32 with an online logsumexp, so the [..., V] logits never
+    exist. `hidden` is [..., D], `labels` [...]; the loss is the mean over positions whose label
+    is not `ignore_index`, zero when every label is ignored (as `cross_entropy`).
+
+    Results: the loss and each position's logsumexp over the classes in f32 (labels' shape),
+    which the backward (`linear_cross_entropy_grad`) recomputes the probabilities from. The
+    memc-fuse-loss pass writes it from a head product feeding `cross_entropy`.
+
+    ```mlir
+    %loss, %lse = memc.linear_cross_entropy %h, %wte, %labels
+        {ignore_index = -100 : i64, transpose_weight}
+        : (tensor<2x16x64xf32>, tensor<1000x64xf32>, tensor<2x16xi64>)
+        -> (tensor<f32>, tensor<2x16xf32>)
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$hidden, Memc_FloatTensor:$weight,
+                       Memc_IndexTensor:$labels, Optional<Memc_FloatTensor>:$bias,
+                       I64Attr:$ignore_index, UnitAttr:$transpose_weight);
+  let results = (outs StaticShapeTensorOf<[F32]>:$loss, StaticShapeTensorOf<[F32]>:$logsumexp);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    /// V: the weight's class dimension.
+    int64_t getNumClasses() {
+      llvm::ArrayRef<int64_t> weight = mlir::cast<mlir::ShapedType>(getWeight().getType()).getShape();
+      return getTransposeWeight() ? weight[0] : weight[1];
+    }
+  }];
+}
+
+def Memc_LinearCrossEntropyGradOp : Memc_Op<"linear_cross_entropy_grad",
+    [Pure, AllTypesMatch<["hidden", "hidden_grad"]>, AllTypesMatch<["weight", "weight_grad"]>,
+     AllElementTypesMatch<["hidden", "weight"]>]> {
+  let summary = "Gradients of linear_cross_entropy with respect to the hidden states and weight";
+  let description = [{
+    With `dlogits = grad * (exp(logits - logsumexp) - onehot(label)) / count` on counted
+    positions (zero on ignored ones), `hidden_grad = dlogits @ weight^T`, `weight_grad =
+    hidden^T @ dlogits` (transposed with `transpose_weight`) and, with a bias, `bias_grad` the
+    sum of dlogits over the positions, where each tile of logits is
+    recomputed from `hidden` and `weight` as the forward formed it: neither the logits nor
+    their gradient exist whole.
+
+    ```mlir
+    %dh, %dw = memc.linear_cross_entropy_grad %dloss, %h, %wte, %labels, %lse
+        {ignore_index = -100 : i64, transpose_weight}
+        : (tensor<f32>, tensor<2x16x64xf32>, tensor<1000x64xf32>, tensor<2x16xi64>,
+           tensor<2x16xf32>) -> (tensor<2x16x64xf32>, tensor<1000x64xf32>)
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$grad, Memc_FloatTensor:$hidden,
+                       Memc_FloatTensor:$weight, Memc_IndexTensor:$labels,
+                       StaticShapeTensorOf<[F32]>:$logsumexp, Optional<Memc_FloatTensor>:$bias,
+                       I64Attr:$ignore_index, UnitAttr:$transpose_weight);
+  let results = (outs Memc_FloatTensor:$hidden_grad, Memc_FloatTensor:$weight_grad,
+                      Optional<Memc_FloatTensor>:$bias_grad);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Optimizer updates
 //===----------------------------------------------------------------------===//

@@ -134,4 +134,20 @@ LogicalResult attentionShapes(ArrayRef<int64_t> q, ArrayRef<int64_t> k, ArrayRef
   return success();
 }
 
+LogicalResult linearCrossEntropyShape(ArrayRef<int64_t> hidden, ArrayRef<int64_t> weight,
+                                      bool transposeWeight, std::optional<ArrayRef<int64_t>> bias,
+                                      ArrayRef<int64_t> labels, Shape &logsumexp,
+                                      int64_t &classes, std::string &error) {
+  std::optional<kernels::Shape> biasShape;
+  if (bias)
+    biasShape = rule(*bias);
+  kernels::Shape computed;
+  if (!kernels::linearCrossEntropyShape(rule(hidden), rule(weight), transposeWeight,
+                                        biasShape ? &*biasShape : nullptr, rule(labels), computed,
+                                        classes, error))
+    return failure();
+  logsumexp.assign(computed.begin(), computed.end());
+  return success();
+}
+
 } // namespace memc

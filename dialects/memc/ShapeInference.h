@@ -82,6 +82,14 @@ llvm::LogicalResult attentionShapes(llvm::ArrayRef<int64_t> q, llvm::ArrayRef<in
                                     std::optional<llvm::ArrayRef<int64_t>> mask, Shape &output,
                                     Shape &logsumexp, std::string &error);
 
+/// memc.linear_cross_entropy's logsumexp (labels' shape) and class count V, for hidden
+/// [..., D], the weight [D, V] ([V, D] with `transposeWeight`) and the optional bias [V].
+llvm::LogicalResult linearCrossEntropyShape(llvm::ArrayRef<int64_t> hidden,
+                                            llvm::ArrayRef<int64_t> weight, bool transposeWeight,
+                                            std::optional<llvm::ArrayRef<int64_t>> bias,
+                                            llvm::ArrayRef<int64_t> labels, Shape &logsumexp,
+                                            int64_t &classes, std::string &error);
+
 /// Element count of a static shape (saturating at the rules' kMaxElements bound).
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 

@@ -27,6 +27,7 @@ const KernelTable &cpuKernels() {
     addPoolingBackwardKernels(runs);
     addAttentionBackwardKernels(runs);
     addLossKernels(runs);
+    addLinearCrossEntropyKernels(runs);
     addOptimizerKernels(runs);
     addLossScaleKernels(runs);
     // Each run with its op's check and the CPU target's workspace rule: the entries the compiler

@@ -6,6 +6,7 @@
 #include "kernels/cpu/ConvolutionWorkspace.h"
 #include "kernels/cpu/IndexingBackwardWorkspace.h"
 #include "kernels/cpu/LayoutWorkspace.h"
+#include "kernels/cpu/LinearCrossEntropyWorkspace.h"
 #include "kernels/cpu/LossesWorkspace.h"
 #include "kernels/cpu/MatMulWorkspace.h"
 #include "kernels/cpu/NormalizationBackwardWorkspace.h"
@@ -41,6 +42,8 @@ const WorkspaceRules &cpuWorkspaceRules() {
       {"flash_attention_grad", &carvedWorkspaceBytes<carveFlashAttentionGrad>},
       {"cross_entropy", &carvedWorkspaceBytes<carveCrossEntropy>},
       {"cross_entropy_grad", &carvedWorkspaceBytes<carveCrossEntropyGrad>},
+      {"linear_cross_entropy", &carvedWorkspaceBytes<carveLinearCrossEntropy>},
+      {"linear_cross_entropy_grad", &carvedWorkspaceBytes<carveLinearCrossEntropyGrad>},
   };
   return rules;
 }

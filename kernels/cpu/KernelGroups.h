@@ -38,6 +38,7 @@ void addConvolutionBackwardKernels(KernelRuns &table);   // ConvolutionBackward.
 void addPoolingBackwardKernels(KernelRuns &table);       // PoolingBackward.cpp
 void addAttentionBackwardKernels(KernelRuns &table);     // AttentionBackward.cpp
 void addLossKernels(KernelRuns &table);                  // Losses.cpp
+void addLinearCrossEntropyKernels(KernelRuns &table);    // LinearCrossEntropy.cpp
 void addOptimizerKernels(KernelRuns &table);             // Optimizers.cpp
 void addLossScaleKernels(KernelRuns &table);             // LossScale.cpp
 

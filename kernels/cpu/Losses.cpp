@@ -20,6 +20,7 @@
 #include "kernels/ScalarOperand.h"
 #include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
+#include "kernels/cpu/CrossEntropyRows.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/LossesWorkspace.h"
@@ -32,10 +33,6 @@
 
 namespace memc::kernels {
 
-namespace {
-
-/// Each row's label as a class index, -1 for an ignored row; false with a message for a label
-/// outside [0, classes) that is not ignore_index.
 bool readLabels(const TensorView &labels, int64_t classes, int64_t ignoreIndex, int64_t *targets,
                 int64_t &counted, std::string &error) {
   int64_t rows = labels.numElements();
@@ -61,7 +58,6 @@ bool readLabels(const TensorView &labels, int64_t classes, int64_t ignoreIndex, 
   });
 }
 
-/// The largest of x[0, n), NaNs skipped (-inf if none), in kLanes lanes.
 MEMC_VECTOR_CLONES float maxOf(const float *x, int64_t n) {
   float lanes[kLanes];
   for (float &lane : lanes)
@@ -78,8 +74,6 @@ MEMC_VECTOR_CLONES float maxOf(const float *x, int64_t n) {
   return max;
 }
 
-/// Sum over x[0, n) of e^(x[i] - max) in f64, in kLanes lanes; also stores the exponentials in
-/// y unless it is null (y may be x).
 MEMC_VECTOR_CLONES double sumExp(const float *x, float *y, int64_t n, float max) {
   double lanes[kLanes] = {};
   int64_t i = 0;
@@ -101,6 +95,8 @@ MEMC_VECTOR_CLONES double sumExp(const float *x, float *y, int64_t n, float max)
     sum += lanes[l];
   return sum;
 }
+
+namespace {
 
 MEMC_VECTOR_CLONES void scaleInPlace(float *y, int64_t n, float scale) {
   for (int64_t i = 0; i < n; ++i)

@@ -1080,6 +1080,76 @@ def flash_attention_cases(rng):
 
 
 # --------------------------------------------------------------------------
+# The LM head and cross_entropy fused (memc.linear_cross_entropy)
+# --------------------------------------------------------------------------
+
+def tensor_type(shape, element="f32"):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+def linear_cross_entropy_mlir(hidden_shape, weight_shape, transpose, bias):
+    rows = hidden_shape[:-1]
+    h, w = tensor_type(hidden_shape), tensor_type(weight_shape)
+    labels, lse = tensor_type(rows, "i64"), tensor_type(rows)
+    b = tensor_type([weight_shape[0] if transpose else weight_shape[1]])
+    flag = ", transpose_weight" if transpose else ""
+    bias_argument = (f",\n    %b: {b} {{memc.param = \"b\", memc.param_kind = \"parameter\"}}"
+                     if bias else "")
+    return f"""func.func @forward(%h: {h} {{memc.input = "h"}}, %labels: {labels} {{memc.input = "labels"}},
+    %w: {w} {{memc.param = "w", memc.param_kind = "parameter"}}{bias_argument}) -> (tensor<f32> {{memc.output = "y"}}) {{
+  %loss, %lse = memc.linear_cross_entropy %h, %w, %labels{", %b" if bias else ""} {{ignore_index = -100 : i64{flag}}}
+      : ({h}, {w}, {labels}{", " + b if bias else ""}) -> (tensor<f32>, {lse})
+  return %loss : tensor<f32>
+}}
+"""
+
+
+@register
+def linear_cross_entropy_cases(rng):
+    def case(name, hidden_shape, classes, transpose, ignored, note, finite_difference=True,
+             bias=False):
+        depth = hidden_shape[-1]
+        weight_shape = (classes, depth) if transpose else (depth, classes)
+        labels = rng.integers(0, classes, hidden_shape[:-1]).astype(np.int64)
+        labels[rng.random(labels.shape) < ignored] = -100
+        labels.flat[0] = 1  # at least one counted row: PyTorch's mean over none is NaN
+
+        def function(h, labels, w, b=None):
+            logits = h @ (w.t() if transpose else w)
+            if b is not None:
+                logits = logits + b
+            return F.cross_entropy(logits.reshape(-1, classes), labels.reshape(-1))
+
+        params = {"w": (normal(rng, *weight_shape), True)}
+        if bias:
+            params["b"] = (normal(rng, classes), True)
+        return Case(name, ["linear_cross_entropy"],
+                    {"h": normal(rng, *hidden_shape), "labels": labels},
+                    params=params, function=function,
+                    mlir=linear_cross_entropy_mlir(list(hidden_shape), list(weight_shape),
+                                                   transpose, bias),
+                    finite_difference=finite_difference, note=note)
+
+    too_large = ("the torch reference checks it; central differences over the thousands of "
+                 "elements of h and w would run the program twice per element")
+    return [
+        case("linear_cross_entropy_tied_small", (5, 3), 7, True, 0.2,
+             "tied head (weight [V, D] read transposed), one ignored row, finite differences"),
+        case("linear_cross_entropy_tied_chunks", (300, 16), 270, True, 0.1,
+             "tied head, N=300 and V=270: whole 256-chunks and partial ones, ignored tokens",
+             finite_difference=too_large),
+        case("linear_cross_entropy_untied_3d", (2, 150, 8), 260, False, 0.2,
+             "untied [D, V] head on [B, T, D] hidden states, ignored tokens, V past one chunk",
+             finite_difference=too_large),
+        case("linear_cross_entropy_bias_small", (4, 3), 6, False, 0.0,
+             "untied head with a bias [V] (nn.Linear(bias=True)), finite differences", bias=True),
+        case("linear_cross_entropy_bias_chunks", (2, 140, 8), 300, True, 0.1,
+             "tied-layout head with a bias, 280 rows and 300 classes (partial chunks)",
+             finite_difference=too_large, bias=True),
+    ]
+
+
+# --------------------------------------------------------------------------
 # Export and references
 # --------------------------------------------------------------------------
 

@@ -220,6 +220,40 @@ TEST(KernelBackwardCheck, Losses) {
                   {{F32, {4, 7}}}, ignore);
 }
 
+TEST(KernelBackwardCheck, LinearCrossEntropy) {
+  Attributes tied = attrs({{"ignore_index", int64_t{-100}}, {"transpose_weight", int64_t{1}}});
+  Attributes untied = attrs({{"ignore_index", int64_t{-100}}});
+  EXPECT_ACCEPTED("linear_cross_entropy", {{F32, {2, 5, 8}}, {F32, {11, 8}}, {I64, {2, 5}}},
+                  {{F32, {}}, {F32, {2, 5}}}, tied);
+  EXPECT_ACCEPTED("linear_cross_entropy", {{BF16, {5, 8}}, {BF16, {8, 11}}, {I32, {5}}},
+                  {{F32, {}}, {F32, {5}}}, untied);
+  EXPECT_REJECTED("disagree on D or the rows", "linear_cross_entropy",
+                  {{F32, {5, 8}}, {F32, {11, 8}}, {I64, {5}}}, {{F32, {}}, {F32, {5}}}, untied);
+  EXPECT_REJECTED("disagree on D or the rows", "linear_cross_entropy",
+                  {{F32, {5, 8}}, {F32, {11, 8}}, {I64, {4}}}, {{F32, {}}, {F32, {4}}}, tied);
+  EXPECT_REJECTED("weight has element type", "linear_cross_entropy",
+                  {{F32, {5, 8}}, {BF16, {11, 8}}, {I64, {5}}}, {{F32, {}}, {F32, {5}}}, tied);
+  EXPECT_REJECTED("logsumexp has shape", "linear_cross_entropy",
+                  {{F32, {5, 8}}, {F32, {11, 8}}, {I64, {5}}}, {{F32, {}}, {F32, {5, 1}}}, tied);
+  EXPECT_REJECTED("a 2-D weight", "linear_cross_entropy",
+                  {{F32, {5, 8}}, {F32, {1, 11, 8}}, {I64, {5}}}, {{F32, {}}, {F32, {5}}}, tied);
+  EXPECT_REJECTED("missing attribute 'ignore_index'", "linear_cross_entropy",
+                  {{F32, {5, 8}}, {F32, {8, 11}}, {I64, {5}}}, {{F32, {}}, {F32, {5}}});
+
+  EXPECT_ACCEPTED("linear_cross_entropy_grad",
+                  {{F32, {}}, {F16, {5, 8}}, {F16, {11, 8}}, {I64, {5}}, {F32, {5}}},
+                  {{F16, {5, 8}}, {F16, {11, 8}}}, tied);
+  EXPECT_REJECTED("weight_grad has shape", "linear_cross_entropy_grad",
+                  {{F32, {}}, {F32, {5, 8}}, {F32, {11, 8}}, {I64, {5}}, {F32, {5}}},
+                  {{F32, {5, 8}}, {F32, {8, 11}}}, tied);
+  EXPECT_REJECTED("logsumexp has shape", "linear_cross_entropy_grad",
+                  {{F32, {}}, {F32, {5, 8}}, {F32, {11, 8}}, {I64, {5}}, {F32, {4}}},
+                  {{F32, {5, 8}}, {F32, {11, 8}}}, tied);
+  EXPECT_REJECTED("grad has shape", "linear_cross_entropy_grad",
+                  {{F32, {1}}, {F32, {5, 8}}, {F32, {11, 8}}, {I64, {5}}, {F32, {5}}},
+                  {{F32, {5, 8}}, {F32, {11, 8}}}, tied);
+}
+
 /// Checks, then runs, the call; returns run()'s error ("" if it succeeded).
 std::string runError(const std::string &kernel, const std::vector<OwnedTensor> &inputs,
                      const Types &outputTypes, const Attributes &attributes) {

@@ -36,6 +36,8 @@ struct Buffer {
     if (dtype == DType::F32)
       std::fill(reinterpret_cast<float *>(bytes.data()),
                 reinterpret_cast<float *>(bytes.data()) + view.numElements(), 0.5f);
+    if (dtype == DType::I64) // labels and indices: 0, in range of anything
+      std::fill(bytes.begin(), bytes.end(), 0);
   }
 };
 
@@ -87,7 +89,7 @@ void bench(const char *filter, const std::string &label, const std::string &kern
 
 int main(int argc, char **argv) {
   const char *filter = argc > 1 ? argv[1] : nullptr;
-  const DType F32 = DType::F32, BF16 = DType::BF16;
+  const DType F32 = DType::F32, BF16 = DType::BF16, I64 = DType::I64;
   std::printf("threads: %d\n", ThreadPool::global().numThreads());
   const int64_t n = 1024;
   bench(filter, "matmul f32 1024x1024x1024", "matmul", {{F32, {n, n}}, {F32, {n, n}}},
@@ -119,6 +121,31 @@ int main(int argc, char **argv) {
   bench(filter, "flash_attention_grad f32 12x1024x64 causal", "flash_attention_grad",
         {{F32, heads}, {F32, heads}, {F32, heads}, {F32, heads}, {F32, heads}, {F32, rows}},
         {{F32, heads}, {F32, heads}, {F32, heads}}, attention, pairs * 10 * 64, false);
+  // An LM head of 2048 tokens, d 768, V 8192 (tied [V, D] layout): fused, and as the unfused
+  // step computes it (the product, the loss, its gradient, dH and dW); 2 N V D FLOPs per
+  // product.
+  const int64_t tokens = 2048, d = 768, v = 8192;
+  const double product = 2.0 * tokens * v * d;
+  Attributes loss = attrs({{"ignore_index", int64_t{-100}}, {"transpose_weight", int64_t{1}}});
+  bench(filter, "linear_cross_entropy f32 2048x768 V8192", "linear_cross_entropy",
+        {{F32, {tokens, d}}, {F32, {v, d}}, {I64, {tokens}}}, {{F32, {}}, {F32, {tokens}}}, loss,
+        product, false);
+  bench(filter, "linear_cross_entropy_grad f32 2048x768 V8192", "linear_cross_entropy_grad",
+        {{F32, {}}, {F32, {tokens, d}}, {F32, {v, d}}, {I64, {tokens}}, {F32, {tokens}}},
+        {{F32, {tokens, d}}, {F32, {v, d}}}, loss, 4 * product, false);
+  bench(filter, "head matmul f32 2048x768 V8192", "matmul", {{F32, {tokens, d}}, {F32, {v, d}}},
+        {{F32, {tokens, v}}}, attrs({{"transpose_rhs", int64_t{1}}}), product, false);
+  bench(filter, "head cross_entropy f32 2048xV8192", "cross_entropy",
+        {{F32, {tokens, v}}, {I64, {tokens}}}, {{F32, {}}}, attrs({{"ignore_index", int64_t{-100}}}),
+        4.0 * tokens * v, true);
+  bench(filter, "head cross_entropy_grad f32 2048xV8192", "cross_entropy_grad",
+        {{F32, {}}, {F32, {tokens, v}}, {I64, {tokens}}}, {{F32, {tokens, v}}},
+        attrs({{"ignore_index", int64_t{-100}}}), 8.0 * tokens * v, true);
+  bench(filter, "head dH matmul f32 2048xV8192x768", "matmul",
+        {{F32, {tokens, v}}, {F32, {v, d}}}, {{F32, {tokens, d}}}, {}, product, false);
+  bench(filter, "head dW matmul f32 V8192x2048x768", "matmul",
+        {{F32, {tokens, v}}, {F32, {tokens, d}}}, {{F32, {v, d}}},
+        attrs({{"transpose_lhs", int64_t{1}}}), product, false);
   bench(filter, "layer_norm f32 8192x1024", "layer_norm",
         {{F32, {8192, 1024}}, {F32, {1024}}, {F32, {1024}}}, {{F32, {8192, 1024}}},
         attrs({{"axis", int64_t{1}}, {"epsilon", 1e-5}}), 8.0 * m8, true);

@@ -39,7 +39,7 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
       "gelu_grad", "softmax_grad", "log_softmax_grad", "layer_norm_grad", "batch_norm_grad",
       "gather_grad", "slice_grad", "conv_grad_input", "conv_grad_weight", "max_pool_grad",
       "avg_pool_grad", "cross_entropy", "cross_entropy_grad", "flash_attention",
-      "flash_attention_grad",
+      "flash_attention_grad", "linear_cross_entropy", "linear_cross_entropy_grad",
       // Loss scaling (--precision fp16).
       "non_finite_check", "loss_scale_update",
       // Weight copies kept across micro-batches (gradient accumulation in 16 bits).

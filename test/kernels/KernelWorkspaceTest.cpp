@@ -256,5 +256,54 @@ TEST(KernelWorkspaceTest, AttentionScratchIsTilesNotScores) {
   }
 }
 
+/// The LM head and loss of 600 tokens of dimension 32 over `classes` classes (a tied [V, D]
+/// weight), in `dtype`; the backward with `backward`.
+Call linearCrossEntropyCall(int64_t classes, DType dtype, bool backward) {
+  Call c;
+  Shape hidden = {600, 32}, weight = {classes, 32}, rows = {600};
+  c.attributes.set("ignore_index", int64_t{-100});
+  c.attributes.set("transpose_weight", int64_t{1});
+  std::vector<OwnedTensor> head = {OwnedTensor(dtype, hidden), OwnedTensor(dtype, weight),
+                                   OwnedTensor(DType::I64, rows)};
+  if (backward) {
+    c.inputs = {OwnedTensor(DType::F32, {}), std::move(head[0]), std::move(head[1]),
+                std::move(head[2]), OwnedTensor(DType::F32, rows)};
+    c.outputs = {OwnedTensor(dtype, hidden), OwnedTensor(dtype, weight)};
+  } else {
+    c.inputs = std::move(head);
+    c.outputs = {OwnedTensor(DType::F32, {}), OwnedTensor(DType::F32, rows)};
+  }
+  return c;
+}
+
+TEST(KernelWorkspaceTest, LinearCrossEntropyScratchIsTilesNotLogits) {
+  for (DType dtype : {DType::F32, DType::BF16})
+    for (bool backward : {false, true}) {
+      const char *name = backward ? "linear_cross_entropy_grad" : "linear_cross_entropy";
+      std::string error;
+      Call small = linearCrossEntropyCall(5000, dtype, backward);
+      Call large = linearCrossEntropyCall(50000, dtype, backward);
+      KernelCall smallCall = small.call(), largeCall = large.call();
+      ASSERT_TRUE(kernelNamed(name).check(smallCall, error)) << error;
+      ASSERT_TRUE(kernelNamed(name).check(largeCall, error)) << error;
+      uint64_t bytes = workspaceBytes(kernelNamed(name), smallCall);
+      // Ten times the vocabulary, the same scratch: the labels (and the forward's row losses),
+      // then per slot one 256 x 256 tile of f32 logits (the forward's slots are the 600 rows'
+      // 3 blocks, the backward's the classes' chunks, at most 16), and for bf16 the widened
+      // block, chunk and gradient of 256 x 32.
+      EXPECT_EQ(workspaceBytes(kernelNamed(name), largeCall), bytes) << name;
+      uint64_t slots = backward ? kMaxWorkspaceSlots : 3, perSlot = 256 * 256 * 4 + 2 * 256 * 8;
+      if (dtype == DType::BF16)
+        perSlot += 3 * 256 * 32 * 4;
+      EXPECT_LE(bytes, 600 * 16 + slots * (perSlot + 4 * 64)) << name;
+      EXPECT_LT(bytes, uint64_t(600) * 5000 * 4 / 2) << name << ": half the logits";
+      std::vector<uint64_t> storage(bytes / 8);
+      smallCall.workspace = storage.data();
+      smallCall.workspaceBytes = bytes - 8;
+      EXPECT_FALSE(runInContext(kernelNamed(name), smallCall, error)) << name;
+      EXPECT_NE(error.find("workspace"), std::string::npos) << name << ": " << error;
+    }
+}
+
 } // namespace
 } // namespace memc::kernels::testing

@@ -2,7 +2,8 @@
 //
 // Attention's cost is what FlashAttention counts, not what the elementwise default would give
 // (a few FLOPs per output element): remat compares it with the bytes it would keep, so a wrong
-// count would make it recompute attention as if it were free, or never.
+// count would make it recompute attention as if it were free, or never. The fused LM head and
+// loss likewise: its only result of size is the logsumexp.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/memc/CostModel.h"
@@ -60,6 +61,41 @@ TEST(CostModel, AttentionCountsItsProductsPerQueryKeyPair) {
   // Bytes: q, k, v read, output and logsumexp written; never a [T, T] tensor.
   double qkv = (2 * 4 * 128 * 32 + 2 * 2 * 128 * 32 + 2 * 2 * 128 * 16) * 4.0;
   EXPECT_DOUBLE_EQ(full.bytes, qkv + (2 * 4 * 128 * 16 + 2 * 4 * 128) * 4.0);
+}
+
+constexpr const char *kLinearCrossEntropy = R"mlir(
+func.func @f(%h: tensor<2x64x32xf32>, %w: tensor<1000x32xf32>, %labels: tensor<2x64xi64>,
+             %dloss: tensor<f32>) {
+  %loss, %lse = memc.linear_cross_entropy %h, %w, %labels {ignore_index = -100 : i64, transpose_weight}
+      : (tensor<2x64x32xf32>, tensor<1000x32xf32>, tensor<2x64xi64>) -> (tensor<f32>, tensor<2x64xf32>)
+  %dh, %dw = memc.linear_cross_entropy_grad %dloss, %h, %w, %labels, %lse
+      {ignore_index = -100 : i64, transpose_weight}
+      : (tensor<f32>, tensor<2x64x32xf32>, tensor<1000x32xf32>, tensor<2x64xi64>, tensor<2x64xf32>)
+      -> (tensor<2x64x32xf32>, tensor<1000x32xf32>)
+  return
+}
+)mlir";
+
+TEST(CostModel, LinearCrossEntropyCountsItsProductsPerLogit) {
+  mlir::MLIRContext context;
+  context.loadDialect<MemcDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(kLinearCrossEntropy, &context);
+  ASSERT_TRUE(module);
+  std::vector<mlir::Operation *> ops;
+  module->walk([&](mlir::Operation *op) {
+    if (mlir::isa<LinearCrossEntropyOp, LinearCrossEntropyGradOp>(op))
+      ops.push_back(op);
+  });
+  ASSERT_EQ(ops.size(), 2u);
+  const double logits = 2.0 * 64 * 1000, d = 32;
+  // The product (2 D per logit) and the online logsumexp (5); backward, the product twice (one
+  // per pass), dH and dW (2 D each) and the softmax gradient (10).
+  EXPECT_DOUBLE_EQ(estimateOpCost(ops[0]).flops, logits * (2 * d + 5));
+  EXPECT_DOUBLE_EQ(estimateOpCost(ops[1]).flops, logits * (8 * d + 10));
+  // Bytes: hidden, weight and labels read, the loss and logsumexp written; no logits.
+  double read = (2 * 64 * 32 + 1000 * 32) * 4.0 + 2 * 64 * 8.0;
+  EXPECT_DOUBLE_EQ(estimateOpCost(ops[0]).bytes, read + 4.0 + 2 * 64 * 4.0);
 }
 
 } // namespace

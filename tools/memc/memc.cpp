@@ -150,6 +150,15 @@ cl::opt<FuseAttention> fuseAttention(
     cl::values(clEnumValN(FuseAttention::Auto, "auto", "every attention the pattern matches"),
                clEnumValN(FuseAttention::Off, "off", "keep attention as exported")),
     cl::cat(memoryCategory));
+enum class FuseLoss { Auto, Off };
+cl::opt<FuseLoss> fuseLoss(
+    "fuse-loss",
+    cl::desc("Train with cross_entropy: compute the LM head and the loss in chunks, without "
+             "the logits (memc.linear_cross_entropy; default: auto)"),
+    cl::init(FuseLoss::Auto),
+    cl::values(clEnumValN(FuseLoss::Auto, "auto", "when nothing else reads the logits"),
+               clEnumValN(FuseLoss::Off, "off", "keep the head product and cross_entropy")),
+    cl::cat(memoryCategory));
 cl::opt<bool> report("report", cl::desc("Print where the peak's bytes go"),
                      cl::cat(memoryCategory));
 cl::opt<std::string> reportJson("report-json", cl::desc("Write the memory report as JSON"),
@@ -628,6 +637,7 @@ bool pipelineOptions(memc::PipelineOptions &options) {
   options.mode = mode;
   options.canonicalize = emit == Emit::Mlir;
   options.fuseAttention = fuseAttention == FuseAttention::Auto;
+  options.training.fuseLoss = fuseLoss == FuseLoss::Auto;
   for (const std::string &text : inputShapes) {
     std::string error;
     if (!parseInputShape(text, options.import, error)) {

@@ -1,5 +1,6 @@
-// RUN: memc-opt --memc-autocast --memc-build-train-step='optimizer=adamw' --canonicalize %s | FileCheck %s
+// RUN: memc-opt --memc-autocast --memc-build-train-step='optimizer=adamw fuse-loss=false' --canonicalize %s | FileCheck %s
 // RUN: not memc-opt '--memc-autocast=precision=fp8' %s 2>&1 | FileCheck %s --check-prefix=BAD
+// (fuse-loss=false: this pins the matmul's bf16 rule; fuse-loss.mlir has the bf16 head fused.)
 
 // Under autocast the training step keeps f32 master weights and f32 optimizer state: the bf16
 // copy of the weight is made once per step, at the entry; the weight's gradient is a bf16 matmul cast back to f32

@@ -1,4 +1,6 @@
-// RUN: memc-opt --memc-build-train-step --canonicalize --split-input-file %s | FileCheck %s
+// RUN: memc-opt --memc-build-train-step=fuse-loss=false --canonicalize --split-input-file %s | FileCheck %s
+// fuse-loss=false: these cases pin the unfused head's rules (matmul, cross_entropy_grad);
+// fuse-loss.mlir and fuse-loss-fixtures.test pin the fused one.
 
 // Linear layer + cross_entropy: the bias gradient sums over the batch; the step returns the loss
 // and one gradient per parameter, named.

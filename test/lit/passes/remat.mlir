@@ -1,7 +1,8 @@
-// RUN: memc-opt --memc-build-train-step --canonicalize --memc-remat="mode=full" %s | FileCheck %s --check-prefix=FULL
-// RUN: memc-opt --memc-build-train-step --canonicalize --memc-remat="mode=none" %s | FileCheck %s --check-prefix=NONE
-// RUN: not memc-opt --memc-build-train-step --canonicalize --memc-remat="budget=1KiB" %s 2>&1 | FileCheck %s --check-prefix=TIGHT
+// RUN: memc-opt --memc-build-train-step=fuse-loss=false --canonicalize --memc-remat="mode=full" %s | FileCheck %s --check-prefix=FULL
+// RUN: memc-opt --memc-build-train-step=fuse-loss=false --canonicalize --memc-remat="mode=none" %s | FileCheck %s --check-prefix=NONE
+// RUN: not memc-opt --memc-build-train-step=fuse-loss=false --canonicalize --memc-remat="budget=1KiB" %s 2>&1 | FileCheck %s --check-prefix=TIGHT
 // RUN: not memc-opt --memc-remat="mode=most" %s 2>&1 | FileCheck %s --check-prefix=BADMODE
+// (fuse-loss=false: the cases below name the unfused head's backward ops.)
 
 // Two residual blocks y = x + gelu(x @ w). With mode=full only the layer boundaries are kept
 // (the residual stream, and the first matmul's result, which is alone in its cut since graph
