@@ -1,7 +1,9 @@
 """Convolution and pooling kernels against PyTorch's (oneDNN's) on the ResNet bench model's layer
 shapes (bench/training: fixtures.ResNet at B32x3x32x32), same thread count, in one run.
 
-Run with Debian's torch: MEMC_NUM_THREADS=N /usr/bin/python3 bench/kernels/conv_vs_torch.py [BUILD_DIR]
+Run with Debian's torch:
+  MEMC_NUM_THREADS=N /usr/bin/python3 bench/kernels/conv_vs_torch.py [BUILD_DIR [BEFORE_BENCH]]
+BEFORE_BENCH, a memc-kernel-bench built from an earlier commit, adds its times as a column.
 
 memc's side is `memc-kernel-bench resnet` (test/kernels/KernelBench.cpp, the same shapes and labels);
 PyTorch's is aten's convolution, convolution_backward (input or weight gradient alone) and
@@ -20,6 +22,7 @@ import torch  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
+BEFORE = sys.argv[2] if len(sys.argv) > 2 else None
 
 # (label, input shape, weight shape, stride, pad): the convolutions of fixtures.ResNet at B32.
 CONVS = [
@@ -69,8 +72,8 @@ def torch_times(dtype):
     return times
 
 
-def memc_times():
-    out = subprocess.run([os.path.join(BUILD, "test", "kernels", "memc-kernel-bench"), "resnet"],
+def memc_times(bench):
+    out = subprocess.run([bench, "resnet"],
                          check=True, capture_output=True, text=True,
                          env=dict(os.environ, MEMC_NUM_THREADS=str(THREADS))).stdout
     times = {}
@@ -84,16 +87,19 @@ def memc_times():
 
 def main():
     torch.set_num_threads(THREADS)
-    memc = memc_times()
+    memc = memc_times(os.path.join(BUILD, "test", "kernels", "memc-kernel-bench"))
+    before = memc_times(BEFORE) if BEFORE else {}
     print(f"threads: {THREADS}\n")
-    print("| kernel | dtype | PyTorch ms | memc ms | memc / PyTorch |")
-    print("|---|---|---|---|---|")
+    print("| kernel | dtype | PyTorch ms |" + (" memc before ms |" if BEFORE else "") +
+          " memc ms | memc / PyTorch |")
+    print("|---|---|---|" + ("---|" if BEFORE else "") + "---|---|")
     for dtype, name in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
         for key, theirs in torch_times(dtype).items():
             ours = memc.get(f"{key} {name}")
             if ours is None:
                 continue
-            print(f"| {key} | {name} | {theirs:.3f} | {ours:.3f} | {ours / theirs:.2f} |")
+            earlier = f" {before[f'{key} {name}']:.3f} |" if BEFORE else ""
+            print(f"| {key} | {name} | {theirs:.3f} |{earlier} {ours:.3f} | {ours / theirs:.2f} |")
 
 
 if __name__ == "__main__":

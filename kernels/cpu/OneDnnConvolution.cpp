@@ -2,7 +2,7 @@
 //
 // One cache of primitives, keyed by the call's shapes, attributes, dtypes, direction and thread
 // count: the plan's workspace rule and the run both ask it, so the sizes the plan carves are the
-// largest the run's primitive needs at any thread count up to kOneDnnSizingThreads (the
+// largest the run's primitive needs at any thread count up to oneDnnPlanThreads() (the
 // scratchpad is not monotonic in the threads: 4 threads may need more than 16). Debian's
 // oneDNN runs on OpenMP and reads the calling thread's omp_get_max_threads() when a primitive
 // is made, so a thread count is set around every primitive made and run.
@@ -19,9 +19,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <string>
-#include <vector>
+#include <thread>
+#include <unordered_map>
 
 namespace memc::kernels {
 
@@ -274,25 +274,38 @@ void roleArguments(ConvDirection direction, int (&ids)[kRoles]) {
   ids[kOutputs] = DNNL_ARG_DIFF_DST;
 }
 
-bool fitsPlan(KernelContext &context, const OneDnnConvSizes &needed,
-              const OneDnnConvSizes &planned, int threads) {
-  if (needed.image <= planned.image && needed.weights <= planned.weights &&
-      needed.outputs <= planned.outputs && needed.scratchpad <= planned.scratchpad)
-    return true;
-  return context.fail("oneDNN's convolution at " + std::to_string(threads) +
-                      " threads needs more workspace than the plan sized for it (scratchpad " +
-                      std::to_string(needed.scratchpad) + " bytes, planned " +
-                      std::to_string(planned.scratchpad) +
-                      "): was the plan compiled on another CPU?");
+bool fitsPlan(const OneDnnConvSizes &needed, const OneDnnConvSizes &planned) {
+  return needed.image <= planned.image && needed.weights <= planned.weights &&
+         needed.outputs <= planned.outputs && needed.scratchpad <= planned.scratchpad;
+}
+
+/// The primitive for `call` with the most threads up to `threads` that fits the plan's pieces,
+/// made runnable; null when none does.
+ConvPrimitive *fittingPrimitive(const KernelCall &call, ConvDirection direction, int threads,
+                                const OneDnnConvSizes &planned, int &chosenThreads) {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  for (chosenThreads = threads; chosenThreads >= 1; --chosenThreads) {
+    ConvPrimitive &primitive = lookup(call, direction, chosenThreads);
+    if (primitive.chosen && fitsPlan(primitive.sizes, planned)) {
+      makeRunnable(primitive);
+      return &primitive;
+    }
+  }
+  return nullptr;
 }
 
 } // namespace
+
+int oneDnnPlanThreads() {
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(cores, 1, static_cast<int>(kMaxWorkspaceSlots));
+}
 
 std::optional<OneDnnConvSizes> oneDnnConvolution(const KernelCall &call,
                                                  ConvDirection direction) {
   std::lock_guard<std::mutex> lock(cacheMutex);
   OneDnnConvSizes planned;
-  for (int threads = 1; threads <= kOneDnnSizingThreads; ++threads) {
+  for (int threads = 1; threads <= oneDnnPlanThreads(); ++threads) {
     const ConvPrimitive &primitive = lookup(call, direction, threads);
     if (!primitive.chosen)
       return std::nullopt;
@@ -306,20 +319,14 @@ std::optional<OneDnnConvSizes> oneDnnConvolution(const KernelCall &call,
 
 bool runOneDnnConvolution(KernelContext &context, const KernelCall &call, ConvDirection direction,
                           int threads, const OneDnnConvScratch &scratch) {
-  threads = std::clamp(threads, 1, kOneDnnSizingThreads);
-  ConvPrimitive *primitive;
-  {
-    std::lock_guard<std::mutex> lock(cacheMutex);
-    primitive = &lookup(call, direction, threads);
-    if (primitive->chosen)
-      makeRunnable(*primitive);
-  }
-  if (!primitive->chosen)
-    return context.fail("oneDNN has no optimized convolution at " + std::to_string(threads) +
-                        " threads for a call the plan gave it: was the plan compiled on another "
-                        "CPU?");
-  if (!fitsPlan(context, primitive->sizes, scratch.sizes, threads))
-    return false;
+  ConvPrimitive *primitive = fittingPrimitive(
+      call, direction, std::clamp(threads, 1, static_cast<int>(kMaxWorkspaceSlots)),
+      scratch.sizes, threads);
+  if (!primitive)
+    return context.fail("oneDNN's convolution needs more workspace than the plan sized for it "
+                        "at every thread count (planned scratchpad " +
+                        std::to_string(scratch.sizes.scratchpad) +
+                        " bytes): was the plan compiled on another CPU?");
   RoleTensors roles = roleTensors(call, direction);
   uint8_t *copies[kRoles] = {scratch.image, scratch.weights, scratch.outputs};
   int ids[kRoles];

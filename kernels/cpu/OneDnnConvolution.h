@@ -8,10 +8,13 @@
 // workspace. What oneDNN still allocates itself is fixed per shape, not per call: the primitive
 // objects and their JIT code, cached here once per shape and thread count.
 //
-// The scratchpad depends on the thread count oneDNN is given (per-thread buffers), which the plan
-// cannot know; the plan sizes the largest over 1..kOneDnnSizingThreads threads and a run gives
-// oneDNN at most that many (extra threads idle, as in parallelForSlots). A run whose primitive
-// needs more than the plan gave (another CPU than the compiling one) fails with a message.
+// The scratchpad depends on the thread count oneDNN is given (per-thread buffers, not
+// monotonic), which the plan cannot know: the plan sizes the largest over 1..oneDnnPlanThreads()
+// threads (the compiling machine's cores, at most 16), and a run gives oneDNN the most threads up
+// to the runner's count (MEMC_NUM_THREADS) whose primitive fits what the plan carved, so a plan
+// made on a 2-core machine runs oneDNN on 2 threads elsewhere. Like oneDNN's choice of kernels
+// (AVX-512, AMX), this makes the workspace of a CPU plan depend on the compiling machine; a run
+// whose primitive fits at no thread count (another CPU) fails with a message.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_ONEDNNCONVOLUTION_H
@@ -31,8 +34,9 @@ namespace memc::kernels {
 /// conv(x, w[, b]) -> y, conv_grad_input(dy, w) -> dx, conv_grad_weight(dy, x) -> dw.
 enum class ConvDirection { Forward, GradInput, GradWeight };
 
-/// The most OpenMP threads a run gives oneDNN; the plan sizes for every count up to it.
-inline constexpr int kOneDnnSizingThreads = static_cast<int>(kMaxWorkspaceSlots);
+/// The thread counts the plan sizes oneDNN's workspace for: 1 up to this machine's cores, at
+/// most kMaxWorkspaceSlots.
+int oneDnnPlanThreads();
 
 /// The workspace of a call oneDNN runs, in bytes: the image (x or dx), the weights (w or dw)
 /// and the result side (y or dy) in the primitive's layouts, each 0 where that layout is the
@@ -42,7 +46,7 @@ struct OneDnnConvSizes {
 };
 
 /// The selection rule, the one place that decides: the workspace oneDNN's primitive needs for
-/// `call` at any thread count up to kOneDnnSizingThreads when oneDNN runs the call, nullopt when
+/// `call` at any thread count up to oneDnnPlanThreads() when oneDNN runs the call, nullopt when
 /// memc's kernel does. Measured on the ResNet bench model's layers
 /// (bench/kernels/conv_vs_torch.py, docs/benchmarks.md):
 ///  - bf16 runs on oneDNN (AVX512-BF16/AMX kernels, f32 accumulation) whenever it has an
@@ -72,8 +76,8 @@ inline OneDnnConvScratch carveOneDnnConv(const OneDnnConvSizes &sizes, Workspace
   return scratch;
 }
 
-/// Runs `call` on oneDNN's primitive with min(threads, kOneDnnSizingThreads) OpenMP threads, in
-/// the pieces `scratch` the plan sized (oneDnnConvolution).
+/// Runs `call` on oneDNN's primitive in the pieces `scratch` the plan sized (oneDnnConvolution),
+/// with the most OpenMP threads up to min(threads, kMaxWorkspaceSlots) whose primitive fits them.
 bool runOneDnnConvolution(KernelContext &context, const KernelCall &call, ConvDirection direction,
                           int threads, const OneDnnConvScratch &scratch);
 
