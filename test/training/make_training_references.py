@@ -159,7 +159,7 @@ MEMORY_VARIANTS = {
     "gpt2": [("budget", ["--vram-budget", "490KiB"]), ("remat_full", ["--remat", "full"])],
     "llama": [("budget", ["--vram-budget", "450KiB"])],
     "bert": [("remat_full", ["--remat", "full"])],
-    "resnet_bn": [("budget", ["--vram-budget", "170KiB"])],
+    "resnet_bn": [("budget", ["--vram-budget", "160KiB"])],
     "mobilenet": [("remat_full", ["--remat", "full"])],
     "unet": [("remat_full", ["--remat", "full"])],
     "lstm_lm": [("remat_full", ["--remat", "full"])],
