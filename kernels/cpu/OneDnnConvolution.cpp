@@ -5,7 +5,8 @@
 // largest the run's primitive needs at any thread count up to oneDnnPlanThreads() (the
 // scratchpad is not monotonic in the threads: 4 threads may need more than 16). Debian's
 // oneDNN runs on OpenMP and reads the calling thread's omp_get_max_threads() when a primitive
-// is made, so a thread count is set around every primitive made and run.
+// descriptor or a primitive is made and when it runs, so a thread count is set around each (a
+// primitive made at the default count ran its 1-thread descriptor on 2 threads, spinning).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/OneDnnConvolution.h"
@@ -287,6 +288,8 @@ ConvPrimitive *fittingPrimitive(const KernelCall &call, ConvDirection direction,
   for (chosenThreads = threads; chosenThreads >= 1; --chosenThreads) {
     ConvPrimitive &primitive = lookup(call, direction, chosenThreads);
     if (primitive.chosen && fitsPlan(primitive.sizes, planned)) {
+      // oneDNN reads the thread count again when it makes a primitive (and keys its cache by it).
+      OmpThreadsScope scope(chosenThreads);
       makeRunnable(primitive);
       return &primitive;
     }
