@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ python3
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libprotobuf-dev protobuf-compiler libonnx-dev
-  googletest libgtest-dev libopenblas-dev zlib1g-dev coinor-libcbc-dev pkg-config
+  googletest libgtest-dev libopenblas-dev libdnnl-dev zlib1g-dev coinor-libcbc-dev pkg-config
   python3-onnx python3-numpy libonnx-testdata
 )
 

@@ -74,6 +74,9 @@ bool runConv(KernelContext &context, const KernelCall &call) {
   ConvScratch scratch = carveConv(call, carver);
   if (!carver.fits(context))
     return false;
+  if (scratch.oneDnn)
+    return runOneDnnConvolution(context, call, ConvDirection::Forward,
+                                ThreadPool::global().numThreads(), *scratch.oneDnn);
   ConvGeometry geometry(call.inputs[0].shape, call.inputs[1].shape, output.shape,
                         attributesOf(call));
   const float *bias = scratch.bias ? loadAsFloat(call.inputs[2], scratch.bias) : nullptr;

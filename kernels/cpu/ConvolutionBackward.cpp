@@ -139,6 +139,9 @@ bool runConvGradInput(KernelContext &context, const KernelCall &call) {
   GradInputScratch scratch = carveGradInput(call, carver);
   if (!carver.fits(context))
     return false;
+  if (scratch.oneDnn)
+    return runOneDnnConvolution(context, call, ConvDirection::GradInput,
+                                ThreadPool::global().numThreads(), *scratch.oneDnn);
   ConvGeometry geometry(result.shape, call.inputs[1].shape, call.inputs[0].shape,
                         attributesOf(call));
   runInFloat(call, scratch.operands, [&](const float *dy, const float *w, float *dx) {
@@ -155,6 +158,9 @@ bool runConvGradWeight(KernelContext &context, const KernelCall &call) {
   GradWeightScratch scratch = carveGradWeight(call, carver);
   if (!carver.fits(context))
     return false;
+  if (scratch.oneDnn)
+    return runOneDnnConvolution(context, call, ConvDirection::GradWeight,
+                                ThreadPool::global().numThreads(), *scratch.oneDnn);
   ConvGeometry geometry(call.inputs[1].shape, result.shape, call.inputs[0].shape,
                         attributesOf(call));
   runInFloat(call, scratch.operands, [&](const float *dy, const float *x, float *dw) {

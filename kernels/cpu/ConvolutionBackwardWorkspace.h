@@ -14,10 +14,12 @@
 #include "kernels/cpu/ConvolutionColumns.h"
 #include "kernels/cpu/FloatCompute.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/OneDnnConvolution.h"
 #include "kernels/cpu/WorkspaceSlots.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace memc::kernels {
 
@@ -42,12 +44,17 @@ struct GradInputScratch {
   FloatOperands operands;
   float *columns = nullptr; // one block per slot, slotStride elements apart
   int64_t slotStride = 0;
+  std::optional<OneDnnConvScratch> oneDnn; // set when oneDNN runs the call
 };
 
 inline GradInputScratch carveGradInput(const KernelCall &call, WorkspaceCarver &carver) {
   GradInputScratch scratch;
   if (call.outputs[0].numElements() == 0)
     return scratch;
+  if (auto sizes = oneDnnConvolution(call, ConvDirection::GradInput)) {
+    scratch.oneDnn = carveOneDnnConv(*sizes, carver);
+    return scratch;
+  }
   ConvGeometry g(call.outputs[0].shape, call.inputs[1].shape, call.inputs[0].shape,
                  attributesOf(call));
   scratch.operands = carveFloatOperands(call, carver);
@@ -63,12 +70,17 @@ struct GradWeightScratch {
   // Per slot, each piece's stride elements apart.
   float *columns = nullptr, *packed = nullptr, *sum = nullptr, *product = nullptr;
   int64_t columnStride = 0, packedStride = 0, sumStride = 0;
+  std::optional<OneDnnConvScratch> oneDnn; // set when oneDNN runs the call
 };
 
 inline GradWeightScratch carveGradWeight(const KernelCall &call, WorkspaceCarver &carver) {
   GradWeightScratch scratch;
   if (call.outputs[0].numElements() == 0)
     return scratch;
+  if (auto sizes = oneDnnConvolution(call, ConvDirection::GradWeight)) {
+    scratch.oneDnn = carveOneDnnConv(*sizes, carver);
+    return scratch;
+  }
   ConvGeometry g(call.inputs[1].shape, call.outputs[0].shape, call.inputs[0].shape,
                  attributesOf(call));
   scratch.operands = carveFloatOperands(call, carver);

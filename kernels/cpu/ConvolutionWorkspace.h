@@ -14,10 +14,12 @@
 #include "kernels/cpu/ConvolutionColumns.h"
 #include "kernels/cpu/FloatCompute.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/OneDnnConvolution.h"
 #include "kernels/cpu/WorkspaceSlots.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace memc::kernels {
 
@@ -25,12 +27,17 @@ struct ConvScratch {
   FloatOperands operands;
   float *bias = nullptr;
   float *columns = nullptr;
+  std::optional<OneDnnConvScratch> oneDnn; // set when oneDNN runs the call
 };
 
 inline ConvScratch carveConv(const KernelCall &call, WorkspaceCarver &carver) {
   ConvScratch scratch;
   if (call.outputs[0].numElements() == 0)
     return scratch;
+  if (auto sizes = oneDnnConvolution(call, ConvDirection::Forward)) {
+    scratch.oneDnn = carveOneDnnConv(*sizes, carver);
+    return scratch;
+  }
   ConvGeometry g(call.inputs[0].shape, call.inputs[1].shape, call.outputs[0].shape,
                  attributesOf(call));
   scratch.operands = carveFloatOperands(call, carver);

@@ -92,6 +92,24 @@ public:
     return true;
   }
 
+  /// Calls visitWindow(p, window) for each output position p of a plane in row-major order;
+  /// window.forEachTap(visit) visits its taps as forEachTap does and window.divisor() is
+  /// divisor's. 2-D windows, the common case, are two plain loops over precomputed ranges
+  /// instead of forEachTap's odometer (the ResNet bench model's max_pool and max_pool_grad ran
+  /// 1.4-1.7x faster).
+  template <typename VisitWindow> void forEachWindow(VisitWindow &&visitWindow) const {
+    if (dims.size() == 2) {
+      int64_t p = 0;
+      for (size_t row = 0; row < dims[0].start.size(); ++row)
+        for (size_t column = 0; column < dims[1].start.size(); ++column, ++p)
+          visitWindow(p, Window2d{*this, row, column});
+      return;
+    }
+    std::vector<int64_t> out(dims.size(), 0), tap(dims.size());
+    for (int64_t p = 0; p < outSize; ++p, next(out))
+      visitWindow(p, WindowNd{*this, out, tap});
+  }
+
   /// avg_pool's divisor for output position `out`, as PyTorch's: the taps inside the padded
   /// input with count_include_pad, else the taps inside the input (0: nothing to count).
   int64_t divisor(const std::vector<int64_t> &out) const {
@@ -120,6 +138,46 @@ public:
 private:
   struct Ranges {
     std::vector<int64_t> start, lo, hi, padded;
+  };
+
+  /// One window of a 2-D pool, at output (row, column).
+  struct Window2d {
+    const PoolWindows &windows;
+    size_t row, column;
+
+    template <typename Visit> void forEachTap(Visit &&visit) const {
+      const Ranges &rows = windows.dims[0], &columns = windows.dims[1];
+      int64_t rowLo = rows.lo[row], rowHi = rows.hi[row];
+      int64_t columnLo = columns.lo[column], columnHi = columns.hi[column];
+      if (rowLo >= rowHi || columnLo >= columnHi)
+        return;
+      int64_t rowStep = windows.dilations[0] * windows.inStrides[0];
+      int64_t columnStep = windows.dilations[1];
+      int64_t first = (rows.start[row] + rowLo * windows.dilations[0]) * windows.inStrides[0] +
+                      columns.start[column] + columnLo * columnStep;
+      int64_t rowEnd = first + (rowHi - rowLo) * rowStep, span = (columnHi - columnLo) * columnStep;
+      for (int64_t rowOffset = first; rowOffset < rowEnd; rowOffset += rowStep)
+        for (int64_t offset = rowOffset; offset < rowOffset + span; offset += columnStep)
+          visit(offset);
+    }
+    int64_t divisor() const {
+      const Ranges &rows = windows.dims[0], &columns = windows.dims[1];
+      return windows.countIncludePad
+                 ? rows.padded[row] * columns.padded[column]
+                 : (rows.hi[row] - rows.lo[row]) * (columns.hi[column] - columns.lo[column]);
+    }
+  };
+
+  /// One window of any rank, through forEachTap.
+  struct WindowNd {
+    const PoolWindows &windows;
+    const std::vector<int64_t> &out;
+    std::vector<int64_t> &tap;
+
+    template <typename Visit> void forEachTap(Visit &&visit) const {
+      windows.forEachTap(out, tap, visit);
+    }
+    int64_t divisor() const { return windows.divisor(out); }
   };
   std::vector<Ranges> dims;
   std::vector<int64_t> dilations, inStrides;

@@ -21,18 +21,17 @@ namespace memc::kernels {
 
 namespace {
 
-/// Pools the window of output position `out` over one plane; `tap` is scratch of the rank.
-template <bool Average, typename T>
-float pool(const PoolWindows &windows, const T *plane, const std::vector<int64_t> &out,
-           std::vector<int64_t> &tap) {
+/// Pools one window (PoolWindows::forEachWindow) of a plane.
+template <bool Average, typename T, typename Window>
+float pool(const Window &window, const T *plane) {
   if constexpr (Average) {
     float sum = 0.0f;
-    windows.forEachTap(out, tap, [&](int64_t offset) { sum += Element<T>::load(plane[offset]); });
-    int64_t divisor = windows.divisor(out);
+    window.forEachTap([&](int64_t offset) { sum += Element<T>::load(plane[offset]); });
+    int64_t divisor = window.divisor();
     return divisor == 0 ? 0.0f : sum / static_cast<float>(divisor);
   } else {
     float max = -std::numeric_limits<float>::infinity();
-    windows.forEachTap(out, tap, [&](int64_t offset) {
+    window.forEachTap([&](int64_t offset) {
       float value = Element<T>::load(plane[offset]);
       if (value > max || std::isnan(value))
         max = value;
@@ -53,13 +52,11 @@ template <bool Average> bool runPool(KernelContext &, const KernelCall &call) {
     T *y = output.as<T>();
     parallelFor(0, windows.planes(), std::max<int64_t>(1, kExpensiveGrain / outSize),
                 [&](int64_t begin, int64_t end) {
-                  std::vector<int64_t> out(windows.rank()), tap(windows.rank());
-                  for (int64_t plane = begin; plane < end; ++plane) {
-                    std::fill(out.begin(), out.end(), 0);
-                    for (int64_t p = 0; p < outSize; ++p, windows.next(out))
+                  for (int64_t plane = begin; plane < end; ++plane)
+                    windows.forEachWindow([&](int64_t p, const auto &window) {
                       y[plane * outSize + p] =
-                          Element<T>::store(pool<Average>(windows, x + plane * inSize, out, tap));
-                  }
+                          Element<T>::store(pool<Average>(window, x + plane * inSize));
+                    });
                 });
   });
   return true;

@@ -71,11 +71,10 @@ bool runMaxPoolGrad(KernelContext &context, const KernelCall &call) {
       const G *dy = grad.as<G>();
       forEachResultPlane<T>(result, windows, scratch, [&](int64_t plane, float *sums) {
         const T *in = x + plane * inSize;
-        std::vector<int64_t> out(windows.rank(), 0), tap(windows.rank());
-        for (int64_t p = 0; p < outSize; ++p, windows.next(out)) {
+        windows.forEachWindow([&](int64_t p, const auto &window) {
           int64_t argmax = -1;
           float max = -std::numeric_limits<float>::infinity();
-          windows.forEachTap(out, tap, [&](int64_t offset) {
+          window.forEachTap([&](int64_t offset) {
             float value = Element<T>::load(in[offset]);
             if (argmax < 0)
               argmax = offset;
@@ -86,7 +85,7 @@ bool runMaxPoolGrad(KernelContext &context, const KernelCall &call) {
           });
           if (argmax >= 0)
             sums[argmax] += Element<G>::load(dy[plane * outSize + p]);
-        }
+        });
       });
     });
   });
@@ -107,14 +106,13 @@ bool runAvgPoolGrad(KernelContext &context, const KernelCall &call) {
     using T = typename decltype(tag)::type;
     const T *dy = grad.as<T>();
     forEachResultPlane<T>(result, windows, scratch, [&](int64_t plane, float *sums) {
-      std::vector<int64_t> out(windows.rank(), 0), tap(windows.rank());
-      for (int64_t p = 0; p < outSize; ++p, windows.next(out)) {
-        int64_t divisor = windows.divisor(out);
+      windows.forEachWindow([&](int64_t p, const auto &window) {
+        int64_t divisor = window.divisor();
         if (divisor == 0)
-          continue;
+          return;
         float share = Element<T>::load(dy[plane * outSize + p]) / static_cast<float>(divisor);
-        windows.forEachTap(out, tap, [&](int64_t offset) { sums[offset] += share; });
-      }
+        window.forEachTap([&](int64_t offset) { sums[offset] += share; });
+      });
     });
   });
   return true;

@@ -81,8 +81,65 @@ void bench(const char *filter, const std::string &label, const std::string &kern
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = std::min(best, seconds);
   }
-  std::printf("%-40s %9.3f ms  %8.2f %s\n", label.c_str(), best * 1e3, work / best / 1e9,
-              bytes ? "GB/s" : "GFLOP/s");
+  std::printf("%-40s %9.3f ms  %8.2f %s  workspace %.1f KiB\n", label.c_str(), best * 1e3,
+              work / best / 1e9, bytes ? "GB/s" : "GFLOP/s", call.workspaceBytes / 1024.0);
+}
+
+
+/// Attributes of a 2-D convolution or pooling window with equal strides and pads.
+Attributes convAttributes(int64_t stride, int64_t pad) {
+  return attrs({{"strides", std::vector<int64_t>{stride, stride}},
+                {"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+                {"dilations", std::vector<int64_t>{1, 1}},
+                {"group", int64_t{1}}});
+}
+
+/// The convolutions and max pool of the ResNet bench model (bench/training: fixtures.ResNet at
+/// B32x3x32x32), forward and both gradients, f32 and bf16; bench/kernels/conv_vs_torch.py times
+/// PyTorch on the same labels.
+void benchResNetLayers(const char *filter) {
+  struct Layer {
+    const char *label;
+    std::vector<int64_t> input, weight;
+    int64_t stride, pad;
+  };
+  const std::vector<Layer> layers = {
+      {"stem 32x3x32x32 k3 8", {32, 3, 32, 32}, {8, 3, 3, 3}, 1, 1},
+      {"layer1 32x8x16x16 k3 8", {32, 8, 16, 16}, {8, 8, 3, 3}, 1, 1},
+      {"layer2a 32x8x16x16 k3 s2 16", {32, 8, 16, 16}, {16, 8, 3, 3}, 2, 1},
+      {"layer2b 32x16x8x8 k3 16", {32, 16, 8, 8}, {16, 16, 3, 3}, 1, 1},
+      {"down 32x8x16x16 k1 s2 16", {32, 8, 16, 16}, {16, 8, 1, 1}, 2, 0},
+  };
+  for (DType dtype : {DType::F32, DType::BF16}) {
+    std::string suffix = dtype == DType::F32 ? " f32" : " bf16";
+    for (const Layer &layer : layers) {
+      std::vector<int64_t> output = {layer.input[0], layer.weight[0], 0, 0};
+      for (int d = 0; d < 2; ++d)
+        output[2 + d] =
+            (layer.input[2 + d] + 2 * layer.pad - layer.weight[2 + d]) / layer.stride + 1;
+      double flops = 2.0 * output[0] * output[1] * output[2] * output[3] * layer.weight[1] *
+                     layer.weight[2] * layer.weight[3];
+      Attributes conv = convAttributes(layer.stride, layer.pad);
+      std::string label = layer.label + suffix;
+      bench(filter, "resnet conv " + label, "conv", {{dtype, layer.input}, {dtype, layer.weight}},
+            {{dtype, output}}, conv, flops, false);
+      bench(filter, "resnet conv_grad_input " + label, "conv_grad_input",
+            {{dtype, output}, {dtype, layer.weight}}, {{dtype, layer.input}}, conv, flops, false);
+      bench(filter, "resnet conv_grad_weight " + label, "conv_grad_weight",
+            {{dtype, output}, {dtype, layer.input}}, {{dtype, layer.weight}}, conv, flops, false);
+    }
+    Attributes pool = attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
+                             {"strides", std::vector<int64_t>{2, 2}},
+                             {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                             {"dilations", std::vector<int64_t>{1, 1}},
+                             {"ceil_mode", int64_t{0}}});
+    const std::vector<int64_t> poolIn = {32, 8, 32, 32}, poolOut = {32, 8, 16, 16};
+    bench(filter, "resnet max_pool maxpool 32x8x32x32 k3 s2 p1" + suffix, "max_pool",
+          {{dtype, poolIn}}, {{dtype, poolOut}}, pool, 4.0 * 32 * 8 * 32 * 32, true);
+    bench(filter, "resnet max_pool_grad maxpool 32x8x32x32 k3 s2 p1" + suffix, "max_pool_grad",
+          {{dtype, poolOut}, {dtype, poolIn}}, {{dtype, poolIn}}, pool, 10.0 * 32 * 8 * 32 * 32,
+          true);
+  }
 }
 
 } // namespace
@@ -210,5 +267,6 @@ int main(int argc, char **argv) {
                {"dilations", std::vector<int64_t>{1, 1}},
                {"ceil_mode", int64_t{0}}}),
         (8.0 + 2.0) * 8 * 64 * 112 * 112, true);
+  benchResNetLayers(filter);
   return 0;
 }

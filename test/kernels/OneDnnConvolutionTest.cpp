@@ -1,0 +1,175 @@
+//===- OneDnnConvolutionTest.cpp - the convolutions oneDNN runs ------------===//
+//
+// The selection rule (OneDnnConvolution.h) sends these calls to oneDNN's primitives; each test
+// first checks that it did, then compares the results with plain f64 loops (Conv2dReference.h),
+// the same truth memc's own kernels are held to, so both paths agree within float tolerance.
+// ctest runs them with MEMC_NUM_THREADS=4.
+//
+//===----------------------------------------------------------------------===//
+#include "Conv2dReference.h"
+#include "KernelTestSupport.h"
+
+#include "kernels/cpu/OneDnnConvolution.h"
+
+#include <cstring>
+
+namespace memc::kernels::testing {
+namespace {
+
+/// Whether the selection rule gives `kernel` on these tensors to oneDNN.
+bool runsOnOneDnn(const std::string &kernel, const std::vector<OwnedTensor> &inputs,
+                  const std::vector<OwnedTensor> &outputs, const Attributes &attributes) {
+  KernelCall call = makeCall(inputs, outputs, attributes);
+  ConvDirection direction = kernel == "conv"              ? ConvDirection::Forward
+                            : kernel == "conv_grad_input" ? ConvDirection::GradInput
+                                                          : ConvDirection::GradWeight;
+  return oneDnnConvolution(call, direction).has_value();
+}
+
+OwnedTensor asType(DType dtype, const OwnedTensor &values) {
+  return tensor(dtype, values.shape, values.values());
+}
+
+/// Runs conv and both gradients of `conv` in `dtype` and compares them with the loops on the
+/// same (rounded) values.
+void expectMatchesLoops(const Conv2d &conv, DType dtype, uint32_t seed, double rtol,
+                        double atol) {
+  OwnedTensor x = asType(dtype, randomF32(conv.input(), seed));
+  OwnedTensor w = asType(dtype, randomF32(conv.weight(), seed + 1));
+  OwnedTensor g = asType(dtype, randomF32(conv.output(), seed + 2));
+  std::vector<double> xv = x.values(), wv = w.values(), gv = g.values();
+  std::vector<double> y(g.numElements(), 0.0), dx(x.numElements(), 0.0), dw(w.numElements(), 0.0);
+  conv.forEachTap([&](int64_t xi, int64_t wi, int64_t yi) {
+    y[yi] += xv[xi] * wv[wi];
+    dx[xi] += gv[yi] * wv[wi];
+    dw[wi] += gv[yi] * xv[xi];
+  });
+  Attributes a = conv.attributes();
+  EXPECT_TRUE(closeTo(runKernel("conv", {x, w}, {{dtype, conv.output()}}, a)[0].values(), y,
+                      rtol, atol));
+  EXPECT_TRUE(closeTo(runKernel("conv_grad_input", {g, w}, {{dtype, conv.input()}}, a)[0].values(),
+                      dx, rtol, atol));
+  EXPECT_TRUE(closeTo(
+      runKernel("conv_grad_weight", {g, x}, {{dtype, conv.weight()}}, a)[0].values(), dw, rtol,
+      atol * 8));
+}
+
+/// Asserts which of conv, conv_grad_input, conv_grad_weight the rule gives to oneDNN.
+void expectOneDnn(const Conv2d &conv, DType dtype, bool forward, bool gradInput,
+                  bool gradWeight) {
+  OwnedTensor x(dtype, conv.input()), w(dtype, conv.weight()), y(dtype, conv.output());
+  Attributes a = conv.attributes();
+  EXPECT_EQ(runsOnOneDnn("conv", {x, w}, {y}, a), forward);
+  EXPECT_EQ(runsOnOneDnn("conv_grad_input", {y, w}, {x}, a), gradInput);
+  EXPECT_EQ(runsOnOneDnn("conv_grad_weight", {y, x}, {w}, a), gradWeight);
+}
+
+Conv2d finished(Conv2d conv) {
+  conv.finish();
+  return conv;
+}
+
+// The ResNet bench model's 3x3 layers (bench/training: fixtures.ResNet at B32x3x32x32).
+const Conv2d kStem = finished({32, 3, 32, 32, 8, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+const Conv2d kLayer1 = finished({32, 8, 16, 16, 8, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+const Conv2d kLayer2a = finished({32, 8, 16, 16, 16, 3, 3, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}});
+const Conv2d kLayer2b = finished({32, 16, 8, 8, 16, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+const Conv2d kDownsample = finished({32, 8, 16, 16, 16, 1, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}});
+
+TEST(OneDnnConvolution, RunsTheResNetLayersAndMatchesLoops) {
+  // The stem's 3-channel input gradient stays on memc's col2im, which wins there.
+  expectOneDnn(kStem, DType::F32, true, false, true);
+  for (const Conv2d *conv : {&kLayer1, &kLayer2a, &kLayer2b})
+    expectOneDnn(*conv, DType::F32, true, true, true);
+  uint32_t seed = 1;
+  for (const Conv2d *conv : {&kStem, &kLayer1, &kLayer2a, &kLayer2b})
+    expectMatchesLoops(*conv, DType::F32, seed += 3, 1e-4, 1e-4);
+}
+
+TEST(OneDnnConvolution, KeepsMemcKernelsWhereTheyWin) {
+  // 1x1 windows (memc multiplies the image directly), grouped f32 and f16 stay on memc.
+  expectOneDnn(kDownsample, DType::F32, false, false, false);
+  expectOneDnn(finished({2, 8, 8, 8, 8, 3, 3, 8, {1, 1}, {1, 1, 1, 1}, {1, 1}}), DType::F32,
+               false, false, false);
+  expectOneDnn(kLayer1, DType::F16, false, false, false);
+  // So does an f32 call whose blocked copies would pass 4 MiB: memc's tiles bound the peak.
+  expectOneDnn(finished({8, 16, 128, 128, 16, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}}),
+               DType::F32, false, false, false);
+}
+
+TEST(OneDnnConvolution, StridesPadsAndDilationsMatchLoops) {
+  // Asymmetric pads, unequal strides and dilations, a window that is not square.
+  Conv2d conv = finished({4, 16, 19, 23, 24, 3, 2, 1, {2, 1}, {1, 0, 2, 1}, {2, 3}});
+  expectOneDnn(conv, DType::F32, true, true, true);
+  expectMatchesLoops(conv, DType::F32, 40, 1e-4, 1e-4);
+  Conv2d wide = finished({2, 8, 12, 12, 16, 5, 5, 1, {1, 1}, {2, 2, 2, 2}, {1, 1}});
+  expectOneDnn(wide, DType::F32, true, true, true);
+  expectMatchesLoops(wide, DType::F32, 50, 1e-4, 1e-4);
+}
+
+TEST(OneDnnConvolution, Bf16RunsOnOneDnnWithGroupsAndPointwise) {
+  // bf16 always runs on oneDNN (f32 accumulation), grouped and 1x1 included: memc's kernel
+  // would widen whole operands into f32 workspace.
+  const Conv2d grouped = finished({4, 16, 10, 10, 32, 3, 3, 4, {1, 2}, {1, 1, 1, 1}, {1, 1}});
+  for (const Conv2d *conv : {&kLayer1, &kLayer2a, &kDownsample, &grouped}) {
+    expectOneDnn(*conv, DType::BF16, true, true, true);
+    // Results round to bf16 (8 bits): a relative error of 2^-8 per output.
+    expectMatchesLoops(*conv, DType::BF16, 60, 1e-2, 5e-2);
+  }
+}
+
+TEST(OneDnnConvolution, Bf16CopiesAreBf16NotWidenedOperands) {
+  // oneDNN's copies of the operands are bf16 in its blocked layouts: with 16 channels (one
+  // block, no padding) they take the operands' own 2 bytes per element, half of the f32 copies
+  // memc's kernel widens into. (With 8 channels the blocks pad to 16 and the copies reach the f32
+  // size; the scratchpad comes on top: docs/benchmarks.md has the numbers.)
+  const Conv2d &conv = kLayer2b;
+  OwnedTensor x(DType::BF16, conv.input()), w(DType::BF16, conv.weight()),
+      y(DType::BF16, conv.output());
+  Attributes a = conv.attributes();
+  std::vector<OwnedTensor> inputs = {x, w}, outputs = {y};
+  KernelCall call = makeCall(inputs, outputs, a);
+  std::optional<OneDnnConvSizes> sizes = oneDnnConvolution(call, ConvDirection::Forward);
+  ASSERT_TRUE(sizes.has_value());
+  uint64_t operands = static_cast<uint64_t>(x.numElements() + w.numElements() + y.numElements());
+  EXPECT_LE(sizes->image + sizes->weights + sizes->outputs, 2 * operands);
+  EXPECT_EQ(workspaceBytes(kernelNamed("conv"), call),
+            (sizes->image + 63) / 64 * 64 + (sizes->weights + 63) / 64 * 64 +
+                (sizes->outputs + 63) / 64 * 64 + sizes->scratchpad);
+}
+
+TEST(OneDnnConvolution, WorkspaceRuleCoversTheRunAndTooLittleIsAnError) {
+  OwnedTensor x = randomF32(kLayer1.input(), 70);
+  OwnedTensor g = randomF32(kLayer1.output(), 72), dw(DType::F32, kLayer1.weight());
+  Attributes a = kLayer1.attributes();
+  std::vector<OwnedTensor> inputs = {g, x}, outputs = {dw};
+  KernelCall call = makeCall(inputs, outputs, a);
+  const Kernel &kernel = kernelNamed("conv_grad_weight");
+  uint64_t bytes = workspaceBytes(kernel, call);
+  ASSERT_GT(bytes, 0u); // the blocked copies of x and dy
+  std::string error;
+  EXPECT_TRUE(runWithWorkspace(kernel, call, error)) << error;
+  std::vector<uint8_t> storage(bytes + kWorkspaceAlignment);
+  uintptr_t address = reinterpret_cast<uintptr_t>(storage.data());
+  call.workspace = reinterpret_cast<void *>((address + 63) / 64 * 64);
+  call.workspaceBytes = bytes - 1;
+  EXPECT_FALSE(runInContext(kernel, call, error));
+  EXPECT_NE(error.find("workspace"), std::string::npos) << error;
+}
+
+TEST(OneDnnConvolution, RunsAreBitwiseRepeatable) {
+  Attributes a = kLayer2b.attributes();
+  OwnedTensor x = randomF32(kLayer2b.input(), 80), g = randomF32(kLayer2b.output(), 81);
+  std::vector<OwnedTensor> first = runKernel("conv_grad_weight", {g, x},
+                                             {{DType::F32, kLayer2b.weight()}}, a);
+  for (int run = 0; run < 3; ++run) {
+    std::vector<OwnedTensor> again = runKernel("conv_grad_weight", {g, x},
+                                               {{DType::F32, kLayer2b.weight()}}, a);
+    EXPECT_EQ(std::memcmp(first[0].view().data, again[0].view().data,
+                          first[0].view().sizeBytes()),
+              0);
+  }
+}
+
+} // namespace
+} // namespace memc::kernels::testing
