@@ -1,6 +1,6 @@
-// RUN: memc-opt '--memc-autocast=precision=fp16' '--memc-build-train-step=optimizer=adamw loss-scale=dynamic loss-scale-window=4 accumulation-steps=2' --canonicalize %s | FileCheck %s --check-prefix=DYN
-// RUN: memc-opt '--memc-autocast=precision=fp16' '--memc-build-train-step=optimizer=sgd loss-scale=1024 clip-grad-norm=1.0' --canonicalize %s | FileCheck %s --check-prefix=FIXED
-// RUN: memc-opt '--memc-autocast=precision=fp16' '--memc-build-train-step=loss-scale=dynamic' --canonicalize %s | FileCheck %s --check-prefix=GRADS
+// RUN: memc-opt '--memc-autocast=precision=fp16' '--memc-build-train-step=optimizer=adamw loss-scale=dynamic loss-scale-window=4 accumulation-steps=2 fuse-loss=false' --canonicalize %s | FileCheck %s --check-prefix=DYN
+// RUN: memc-opt '--memc-autocast=precision=fp16' '--memc-build-train-step=optimizer=sgd loss-scale=1024 clip-grad-norm=1.0 fuse-loss=false' --canonicalize %s | FileCheck %s --check-prefix=FIXED
+// RUN: memc-opt '--memc-autocast=precision=fp16' '--memc-build-train-step=loss-scale=dynamic fuse-loss=false' --canonicalize %s | FileCheck %s --check-prefix=GRADS
 // RUN: not memc-opt '--memc-build-train-step=optimizer=sgd loss-scale=-2' %s 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Where GradScaler's pieces go in an fp16 step with gradient accumulation. The scaler's state is

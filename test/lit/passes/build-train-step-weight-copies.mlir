@@ -1,5 +1,5 @@
-// RUN: memc-opt --memc-autocast '--memc-build-train-step=optimizer=adamw accumulation-steps=4' --canonicalize %s | FileCheck %s
-// RUN: memc-opt --memc-autocast '--memc-build-train-step=optimizer=adamw' --canonicalize %s | FileCheck %s --check-prefix=ONE
+// RUN: memc-opt --memc-autocast '--memc-build-train-step=optimizer=adamw accumulation-steps=4 fuse-loss=false' --canonicalize %s | FileCheck %s
+// RUN: memc-opt --memc-autocast '--memc-build-train-step=optimizer=adamw fuse-loss=false' --canonicalize %s | FileCheck %s --check-prefix=ONE
 
 // With gradient accumulation the parameters change only on the micro-batch that applies the
 // update, so the 16-bit copy of each weight is made once per optimizer step: the step keeps it as
