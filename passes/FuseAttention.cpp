@@ -506,14 +506,11 @@ void eraseDeadChain(Operation *root) {
 /// The node an op came from, for the report: the ONNX node name the importer put in the
 /// location, else the location as MLIR prints it.
 std::string nodeName(Operation *op) {
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
-    loc = fused.getLocations().front();
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
+  if (std::string name = locationName(op->getLoc()); !name.empty())
+    return name;
   std::string text;
   llvm::raw_string_ostream os(text);
-  loc.print(os);
+  op->getLoc().print(os);
   return os.str();
 }
 
