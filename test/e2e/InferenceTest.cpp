@@ -138,6 +138,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Fixture{"llama_rope", "input_ids", "logits"},
                     Fixture{"vit", "input", "logits"},
                     Fixture{"embedding_bag", "input_ids", "logits"},
+                    Fixture{"bert_padded", "input_ids", "logits"},
                     Fixture{"attention_gqa_tile", "x", "y"},
                     Fixture{"attention_causal_buffer", "x", "y"}),
     [](const testing::TestParamInfo<Fixture> &info) { return std::string(info.param.model); });

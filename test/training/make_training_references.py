@@ -139,6 +139,10 @@ MODELS = [
     # constant trip counts, unrolled by memc; one class per sequence.
     Model("embedding_bag", fixtures.EmbeddingBagClassifier, "input_ids",
           (fixtures.BATCH, fixtures.SEQ), 10, token_input=True, token_labels=False),
+    # Issue 13's key-padding mask end to end: nn.TransformerEncoder with src_key_padding_mask
+    # computed from the ids (id 0 pads); the data holds padding ids, so keys are masked.
+    Model("bert_padded", fixtures.PaddedBert, "input_ids", (fixtures.BATCH, fixtures.SEQ),
+          fixtures.VOCAB, token_input=True, padding=12),
 ]
 HELPER_MODELS = [m for m in MODELS if m.name.startswith("helper_")]
 # The round trip's losses must agree closer than the other cases' (kLossTolerance, 1e-4).
