@@ -1,14 +1,15 @@
 //===- MatMul.cpp - numpy.matmul ------------------------------------------===//
 //
-// Floats go through OpenBLAS sgemm. A 16-bit product is computed a result tile at a time,
+// bf16 runs on oneDNN's matmul where the selection rule says so (OneDnnMatMul.h). Floats go
+// through OpenBLAS sgemm. Another 16-bit product is computed a result tile at a time,
 // widening only that tile's rows and columns, a block of K at a time (MatMulWorkspace.h), and its
 // f32 sums are rounded once. Transposed operands (transpose_lhs/rhs) are sgemm's trans flags
 // for f32 and the tiles' load order for 16-bit types. A batch that shares one right-hand matrix (x @ W, the common case)
 // is one tall product; other batches are a loop of products, spread over threads by batch when
 // the matrices are small. Integer matmul is a plain loop whose products and sums wrap.
 //
-// Workspace: the batch index pairs of a looped batch and, for f16/bf16, the widened tiles per
-// slot.
+// Workspace: oneDNN's scratchpad, or the batch index pairs of a looped batch and, for f16/bf16,
+// the widened tiles per slot.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
@@ -137,6 +138,9 @@ bool runMatMul(KernelContext &context, const KernelCall &call) {
   MatMulScratch scratch = carveMatMul(call, carver);
   if (!carver.fits(context))
     return false;
+  if (scratch.oneDnnScratchpadBytes)
+    return runOneDnnMatMul(context, call, ThreadPool::global().numThreads(),
+                           scratch.oneDnnScratchpad, *scratch.oneDnnScratchpadBytes);
   visitNumeric(output.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T>) {
