@@ -27,6 +27,21 @@ namespace {
 
 using dnnl::memory;
 
+/// Multiply-adds below which memc's tiles win: oneDNN's call costs about 9 us whatever the size
+/// (memc-kernel-bench `linear ... small`: at 32^3 memc's tiles take 7 us, at 64^3 21 us against
+/// oneDNN's 9).
+constexpr double kOneDnnMinMultiplyAdds = 65536;
+
+/// The part of the rule that needs no primitive: bf16 products large enough to amortise the call.
+bool oneDnnCandidate(const KernelCall &call) {
+  if (call.outputs[0].dtype != DType::BF16)
+    return false;
+  MatMulDims dims(call);
+  return static_cast<double>(dims.batchCount) * static_cast<double>(dims.m) *
+             static_cast<double>(dims.n) * static_cast<double>(dims.k) >=
+         kOneDnnMinMultiplyAdds;
+}
+
 /// One call signature's primitive at one thread count. `chosen` is the selection rule's answer.
 struct MatMulPrimitive {
   bool chosen = false;
@@ -58,7 +73,7 @@ memory::desc operandDesc(const Shape &batch, size_t rank, int64_t rows, int64_t 
 /// Makes the primitive descriptor for `call` (the current OpenMP thread count applies), or
 /// leaves `chosen` false where memc's kernel runs it.
 void describe(const KernelCall &call, MatMulPrimitive &primitive) {
-  if (call.outputs[0].dtype != DType::BF16)
+  if (!oneDnnCandidate(call))
     return;
   MatMulDims dims(call);
   auto type = memory::data_type::bf16;
@@ -141,6 +156,8 @@ MatMulPrimitive *fittingPrimitive(const KernelCall &call, int threads, uint64_t 
 } // namespace
 
 std::optional<uint64_t> oneDnnMatMul(const KernelCall &call) {
+  if (!oneDnnCandidate(call))
+    return std::nullopt; // without a lookup: f32 and small calls pay nothing for the rule
   std::lock_guard<std::mutex> lock(cacheMutex);
   uint64_t planned = 0;
   for (int threads = 1; threads <= oneDnnPlanThreads(); ++threads) {

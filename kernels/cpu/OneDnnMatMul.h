@@ -27,10 +27,12 @@ namespace memc::kernels {
 /// up to oneDnnPlanThreads() when oneDNN runs the call, nullopt when memc's kernel does.
 /// Measured on the linear layers of the GPT-2/Llama bench models and gpt2-124m
 /// (bench/kernels/matmul_vs_torch.py, docs/benchmarks.md):
-///  - bf16 runs on oneDNN whenever it has an optimized (non-reference) implementation for the
-///    shapes, the transposes and the broadcast: faster than memc's widening tiles on every
-///    layer, forward and both gradient products.
-///  - f16 stays on memc: oneDNN 2.6 has only its reference kernel for f16 matmul on this CPU.
+///  - bf16 runs on oneDNN when the product has at least 2^16 multiply-adds and oneDNN has an
+///    optimized (non-reference) implementation for the shapes, transposes and broadcast: 8-15x
+///    faster than memc's widening tiles on every bench layer at 1 thread, forward and both
+///    gradient products. Smaller products (the MLP bench model's) stay on memc's tiles, which
+///    beat oneDNN's fixed cost of about 9 us per call there.
+///  - f16 stays on memc: oneDNN 2.6 has no f16 matmul on the CPU (no primitive descriptor).
 ///  - f32 stays on OpenBLAS (bit-identical to memc's f32 path), as do integers and products
 ///    with K = 0 or more dims than oneDNN takes.
 std::optional<uint64_t> oneDnnMatMul(const KernelCall &call);

@@ -166,10 +166,10 @@ TEST(HalfMatMulTest, OneDnnTransposesBatchesAndOddSizes) {
       SCOPED_TRACE(std::to_string(lhs) + std::to_string(rhs));
       // Odd 2-D sizes; a stacked batch times one matrix; a batch of transposed products with a
       // broadcast right-hand side; both operands broadcasting.
-      Shape odd = lhs ? Shape{19, 37} : Shape{37, 19}, oddRhs = rhs ? Shape{53, 19} : Shape{19, 53};
+      Shape odd = lhs ? Shape{39, 67} : Shape{67, 39}, oddRhs = rhs ? Shape{53, 39} : Shape{39, 53};
       EXPECT_TRUE(runsOnOneDnn(DType::BF16, odd, oddRhs, transposes));
       expectProductMatches(DType::BF16, odd, oddRhs, {}, transposes);
-      Shape stacked = lhs ? Shape{3, 33, 17} : Shape{3, 17, 33};
+      Shape stacked = lhs ? Shape{3, 33, 31} : Shape{3, 31, 33};
       Shape matrix = rhs ? Shape{1, 29, 33} : Shape{1, 33, 29};
       EXPECT_TRUE(runsOnOneDnn(DType::BF16, stacked, matrix, transposes));
       expectProductMatches(DType::BF16, stacked, matrix, {3}, transposes);
@@ -181,18 +181,19 @@ TEST(HalfMatMulTest, OneDnnTransposesBatchesAndOddSizes) {
 }
 
 TEST(HalfMatMulTest, OneDnnVectorOperandsMatchTheirMatrixForms) {
-  OwnedTensor vector = tensor(DType::BF16, {45}, randomValues(45, 3));
-  OwnedTensor row = tensor(DType::BF16, {1, 45}, vector.values());
-  OwnedTensor matrix = tensor(DType::BF16, {45, 21}, randomValues(45 * 21, 4));
-  OwnedTensor square = tensor(DType::BF16, {45, 45}, randomValues(45 * 45, 5));
-  EXPECT_TRUE(runsOnOneDnn(DType::BF16, {45}, {45, 21}));
-  std::vector<OwnedTensor> fromVector = runKernel("matmul", {vector, matrix}, {{DType::BF16, {21}}});
+  const int64_t k = 1500, n = 61;
+  OwnedTensor vector = tensor(DType::BF16, {k}, randomValues(k, 3));
+  OwnedTensor row = tensor(DType::BF16, {1, k}, vector.values());
+  OwnedTensor matrix = tensor(DType::BF16, {k, n}, randomValues(k * n, 4));
+  OwnedTensor wide = tensor(DType::BF16, {n, k}, randomValues(n * k, 5));
+  EXPECT_TRUE(runsOnOneDnn(DType::BF16, {k}, {k, n}));
+  EXPECT_TRUE(runsOnOneDnn(DType::BF16, {n, k}, {k}));
+  std::vector<OwnedTensor> fromVector = runKernel("matmul", {vector, matrix}, {{DType::BF16, {n}}});
   EXPECT_EQ(fromVector[0].values(), product(DType::BF16, row, matrix, {}).values());
-  std::vector<OwnedTensor> toVector = runKernel("matmul", {square, vector}, {{DType::BF16, {45}}});
+  std::vector<OwnedTensor> toVector = runKernel("matmul", {wide, vector}, {{DType::BF16, {n}}});
   EXPECT_TRUE(closeTo(toVector[0].values(),
-                      referenceProduct(square, tensor(DType::BF16, {45, 1}, vector.values()), {},
-                                       {}),
-                      1.0 / 256, 1e-6 * 45));
+                      referenceProduct(wide, tensor(DType::BF16, {k, 1}, vector.values()), {}, {}),
+                      1.0 / 256, 1e-6 * k));
 }
 
 TEST(HalfMatMulTest, OneDnnRunsRepeatBitForBit) {
@@ -227,11 +228,15 @@ TEST(HalfMatMulTest, OneDnnWorkspaceIsTheRulesScratchpadAndTooLittleIsAnError) {
 }
 
 TEST(HalfMatMulTest, SelectionRuleKeepsOtherTypesOnMemc) {
-  // f32 stays on OpenBLAS, f16 has no oneDNN matmul in 2.6, K = 0 is memc's zero fill.
+  // f32 stays on OpenBLAS, f16 has no oneDNN matmul in 2.6, K = 0 is memc's zero fill, and
+  // products below 2^16 multiply-adds are faster on memc's tiles (the MLP bench model's 4x16x32).
   EXPECT_FALSE(runsOnOneDnn(DType::F32, {64, 64}, {64, 64}));
   EXPECT_FALSE(runsOnOneDnn(DType::F16, {64, 64}, {64, 64}));
   EXPECT_FALSE(runsOnOneDnn(DType::BF16, {4, 0}, {0, 3}));
+  EXPECT_FALSE(runsOnOneDnn(DType::BF16, {4, 16}, {16, 32}));
+  EXPECT_FALSE(runsOnOneDnn(DType::BF16, {32, 32}, {32, 32}));
   EXPECT_TRUE(runsOnOneDnn(DType::BF16, {64, 64}, {64, 64}));
+  EXPECT_TRUE(runsOnOneDnn(DType::BF16, {16, 64, 64}, {64, 64})); // counted over the batch
 }
 
 } // namespace

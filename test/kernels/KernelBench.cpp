@@ -158,7 +158,9 @@ void benchLinearLayers(const char *filter) {
       {"gpt2 lm_head", 1024, 256, 512},     {"llama q_proj", 1024, 256, 256},
       {"llama gate_proj", 1024, 256, 64},   {"llama down_proj", 1024, 64, 256},
       {"124m c_attn", 2048, 768, 2304},     {"124m c_fc", 2048, 768, 3072},
-      {"124m mlp_proj", 2048, 3072, 768},
+      {"124m mlp_proj", 2048, 3072, 768},   {"mlp fc", 4, 16, 32},
+      {"small", 16, 16, 16},                {"small", 32, 32, 32},
+      {"small", 64, 64, 64},                {"small", 128, 128, 128},
   };
   Attributes transposeLhs = attrs({{"transpose_lhs", int64_t{1}}});
   Attributes transposeRhs = attrs({{"transpose_rhs", int64_t{1}}});
