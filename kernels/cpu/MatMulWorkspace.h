@@ -132,8 +132,8 @@ inline bool widensPerTile(const KernelCall &call) {
 }
 
 struct MatMulScratch {
-  std::optional<uint64_t> oneDnnScratchpadBytes; // set when oneDNN runs the call (oneDnnMatMul)
-  uint8_t *oneDnnScratchpad = nullptr;
+  std::optional<OneDnnMatMulBlocks> oneDnn; // set when oneDNN runs the call (oneDnnMatMul)
+  uint8_t *oneDnnScratchpads = nullptr;     // oneDnn->slots of oneDnn->slotBytes
   FloatOperands operands;
   float *tiles = nullptr; // WideningTiles::slots slots of slotFloats, when widensPerTile
   std::pair<int64_t, int64_t> *pairs = nullptr; // null for a stacked float product
@@ -143,9 +143,11 @@ inline MatMulScratch carveMatMul(const KernelCall &call, WorkspaceCarver &carver
   MatMulScratch scratch;
   if (call.outputs[0].numElements() == 0)
     return scratch;
-  if ((scratch.oneDnnScratchpadBytes = oneDnnMatMul(call))) {
-    scratch.oneDnnScratchpad =
-        carver.take<uint8_t>(static_cast<int64_t>(*scratch.oneDnnScratchpadBytes));
+  if ((scratch.oneDnn = oneDnnMatMul(call))) {
+    scratch.oneDnnScratchpads =
+        carver.take<uint8_t>(scratch.oneDnn->slots * static_cast<int64_t>(scratch.oneDnn->slotBytes));
+    if (scratch.oneDnn->products > 1)
+      scratch.pairs = carver.take<std::pair<int64_t, int64_t>>(scratch.oneDnn->products);
     return scratch;
   }
   MatMulDims dims(call);

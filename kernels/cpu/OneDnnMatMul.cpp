@@ -1,17 +1,17 @@
-//===- OneDnnMatMul.cpp - 16-bit matmul through oneDNN --------------------===//
+//===- OneDnnMatMul.cpp - bf16 matmul through oneDNN ----------------------===//
 //
-// One cache of primitives keyed by the call's dtype, shapes, transpose flags and thread count,
-// asked by the workspace rule and the run alike (as OneDnnConvolution.cpp's). Operands are
-// described with strides, never copied: a transposed lhs stored [.., K, M] is the [.., M, K]
-// matrix with strides (1, M), a transposed rhs likewise, and a batch dim an operand broadcasts
-// is a dim of size 1 (oneDNN broadcasts it, as numpy does). A batch that shares one
-// right-hand matrix is one tall 2-D product, as memc's own kernel computes it.
+// One cache of single-threaded block primitives, keyed by a block's rows, K, N, transpose flags
+// and the lhs's leading dimension, asked by the workspace rule and the run alike. Operands are
+// described with strides, never copied: a block of a transposed lhs stored [K, M] is its
+// columns row0.. with strides (1, M), a transposed rhs stored [N, K] is [K, N] with strides
+// (1, K). A batch that shares one right-hand matrix is one tall product, as memc's own kernel
+// computes it; other batches are a product per batch (MatMulDims::batchPairs).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/OneDnnMatMul.h"
 
+#include "kernels/Workspace.h"
 #include "kernels/cpu/MatMulWorkspace.h"
-#include "kernels/cpu/OneDnnConvolution.h"
 #include "kernels/cpu/OneDnnThreads.h"
 
 #include <algorithm>
@@ -37,13 +37,24 @@ bool oneDnnCandidate(const KernelCall &call) {
   if (call.outputs[0].dtype != DType::BF16)
     return false;
   MatMulDims dims(call);
-  return static_cast<double>(dims.batchCount) * static_cast<double>(dims.m) *
-             static_cast<double>(dims.n) * static_cast<double>(dims.k) >=
-         kOneDnnMinMultiplyAdds;
+  return dims.k > 0 && static_cast<double>(dims.batchCount) * static_cast<double>(dims.m) *
+                               static_cast<double>(dims.n) * static_cast<double>(dims.k) >=
+                           kOneDnnMinMultiplyAdds;
 }
 
-/// One call signature's primitive at one thread count. `chosen` is the selection rule's answer.
-struct MatMulPrimitive {
+/// A block's shape: `rows` x `n` result rows from a `rows` x `k` slice of the lhs (whose
+/// leading dimension is `lhsStride` when transposed) and the whole rhs.
+struct BlockShape {
+  int64_t rows, k, n, lhsStride;
+  bool transposeLhs, transposeRhs;
+
+  std::vector<int64_t> key() const {
+    return {rows, k, n, lhsStride, transposeLhs, transposeRhs};
+  }
+};
+
+/// One block shape's primitive. `chosen` is the selection rule's answer.
+struct BlockPrimitive {
   bool chosen = false;
   uint64_t scratchpad = 0;
   memory::desc lhs, rhs, result;
@@ -51,50 +62,20 @@ struct MatMulPrimitive {
   std::unique_ptr<dnnl::matmul> compute; // made on the first run (a plan's sizing never runs it)
 };
 
-/// A row-major matrix operand of `batch` (padded with leading 1s to `rank` - 2 dims) whose stored
-/// last two dims are [rows, columns], read as [columns, rows] when `transposed`.
-memory::desc operandDesc(const Shape &batch, size_t rank, int64_t rows, int64_t columns,
-                         bool transposed, memory::data_type type) {
-  memory::dims dims(rank - 2 - batch.size(), 1);
-  dims.insert(dims.end(), batch.begin(), batch.end());
-  memory::dims strides(rank);
-  strides[rank - 1] = transposed ? columns : 1;
-  strides[rank - 2] = transposed ? 1 : columns;
-  int64_t stride = rows * columns;
-  for (size_t dim = rank - 2; dim-- > 0;) {
-    strides[dim] = stride;
-    stride *= dims[dim];
-  }
-  dims.push_back(transposed ? columns : rows);
-  dims.push_back(transposed ? rows : columns);
-  return memory::desc(dims, type, strides);
-}
-
-/// Makes the primitive descriptor for `call` (the current OpenMP thread count applies), or
-/// leaves `chosen` false where memc's kernel runs it.
-void describe(const KernelCall &call, MatMulPrimitive &primitive) {
-  if (!oneDnnCandidate(call))
-    return;
-  MatMulDims dims(call);
+/// Makes the primitive descriptor for one thread, or leaves `chosen` false where oneDNN has no
+/// optimized implementation.
+void describe(const BlockShape &shape, BlockPrimitive &primitive) {
   auto type = memory::data_type::bf16;
-  size_t rank = dims.batch.size() + 2;
-  if (dims.k == 0 || rank > DNNL_MAX_NDIMS)
-    return;
-  bool ta = dims.transposes.lhs, tb = dims.transposes.rhs;
-  if (dims.stacksRows()) {
-    int64_t rows = dims.batchCount * dims.m;
-    primitive.lhs = operandDesc({}, 2, rows, dims.k, false, type);
-    primitive.rhs = operandDesc({}, 2, tb ? dims.n : dims.k, tb ? dims.k : dims.n, tb, type);
-    primitive.result = operandDesc({}, 2, rows, dims.n, false, type);
-  } else {
-    primitive.lhs = operandDesc(dims.lhsBatch, rank, ta ? dims.k : dims.m, ta ? dims.m : dims.k,
-                                ta, type);
-    primitive.rhs = operandDesc(dims.rhsBatch, rank, tb ? dims.n : dims.k, tb ? dims.k : dims.n,
-                                tb, type);
-    primitive.result = operandDesc(dims.batch, rank, dims.m, dims.n, false, type);
-  }
+  int64_t rows = shape.rows, k = shape.k, n = shape.n;
+  primitive.lhs = memory::desc({rows, k}, type,
+                               shape.transposeLhs ? memory::dims{1, shape.lhsStride}
+                                                  : memory::dims{k, 1});
+  primitive.rhs =
+      memory::desc({k, n}, type, shape.transposeRhs ? memory::dims{1, k} : memory::dims{n, 1});
+  primitive.result = memory::desc({rows, n}, type, memory::dims{n, 1});
   dnnl::primitive_attr attributes;
   attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  OneDnnThreadsScope scope(1);
   try {
     primitive.descriptor = dnnl::matmul::primitive_desc(
         dnnl::matmul::desc(primitive.lhs, primitive.rhs, primitive.result), attributes,
@@ -109,87 +90,87 @@ void describe(const KernelCall &call, MatMulPrimitive &primitive) {
   primitive.chosen = true;
 }
 
-/// The cache key: everything describe() reads.
-std::vector<int64_t> signature(const KernelCall &call, int threads) {
-  MatMulTransposes transposes = matmulTransposesOf(call);
-  std::vector<int64_t> key = {threads, transposes.lhs, transposes.rhs};
-  for (const TensorView *tensor : {&call.inputs[0], &call.inputs[1], &call.outputs[0]}) {
-    key.push_back(static_cast<int64_t>(tensor->dtype));
-    key.push_back(static_cast<int64_t>(tensor->shape.size()));
-    key.insert(key.end(), tensor->shape.begin(), tensor->shape.end());
-  }
-  return key;
-}
-
 std::mutex cacheMutex;
 
-/// The cached primitive for `call` at `threads` threads; made under cacheMutex, which the
-/// caller holds.
-MatMulPrimitive &lookup(const KernelCall &call, int threads) {
-  static std::map<std::vector<int64_t>, std::unique_ptr<MatMulPrimitive>> cache;
-  std::unique_ptr<MatMulPrimitive> &slot = cache[signature(call, threads)];
+/// The cached primitive of `shape`, made runnable when `runnable`; made under cacheMutex, which
+/// the caller holds.
+BlockPrimitive &lookup(const BlockShape &shape, bool runnable) {
+  static std::map<std::vector<int64_t>, std::unique_ptr<BlockPrimitive>> cache;
+  std::unique_ptr<BlockPrimitive> &slot = cache[shape.key()];
   if (!slot) {
-    slot = std::make_unique<MatMulPrimitive>();
-    OneDnnThreadsScope scope(threads);
-    describe(call, *slot);
+    slot = std::make_unique<BlockPrimitive>();
+    describe(shape, *slot);
+  }
+  if (runnable && slot->chosen && !slot->compute) {
+    OneDnnThreadsScope scope(1);
+    slot->compute = std::make_unique<dnnl::matmul>(slot->descriptor);
   }
   return *slot;
 }
 
-/// The primitive for `call` with the most threads up to `threads` whose scratchpad fits the
-/// plan's, made runnable; null when none does.
-MatMulPrimitive *fittingPrimitive(const KernelCall &call, int threads, uint64_t planned,
-                                  int &chosenThreads) {
-  std::lock_guard<std::mutex> lock(cacheMutex);
-  for (chosenThreads = threads; chosenThreads >= 1; --chosenThreads) {
-    MatMulPrimitive &primitive = lookup(call, chosenThreads);
-    if (primitive.chosen && primitive.scratchpad <= planned) {
-      OneDnnThreadsScope scope(chosenThreads);
-      if (!primitive.compute)
-        primitive.compute = std::make_unique<dnnl::matmul>(primitive.descriptor);
-      return &primitive;
-    }
-  }
-  return nullptr;
+BlockShape blockShape(const MatMulDims &dims, int64_t rows) {
+  return {rows, dims.k, dims.n, dims.m, dims.transposes.lhs, dims.transposes.rhs};
 }
 
 } // namespace
 
-std::optional<uint64_t> oneDnnMatMul(const KernelCall &call) {
+std::optional<OneDnnMatMulBlocks> oneDnnMatMul(const KernelCall &call) {
   if (!oneDnnCandidate(call))
     return std::nullopt; // without a lookup: f32 and small calls pay nothing for the rule
+  MatMulDims dims(call);
+  OneDnnMatMulBlocks blocks;
+  bool stacked = dims.stacksRows();
+  blocks.products = stacked ? 1 : dims.batchCount;
+  blocks.rows = stacked ? dims.batchCount * dims.m : dims.m;
+  blocks.blockRows = std::min(kOneDnnBlockRows, blocks.rows);
+  blocks.blocksPerProduct = (blocks.rows + blocks.blockRows - 1) / blocks.blockRows;
+  blocks.slots = workspaceSlots(0, blocks.count(), 1);
+  uint64_t scratchpad = 0;
   std::lock_guard<std::mutex> lock(cacheMutex);
-  uint64_t planned = 0;
-  for (int threads = 1; threads <= oneDnnPlanThreads(); ++threads) {
-    const MatMulPrimitive &primitive = lookup(call, threads);
+  int64_t remainder = blocks.rows % blocks.blockRows;
+  for (int64_t rows : {blocks.blockRows, remainder}) {
+    if (rows == 0)
+      continue;
+    const BlockPrimitive &primitive = lookup(blockShape(dims, rows), false);
     if (!primitive.chosen)
       return std::nullopt;
-    planned = std::max(planned, primitive.scratchpad);
+    scratchpad = std::max(scratchpad, primitive.scratchpad);
   }
-  return planned;
+  blocks.slotBytes = (scratchpad + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
+                     kWorkspaceAlignment;
+  return blocks;
 }
 
-bool runOneDnnMatMul(KernelContext &context, const KernelCall &call, int threads,
-                     uint8_t *scratchpad, uint64_t scratchpadBytes) {
-  MatMulPrimitive *primitive = fittingPrimitive(
-      call, std::clamp(threads, 1, static_cast<int>(kMaxWorkspaceSlots)), scratchpadBytes,
-      threads);
-  if (!primitive)
-    return context.fail("oneDNN's matmul needs more scratchpad than the plan sized for it at "
-                        "every thread count (planned " +
-                        std::to_string(scratchpadBytes) +
-                        " bytes): was the plan compiled on another CPU?");
+void runOneDnnMatMulBlock(const KernelCall &call, const OneDnnMatMulBlocks &blocks,
+                          const std::pair<int64_t, int64_t> *pairs, int64_t task,
+                          uint8_t *scratchpad) {
+  MatMulDims dims(call);
+  int64_t product = task / blocks.blocksPerProduct;
+  int64_t row0 = (task % blocks.blocksPerProduct) * blocks.blockRows;
+  int64_t rows = std::min(blocks.blockRows, blocks.rows - row0);
+  int64_t m = dims.m, k = dims.k, n = dims.n;
+  const uint16_t *lhs = call.inputs[0].as<uint16_t>(), *rhs = call.inputs[1].as<uint16_t>();
+  if (blocks.products > 1) {
+    lhs += pairs[product].first * m * k;
+    rhs += pairs[product].second * k * n;
+  }
+  lhs += dims.transposes.lhs ? row0 : row0 * k;
+  uint16_t *result = call.outputs[0].as<uint16_t>() + product * m * n + row0 * n;
+  BlockPrimitive *primitive;
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    primitive = &lookup(blockShape(dims, rows), true);
+  }
   dnnl::engine &engine = oneDnnCpuEngine();
   thread_local dnnl::stream stream(engine);
-  OneDnnThreadsScope scope(threads);
+  OneDnnThreadsScope scope(1);
   primitive->compute->execute(
-      stream, {{DNNL_ARG_SRC, memory(primitive->lhs, engine, call.inputs[0].data)},
-               {DNNL_ARG_WEIGHTS, memory(primitive->rhs, engine, call.inputs[1].data)},
-               {DNNL_ARG_DST, memory(primitive->result, engine, call.outputs[0].data)},
+      stream, {{DNNL_ARG_SRC, memory(primitive->lhs, engine, const_cast<uint16_t *>(lhs))},
+               {DNNL_ARG_WEIGHTS, memory(primitive->rhs, engine, const_cast<uint16_t *>(rhs))},
+               {DNNL_ARG_DST, memory(primitive->result, engine, result)},
                {DNNL_ARG_SCRATCHPAD,
                 memory(primitive->descriptor.scratchpad_desc(), engine, scratchpad)}});
   stream.wait();
-  return true;
 }
 
 } // namespace memc::kernels

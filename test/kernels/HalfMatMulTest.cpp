@@ -4,8 +4,9 @@
 // columns, one block of K, at a time (MatMulWorkspace.h). Both must match a float64 product of
 // the same 16-bit inputs on products with several row, column and depth blocks, the bench
 // models' linear layers (forward and the transposed gradient products), transposes, batches
-// with broadcasting and odd sizes; the tiles' workspace must not grow with the operands, and
-// oneDNN's runs must repeat bit for bit. ctest runs them with MEMC_NUM_THREADS=4.
+// with broadcasting and odd sizes, products cut into several of oneDNN's row blocks; the tiles'
+// workspace must not grow with the operands, oneDNN's is a scratchpad per slot, and its runs
+// repeat bit for bit. ctest runs them with MEMC_NUM_THREADS=4.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestSupport.h"
@@ -177,6 +178,13 @@ TEST(HalfMatMulTest, OneDnnTransposesBatchesAndOddSizes) {
       Shape right = rhs ? Shape{1, 3, 31, 41} : Shape{1, 3, 41, 31};
       EXPECT_TRUE(runsOnOneDnn(DType::BF16, left, right, transposes));
       expectProductMatches(DType::BF16, left, right, {2, 3}, transposes);
+      // Products of 300 rows: a block of kOneDnnBlockRows and a remainder each.
+      Shape tall = lhs ? Shape{2, 1, 41, 300} : Shape{2, 1, 300, 41};
+      EXPECT_TRUE(runsOnOneDnn(DType::BF16, tall, right, transposes));
+      expectProductMatches(DType::BF16, tall, right, {2, 3}, transposes);
+      Shape stackedTall = lhs ? Shape{2, 41, 150} : Shape{2, 150, 41};
+      Shape weights = rhs ? Shape{1, 31, 41} : Shape{1, 41, 31};
+      expectProductMatches(DType::BF16, stackedTall, weights, {2}, transposes);
     }
 }
 
@@ -204,18 +212,19 @@ TEST(HalfMatMulTest, OneDnnRunsRepeatBitForBit) {
     EXPECT_EQ(product(DType::BF16, a, b, {true, false}).values(), first);
 }
 
-TEST(HalfMatMulTest, OneDnnWorkspaceIsTheRulesScratchpadAndTooLittleIsAnError) {
+TEST(HalfMatMulTest, OneDnnWorkspaceIsAScratchpadPerSlotAndTooLittleIsAnError) {
   // gpt2's c_fc weight gradient: oneDNN packs dY^T and X into its scratchpad.
   std::vector<OwnedTensor> inputs = {OwnedTensor(DType::BF16, {1024, 1024}),
                                      OwnedTensor(DType::BF16, {1024, 256})};
   std::vector<OwnedTensor> outputs = {OwnedTensor(DType::BF16, {1024, 256})};
   Attributes attributes = transposeAttributes({true, false});
   KernelCall call = makeCall(inputs, outputs, attributes);
-  std::optional<uint64_t> scratchpad = oneDnnMatMul(call);
-  ASSERT_TRUE(scratchpad.has_value());
+  std::optional<OneDnnMatMulBlocks> blocks = oneDnnMatMul(call);
+  ASSERT_TRUE(blocks.has_value());
+  EXPECT_EQ(blocks->count(), 1024 / kOneDnnBlockRows);
   const Kernel &kernel = kernelNamed("matmul");
   uint64_t bytes = workspaceBytes(kernel, call);
-  EXPECT_EQ(bytes, *scratchpad);
+  EXPECT_EQ(bytes, uint64_t(blocks->slots) * blocks->slotBytes); // a scratchpad per slot
   ASSERT_GT(bytes, 0u);
   std::string error;
   EXPECT_TRUE(runWithWorkspace(kernel, call, error)) << error;
