@@ -1,14 +1,15 @@
 //===- MatMul.cpp - numpy.matmul ------------------------------------------===//
 //
-// Floats go through OpenBLAS sgemm. A 16-bit product is computed a result tile at a time,
+// bf16 runs on oneDNN's matmul where the selection rule says so (OneDnnMatMul.h). Floats go
+// through OpenBLAS sgemm. Another 16-bit product is computed a result tile at a time,
 // widening only that tile's rows and columns, a block of K at a time (MatMulWorkspace.h), and its
 // f32 sums are rounded once. Transposed operands (transpose_lhs/rhs) are sgemm's trans flags
 // for f32 and the tiles' load order for 16-bit types. A batch that shares one right-hand matrix (x @ W, the common case)
 // is one tall product; other batches are a loop of products, spread over threads by batch when
 // the matrices are small. Integer matmul is a plain loop whose products and sums wrap.
 //
-// Workspace: the batch index pairs of a looped batch and, for f16/bf16, the widened tiles per
-// slot.
+// Workspace: oneDNN's scratchpad per slot, or the batch index pairs of a looped batch and, for f16/bf16,
+// the widened tiles per slot.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
@@ -104,6 +105,18 @@ void matmulPerTile(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, f
   });
 }
 
+/// oneDNN's blocks (OneDnnMatMul.h), spread over the pool's slots.
+void matmulOnOneDnn(const KernelCall &call, const MatMulDims &dims,
+                    const OneDnnMatMulBlocks &blocks, const MatMulScratch &scratch) {
+  if (blocks.products > 1)
+    dims.batchPairs(scratch.pairs);
+  parallelForSlots(0, blocks.count(), 1, [&](int64_t slot, int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task)
+      runOneDnnMatMulBlock(call, blocks, scratch.pairs, task,
+                           scratch.oneDnnScratchpads + slot * blocks.slotBytes);
+  });
+}
+
 template <typename T>
 void matmulInteger(const MatMulDims &dims, std::pair<int64_t, int64_t> *pairs, const T *a,
                    const T *b, T *c) {
@@ -137,6 +150,10 @@ bool runMatMul(KernelContext &context, const KernelCall &call) {
   MatMulScratch scratch = carveMatMul(call, carver);
   if (!carver.fits(context))
     return false;
+  if (scratch.oneDnn) {
+    matmulOnOneDnn(call, dims, *scratch.oneDnn, scratch);
+    return true;
+  }
   visitNumeric(output.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T>) {

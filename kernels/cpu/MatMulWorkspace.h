@@ -14,11 +14,13 @@
 #include "kernels/cpu/FloatCompute.h"
 #include "kernels/cpu/Gemm.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/OneDnnMatMul.h"
 #include "kernels/cpu/StridedLayout.h"
 #include "kernels/cpu/WorkspaceSlots.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace memc::kernels {
 
@@ -124,12 +126,14 @@ inline WideningTiles wideningTiles(const MatMulDims &dims) {
   return tiles;
 }
 
-/// Whether matmul computes this call tile by tile (16-bit floats).
+/// Whether matmul computes this call tile by tile (16-bit floats), when oneDNN does not run it.
 inline bool widensPerTile(const KernelCall &call) {
   return call.outputs[0].dtype != DType::F32 && isFloating(call.outputs[0].dtype);
 }
 
 struct MatMulScratch {
+  std::optional<OneDnnMatMulBlocks> oneDnn; // set when oneDNN runs the call (oneDnnMatMul)
+  uint8_t *oneDnnScratchpads = nullptr;     // oneDnn->slots of oneDnn->slotBytes
   FloatOperands operands;
   float *tiles = nullptr; // WideningTiles::slots slots of slotFloats, when widensPerTile
   std::pair<int64_t, int64_t> *pairs = nullptr; // null for a stacked float product
@@ -139,6 +143,13 @@ inline MatMulScratch carveMatMul(const KernelCall &call, WorkspaceCarver &carver
   MatMulScratch scratch;
   if (call.outputs[0].numElements() == 0)
     return scratch;
+  if ((scratch.oneDnn = oneDnnMatMul(call))) {
+    scratch.oneDnnScratchpads =
+        carver.take<uint8_t>(scratch.oneDnn->slots * static_cast<int64_t>(scratch.oneDnn->slotBytes));
+    if (scratch.oneDnn->products > 1)
+      scratch.pairs = carver.take<std::pair<int64_t, int64_t>>(scratch.oneDnn->products);
+    return scratch;
+  }
   MatMulDims dims(call);
   bool floating = isFloating(call.outputs[0].dtype);
   if (widensPerTile(call)) {

@@ -142,6 +142,45 @@ void benchResNetLayers(const char *filter) {
   }
 }
 
+/// The linear layers of the GPT-2 and Llama bench models (bench/training: d256, B8xT128, so
+/// 1024 tokens) and of gpt2-124m (d768, 2048 tokens here to keep the run short) in 16 bits: the
+/// forward product x @ W^T and the two the gradient builds, dX = dY @ W and dW = dY^T @ X (the
+/// transpose flags, as MatMulOp's gradient rule emits them). bench/kernels/matmul_vs_torch.py
+/// times torch.matmul on the same labels.
+void benchLinearLayers(const char *filter) {
+  struct Linear {
+    const char *label;
+    int64_t tokens, in, out;
+  };
+  const std::vector<Linear> layers = {
+      {"gpt2 c_attn", 1024, 256, 768},      {"gpt2 c_proj", 1024, 256, 256},
+      {"gpt2 c_fc", 1024, 256, 1024},       {"gpt2 mlp_proj", 1024, 1024, 256},
+      {"gpt2 lm_head", 1024, 256, 512},     {"llama q_proj", 1024, 256, 256},
+      {"llama gate_proj", 1024, 256, 64},   {"llama down_proj", 1024, 64, 256},
+      {"124m c_attn", 2048, 768, 2304},     {"124m c_fc", 2048, 768, 3072},
+      {"124m mlp_proj", 2048, 3072, 768},   {"mlp fc", 4, 16, 32},
+      {"small", 16, 16, 16},                {"small", 32, 32, 32},
+      {"small", 64, 64, 64},                {"small", 128, 128, 128},
+  };
+  Attributes transposeLhs = attrs({{"transpose_lhs", int64_t{1}}});
+  Attributes transposeRhs = attrs({{"transpose_rhs", int64_t{1}}});
+  for (DType dtype : {DType::BF16, DType::F16}) {
+    std::string suffix = dtype == DType::BF16 ? " bf16" : " f16";
+    for (const Linear &layer : layers) {
+      int64_t m = layer.tokens, k = layer.in, n = layer.out;
+      double flops = 2.0 * m * k * n;
+      std::string label = std::string(layer.label) + " " + std::to_string(m) + "x" +
+                          std::to_string(k) + "x" + std::to_string(n) + suffix;
+      bench(filter, "linear fwd " + label, "matmul", {{dtype, {m, k}}, {dtype, {n, k}}},
+            {{dtype, {m, n}}}, transposeRhs, flops, false);
+      bench(filter, "linear dx " + label, "matmul", {{dtype, {m, n}}, {dtype, {n, k}}},
+            {{dtype, {m, k}}}, {}, flops, false);
+      bench(filter, "linear dw " + label, "matmul", {{dtype, {m, n}}, {dtype, {m, k}}},
+            {{dtype, {n, k}}}, transposeLhs, flops, false);
+    }
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -268,5 +307,6 @@ int main(int argc, char **argv) {
                {"ceil_mode", int64_t{0}}}),
         (8.0 + 2.0) * 8 * 64 * 112 * 112, true);
   benchResNetLayers(filter);
+  benchLinearLayers(filter);
   return 0;
 }
