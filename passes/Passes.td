@@ -115,7 +115,8 @@ def Autocast : Pass<"memc-autocast", "::mlir::func::FuncOp"> {
     torch.autocast done by the compiler, before autodiff: matmuls and convolutions take 16-bit
     operands and give 16-bit results (the kernels accumulate in f32); softmax and layer norm
     compute in f32 but read and store 16 bits where every reader takes their result in 16 bits
-    (else f32); log-softmax, exp/log/pow/sqrt/reciprocal, sums and means take f32; batch norm
+    (else f32); log-softmax, RMS norm (which then saves the f32 residual stream, as autocast's
+    does), exp/log/pow/sqrt/reciprocal, sums and means take f32; batch norm
     keeps its data's type with f32 statistics; every other op computes in the widest type of the
     activations it
     reads, and weights, buffers and constants follow the activations they meet. The table is
