@@ -424,4 +424,19 @@ bool linearCrossEntropyShape(const Shape &hidden, const Shape &weight, bool tran
   return true;
 }
 
+bool rmsNormShape(const Shape &input, int64_t axis, const Shape &scale, std::string &error) {
+  if (axis < 0 || axis >= static_cast<int64_t>(input.size())) {
+    error = "rms_norm axis " + std::to_string(axis) + " out of range for input " +
+            formatShape(input);
+    return false;
+  }
+  Shape normalized(input.begin() + axis, input.end());
+  if (scale != normalized) {
+    error = "rms_norm scale shape " + formatShape(scale) + " differs from the normalized shape " +
+            formatShape(normalized) + " of input " + formatShape(input);
+    return false;
+  }
+  return true;
+}
+
 } // namespace memc::kernels

@@ -135,6 +135,11 @@ bool linearCrossEntropyShape(const Shape &hidden, const Shape &weight, bool tran
                              const Shape *bias, const Shape &labels, Shape &logsumexp,
                              int64_t &classes, std::string &error);
 
+/// memc.rms_norm and memc.rms_norm_grad: an input of rank >= 1 normalized over dimensions
+/// `axis..rank-1` (axis in [0, rank)), and a scale of exactly those dimensions' shape. The
+/// result has the input's shape.
+bool rmsNormShape(const Shape &input, int64_t axis, const Shape &scale, std::string &error);
+
 } // namespace memc::kernels
 
 #endif // MEMC_KERNELS_SHAPERULES_H

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+#include "passes/ProductMatching.h"
 #include "passes/ScalarConstants.h"
 
 #include "mlir/IR/Matchers.h"
@@ -27,47 +28,6 @@ using namespace mlir;
 using namespace memc;
 
 namespace {
-
-/// A product `scale * factors[0] * factors[1] * ...`.
-struct Product {
-  double scale = 1.0;
-  SmallVector<Value, 3> factors;
-};
-
-/// Flattens nested multiplications and divisions by constants.
-void collectProduct(Value value, Product &product) {
-  if (std::optional<double> scalar = splatScalar(value)) {
-    product.scale *= *scalar;
-    return;
-  }
-  if (auto mul = value.getDefiningOp<MulOp>()) {
-    collectProduct(mul.getLhs(), product);
-    collectProduct(mul.getRhs(), product);
-    return;
-  }
-  if (auto div = value.getDefiningOp<DivOp>()) {
-    if (std::optional<double> divisor = splatScalar(div.getRhs())) {
-      collectProduct(div.getLhs(), product);
-      product.scale /= *divisor;
-      return;
-    }
-  }
-  if (auto pow = value.getDefiningOp<PowOp>()) {
-    std::optional<double> exponent = splatScalar(pow.getRhs());
-    if (exponent && *exponent == std::round(*exponent) && *exponent >= 1 && *exponent <= 4) {
-      for (int i = 0; i < static_cast<int>(*exponent); ++i)
-        collectProduct(pow.getLhs(), product);
-      return;
-    }
-  }
-  product.factors.push_back(value);
-}
-
-Product productOf(Value value) {
-  Product product;
-  collectProduct(value, product);
-  return product;
-}
 
 bool near(double actual, double expected) {
   return std::abs(actual - expected) <= 1e-6 * std::abs(expected);

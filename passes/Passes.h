@@ -16,6 +16,9 @@ namespace memc {
 /// Patterns that replace decomposed GELU arithmetic with memc.gelu.
 void populateFuseGeluPatterns(mlir::RewritePatternSet &patterns);
 
+/// Patterns that replace decomposed RMS norm arithmetic with memc.rms_norm.
+void populateFuseRmsNormPatterns(mlir::RewritePatternSet &patterns);
+
 /// Gives each op of `function` the element type the precision policy (PrecisionPolicy.h) says,
 /// with `lowType` as the 16-bit type, inserting each needed cast once per value.
 void autocastFunction(mlir::func::FuncOp function, mlir::FloatType lowType);

@@ -27,6 +27,28 @@ def FuseGelu : Pass<"memc-fuse-gelu", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::memc::MemcDialect"];
 }
 
+def FuseRmsNorm : Pass<"memc-fuse-rms-norm", "::mlir::func::FuncOp"> {
+  let summary = "Recognize decomposed RMS norm and replace it with memc.rms_norm";
+  let description = [{
+    torch.onnx.export writes Llama's RMSNorm, `x * rsqrt(mean(x^2, -1) + eps) * weight`, as
+    pow (or mul), reduce_mean, add, sqrt and div (or reciprocal) and two muls. One
+    `memc.rms_norm` computes the statistic in f32 whatever the activations' type and saves only
+    x for the backward, where the chain saves x, the normalized product and the statistics.
+    The inverse root may be `1 / sqrt`, `reciprocal(sqrt)`, `pow(., -0.5)` or a division
+    `x / sqrt`; products match in any association and operand order. The mean must be over the
+    last axis with keepdims, the weight of x's last dimension's shape; anything else stays.
+
+    ```mlir
+    %0 = memc.pow %x, %c2 ...   %1 = memc.reduce_mean %0 {axes = array<i64: 2>, keepdims = true} ...
+    %2 = memc.add %1, %eps ...  %3 = memc.sqrt %2 ...   %4 = memc.div %c1, %3 ...
+    %5 = memc.mul %x, %4 ...    %6 = memc.mul %5, %w ...
+    // becomes
+    %6 = memc.rms_norm %x, %w {axis = 2 : i64, epsilon = 1.0e-06 : f64} ...
+    ```
+  }];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Fusions
 //===----------------------------------------------------------------------===//
@@ -93,7 +115,8 @@ def Autocast : Pass<"memc-autocast", "::mlir::func::FuncOp"> {
     torch.autocast done by the compiler, before autodiff: matmuls and convolutions take 16-bit
     operands and give 16-bit results (the kernels accumulate in f32); softmax and layer norm
     compute in f32 but read and store 16 bits where every reader takes their result in 16 bits
-    (else f32); log-softmax, exp/log/pow/sqrt/reciprocal, sums and means take f32; batch norm
+    (else f32); log-softmax, RMS norm (which then saves the f32 residual stream, as autocast's
+    does), exp/log/pow/sqrt/reciprocal, sums and means take f32; batch norm
     keeps its data's type with f32 statistics; every other op computes in the widest type of the
     activations it
     reads, and weights, buffers and constants follow the activations they meet. The table is

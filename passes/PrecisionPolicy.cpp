@@ -19,6 +19,7 @@ constexpr PolicyRow kPrecisionPolicy[] = {
     {"memc.softmax", ComputeType::StoresLow},
     {"memc.log_softmax", ComputeType::Full},
     {"memc.layer_norm", ComputeType::StoresLow},
+    {"memc.rms_norm", ComputeType::Full},
     {"memc.batch_norm", ComputeType::KeepsData},
     {"memc.exp", ComputeType::Full},
     {"memc.log", ComputeType::Full},

@@ -15,7 +15,9 @@ enum class ComputeType {
   /// Float operands and result in 16 bits; the kernel accumulates in f32 (autocast's
   /// lower-precision list: matmul, linear, conv).
   Low,
-  /// Float operands and result in f32 (autocast's fp32 list: exp/log/pow, sums, losses).
+  /// Float operands and result in f32 (autocast's fp32 list: exp/log/pow, sums, losses; and
+  /// RMS norm, whose input is the f32 residual stream: a bf16 copy of it doubled Llama's
+  /// deviation from fp32, docs/design.md).
   Full,
   /// Computes in f32, stores in 16 bits (softmax, layer norm): the kernel reads 16-bit
   /// activations and writes a 16-bit result, with its statistics, exponentials and sums in f32

@@ -303,19 +303,28 @@ void PlanBuilder::scheduleSteps(PlanSummary &summary) {
       if (!updatedArgument.count(value))
         outputs[node].push_back(idOf(value));
   }
-  // A step that overwrites an argument runs after every other step reading it: each reader
-  // hands the writer a zero-byte token.
+  // A step that overwrites an argument runs after every other step reading it, and before every
+  // step reading what it wrote (a kept weight copy, which the forward reads): zero-byte tokens
+  // order them, since neither buffer is in the arena the scheduler sees.
   for (auto [value, argument] : updatedArgument) {
     size_t writer = nodeOf[value.getDefiningOp()];
     for (auto [node, op] : llvm::enumerate(stepOps)) {
-      bool reads = llvm::any_of(op->getOperands(), [&, argument = argument](Value operand) {
-        return allocationRoot(operand) == argument;
-      });
-      if (node == writer || !reads)
+      auto readsRoot = [&](Value root) {
+        return llvm::any_of(op->getOperands(),
+                            [&](Value operand) { return allocationRoot(operand) == root; });
+      };
+      if (node == writer)
         continue;
-      int32_t token = graph.addValue(0);
-      outputs[node].push_back(token);
-      inputs[writer].push_back(token);
+      if (readsRoot(argument)) {
+        int32_t token = graph.addValue(0);
+        outputs[node].push_back(token);
+        inputs[writer].push_back(token);
+      }
+      if (readsRoot(value)) {
+        int32_t token = graph.addValue(0);
+        outputs[writer].push_back(token);
+        inputs[node].push_back(token);
+      }
     }
   }
   for (size_t node = 0; node < stepOps.size(); ++node)

@@ -456,6 +456,16 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ValueRange dy,
   return success();
 }
 
+LogicalResult RmsNormOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                        SmallVectorImpl<Value> &dx) {
+  auto grads = b.create<RmsNormGradOp>(
+      getLoc(), TypeRange{getInput().getType(), getScale().getType()}, dy[0], getInput(),
+      getScale(), getAxisAttr(), getEpsilonAttr());
+  dx.push_back(grads.getInputGrad());
+  dx.push_back(grads.getScaleGrad());
+  return success();
+}
+
 LogicalResult FlashAttentionOp::buildGradients(OpBuilder &b, ValueRange dy,
                                                SmallVectorImpl<Value> &dx) {
   // The logsumexp is the backward's saved statistic, not a model output; a gradient through it

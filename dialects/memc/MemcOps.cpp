@@ -233,6 +233,16 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   return success();
 }
 
+LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                          Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  std::string error;
+  if (failed(rmsNormShape(shapeOf(adaptor.getInput()), adaptor.getAxis(),
+                          shapeOf(adaptor.getScale()), error)))
+    return inferenceError(location, error);
+  inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
 LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                             Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
   ArrayRef<int64_t> input = shapeOf(adaptor.getInput());

@@ -333,6 +333,27 @@ def Memc_LayerNormOp : Memc_Op<"layer_norm",
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Memc_RmsNormOp : Memc_Op<"rms_norm",
+    [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
+  let summary = "RMS normalization over the trailing dimensions (Llama's RMSNorm)";
+  let description = [{
+    `input * scale / sqrt(mean(input^2) + epsilon)`, the mean over dimensions `axis..rank-1`;
+    `scale` has those dimensions' shape. The statistics are computed in f32 (f64 sums) whatever
+    the input's type, so a 16-bit input and result round once each. memc-fuse-rms-norm builds it
+    from the arithmetic torch.onnx.export writes for an RMSNorm module; its backward saves only
+    the input and recomputes the per-row statistic.
+
+    ```mlir
+    %y = memc.rms_norm %x, %g {axis = 2 : i64, epsilon = 1.0e-06 : f64}
+        : (tensor<2x16x32xf32>, tensor<32xf32>) -> tensor<2x16x32xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input, Memc_FloatTensor:$scale, I64Attr:$axis,
+                       F64Attr:$epsilon);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Memc_BatchNormOp : Memc_Op<"batch_norm", [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "Batch normalization over the channel axis (axis 1)";
   let description = [{

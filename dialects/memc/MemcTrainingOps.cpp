@@ -184,6 +184,14 @@ LogicalResult RefreshCopyOp::verify() {
   return success();
 }
 
+LogicalResult RmsNormGradOp::verify() {
+  std::string error;
+  if (failed(rmsNormShape(getInput().getType().getShape(), getAxis(),
+                          getScale().getType().getShape(), error)))
+    return emitOpError(error);
+  return success();
+}
+
 LogicalResult LinearCrossEntropyGradOp::verify() {
   Shape logsumexp;
   int64_t classes;

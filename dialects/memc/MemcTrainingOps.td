@@ -71,6 +71,27 @@ def Memc_LayerNormGradOp : Memc_Op<"layer_norm_grad",
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Memc_RmsNormGradOp : Memc_Op<"rms_norm_grad",
+    [Pure, AllTypesMatch<["input", "grad", "input_grad"]>,
+     AllTypesMatch<["scale", "scale_grad"]>]> {
+  let summary = "RMS normalization backward";
+  let description = [{
+    Gradients of `rms_norm(input, scale)` with respect to the input and the scale, recomputing
+    the per-row inverse RMS from `input` (the forward saves nothing else).
+
+    ```mlir
+    %dx, %dg = memc.rms_norm_grad %dy, %x, %g {axis = 2 : i64, epsilon = 1.0e-06 : f64}
+        : (tensor<2x16x32xf32>, tensor<2x16x32xf32>, tensor<32xf32>)
+        -> (tensor<2x16x32xf32>, tensor<32xf32>)
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, Memc_FloatTensor:$input,
+                       Memc_FloatTensor:$scale, I64Attr:$axis, F64Attr:$epsilon);
+  let results = (outs Memc_FloatTensor:$input_grad, Memc_FloatTensor:$scale_grad);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Memc_BatchNormGradOp : Memc_Op<"batch_norm_grad",
     [Pure, AllTypesMatch<["input", "grad", "input_grad"]>,
      AllTypesMatch<["scale", "scale_grad", "bias_grad"]>]> {

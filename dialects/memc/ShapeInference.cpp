@@ -150,4 +150,9 @@ LogicalResult linearCrossEntropyShape(ArrayRef<int64_t> hidden, ArrayRef<int64_t
   return success();
 }
 
+LogicalResult rmsNormShape(ArrayRef<int64_t> input, int64_t axis, ArrayRef<int64_t> scale,
+                           std::string &error) {
+  return success(kernels::rmsNormShape(rule(input), axis, rule(scale), error));
+}
+
 } // namespace memc

@@ -90,6 +90,10 @@ llvm::LogicalResult linearCrossEntropyShape(llvm::ArrayRef<int64_t> hidden,
                                             llvm::ArrayRef<int64_t> labels, Shape &logsumexp,
                                             int64_t &classes, std::string &error);
 
+/// memc.rms_norm's rule: `scale` is the shape of the input's dimensions `axis..rank-1`.
+llvm::LogicalResult rmsNormShape(llvm::ArrayRef<int64_t> input, int64_t axis,
+                                 llvm::ArrayRef<int64_t> scale, std::string &error);
+
 /// Element count of a static shape (saturating at the rules' kMaxElements bound).
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 

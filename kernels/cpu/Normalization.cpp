@@ -1,8 +1,8 @@
-//===- Normalization.cpp - softmax, log_softmax, layer_norm, batch_norm ---===//
+//===- Normalization.cpp - softmax, log_softmax, layer/rms/batch norm -----===//
 //
 // All compute in f32 with f64 sums (so f16/bf16 round once, at the store) and are threaded
-// over independent rows or channels. Softmax subtracts the row maximum first; layer_norm and
-// batch_norm (training) use the biased variance from a second pass over the data, which stays
+// over independent rows or channels. Softmax subtracts the row maximum first; rms_norm is
+// layer_norm's row loop about zero; layer_norm and batch_norm (training) use the biased variance from a second pass over the data, which stays
 // accurate when the mean is large next to the spread. Row loops run on f32 arrays cloned per
 // instruction set with VectorMath's exp (f16/bf16 rows go through f32 chunks), so they
 // vectorize.
@@ -233,19 +233,23 @@ template <bool Log> bool runSoftmax(KernelContext &context, const KernelCall &ca
 }
 
 //===----------------------------------------------------------------------===//
-// layer_norm
+// layer_norm, rms_norm
 //===----------------------------------------------------------------------===//
 
-/// Layer norm of one row of `width` elements into out (out may be in).
-template <typename T>
-MEMC_VECTOR_CLONES void layerNormRow(const T *in, T *out, int64_t width, const float *scale,
+/// Layer norm (`Centered`) or RMS norm of one row of `width` elements into out (out may be in).
+/// RMS norm is layer norm about zero instead of the mean, without a bias: the same sums with
+/// mean = 0 give its mean square.
+template <bool Centered, typename T>
+MEMC_VECTOR_CLONES void normalizeRow(const T *in, T *out, int64_t width, const float *scale,
                                      const float *bias, double epsilon) {
-  double mean, squares;
+  double mean = 0.0, squares;
   if constexpr (std::is_same_v<T, float>) {
-    mean = sumOf(in, width) / width;
+    if constexpr (Centered)
+      mean = sumOf(in, width) / width;
     squares = sumOf<true>(in, width, mean);
   } else {
-    mean = sumLanes(in, width) / width;
+    if constexpr (Centered)
+      mean = sumLanes(in, width) / width;
     squares = squaredDeviationLanes(in, width, mean);
   }
   double rstd = 1.0 / std::sqrt(squares / width + epsilon);
@@ -253,11 +257,17 @@ MEMC_VECTOR_CLONES void layerNormRow(const T *in, T *out, int64_t width, const f
   // next to it.
   for (int64_t j = 0; j < width; ++j) {
     float normalized = static_cast<float>((Element<T>::load(in[j]) - mean) * rstd);
-    out[j] = Element<T>::store(normalized * scale[j] + bias[j]);
+    if constexpr (Centered)
+      out[j] = Element<T>::store(normalized * scale[j] + bias[j]);
+    else
+      out[j] = Element<T>::store(normalized * scale[j]);
   }
 }
 
-bool runLayerNorm(KernelContext &context, const KernelCall &call) {
+/// layer_norm (`Centered`: scale and optional bias) or rms_norm (scale) over the dimensions
+/// axis..rank-1, threaded over rows.
+template <bool Centered>
+bool runRowNormalization(KernelContext &context, const KernelCall &call) {
   const TensorView &input = call.inputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
@@ -266,14 +276,14 @@ bool runLayerNorm(KernelContext &context, const KernelCall &call) {
   if (input.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
-  AffineScratch scratch = carveLayerNorm(call, carver);
+  AffineScratch scratch = Centered ? carveLayerNorm(call, carver) : carveRmsNorm(call, carver);
   if (!carver.fits(context))
     return false;
   const float *scale = loadAsFloat(call.inputs[1], scratch.scale);
   const float *bias = scratch.bias;
-  if (call.inputs.size() > 2)
+  if (Centered && call.inputs.size() > 2)
     loadAsFloat(call.inputs[2], scratch.bias);
-  else
+  else if (Centered)
     std::fill(scratch.bias, scratch.bias + width, 0.0f);
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -282,8 +292,8 @@ bool runLayerNorm(KernelContext &context, const KernelCall &call) {
     parallelFor(
         0, rows, std::max<int64_t>(1, kElementwiseGrain / width), [&](int64_t begin, int64_t end) {
           for (int64_t row = begin; row < end; ++row)
-            layerNormRow(x + row * width, y + row * width, width, scale, bias,
-                         epsilon);
+            normalizeRow<Centered>(x + row * width, y + row * width, width, scale, bias,
+                                   epsilon);
         });
   });
   return true;
@@ -352,7 +362,8 @@ bool runBatchNorm(KernelContext &context, const KernelCall &call) {
 void addNormalizationKernels(KernelRuns &table) {
   table["softmax"] = &runSoftmax<false>;
   table["log_softmax"] = &runSoftmax<true>;
-  table["layer_norm"] = &runLayerNorm;
+  table["layer_norm"] = &runRowNormalization<true>;
+  table["rms_norm"] = &runRowNormalization<false>;
   table["batch_norm"] = &runBatchNorm;
 }
 

@@ -1,14 +1,15 @@
-//===- NormalizationBackward.cpp - layer_norm_grad, batch_norm_grad -------===//
+//===- NormalizationBackward.cpp - layer/rms/batch norm gradients ---------===//
 //
-// Both recompute the statistics from the input exactly as the forward kernels do (f64 mean,
+// All recompute the statistics from the input exactly as the forward kernels do (f64 mean,
 // biased variance from a second pass) and use PyTorch's formulas, with x^ = (x - mean) * rstd:
 //   dx     = rstd * (dy * g - mean(dy * g) - x^ * mean(dy * g * x^))   (per normalized group)
 //   dscale = sum(dy * x^),  dbias = sum(dy)                            (over the other axes)
+// rms_norm_grad is the same with mean = 0, without the mean(dy * g) term and dbias.
 // Sums run in f64, elements in f32 (row loops cloned per instruction set, as VectorMath.h
 // does); f16/bf16 round once, at the store. The scale and its gradients may have a float type
 // of their own, as in the forward ops.
 //
-// layer_norm_grad is threaded over blocks of rows; each block also sums its rows' dscale and
+// layer_norm_grad and rms_norm_grad are threaded over blocks of rows; each block also sums its rows' dscale and
 // dbias terms, and the blocks' sums are added in order, so the result does not depend on the
 // thread count. batch_norm_grad is threaded over channels. Both read a row (a channel) whole
 // before writing its dx, so dx may share the grad's or the input's buffer.
@@ -43,24 +44,26 @@ void storeFloats(const double *values, const TensorView &tensor) {
 }
 
 //===----------------------------------------------------------------------===//
-// layer_norm_grad
+// layer_norm_grad, rms_norm_grad
 //===----------------------------------------------------------------------===//
 
-/// One row's dx, with its dscale and dbias terms added to `scaleSums` and `biasSums`.
-/// `normalized` and `scaled` are f32 scratch of the width.
-template <typename T>
-MEMC_VECTOR_CLONES void layerNormGradRow(const T *dy, const T *x, T *dx, int64_t width,
+/// One row's dx, with its dscale (and, `Centered`, dbias) terms added to `scaleSums` and
+/// `biasSums`. `normalized` and `scaled` are f32 scratch of the width. RMS norm is layer norm
+/// about zero without a bias: mean = 0, and dx loses the mean(dy * g) term.
+template <bool Centered, typename T>
+MEMC_VECTOR_CLONES void normalizeGradRow(const T *dy, const T *x, T *dx, int64_t width,
                                          double epsilon, const float *scale,
                                          double *__restrict scaleSums, double *__restrict biasSums,
                                          float *__restrict normalized, float *__restrict scaled) {
-  double mean = sumLanes(x, width) / width;
+  double mean = Centered ? sumLanes(x, width) / width : 0.0;
   double rstd = 1.0 / std::sqrt(squaredDeviationLanes(x, width, mean) / width + epsilon);
   for (int64_t j = 0; j < width; ++j) {
     float grad = Element<T>::load(dy[j]);
     normalized[j] = static_cast<float>((Element<T>::load(x[j]) - mean) * rstd);
     scaled[j] = grad * scale[j];
     scaleSums[j] += static_cast<double>(grad) * normalized[j];
-    biasSums[j] += grad;
+    if constexpr (Centered)
+      biasSums[j] += grad;
   }
   // sum(dy * scale) and sum(dy * scale * x^), in kLanes lanes as sumLanes.
   double sums[2][kLanes] = {};
@@ -78,27 +81,30 @@ MEMC_VECTOR_CLONES void layerNormGradRow(const T *dy, const T *x, T *dx, int64_t
     sums[0][0] += sums[0][l];
     sums[1][0] += sums[1][l];
   }
-  float meanScaled = static_cast<float>(sums[0][0] / width);
+  float meanScaled = Centered ? static_cast<float>(sums[0][0] / width) : 0.0f;
   float meanProjection = static_cast<float>(sums[1][0] / width);
   float factor = static_cast<float>(rstd);
   for (j = 0; j < width; ++j)
     dx[j] = Element<T>::store(factor * (scaled[j] - meanScaled - normalized[j] * meanProjection));
 }
 
-bool runLayerNormGrad(KernelContext &context, const KernelCall &call) {
+/// layer_norm_grad (`Centered`) or rms_norm_grad: dx per row, the parameter gradients summed
+/// per block of rows and then over the blocks in order.
+template <bool Centered>
+bool runRowNormalizationGrad(KernelContext &context, const KernelCall &call) {
   const TensorView &input = call.inputs[1];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   RowBlocks split(call);
   int64_t rows = split.rows, width = split.width, rowsPerBlock = split.rowsPerBlock;
-  int64_t blocks = split.blocks;
+  int64_t blocks = split.blocks, gradients = parameterGradients(call);
   if (width == 0)
     return true;
   WorkspaceCarver carver(call);
-  LayerNormGradScratch scratch = carveLayerNormGrad(call, carver);
+  RowNormGradScratch scratch = carveRowNormGrad(call, carver);
   if (!carver.fits(context))
     return false;
   double *sums = scratch.sums;
-  std::fill(sums, sums + 2 * blocks * width, 0.0);
+  std::fill(sums, sums + gradients * blocks * width, 0.0);
   const float *scale = loadAsFloat(call.inputs[2], scratch.scale);
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -107,26 +113,26 @@ bool runLayerNormGrad(KernelContext &context, const KernelCall &call) {
     parallelForSlots(0, blocks, 1, [&](int64_t slot, int64_t begin, int64_t end) {
       float *rowScratch = scratch.rows + slot * 2 * width;
       for (int64_t block = begin; block < end; ++block) {
-        double *scaleSums = sums + 2 * block * width, *biasSums = scaleSums + width;
+        double *scaleSums = sums + gradients * block * width, *biasSums = scaleSums + width;
         for (int64_t row = block * rowsPerBlock; row < std::min(rows, (block + 1) * rowsPerBlock);
              ++row)
-          layerNormGradRow(dy + row * width, x + row * width, dx + row * width, width, epsilon,
-                           scale, scaleSums, biasSums, rowScratch, rowScratch + width);
+          normalizeGradRow<Centered>(dy + row * width, x + row * width, dx + row * width, width,
+                                     epsilon, scale, scaleSums, biasSums, rowScratch,
+                                     rowScratch + width);
       }
     });
   });
-  double *scaleGrad = scratch.scaleGrad, *biasGrad = scratch.scaleGrad + width;
-  std::fill(scaleGrad, scaleGrad + 2 * width, 0.0);
+  double *totals = scratch.scaleGrad;
+  std::fill(totals, totals + gradients * width, 0.0);
   parallelFor(0, width, kElementwiseGrain / std::max<int64_t>(blocks, 1),
               [&](int64_t begin, int64_t end) {
                 for (int64_t block = 0; block < blocks; ++block)
-                  for (int64_t j = begin; j < end; ++j) {
-                    scaleGrad[j] += sums[2 * block * width + j];
-                    biasGrad[j] += sums[(2 * block + 1) * width + j];
-                  }
+                  for (int64_t g = 0; g < gradients; ++g)
+                    for (int64_t j = begin; j < end; ++j)
+                      totals[g * width + j] += sums[(gradients * block + g) * width + j];
               });
-  storeFloats(scaleGrad, call.outputs[1]);
-  storeFloats(biasGrad, call.outputs[2]);
+  for (int64_t g = 0; g < gradients; ++g)
+    storeFloats(totals + g * width, call.outputs[1 + g]);
   return true;
 }
 
@@ -202,7 +208,8 @@ bool runBatchNormGrad(KernelContext &context, const KernelCall &call) {
 } // namespace
 
 void addNormalizationBackwardKernels(KernelRuns &table) {
-  table["layer_norm_grad"] = &runLayerNormGrad;
+  table["layer_norm_grad"] = &runRowNormalizationGrad<true>;
+  table["rms_norm_grad"] = &runRowNormalizationGrad<false>;
   table["batch_norm_grad"] = &runBatchNormGrad;
 }
 

@@ -1,6 +1,6 @@
 //===- NormalizationBackwardWorkspace.h - CPU workspace layouts --*- C++ -*-===//
 //
-// The scratch layout of layer_norm_grad and batch_norm_grad: what the run functions carve from
+// The scratch layout of layer_norm_grad, rms_norm_grad and batch_norm_grad: what the run functions carve from
 // call.workspace and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for both
 // (Workspace.h). Free of OpenBLAS and threads, so the compiler sizes CPU plans without the kernels.
 //
@@ -22,7 +22,7 @@ namespace memc::kernels {
 /// At most this many blocks of rows (each with its own dscale and dbias sums).
 inline constexpr int64_t kMaxRowBlocks = 64;
 
-/// How layer_norm_grad splits its rows: blocks fixed by the shape alone, so the sums' order is
+/// How layer_norm_grad and rms_norm_grad split their rows: blocks fixed by the shape alone, so the sums' order is
 /// too.
 struct RowBlocks {
   int64_t rows = 1, width = 1, rowsPerBlock = 1, blocks = 0;
@@ -40,21 +40,28 @@ struct RowBlocks {
   }
 };
 
-struct LayerNormGradScratch {
+/// The parameter gradients a row normalization's backward sums: dscale and dbias for
+/// layer_norm_grad, dscale alone for rms_norm_grad (one per output after input_grad).
+inline int64_t parameterGradients(const KernelCall &call) {
+  return static_cast<int64_t>(call.outputs.size()) - 1;
+}
+
+struct RowNormGradScratch {
   float *scale = nullptr;
-  double *sums = nullptr;      // per block: dscale terms, then dbias terms
-  double *scaleGrad = nullptr; // then biasGrad, `width` apart
+  double *sums = nullptr;      // per block: dscale terms, then (layer_norm_grad) dbias terms
+  double *scaleGrad = nullptr; // then (layer_norm_grad) biasGrad, `width` apart
   float *rows = nullptr;       // per slot: 2 * width
 };
 
-inline LayerNormGradScratch carveLayerNormGrad(const KernelCall &call, WorkspaceCarver &carver) {
-  LayerNormGradScratch scratch;
+inline RowNormGradScratch carveRowNormGrad(const KernelCall &call, WorkspaceCarver &carver) {
+  RowNormGradScratch scratch;
   RowBlocks split(call);
   if (split.width == 0)
     return scratch;
+  int64_t gradients = parameterGradients(call);
   scratch.scale = carver.take<float>(split.width);
-  scratch.sums = carver.take<double>(2 * split.blocks * split.width);
-  scratch.scaleGrad = carver.take<double>(2 * split.width);
+  scratch.sums = carver.take<double>(gradients * split.blocks * split.width);
+  scratch.scaleGrad = carver.take<double>(gradients * split.width);
   scratch.rows = carver.take<float>(workspaceSlots(0, split.blocks, 1) * 2 * split.width);
   return scratch;
 }

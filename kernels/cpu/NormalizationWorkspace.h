@@ -1,6 +1,6 @@
 //===- NormalizationWorkspace.h - CPU workspace layouts ----------*- C++ -*-===//
 //
-// The scratch layout of softmax, log_softmax, layer_norm and batch_norm: what the run functions
+// The scratch layout of softmax, log_softmax, layer_norm, rms_norm and batch_norm: what the run functions
 // carve from call.workspace and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for
 // both (Workspace.h). Free of OpenBLAS and threads, so the compiler sizes CPU plans without the
 // kernels.
@@ -84,6 +84,14 @@ inline AffineScratch carveLayerNorm(const KernelCall &call, WorkspaceCarver &car
     return scratch;
   scratch.scale = carver.take<float>(call.inputs[1].numElements());
   scratch.bias = carver.take<float>(call.inputs[1].numElements());
+  return scratch;
+}
+
+/// The scale as f32 (no bias).
+inline AffineScratch carveRmsNorm(const KernelCall &call, WorkspaceCarver &carver) {
+  AffineScratch scratch;
+  if (call.inputs[0].numElements() != 0)
+    scratch.scale = carver.take<float>(call.inputs[1].numElements());
   return scratch;
 }
 

@@ -1,6 +1,6 @@
 //===- NormalizationChecks.cpp - the checks of normalizations -------------===//
 //
-// softmax, log_softmax, layer_norm, batch_norm.
+// softmax, log_softmax, layer_norm, rms_norm, batch_norm.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/ops/CallChecks.h"
@@ -41,6 +41,18 @@ bool checkLayerNorm(const KernelCall &call, std::string &error) {
   return true;
 }
 
+bool checkRmsNorm(const KernelCall &call, std::string &error) {
+  int64_t axis;
+  return checkCall(call, 2, 2, 1, error) &&
+         checkDType(call.inputs[0], kFloatTypes, "input", error) &&
+         checkDType(call.inputs[1], kFloatTypes, "scale", error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) &&
+         checkShape(call.outputs[0], call.inputs[0].shape, "output", error) &&
+         requireInt(attributesOf(call), "axis", axis, error) &&
+         checkEpsilon(attributesOf(call), error) &&
+         rmsNormShape(call.inputs[0].shape, axis, call.inputs[1].shape, error);
+}
+
 bool checkBatchNorm(const KernelCall &call, std::string &error) {
   double momentum;
   bool training;
@@ -67,6 +79,7 @@ void addNormalizationChecks(OpChecks &table) {
   table["softmax"] = &checkSoftmax;
   table["log_softmax"] = &checkSoftmax;
   table["layer_norm"] = &checkLayerNorm;
+  table["rms_norm"] = &checkRmsNorm;
   table["batch_norm"] = &checkBatchNorm;
 }
 

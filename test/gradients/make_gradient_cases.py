@@ -1149,6 +1149,40 @@ def linear_cross_entropy_cases(rng):
     ]
 
 
+class RmsNorm(nn.Module):
+    """Llama's RMSNorm in the three ways models write the inverse root: torch.rsqrt (exported
+    as Div(1, Sqrt)), a reciprocal of the root, or a division by it."""
+
+    def __init__(self, width, eps, form):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(width))
+        self.eps, self.form = eps, form
+
+    def forward(self, x):
+        mean_square = x.pow(2).mean(-1, keepdim=True) + self.eps
+        if self.form == "rsqrt":
+            return x * torch.rsqrt(mean_square) * self.weight
+        if self.form == "reciprocal":
+            return self.weight * (x * torch.reciprocal(torch.sqrt(mean_square)))
+        return x / torch.sqrt(mean_square) * self.weight
+
+
+@register
+def rms_norm_cases(rng):
+    return [
+        Case("rms_norm", ["rms_norm"], {"x": normal(rng, 2, 3, 8)},
+             module=Wrap(randomize(RmsNorm(8, 1e-6, "rsqrt"), rng)),
+             note="Llama's RMSNorm, x * rsqrt(mean(x^2) + eps) * w, fused into rms_norm"),
+        Case("rms_norm_reciprocal", ["rms_norm"], {"x": normal(rng, 4, 16)},
+             module=Wrap(randomize(RmsNorm(16, 1e-5, "reciprocal"), rng)),
+             note="the inverse root as reciprocal(sqrt), the weight first"),
+        Case("rms_norm_division", ["rms_norm"], {"x": normal(rng, 2, 2, 6) * 0.01},
+             module=Wrap(randomize(RmsNorm(6, 1e-3, "division"), rng)),
+             note="x / sqrt(mean(x^2) + eps) * w, small x next to epsilon 1e-3"),
+    ]
+
+
+
 # --------------------------------------------------------------------------
 # Export and references
 # --------------------------------------------------------------------------

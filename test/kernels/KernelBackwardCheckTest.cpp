@@ -69,6 +69,20 @@ TEST(KernelBackwardCheck, Normalization) {
   EXPECT_REJECTED("missing attribute 'epsilon'", "layer_norm_grad", inputs, outputs,
                   attrs({{"axis", int64_t{1}}}));
 
+  Attributes rms = attrs({{"axis", int64_t{2}}, {"epsilon", 1e-6}});
+  Types rmsInputs = {{BF16, {2, 3, 4}}, {BF16, {2, 3, 4}}, {F32, {4}}};
+  EXPECT_ACCEPTED("rms_norm_grad", rmsInputs, {{BF16, {2, 3, 4}}, {F32, {4}}}, rms);
+  EXPECT_REJECTED("expected 2 outputs", "rms_norm_grad", rmsInputs,
+                  {{BF16, {2, 3, 4}}, {F32, {4}}, {F32, {4}}}, rms);
+  EXPECT_REJECTED("scale_grad has element type", "rms_norm_grad", rmsInputs,
+                  {{BF16, {2, 3, 4}}, {BF16, {4}}}, rms);
+  EXPECT_REJECTED("rms_norm scale shape [3,4] differs", "rms_norm_grad",
+                  {{F32, {2, 3, 4}}, {F32, {2, 3, 4}}, {F32, {3, 4}}},
+                  {{F32, {2, 3, 4}}, {F32, {3, 4}}}, rms);
+  EXPECT_REJECTED("grad has element type", "rms_norm_grad",
+                  {{F32, {2, 3, 4}}, {BF16, {2, 3, 4}}, {F32, {4}}},
+                  {{BF16, {2, 3, 4}}, {F32, {4}}}, rms);
+
   Attributes batch = attrs({{"epsilon", 1e-5}});
   EXPECT_ACCEPTED("batch_norm_grad", {{F16, {2, 3, 4}}, {F16, {2, 3, 4}}, {F32, {3}}},
                   {{F16, {2, 3, 4}}, {F32, {3}}, {F32, {3}}}, batch);

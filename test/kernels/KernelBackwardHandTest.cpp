@@ -301,7 +301,8 @@ TEST(KernelBackwardAdjoint, SliceAndGather) {
 /// Kernels whose first output may share a buffer with an input of its shape and type.
 const std::set<std::string> kInPlaceKernels = {"gelu_grad",        "softmax_grad",
                                                "log_softmax_grad", "layer_norm_grad",
-                                               "batch_norm_grad",  "cross_entropy_grad"};
+                                               "rms_norm_grad",    "batch_norm_grad",
+                                               "cross_entropy_grad"};
 
 double defaultRtol(DType dtype) {
   return dtype == DType::F16 ? 2e-3 : dtype == DType::BF16 ? 1.6e-2 : 1e-5;

@@ -128,6 +128,19 @@ TEST(KernelCheck, Normalization) {
   EXPECT_REJECTED("expected 2 to 3 inputs", "layer_norm", {{F32, {2, 4}}}, {{F32, {2, 4}}}, ln);
   EXPECT_REJECTED("epsilon", "layer_norm", {{F32, {2, 4}}, {F32, {4}}}, {{F32, {2, 4}}},
                   attrs({{"axis", int64_t{1}}, {"epsilon", -1.0}}));
+  Attributes rms = attrs({{"axis", int64_t{2}}, {"epsilon", 1e-6}});
+  EXPECT_TRUE(checkError("rms_norm", {{F16, {2, 3, 4}}, {F32, {4}}}, {{F16, {2, 3, 4}}}, rms)
+                  .empty());
+  EXPECT_REJECTED("rms_norm scale shape [3,4] differs from the normalized shape [4]", "rms_norm",
+                  {{F32, {2, 3, 4}}, {F32, {3, 4}}}, {{F32, {2, 3, 4}}}, rms);
+  EXPECT_REJECTED("rms_norm axis 3 out of range", "rms_norm", {{F32, {2, 3, 4}}, {F32, {4}}},
+                  {{F32, {2, 3, 4}}}, attrs({{"axis", int64_t{3}}, {"epsilon", 1e-6}}));
+  EXPECT_REJECTED("output has element type", "rms_norm", {{F16, {2, 3, 4}}, {F32, {4}}},
+                  {{F32, {2, 3, 4}}}, rms);
+  EXPECT_REJECTED("expected 2 inputs", "rms_norm",
+                  {{F32, {2, 3, 4}}, {F32, {4}}, {F32, {4}}}, {{F32, {2, 3, 4}}}, rms);
+  EXPECT_REJECTED("epsilon", "rms_norm", {{F32, {2, 4}}, {F32, {4}}}, {{F32, {2, 4}}},
+                  attrs({{"axis", int64_t{1}}, {"epsilon", -1.0}}));
   Attributes bn = attrs({{"epsilon", 1e-5}, {"momentum", 0.1}, {"training", int64_t{0}}});
   Types stats(4, {F32, {3}});
   Types bnInputs = {{F32, {2, 3, 4}}};

@@ -27,7 +27,7 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
   std::set<std::string> expected = {
       "neg", "exp", "log", "sqrt", "reciprocal", "erf", "tanh", "sigmoid", "relu", "not", "gelu",
       "clip", "trilu", "cast", "dropout", "add", "sub", "mul", "div", "pow", "equal", "less",
-      "greater", "where", "matmul", "softmax", "log_softmax", "layer_norm", "batch_norm",
+      "greater", "where", "matmul", "softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm",
       "reduce_sum", "reduce_mean", "reduce_max", "transpose", "reshape", "broadcast_to", "concat",
       "split", "slice", "gather", "conv", "max_pool", "avg_pool", "copy", "sgd_update",
       "adamw_update",
@@ -36,7 +36,8 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
       "min", "prelu", "greater_equal", "less_equal", "reduce_prod", "reduce_l2",
       "reduce_log_sum_exp", "cumsum", "top_k",
       // Training: backward ops and losses.
-      "gelu_grad", "softmax_grad", "log_softmax_grad", "layer_norm_grad", "batch_norm_grad",
+      "gelu_grad", "softmax_grad", "log_softmax_grad", "layer_norm_grad", "rms_norm_grad",
+      "batch_norm_grad",
       "gather_grad", "slice_grad", "conv_grad_input", "conv_grad_weight", "max_pool_grad",
       "avg_pool_grad", "cross_entropy", "cross_entropy_grad", "flash_attention",
       "flash_attention_grad", "linear_cross_entropy", "linear_cross_entropy_grad",

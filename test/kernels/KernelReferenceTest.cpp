@@ -60,7 +60,7 @@ TEST_P(KernelReference, MatchesPyTorch) {
 const std::set<std::string> kInPlaceKernels = {
     "neg", "exp",   "log",  "sqrt",    "reciprocal",  "erf",        "tanh",      "sigmoid", "relu",
     "not", "gelu",  "clip", "trilu",   "dropout",     "add",        "sub",       "mul",     "div",
-    "pow", "where", "cast", "softmax", "log_softmax", "layer_norm", "batch_norm",
+    "pow", "where", "cast", "softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm",
     "abs", "sin", "cos", "softplus", "hard_swish", "leaky_relu", "elu", "hard_sigmoid", "max",
     "min", "prelu"};
 

@@ -223,3 +223,20 @@ func.func @loss_scale_window_zero(%e: tensor<f32>) {
       : (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>)
   return
 }
+
+// -----
+
+func.func @rms_norm_scale(%a: tensor<4x16xf32>, %g: tensor<8xf32>) {
+  // expected-error @+2 {{rms_norm scale shape [8] differs from the normalized shape [16] of input [4,16]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = memc.rms_norm %a, %g {axis = 1 : i64, epsilon = 1.0e-06 : f64} : (tensor<4x16xf32>, tensor<8xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_grad_axis(%dy: tensor<4x16xf32>, %a: tensor<4x16xf32>, %g: tensor<16xf32>) {
+  // expected-error @+1 {{rms_norm axis 2 out of range for input [4,16]}}
+  %0, %1 = memc.rms_norm_grad %dy, %a, %g {axis = 2 : i64, epsilon = 1.0e-06 : f64} : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32>) -> (tensor<4x16xf32>, tensor<16xf32>)
+  return
+}
