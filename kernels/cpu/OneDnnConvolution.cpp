@@ -10,11 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/OneDnnConvolution.h"
+#include "kernels/cpu/OneDnnThreads.h"
 
 #include "kernels/ops/ConvGeometry.h"
-
-#include <oneapi/dnnl/dnnl.hpp>
-#include <omp.h>
 
 #include <algorithm>
 #include <map>
@@ -37,30 +35,10 @@ enum Role { kImage, kWeights, kOutputs, kRoles };
 /// memc's tiled kernels, whose workspace stays a small constant, keep the plan's peak down.
 constexpr uint64_t kOneDnnMaxF32WorkspaceBytes = uint64_t{4} << 20;
 
-/// Channels per group below which memc's f32 conv_grad_input wins
 /// Channels per group below which memc's f32 conv_grad_input wins (bench/kernels/conv_vs_torch.py:
 /// the ResNet stem's 3-channel input gradient ran 2.7x faster on memc's col2im; in bf16 oneDNN's
 /// AMX kernel wins there too).
 constexpr int64_t kMinGradInputChannels = 8;
-
-/// Sets the calling thread's OpenMP thread count for its scope, as oneDNN reads it.
-class OmpThreadsScope {
-public:
-  explicit OmpThreadsScope(int threads) : previous(omp_get_max_threads()) {
-    omp_set_num_threads(threads);
-  }
-  ~OmpThreadsScope() { omp_set_num_threads(previous); }
-  OmpThreadsScope(const OmpThreadsScope &) = delete;
-  OmpThreadsScope &operator=(const OmpThreadsScope &) = delete;
-
-private:
-  int previous;
-};
-
-dnnl::engine &cpuEngine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
 
 std::optional<memory::data_type> oneDnnType(DType dtype) {
   if (dtype == DType::F32)
@@ -165,7 +143,7 @@ void describe(const KernelCall &call, ConvDirection direction, ConvPrimitive &pr
                 : dnnl::convolution_forward::desc(prop, alg, any[kImage], any[kWeights],
                                                   any[kOutputs], strides, dilations, padsBegin,
                                                   padsEnd),
-        attributes, cpuEngine());
+        attributes, oneDnnCpuEngine());
     if (direction == ConvDirection::Forward) {
       primitive.picked[kImage] = forward.src_desc();
       primitive.picked[kWeights] = forward.weights_desc();
@@ -175,7 +153,7 @@ void describe(const KernelCall &call, ConvDirection direction, ConvPrimitive &pr
       dnnl::convolution_backward_data::primitive_desc backward(
           dnnl::convolution_backward_data::desc(alg, any[kImage], any[kWeights], any[kOutputs],
                                                 strides, dilations, padsBegin, padsEnd),
-          attributes, cpuEngine(), forward);
+          attributes, oneDnnCpuEngine(), forward);
       primitive.picked[kImage] = backward.diff_src_desc();
       primitive.picked[kWeights] = backward.weights_desc();
       primitive.picked[kOutputs] = backward.diff_dst_desc();
@@ -185,7 +163,7 @@ void describe(const KernelCall &call, ConvDirection direction, ConvPrimitive &pr
           dnnl::convolution_backward_weights::desc(alg, any[kImage], any[kWeights],
                                                    any[kOutputs], strides, dilations, padsBegin,
                                                    padsEnd),
-          attributes, cpuEngine(), forward);
+          attributes, oneDnnCpuEngine(), forward);
       primitive.picked[kImage] = backward.src_desc();
       primitive.picked[kWeights] = backward.diff_weights_desc();
       primitive.picked[kOutputs] = backward.diff_dst_desc();
@@ -237,7 +215,7 @@ ConvPrimitive &lookup(const KernelCall &call, ConvDirection direction, int threa
   std::unique_ptr<ConvPrimitive> &slot = cache[signature(call, direction, threads)];
   if (!slot) {
     slot = std::make_unique<ConvPrimitive>();
-    OmpThreadsScope scope(threads);
+    OneDnnThreadsScope scope(threads);
     describe(call, direction, *slot);
   }
   return *slot;
@@ -250,7 +228,7 @@ void makeRunnable(ConvPrimitive &primitive) {
   for (int role = 0; role < kRoles; ++role) {
     if (primitive.picked[role] == primitive.plain[role])
       continue;
-    dnnl::engine &engine = cpuEngine();
+    dnnl::engine &engine = oneDnnCpuEngine();
     primitive.toPicked[role] = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
         engine, primitive.plain[role], engine, primitive.picked[role]));
     primitive.toPlain[role] = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
@@ -289,7 +267,7 @@ ConvPrimitive *fittingPrimitive(const KernelCall &call, ConvDirection direction,
     ConvPrimitive &primitive = lookup(call, direction, chosenThreads);
     if (primitive.chosen && fitsPlan(primitive.sizes, planned)) {
       // oneDNN reads the thread count again when it makes a primitive (and keys its cache by it).
-      OmpThreadsScope scope(chosenThreads);
+      OneDnnThreadsScope scope(chosenThreads);
       makeRunnable(primitive);
       return &primitive;
     }
@@ -334,9 +312,9 @@ bool runOneDnnConvolution(KernelContext &context, const KernelCall &call, ConvDi
   uint8_t *copies[kRoles] = {scratch.image, scratch.weights, scratch.outputs};
   int ids[kRoles];
   roleArguments(direction, ids);
-  dnnl::engine &engine = cpuEngine();
+  dnnl::engine &engine = oneDnnCpuEngine();
   thread_local dnnl::stream stream(engine);
-  OmpThreadsScope scope(threads);
+  OneDnnThreadsScope scope(threads);
   std::unordered_map<int, memory> arguments;
   memory plain[kRoles], picked[kRoles];
   for (int role = 0; role < kRoles; ++role) {

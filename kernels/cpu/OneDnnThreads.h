@@ -3,8 +3,7 @@
 // Debian's oneDNN runs on OpenMP and reads the calling thread's omp_get_max_threads() when a
 // primitive descriptor or a primitive is made and when it runs, so a thread count is set around
 // each of the three (a primitive made at the default count ran its 1-thread descriptor on 2
-// threads, spinning). OneDnnConvolution.cpp keeps its own copy of these two pieces (it predates
-// this header).
+// threads, spinning). The convolutions and the matmuls share both pieces.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_ONEDNNTHREADS_H
