@@ -192,6 +192,18 @@ inline bool runWithWorkspace(const Kernel &kernel, KernelCall call, std::string 
   return runInContext(kernel, call, error);
 }
 
+/// Runs the call with one byte less than workspace(call): false with the kernel's message,
+/// which `error` receives (a kernel must refuse a plan that carved too little, not overrun it).
+inline bool runWithTooLittleWorkspace(const Kernel &kernel, KernelCall call, std::string &error) {
+  uint64_t bytes = workspaceBytes(kernel, call);
+  std::vector<uint8_t> storage(bytes + kWorkspaceAlignment);
+  uintptr_t address = reinterpret_cast<uintptr_t>(storage.data());
+  address = (address + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  call.workspace = reinterpret_cast<void *>(address);
+  call.workspaceBytes = bytes - 1;
+  return runInContext(kernel, call, error);
+}
+
 /// Checks and runs `kernel`, returning outputs of the given types and shapes.
 inline std::vector<OwnedTensor> runKernel(const std::string &kernel,
                                           const std::vector<OwnedTensor> &inputs,
