@@ -7,6 +7,8 @@
 #ifndef MEMC_PASSES_ATTENTIONFUSION_H
 #define MEMC_PASSES_ATTENTIONFUSION_H
 
+#include "passes/UnfusedCandidates.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <optional>
@@ -16,10 +18,7 @@
 namespace memc {
 
 /// An attention candidate (a softmax of a product) left as it was, and why.
-struct UnfusedAttention {
-  std::string node;
-  std::string reason;
-};
+using UnfusedAttention = UnfusedCandidate;
 
 struct AttentionFusionSummary {
   int64_t fused = 0;

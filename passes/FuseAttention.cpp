@@ -555,11 +555,8 @@ AttentionFusionSummary memc::fuseAttention(func::FuncOp function) {
 
 void memc::recordAttentionFusion(func::FuncOp function, const AttentionFusionSummary &summary) {
   Builder b(function.getContext());
-  SmallVector<Attribute> unfused;
-  for (const UnfusedAttention &candidate : summary.unfused)
-    unfused.push_back(b.getStrArrayAttr({StringRef(candidate.node), StringRef(candidate.reason)}));
   function->setAttr("memc.attention_fused", b.getI64IntegerAttr(summary.fused));
-  function->setAttr("memc.attention_unfused", b.getArrayAttr(unfused));
+  function->setAttr("memc.attention_unfused", unfusedCandidatesAttr(b, summary.unfused));
 }
 
 std::optional<AttentionFusionSummary> memc::readAttentionFusion(func::FuncOp function) {
@@ -567,13 +564,11 @@ std::optional<AttentionFusionSummary> memc::readAttentionFusion(func::FuncOp fun
   auto unfused = function->getAttrOfType<ArrayAttr>("memc.attention_unfused");
   if (!fused || !unfused)
     return std::nullopt;
+  std::optional<std::vector<UnfusedAttention>> candidates = readUnfusedCandidates(unfused);
+  if (!candidates)
+    return std::nullopt;
   AttentionFusionSummary summary;
   summary.fused = fused.getInt();
-  for (Attribute entry : unfused) {
-    auto pair = dyn_cast<ArrayAttr>(entry);
-    if (!pair || pair.size() != 2 || !isa<StringAttr>(pair[0]) || !isa<StringAttr>(pair[1]))
-      return std::nullopt;
-    summary.unfused.push_back({cast<StringAttr>(pair[0]).str(), cast<StringAttr>(pair[1]).str()});
-  }
+  summary.unfused = std::move(*candidates);
   return summary;
 }

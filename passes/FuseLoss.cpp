@@ -195,13 +195,10 @@ LossFusionSummary memc::fuseLoss(func::FuncOp function) {
 
 void memc::recordLossFusion(func::FuncOp function, const LossFusionSummary &summary) {
   Builder b(function.getContext());
-  SmallVector<Attribute> unfused;
-  for (const UnfusedLoss &loss : summary.unfused)
-    unfused.push_back(b.getStrArrayAttr({StringRef(loss.node), StringRef(loss.reason)}));
   function->setAttr("memc.loss_fused", b.getI64IntegerAttr(summary.fused));
   function->setAttr("memc.loss_logits_bytes_avoided",
                     b.getI64IntegerAttr(summary.logitsBytesAvoided));
-  function->setAttr("memc.loss_unfused", b.getArrayAttr(unfused));
+  function->setAttr("memc.loss_unfused", unfusedCandidatesAttr(b, summary.unfused));
 }
 
 std::optional<LossFusionSummary> memc::readLossFusion(func::FuncOp function) {
@@ -210,14 +207,12 @@ std::optional<LossFusionSummary> memc::readLossFusion(func::FuncOp function) {
   auto unfused = function->getAttrOfType<ArrayAttr>("memc.loss_unfused");
   if (!fused || !avoided || !unfused)
     return std::nullopt;
+  std::optional<std::vector<UnfusedLoss>> candidates = readUnfusedCandidates(unfused);
+  if (!candidates)
+    return std::nullopt;
   LossFusionSummary summary;
   summary.fused = fused.getInt();
   summary.logitsBytesAvoided = avoided.getInt();
-  for (Attribute entry : unfused) {
-    auto pair = dyn_cast<ArrayAttr>(entry);
-    if (!pair || pair.size() != 2 || !isa<StringAttr>(pair[0]) || !isa<StringAttr>(pair[1]))
-      return std::nullopt;
-    summary.unfused.push_back({cast<StringAttr>(pair[0]).str(), cast<StringAttr>(pair[1]).str()});
-  }
+  summary.unfused = std::move(*candidates);
   return summary;
 }

@@ -9,6 +9,7 @@
 #define MEMC_PASSES_LOSSFUSION_H
 
 #include "dialects/memc/MemcDialect.h"
+#include "passes/UnfusedCandidates.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -20,10 +21,7 @@
 namespace memc {
 
 /// A cross_entropy left as it was, and why.
-struct UnfusedLoss {
-  std::string node;
-  std::string reason;
-};
+using UnfusedLoss = UnfusedCandidate;
 
 struct LossFusionSummary {
   int64_t fused = 0;
