@@ -18,7 +18,8 @@
 // k^T's transpose is absorbed into k's; grouped-query repeats of k and v (Expand + Reshape, or
 // Tile) are dropped, the op reading each kv head for its group (q's heads reordered where Tile
 // repeated the head axis whole); rank-3 attention ([B*H, T, D], nn.MultiheadAttention) is
-// reshaped to one batch. A candidate that does not fit is left as it is, with the reason, for
+// reshaped to one batch. A Dropout on the probabilities becomes the op's dropout, which draws
+// the same mask by the same flat index (so q's heads keep their order under it). A candidate that does not fit is left as it is, with the reason, for
 // the report.
 //
 //===----------------------------------------------------------------------===//
@@ -56,6 +57,7 @@ struct AttentionMatch {
   Value mask;          // an additive mask, as found
   WhereOp maskedFill;  // or a masked_fill, whose condition and fill make one
   bool fillIsTrueBranch = true;
+  DropoutOp dropout; // on the probabilities: the op draws its mask
   SmallVector<Operation *> chain; // the ops the fused op replaces, softmax to scores
 };
 
@@ -236,6 +238,26 @@ bool isCausalBufferFill(AttentionMatch &match, int64_t queries, int64_t keys) {
   return row - column == keys - queries;
 }
 
+/// What multiplies v: the softmax's probabilities, cast back to the model's type (Llama's
+/// softmax in f32) and dropped out (nanoGPT's attn_dropout, nn.MultiheadAttention's dropout),
+/// in either order, each at most once; the dropout goes into `match`.
+Value probabilitiesForValue(Value probabilities, AttentionMatch &match) {
+  bool cast = false;
+  while (probabilities.hasOneUse()) {
+    Operation *user = *probabilities.getUsers().begin();
+    if (isa<CastOp>(user) && !cast) {
+      cast = true;
+      probabilities = user->getResult(0);
+    } else if (auto dropout = dyn_cast<DropoutOp>(user); dropout && !match.dropout) {
+      match.dropout = dropout;
+      probabilities = dropout.getResult();
+    } else {
+      break;
+    }
+  }
+  return probabilities;
+}
+
 /// Matches the attention around `softmax`; a reason when it is not one the op expresses.
 std::string matchAttention(SoftmaxOp softmax, AttentionMatch &match) {
   RankedTensorType type = softmax.getType();
@@ -243,11 +265,7 @@ std::string matchAttention(SoftmaxOp softmax, AttentionMatch &match) {
     return "scores of rank " + std::to_string(type.getRank()) + ", not 3 or 4";
   if (static_cast<int64_t>(softmax.getAxis()) != type.getRank() - 1)
     return "the softmax is not over the keys (the last axis)";
-  Value probabilities = softmax.getResult();
-  // The probabilities cast back to the model's type (Llama's softmax in f32) are still them.
-  if (probabilities.hasOneUse())
-    if (auto cast = dyn_cast<CastOp>(*probabilities.getUsers().begin()))
-      probabilities = cast.getResult();
+  Value probabilities = probabilitiesForValue(softmax.getResult(), match);
   if (!probabilities.hasOneUse())
     return "the probabilities are used by more than the product with v";
   match.output = dyn_cast<MatMulOp>(*probabilities.getUsers().begin());
@@ -380,14 +398,14 @@ Value swapHeadOrder(OpBuilder &b, Location loc, Value heads, int64_t groups, boo
 
 /// k and v without their repeats when both repeat alike (see HeadRepeats); interleaved repeats
 /// also need q's heads reordered (`reorderedQuery`), and the output's heads reordered back, unless
-/// the mask differs per head.
+/// the mask differs per head or a dropout draws its mask by the probabilities' head order.
 HeadRepeats absorbHeadRepeats(OpBuilder &b, Location loc, Value &key, Value &value,
-                              ArrayRef<int64_t> maskShape) {
+                              ArrayRef<int64_t> maskShape, bool dropout) {
   HeadRepeats keyRepeats = repeatedHeads(key), valueRepeats = repeatedHeads(value);
   if (!keyRepeats.source || !valueRepeats.source || keyRepeats.groups != valueRepeats.groups ||
       keyRepeats.interleaved != valueRepeats.interleaved)
     return {};
-  if (keyRepeats.interleaved && !maskShape.empty() && maskShape[1] != 1)
+  if (keyRepeats.interleaved && (dropout || (!maskShape.empty() && maskShape[1] != 1)))
     return {};
   auto heads = [&](Value source, Value repeated) {
     ArrayRef<int64_t> shape = tensorType(repeated).getShape();
@@ -466,6 +484,12 @@ std::string rewriteAttention(AttentionMatch &match) {
                              masked ? std::optional<ArrayRef<int64_t>>(mask) : std::nullopt, output,
                              logsumexp, reason)))
     return reason;
+  // The op draws the dropout's mask by the flat index in its [B, H, Tq, Tk] probabilities, which
+  // must be the unfused dropout's: rank-3 [B*H, Tq, Tk] reads as [1, B*H, Tq, Tk].
+  if (match.dropout &&
+      asRank4(tensorType(match.dropout.getInput()).getShape()) !=
+          Shape{query[0], query[1], query[2], key[2]})
+    return "the dropped probabilities are not laid out as [batch, heads, queries, keys]";
 
   OpBuilder b(match.output);
   Location loc = match.output.getLoc();
@@ -473,13 +497,17 @@ std::string rewriteAttention(AttentionMatch &match) {
   Value keyHeads = reshaped(
       b, loc, match.keyReadTransposed ? match.keyT : keyFromTransposed(b, loc, match.keyT), key);
   Value valueHeads = reshaped(b, loc, match.value, value);
-  HeadRepeats repeats = absorbHeadRepeats(b, loc, keyHeads, valueHeads, mask);
+  HeadRepeats repeats =
+      absorbHeadRepeats(b, loc, keyHeads, valueHeads, mask, static_cast<bool>(match.dropout));
   if (repeats.interleaved)
     queryHeads = swapHeadOrder(b, loc, queryHeads, repeats.groups, /*groupsFirst=*/true);
   Value additive = masked ? buildMask(b, loc, match, mask) : Value();
-  auto fused =
-      b.create<FlashAttentionOp>(loc, queryHeads, keyHeads, valueHeads, additive,
-                                 b.getBoolAttr(match.causal), b.getF64FloatAttr(match.scale));
+  Value salt = match.dropout ? match.dropout.getSalt() : Value();
+  auto fused = b.create<FlashAttentionOp>(
+      loc, queryHeads, keyHeads, valueHeads, additive, salt, b.getBoolAttr(match.causal),
+      b.getF64FloatAttr(match.scale),
+      b.getF64FloatAttr(match.dropout ? match.dropout.getRatio().convertToDouble() : 0.0),
+      b.getI64IntegerAttr(match.dropout ? match.dropout.getSeed() : 0));
   Value heads = fused.getOutput();
   if (repeats.interleaved)
     heads = swapHeadOrder(b, loc, heads, repeats.groups, /*groupsFirst=*/false);

@@ -347,9 +347,16 @@ LogicalResult PlanBuilder::emitSteps() {
       step->add_inputs(bufferOf[operand]);
     for (Value result : op->getResults())
       step->add_outputs(bufferOf[result]);
-    for (NamedAttribute attr : op->getAttrDictionary())
+    for (NamedAttribute attr : op->getAttrDictionary()) {
+      // How many operands each optional operand group has is the IR's bookkeeping: a kernel
+      // tells its optional operands apart by their types (flash_attention's float mask and i64
+      // salt, kernels/ops/CallChecks.h).
+      if (op->hasTrait<OpTrait::AttrSizedOperandSegments>() &&
+          attr.getName() == "operandSegmentSizes")
+        continue;
       if (failed(addAttribute(*step, attr.getName(), attr.getValue(), op)))
         return failure();
+    }
   }
   return success();
 }

@@ -27,6 +27,17 @@ StringAttr argAttr(func::FuncOp function, unsigned index, StringRef name) {
   return function.getArgAttrOfType<StringAttr>(index, name);
 }
 
+/// The salt operand of an op that draws a dropout mask (memc.dropout, flash_attention with a
+/// dropout_ratio), which the step sets to its per-step salt; nothing for other ops.
+std::optional<MutableOperandRange> dropoutSalt(Operation *op) {
+  if (auto dropout = dyn_cast<DropoutOp>(op))
+    return dropout.getSaltMutable();
+  if (auto attention = dyn_cast<FlashAttentionOp>(op);
+      attention && attention.getDropoutRatio().convertToDouble() > 0.0)
+    return attention.getSaltMutable();
+  return std::nullopt;
+}
+
 /// Which arguments of @forward train, after the globs; errors on globs that match nothing.
 FailureOr<llvm::SmallVector<bool>> selectTrainable(func::FuncOp forward,
                                                    const TrainStepOptions &options) {
@@ -467,8 +478,8 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
       batchNorm.setTraining(true);
       batchNorms.push_back(batchNorm);
     }
-    if (auto dropout = dyn_cast<DropoutOp>(clone))
-      dropout.getSaltMutable().assign(scalars[size_t(plan::ScalarInput::Salt)]);
+    if (std::optional<MutableOperandRange> salt = dropoutSalt(clone))
+      salt->assign(scalars[size_t(plan::ScalarInput::Salt)]);
   }
   auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
   Value predictionValue = mapping.lookup(returnOp.getOperand(lossIndex));
@@ -633,8 +644,11 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
     return failure();
   // Dropout masks must change every step: the step takes a salt (the runtime's seed and step
   // number) that every dropout mixes into its seed.
-  bool hasDropout =
-      forward.walk([](DropoutOp) { return WalkResult::interrupt(); }).wasInterrupted();
+  bool hasDropout = forward
+                        .walk([](Operation *op) {
+                          return dropoutSalt(op) ? WalkResult::interrupt() : WalkResult::advance();
+                        })
+                        .wasInterrupted();
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     for (StringRef attr : {StringRef(kInputNameAttr), StringRef(kParamNameAttr)})
       if (StringAttr name = argAttr(forward, i, attr);

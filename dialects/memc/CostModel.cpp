@@ -63,7 +63,8 @@ double attentionPairs(RankedTensorType query, RankedTensorType key, bool causal)
 
 /// Attention as FlashAttention counts it: the forward's two products (scores and
 /// probabilities @ value, 2*D and 2*Dv per pair) and its softmax (5 per pair); the backward's
-/// five products (scores again, dV, dP, dQ, dK) and the softmax backward.
+/// five products (scores again, dV, dP, dQ, dK) and the softmax backward. A dropout draws its
+/// mask per pair as memc.dropout does per element (4), the backward twice (both its passes).
 double attentionFlops(Operation *op) {
   bool backward = isa<FlashAttentionGradOp>(op);
   Value query = op->getOperand(backward ? 1 : 0), key = op->getOperand(backward ? 2 : 1),
@@ -73,7 +74,9 @@ double attentionFlops(Operation *op) {
   double dv = cast<RankedTensorType>(value.getType()).getShape()[3];
   bool causal = op->getAttrOfType<BoolAttr>("causal").getValue();
   double pairs = attentionPairs(queryType, cast<RankedTensorType>(key.getType()), causal);
-  return backward ? pairs * (6 * d + 4 * dv + 5) : pairs * (2 * d + 2 * dv + 5);
+  auto ratio = op->getAttrOfType<FloatAttr>("dropout_ratio");
+  double mask = ratio && ratio.getValueAsDouble() > 0.0 ? (backward ? 8.0 : 4.0) : 0.0;
+  return backward ? pairs * (6 * d + 4 * dv + 5 + mask) : pairs * (2 * d + 2 * dv + 5 + mask);
 }
 
 /// The head product and the loss as the chunked kernels do them: forward, the logits tile by

@@ -474,13 +474,15 @@ LogicalResult FlashAttentionOp::buildGradients(OpBuilder &b, ValueRange dy,
     return emitOpError("gradients flow through the output only, not the logsumexp");
   auto grads = b.create<FlashAttentionGradOp>(
       getLoc(), TypeRange{getQuery().getType(), getKey().getType(), getValue().getType()}, dy[0],
-      getQuery(), getKey(), getValue(), getOutput(), getLogsumexp(), getMask(), getCausalAttr(),
-      getScaleAttr());
+      getQuery(), getKey(), getValue(), getOutput(), getLogsumexp(), getMask(), getSalt(),
+      getCausalAttr(), getScaleAttr(), getDropoutRatioAttr(), getSeedAttr());
   dx.push_back(grads.getQueryGrad());
   dx.push_back(grads.getKeyGrad());
   dx.push_back(grads.getValueGrad());
   if (getMask())
     dx.push_back(Value()); // masks are constants or computed from the inputs, never trained
+  if (getSalt())
+    dx.push_back(Value());
   return success();
 }
 

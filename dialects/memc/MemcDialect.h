@@ -45,10 +45,16 @@ constexpr llvm::StringLiteral kLabelsAttr = "memc.labels";
 /// The model file a function's parameters are read from (on the module).
 constexpr llvm::StringLiteral kWeightsFileAttr = "memc.weights";
 
+/// A dropout's ratio (the attribute `ratioName`) in [0, 1) and its salt, if any, a scalar:
+/// memc.dropout's and flash_attention's.
+mlir::LogicalResult verifyDropout(mlir::Operation *op, llvm::StringRef ratioName, double ratio,
+                                  mlir::Value salt);
+
 /// flash_attention and flash_attention_grad: query, key and value of one element type (the mask
-/// may have another) and a finite, positive scale.
+/// may have another), a finite, positive scale and their dropout (verifyDropout).
 mlir::LogicalResult verifyAttentionOperands(mlir::Operation *op, mlir::Value query, mlir::Value key,
-                                            mlir::Value value, double scale);
+                                            mlir::Value value, double scale, double dropoutRatio,
+                                            mlir::Value salt);
 
 /// The ONNX node name a location carries (the first one inside a fused location), or "" when
 /// it has none.

@@ -86,13 +86,16 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   return nullptr;
 }
 
-LogicalResult DropoutOp::verify() {
-  double ratio = getRatio().convertToDouble();
+LogicalResult memc::verifyDropout(Operation *op, StringRef ratioName, double ratio, Value salt) {
   if (ratio < 0.0 || ratio >= 1.0)
-    return emitOpError("ratio must be in [0, 1), got ") << ratio;
-  if (getSalt() && getSalt().getType().getRank() != 0)
-    return emitOpError("salt must be a scalar");
+    return op->emitOpError(ratioName) << " must be in [0, 1), got " << ratio;
+  if (salt && cast<RankedTensorType>(salt.getType()).getRank() != 0)
+    return op->emitOpError("salt must be a scalar");
   return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  return verifyDropout(getOperation(), "ratio", getRatio().convertToDouble(), getSalt());
 }
 
 //===----------------------------------------------------------------------===//
@@ -258,12 +261,12 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
 }
 
 LogicalResult memc::verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
-                                            double scale) {
+                                            double scale, double dropoutRatio, Value salt) {
   if (elementOf(key) != elementOf(query) || elementOf(value) != elementOf(query))
     return op->emitOpError("query, key and value must have one element type");
   if (!std::isfinite(scale) || scale <= 0)
     return op->emitOpError("scale must be finite and positive, got ") << scale;
-  return success();
+  return verifyDropout(op, "dropout_ratio", dropoutRatio, salt);
 }
 
 LogicalResult FlashAttentionOp::inferReturnTypes(MLIRContext *context,
@@ -284,7 +287,8 @@ LogicalResult FlashAttentionOp::inferReturnTypes(MLIRContext *context,
 
 LogicalResult FlashAttentionOp::verify() {
   return verifyAttentionOperands(getOperation(), getQuery(), getKey(), getValue(),
-                                 getScale().convertToDouble());
+                                 getScale().convertToDouble(),
+                                 getDropoutRatio().convertToDouble(), getSalt());
 }
 
 LogicalResult LinearCrossEntropyOp::inferReturnTypes(MLIRContext *context,

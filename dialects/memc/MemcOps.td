@@ -376,17 +376,22 @@ def Memc_BatchNormOp : Memc_Op<"batch_norm", [Memc_Differentiable, Pure, InferTy
 }
 
 def Memc_FlashAttentionOp : Memc_Op<"flash_attention",
-    [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
+    [Memc_Differentiable, Pure, InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "Scaled dot-product attention without the [Tq, Tk] scores";
   let description = [{
-    `softmax(scale * query @ key^T + mask, causal) @ value` per batch and head, with the
-    probabilities never materialized: kernels go over blocks of queries and keys with an online
-    softmax in f32. `query` is [B, H, Tq, D], `key` [B, Hkv, Tk, D] and `value` [B, Hkv, Tk, Dv],
-    Hkv dividing H: query head h reads kv head h / (H / Hkv) (grouped-query attention, without
-    repeating k and v). The optional additive `mask` has rank 4, each dimension 1 or that of
-    [B, H, Tq, Tk]. With `causal`, query i sees keys j <= i + Tk - Tq (aligned at the bottom
-    right, as a causal buffer sliced for cached keys). A row that sees no key gives zeros and a
-    logsumexp of -inf.
+    `dropout(softmax(scale * query @ key^T + mask, causal)) @ value` per batch and head, with
+    the probabilities never materialized: kernels go over blocks of queries and keys with an
+    online softmax in f32. `query` is [B, H, Tq, D], `key` [B, Hkv, Tk, D] and `value`
+    [B, Hkv, Tk, Dv], Hkv dividing H: query head h reads kv head h / (H / Hkv) (grouped-query
+    attention, without repeating k and v). The optional additive `mask` has rank 4, each
+    dimension 1 or that of [B, H, Tq, Tk]. With `causal`, query i sees keys j <= i + Tk - Tq
+    (aligned at the bottom right, as a causal buffer sliced for cached keys). A row that sees no
+    key gives zeros and a logsumexp of -inf.
+
+    A `dropout_ratio` above 0 drops probabilities as `memc.dropout` {ratio, seed} with the same
+    optional scalar `salt` would on the [B, H, Tq, Tk] probabilities: the same mask, a function
+    of (seed, salt, flat index), and the kept ones scaled by 1 / (1 - ratio). The logsumexp
+    stays that of the scores, undropped.
 
     Results: the output [B, H, Tq, Dv] in the query's type and the logsumexp of each row's
     scores [B, H, Tq] in f32, which the backward (`flash_attention_grad`) recomputes the
@@ -396,12 +401,22 @@ def Memc_FlashAttentionOp : Memc_Op<"flash_attention",
     %o, %lse = memc.flash_attention %q, %k, %v {causal = true, scale = 0.125 : f64}
         : (tensor<2x12x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>)
         -> (tensor<2x12x64x64xf32>, tensor<2x12x64xf32>)
+    %d, %dlse = memc.flash_attention %q, %k, %v salt %step
+        {causal = true, dropout_ratio = 1.000000e-01 : f64, scale = 0.125 : f64, seed = 3 : i64}
+        : (tensor<2x12x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<i64>)
+        -> (tensor<2x12x64x64xf32>, tensor<2x12x64xf32>)
     ```
   }];
   let arguments = (ins Memc_FloatTensor:$query, Memc_FloatTensor:$key, Memc_FloatTensor:$value,
-                       Optional<Memc_FloatTensor>:$mask, BoolAttr:$causal, F64Attr:$scale);
+                       Optional<Memc_FloatTensor>:$mask,
+                       Optional<StaticShapeTensorOf<[I64]>>:$salt, BoolAttr:$causal,
+                       F64Attr:$scale, DefaultValuedAttr<F64Attr, "0.0">:$dropout_ratio,
+                       DefaultValuedAttr<I64Attr, "0">:$seed);
   let results = (outs Memc_FloatTensor:$output, StaticShapeTensorOf<[F32]>:$logsumexp);
-  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`,` $mask^)? (`salt` $salt^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 

@@ -69,7 +69,8 @@ LogicalResult ConvGradWeightOp::verify() {
 
 LogicalResult FlashAttentionGradOp::verify() {
   if (failed(verifyAttentionOperands(getOperation(), getQuery(), getKey(), getValue(),
-                                     getScale().convertToDouble())))
+                                     getScale().convertToDouble(),
+                                     getDropoutRatio().convertToDouble(), getSalt())))
     return failure();
   std::optional<ArrayRef<int64_t>> mask;
   if (getMask())

@@ -248,14 +248,17 @@ def Memc_AvgPoolGradOp : Memc_Op<"avg_pool_grad",
 
 def Memc_FlashAttentionGradOp : Memc_Op<"flash_attention_grad",
     [Pure, AllTypesMatch<["query", "query_grad"]>, AllTypesMatch<["key", "key_grad"]>,
-     AllTypesMatch<["value", "value_grad"]>, AllTypesMatch<["output", "grad"]>]> {
+     AllTypesMatch<["value", "value_grad"]>, AllTypesMatch<["output", "grad"]>,
+     AttrSizedOperandSegments]> {
   let summary = "FlashAttention-2 backward";
   let description = [{
     Gradients of `flash_attention` with respect to the query, the key and the value, from the
     gradient of its output, its inputs, its output and its logsumexp: the probabilities are
     recomputed block by block as `exp(scores - logsumexp)` and `D = rowsum(grad * output)`
     stands in for the softmax's row sums, so no [Tq, Tk] tensor exists. The key and value
-    gradients of a kv head sum over the query heads that share it.
+    gradients of a kv head sum over the query heads that share it. With the forward's dropout
+    (`dropout_ratio`, `seed`, `salt`) the mask is drawn again: dV takes the dropped
+    probabilities and the gradient of the probabilities is dropped like them.
 
     ```mlir
     %dq, %dk, %dv = memc.flash_attention_grad %do, %q, %k, %v, %o, %lse
@@ -268,10 +271,15 @@ def Memc_FlashAttentionGradOp : Memc_Op<"flash_attention_grad",
   let arguments = (ins Memc_FloatTensor:$grad, Memc_FloatTensor:$query, Memc_FloatTensor:$key,
                        Memc_FloatTensor:$value, Memc_FloatTensor:$output,
                        StaticShapeTensorOf<[F32]>:$logsumexp, Optional<Memc_FloatTensor>:$mask,
-                       BoolAttr:$causal, F64Attr:$scale);
+                       Optional<StaticShapeTensorOf<[I64]>>:$salt, BoolAttr:$causal,
+                       F64Attr:$scale, DefaultValuedAttr<F64Attr, "0.0">:$dropout_ratio,
+                       DefaultValuedAttr<I64Attr, "0">:$seed);
   let results = (outs Memc_FloatTensor:$query_grad, Memc_FloatTensor:$key_grad,
                       Memc_FloatTensor:$value_grad);
-  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $grad `,` $query `,` $key `,` $value `,` $output `,` $logsumexp (`,` $mask^)?
+    (`salt` $salt^)? attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 

@@ -4,7 +4,8 @@
 // queries), threaded over the tasks. A task walks the blocks of keys its queries see (causal:
 // none above the diagonal) with an online softmax in f32: each block's scores rescale the
 // running row maximum, row sum and output accumulator, so only a [block, block] tile of scores
-// ever exists. Tile products go through OpenBLAS (gemmSerial, one thread per task); f16/bf16
+// ever exists; dropout (a function of the element's index) drops the block's probabilities
+// before their product with v. Tile products go through OpenBLAS (gemmSerial, one thread per task); f16/bf16
 // tiles are converted to f32 on load and rounded once at the store.
 //
 // Workspace: per slot (at most kMaxWorkspaceSlots) the query, key^T, value, score and
@@ -79,6 +80,10 @@ void attendQueryBlock(const AttentionProblem &problem, int64_t task, const Atten
               tiles.scores);
     onlineSoftmaxStep(queryCount, keyCount, dv, tiles.scores, tiles.rowMax, tiles.rowSum,
                       tiles.accumulator);
+    // Dropout after the row sums: the output is (P * M / (1 - p)) V, normalised by the
+    // undropped softmax's sum, whose logsumexp the backward reads.
+    if (problem.dropout.active())
+      dropTile(problem, b, h, query0, queryCount, key0, keyCount, tiles.scores);
     gemmSerial(queryCount, dv, keyCount, tiles.scores, keyCount, tiles.values, dv,
                tiles.accumulator, dv, {}, /*accumulate=*/true);
   }

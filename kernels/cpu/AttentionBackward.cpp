@@ -2,7 +2,8 @@
 //
 // FlashAttention-2's backward on the CPU. The probabilities of a (queries, keys) tile are
 // recomputed as exp(scores - logsumexp) with the forward's own score code (AttentionBlocks.h),
-// and D = rowsum(dO * O) replaces the softmax's row sums: dS = P * (dO V^T - D).
+// and D = rowsum(dO * O) replaces the softmax's row sums: dS = P * (dO V^T - D). Dropout's mask
+// is drawn again from the seed, salt and index: dV takes the dropped P, and dO V^T is dropped.
 //
 // Two passes, each threaded over independent tasks that write disjoint outputs, so the sums
 // keep one order whatever the thread count and no task waits on another:
@@ -60,8 +61,10 @@ void loadQueryBlock(const AttentionProblem &problem, const AttentionGradTensors<
   }
 }
 
-/// tiles.scores = P and tiles.scoresGrad = dS (with the scale) of one tile, from the loaded
-/// query block and the key tiles keysT and valuesT.
+/// tiles.scores = P (dropped, as the forward multiplied it by v) and tiles.scoresGrad = dS
+/// (with the scale) of one tile, from the loaded query block and the key tiles keysT and
+/// valuesT. With dropout M / (1 - p): dP = (dO V^T) * M / (1 - p), and D = rowsum(dO * O) is
+/// still rowsum(P * dP).
 void scoresAndGradient(const AttentionProblem &problem, int64_t b, int64_t h, int64_t query0,
                        int64_t queryCount, int64_t key0, int64_t keyCount,
                        const AttentionTiles &tiles) {
@@ -70,11 +73,14 @@ void scoresAndGradient(const AttentionProblem &problem, int64_t b, int64_t h, in
   probabilitiesFromScores(tiles.rowMax, queryCount, keyCount, tiles.scores);
   gemmSerial(queryCount, keyCount, problem.sizes.valueDim, tiles.outputGrad, problem.sizes.valueDim,
              tiles.valuesT, keyCount, tiles.scoresGrad, keyCount);
+  bool dropped = problem.dropout.active();
   for (int64_t r = 0; r < queryCount; ++r)
     for (int64_t c = 0; c < keyCount; ++c) {
       int64_t i = r * keyCount + c;
+      float factor = dropped ? problem.dropoutFactor(b, h, query0 + r, key0 + c) : 1.0f;
       tiles.scoresGrad[i] =
-          tiles.scores[i] * (tiles.scoresGrad[i] - tiles.rowSum[r]) * problem.scale;
+          tiles.scores[i] * (tiles.scoresGrad[i] * factor - tiles.rowSum[r]) * problem.scale;
+      tiles.scores[i] *= factor;
     }
 }
 

@@ -2,8 +2,8 @@
 //
 // What flash_attention (Attention.cpp) and flash_attention_grad (AttentionBackward.cpp) both do
 // to one block of queries against one block of keys: load tiles as f32, compute the scores
-// scale * q k^T + mask with the causal cut, and recompute probabilities from a saved
-// logsumexp. Both must compute the same scores bit for bit, or the backward's probabilities
+// scale * q k^T + mask with the causal cut, recompute probabilities from a saved logsumexp, and
+// drop probabilities with the mask the unfused dropout would draw. Both must compute the same scores bit for bit, or the backward's probabilities
 // would not be the forward's; so there is one copy, here, and both cut the keys into the same
 // whole blocks.
 //
@@ -11,10 +11,13 @@
 #ifndef MEMC_KERNELS_CPU_ATTENTIONBLOCKS_H
 #define MEMC_KERNELS_CPU_ATTENTIONBLOCKS_H
 
+#include "kernels/DropoutMask.h"
+#include "kernels/ScalarOperand.h"
 #include "kernels/cpu/AttentionWorkspace.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/Gemm.h"
 #include "kernels/cpu/VectorMath.h"
+#include "kernels/ops/CallChecks.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -53,20 +56,34 @@ private:
   float (*load)(const void *, int64_t) = nullptr;
 };
 
-/// One call's sizes, attributes and mask, and where its blocks lie.
+/// The dropout of one call on its probabilities: memc.dropout's mask (DropoutMask.h) keyed by
+/// the call's seed and salt.
+inline DropoutMask attentionDropout(const KernelCall &call, std::optional<size_t> salt) {
+  const Attributes &attributes = attributesOf(call);
+  std::optional<int64_t> saltValue;
+  if (salt)
+    saltValue = ScalarOperand<int64_t>(call.inputs[*salt]).get();
+  return DropoutMask(attributes.floatOr("dropout_ratio", 0.0), attributes.intOr("seed", 0),
+                     saltValue);
+}
+
+/// One call's sizes, attributes, mask and dropout, and where its blocks lie.
 struct AttentionProblem {
   AttentionSizes sizes;
   float scale;
   bool causal;
   AttentionMask mask;
+  DropoutMask dropout;
 
-  /// From the query, key and value at inputs[first, first + 3) and the mask at
-  /// inputs[maskIndex] if the call has one.
+  /// From the query, key and value at inputs[first, first + 3) and the mask and salt from
+  /// inputs[maskIndex] on, those the call has (attentionOptionals).
   AttentionProblem(const KernelCall &call, size_t first, size_t maskIndex)
+      : AttentionProblem(call, first, attentionOptionals(call, maskIndex)) {}
+  AttentionProblem(const KernelCall &call, size_t first, AttentionOptionals optionals)
       : sizes(call, first), scale(static_cast<float>(attributesOf(call).floatOr("scale", 1.0))),
         causal(attributesOf(call).intOr("causal", 0) == 1),
-        mask(call.inputs.size() > maskIndex ? AttentionMask(call.inputs[maskIndex])
-                                            : AttentionMask()) {}
+        mask(optionals.mask ? AttentionMask(call.inputs[*optionals.mask]) : AttentionMask()),
+        dropout(attentionDropout(call, optionals.salt)) {}
 
   /// Query heads per kv head.
   int64_t group() const { return sizes.heads / sizes.kvHeads; }
@@ -90,6 +107,11 @@ struct AttentionProblem {
   }
   int64_t keyRow(int64_t b, int64_t kvHead, int64_t key, int64_t width) const {
     return ((b * sizes.kvHeads + kvHead) * sizes.keys + key) * width;
+  }
+  /// The dropout factor (0 or 1 / (1 - ratio)) of probability (b, h, query, key): the mask
+  /// element at its flat index in [B, H, Tq, Tk], as the unfused dropout draws it.
+  float dropoutFactor(int64_t b, int64_t h, int64_t query, int64_t key) const {
+    return dropout.factor(queryRow(b, h, query, sizes.keys) + key);
   }
 };
 
@@ -133,6 +155,14 @@ inline void scoreTile(const AttentionProblem &problem, int64_t b, int64_t h, int
            c < keyCount; ++c)
         row[c] = hidden;
   }
+}
+
+/// Drops a tile of probabilities [query0, +queryCount) x [key0, +keyCount) of (b, h) in place.
+inline void dropTile(const AttentionProblem &problem, int64_t b, int64_t h, int64_t query0,
+                     int64_t queryCount, int64_t key0, int64_t keyCount, float *tile) {
+  for (int64_t r = 0; r < queryCount; ++r)
+    for (int64_t c = 0; c < keyCount; ++c)
+      tile[r * keyCount + c] *= problem.dropoutFactor(b, h, query0 + r, key0 + c);
 }
 
 /// The probabilities exp(score - logsumexp) in place of the scores; rows that saw no key

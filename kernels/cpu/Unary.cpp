@@ -11,6 +11,7 @@
 // (at most 2.4 ulp off), so they all vectorize.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/DropoutMask.h"
 #include "kernels/ScalarOperand.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
@@ -392,22 +393,15 @@ bool runRefreshCopy(KernelContext &context, const KernelCall &call) {
 // dropout
 //===----------------------------------------------------------------------===//
 
-/// splitmix64's output function: a bijective 64-bit mixer.
-uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 bool runDropout(KernelContext &, const KernelCall &call) {
-  double ratio = attributesOf(call).floatOr("ratio", 0.0);
-  // Element i's uniform draw is the i-th output of a splitmix64 stream keyed by the seed: a
-  // pure function of (seed, i), so forward, backward and recomputation see the same mask and
-  // any thread split gives the same result.
-  uint64_t key = mix64(static_cast<uint64_t>(attributesOf(call).intOr("seed", 0)));
+  // The mask is a pure function of (seed, salt, i) (DropoutMask.h), so forward, backward and
+  // recomputation see the same mask and any thread split gives the same result.
+  std::optional<int64_t> salt;
   if (call.inputs.size() == 2)
-    key = mix64(key ^ mix64(static_cast<uint64_t>(ScalarOperand<int64_t>(call.inputs[1]).get())));
-  float scale = static_cast<float>(1.0 / (1.0 - ratio));
+    salt = ScalarOperand<int64_t>(call.inputs[1]).get();
+  DropoutMask mask(attributesOf(call).floatOr("ratio", 0.0), attributesOf(call).intOr("seed", 0),
+                   salt);
+  float scale = mask.keptScale();
   visitFloat(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = call.inputs[0].as<T>();
@@ -415,9 +409,7 @@ bool runDropout(KernelContext &, const KernelCall &call) {
     parallelFor(
         0, call.inputs[0].numElements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
-            uint64_t bits = mix64(key + (static_cast<uint64_t>(i) + 1) * 0x9e3779b97f4a7c15ull);
-            double uniform = static_cast<double>(bits >> 11) * 0x1.0p-53;
-            float value = uniform >= ratio ? Element<T>::load(x[i]) * scale : 0.0f;
+            float value = mask.keeps(i) ? Element<T>::load(x[i]) * scale : 0.0f;
             y[i] = Element<T>::store(value);
           }
         });

@@ -10,10 +10,10 @@
 namespace memc::kernels {
 namespace {
 
-/// (query, key, value[, mask]) -> (output, logsumexp).
+/// (query, key, value[, mask][, salt]) -> (output, logsumexp).
 bool checkFlashAttention(const KernelCall &call, std::string &error) {
   Shape output, logsumexp;
-  return checkCall(call, 3, 4, 2, error) &&
+  return checkCall(call, 3, 5, 2, error) &&
          checkAttentionOperands(call, 0, 3, output, logsumexp, error) &&
          checkSameDType(call.outputs[0], call.inputs[0], "output", "query", error) &&
          checkShape(call.outputs[0], output, "output", error) &&
@@ -21,10 +21,11 @@ bool checkFlashAttention(const KernelCall &call, std::string &error) {
          checkShape(call.outputs[1], logsumexp, "logsumexp", error);
 }
 
-/// (grad, query, key, value, output, logsumexp[, mask]) -> (query_grad, key_grad, value_grad).
+/// (grad, query, key, value, output, logsumexp[, mask][, salt]) -> (query_grad, key_grad,
+/// value_grad).
 bool checkFlashAttentionGrad(const KernelCall &call, std::string &error) {
   Shape output, logsumexp;
-  if (!checkCall(call, 6, 7, 3, error) ||
+  if (!checkCall(call, 6, 8, 3, error) ||
       !checkAttentionOperands(call, 1, 6, output, logsumexp, error))
     return false;
   const TensorView &query = call.inputs[1];

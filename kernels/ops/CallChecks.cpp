@@ -185,18 +185,51 @@ bool optionalString(const Attributes &attributes, const std::string &name, std::
          attributeError(attributes, name, "a string", error);
 }
 
+AttentionOptionals attentionOptionals(const KernelCall &call, size_t maskIndex) {
+  AttentionOptionals optionals;
+  size_t end = call.inputs.size();
+  if (end > maskIndex && call.inputs[end - 1].dtype == DType::I64)
+    optionals.salt = --end;
+  if (end > maskIndex)
+    optionals.mask = maskIndex;
+  return optionals;
+}
+
+/// The dropout attributes of an attention call and its salt, if any.
+bool checkAttentionDropout(const KernelCall &call, std::optional<size_t> salt,
+                           std::string &error) {
+  if (salt && !checkShape(call.inputs[*salt], {}, "salt", error))
+    return false;
+  bool present;
+  double ratio = 0.0;
+  if (!optionalFloat(attributesOf(call), "dropout_ratio", present, ratio, error))
+    return false;
+  if (!(ratio >= 0.0 && ratio < 1.0)) {
+    error = "dropout_ratio must be in [0, 1), got " + std::to_string(ratio);
+    return false;
+  }
+  int64_t seed;
+  return ratio == 0.0 || requireInt(attributesOf(call), "seed", seed, error);
+}
+
 bool checkAttentionOperands(const KernelCall &call, size_t first, size_t maskIndex, Shape &output,
                             Shape &logsumexp, std::string &error) {
   const TensorView &query = call.inputs[first], &key = call.inputs[first + 1],
                    &value = call.inputs[first + 2];
-  bool masked = call.inputs.size() > maskIndex;
+  AttentionOptionals optionals = attentionOptionals(call, maskIndex);
+  if (call.inputs.size() > maskIndex + 2 || (call.inputs.size() == maskIndex + 2 && !optionals.salt)) {
+    error = "flash_attention takes at most a mask and then an i64 salt after its tensors";
+    return false;
+  }
   if (!checkDType(query, kFloatTypes, "query", error) ||
       !checkSameDType(key, query, "key", "query", error) ||
       !checkSameDType(value, query, "value", "query", error) ||
-      (masked && !checkDType(call.inputs[maskIndex], kFloatTypes, "mask", error)))
+      (optionals.mask && !checkDType(call.inputs[*optionals.mask], kFloatTypes, "mask", error)) ||
+      !checkAttentionDropout(call, optionals.salt, error))
     return false;
   if (!attentionShapes(query.shape, key.shape, value.shape,
-                       masked ? &call.inputs[maskIndex].shape : nullptr, output, logsumexp, error))
+                       optionals.mask ? &call.inputs[*optionals.mask].shape : nullptr, output,
+                       logsumexp, error))
     return false;
   if (query.shape[3] > kMaxMatrixDimension || value.shape[3] > kMaxMatrixDimension) {
     error =

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace memc::kernels {
@@ -57,10 +58,19 @@ bool optionalFloat(const Attributes &attributes, const std::string &name, bool &
 bool optionalString(const Attributes &attributes, const std::string &name, std::string &value,
                     std::string &error);
 
+/// Where flash_attention's optional operands are: from inputs[maskIndex] on, the additive mask
+/// (a float tensor) if the op has one, then the dropout salt (an i64 tensor) if it has one; the
+/// salt's type tells the two apart when only one is there.
+struct AttentionOptionals {
+  std::optional<size_t> mask, salt;
+};
+AttentionOptionals attentionOptionals(const KernelCall &call, size_t maskIndex);
+
 /// flash_attention's operands at inputs[first, first + 3) (query, key, value of one float type)
-/// and, when the call has it, the additive mask at inputs[maskIndex] (any float type), their
-/// shapes against attentionShapes (which gives `output` and `logsumexp`), head dimensions a
-/// matrix product takes, and the attributes `causal` and `scale` (finite, positive).
+/// and, when the call has them, the additive mask (any float type) and the dropout salt (a
+/// scalar i64) from inputs[maskIndex] on, their shapes against attentionShapes (which gives
+/// `output` and `logsumexp`), head dimensions a matrix product takes, and the attributes
+/// `causal`, `scale` (finite, positive) and, if present, `dropout_ratio` (in [0, 1)) and `seed`.
 bool checkAttentionOperands(const KernelCall &call, size_t first, size_t maskIndex, Shape &output,
                             Shape &logsumexp, std::string &error);
 

@@ -190,6 +190,24 @@ func.func @attention_mask_not_broadcast(%q: tensor<1x2x8x4xf32>, %m: tensor<1x2x
 
 // -----
 
+func.func @attention_dropout_ratio(%q: tensor<1x2x8x4xf32>) {
+  // expected-error @+1 {{dropout_ratio must be in [0, 1), got 1}}
+  %o, %lse = memc.flash_attention %q, %q, %q {causal = false, dropout_ratio = 1.0 : f64, scale = 0.5 : f64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_dropout_salt(%q: tensor<1x2x8x4xf32>, %salt: tensor<1xi64>) {
+  // expected-error @+1 {{salt must be a scalar}}
+  %o, %lse = memc.flash_attention %q, %q, %q salt %salt {causal = false, dropout_ratio = 0.1 : f64, scale = 0.5 : f64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return
+}
+
+// -----
+
 func.func @attention_scale(%q: tensor<1x2x8x4xf32>) {
   // expected-error @+1 {{scale must be finite and positive, got 0}}
   %o, %lse = memc.flash_attention %q, %q, %q {causal = false, scale = 0.0 : f64}

@@ -195,6 +195,25 @@ func.func @attention(%q: tensor<2x6x70x16xf32>, %k: tensor<2x2x70x16xf32>,
       : tensor<2x6x70x8xf32>, tensor<2x6x70x16xf32>, tensor<2x2x70x16xf32>, tensor<2x2x70x8xf32>
 }
 
+// Dropout on the probabilities: the salt follows the optional mask, with or without it.
+// CHECK-LABEL: func @attention_dropout
+func.func @attention_dropout(%q: tensor<1x2x9x8xf32>, %mask: tensor<1x1x1x9xf32>,
+    %salt: tensor<i64>, %do: tensor<1x2x9x8xf32>) -> (tensor<1x2x9x8xf32>, tensor<1x2x9x8xf32>) {
+  // CHECK: memc.flash_attention %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}} salt %{{.*}} {causal = false, dropout_ratio = 1.000000e-01 : f64, scale = 5.000000e-01 : f64, seed = 3 : i64}
+  %o, %lse = memc.flash_attention %q, %q, %q salt %salt
+      {causal = false, dropout_ratio = 0.1 : f64, scale = 0.5 : f64, seed = 3 : i64}
+      : (tensor<1x2x9x8xf32>, tensor<1x2x9x8xf32>, tensor<1x2x9x8xf32>, tensor<i64>)
+      -> (tensor<1x2x9x8xf32>, tensor<1x2x9xf32>)
+  // CHECK: memc.flash_attention_grad %{{.*}}, %{{[^,]*}} salt %{{.*}} {causal = false, dropout_ratio = 1.000000e-01 : f64, scale = 5.000000e-01 : f64, seed = 3 : i64}
+  // CHECK-SAME: tensor<1x1x1x9xf32>, tensor<i64>)
+  %dq, %dk, %dv = memc.flash_attention_grad %do, %q, %q, %q, %o, %lse, %mask salt %salt
+      {causal = false, dropout_ratio = 0.1 : f64, scale = 0.5 : f64, seed = 3 : i64}
+      : (tensor<1x2x9x8xf32>, tensor<1x2x9x8xf32>, tensor<1x2x9x8xf32>, tensor<1x2x9x8xf32>,
+         tensor<1x2x9x8xf32>, tensor<1x2x9xf32>, tensor<1x1x1x9xf32>, tensor<i64>)
+      -> (tensor<1x2x9x8xf32>, tensor<1x2x9x8xf32>, tensor<1x2x9x8xf32>)
+  return %o, %dq : tensor<1x2x9x8xf32>, tensor<1x2x9x8xf32>
+}
+
 // CHECK-LABEL: func @loss_scaling
 func.func @loss_scaling(%g0: tensor<8x4xf16>, %g1: tensor<4xf32>, %e: tensor<f32>, %n: tensor<f32>,
                         %s: tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>) {
