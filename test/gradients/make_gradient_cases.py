@@ -37,6 +37,7 @@ import io
 import json
 import math
 import os
+import sys
 import zipfile
 import zlib
 
@@ -47,6 +48,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 from onnx import TensorProto, helper, numpy_helper
 from torch.nn.utils import stateless
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+from dropout_mask import dropout_keeps  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CASES_DIR = os.path.join(HERE, "cases")
@@ -962,7 +966,7 @@ def attention_type(shape):
     return "tensor<" + "x".join(map(str, shape)) + "xf32>"
 
 
-def flash_attention_mlir(q_shape, k_shape, v_shape, mask_shape, causal, scale):
+def flash_attention_mlir(q_shape, k_shape, v_shape, mask_shape, causal, scale, dropout=None):
     q, k, v = attention_type(q_shape), attention_type(k_shape), attention_type(v_shape)
     o = attention_type(q_shape[:3] + v_shape[3:])
     lse = attention_type(q_shape[:3])
@@ -971,20 +975,23 @@ def flash_attention_mlir(q_shape, k_shape, v_shape, mask_shape, causal, scale):
                      if mask_shape else "")
     operands = "%q, %k, %v" + (", %mask" if mask_shape else "")
     operand_types = ", ".join([q, k, v] + ([attention_type(mask_shape)] if mask_shape else []))
+    dropout_attrs = (f"dropout_ratio = {dropout[0]!r} : f64, " if dropout else "")
+    seed_attr = (f", seed = {dropout[1]} : i64" if dropout else "")
     return f"""func.func @forward(%q: {q} {{memc.input = "q"}}, %k: {k} {{memc.input = "k"}},
     %v: {v} {{memc.input = "v"}}{mask_argument}) -> ({o} {{memc.output = "y"}}) {{
   %y, %lse = memc.flash_attention {operands}
-      {{causal = {str(causal).lower()}, scale = {scale!r} : f64}}
+      {{causal = {str(causal).lower()}, {dropout_attrs}scale = {scale!r} : f64{seed_attr}}}
       : ({operand_types}) -> ({o}, {lse})
   return %y : {o}
 }}
 """
 
 
-def unfused_attention(q, k, v, mask, causal, scale):
-    """The formula the fusion replaces, as exporters write it: scores, mask, softmax, @ v, with
-    k and v repeated for grouped-query attention and the causal cut aligned at the bottom
-    right (query i sees keys j <= i + Tk - Tq)."""
+def unfused_attention(q, k, v, mask, causal, scale, dropout=None):
+    """The formula the fusion replaces, as exporters write it: scores, mask, softmax, dropout,
+    @ v, with k and v repeated for grouped-query attention and the causal cut aligned at the
+    bottom right (query i sees keys j <= i + Tk - Tq). `dropout` is (keep, ratio): the
+    probabilities where `keep` is true, scaled by 1 / (1 - ratio)."""
     group = q.shape[1] // k.shape[1]
     k = k.repeat_interleave(group, dim=1)
     v = v.repeat_interleave(group, dim=1)
@@ -995,7 +1002,11 @@ def unfused_attention(q, k, v, mask, causal, scale):
         queries, keys = q.shape[2], k.shape[2]
         visible = torch.ones(queries, keys, dtype=torch.bool).tril(keys - queries)
         scores = scores.masked_fill(~visible, float("-inf"))
-    return torch.softmax(scores, -1) @ v
+    probabilities = torch.softmax(scores, -1)
+    if dropout is not None:
+        keep, ratio = dropout
+        probabilities = probabilities * torch.from_numpy(keep).to(probabilities.dtype) / (1 - ratio)
+    return probabilities @ v
 
 
 class LlamaStyleAttention(nn.Module):
@@ -1076,6 +1087,39 @@ def flash_attention_cases(rng):
                  ((2, 2, 20, 8), (2, 20, 2, 8)),
                  "ONNX export fused by memc-fuse-attention: k^T from [B,T,H,D] in one transpose, "
                  "scores * scale, masked_fill of a causal tril with -inf"),
+    ]
+
+
+@register
+def flash_attention_dropout_cases(rng):
+    """Dropout on the probabilities inside flash_attention against torch autograd of the
+    unfused formula with the same mask: memc.dropout's (dropout_mask.py), drawn on the
+    [B, H, Tq, Tk] probabilities from the seed (these cases run without a step's salt)."""
+    def case(name, q_shape, kv_heads, keys, causal, mask_shape, ratio, seed, note):
+        b, h, t, d = q_shape
+        k_shape, v_shape = (b, kv_heads, keys, d), (b, kv_heads, keys, d)
+        scale = 1.0 / float(np.sqrt(d))
+        params = {}
+        if mask_shape:
+            mask = 0.5 * normal(rng, *mask_shape)
+            params["mask"] = (mask, False)
+        keep = dropout_keeps((b, h, t, keys), ratio, seed)
+        function = lambda q, k, v, mask=None: unfused_attention(q, k, v, mask, causal, scale,
+                                                               (keep, ratio))
+        return Case(name, ["flash_attention"],
+                    {"q": normal(rng, *q_shape), "k": normal(rng, *k_shape),
+                     "v": normal(rng, *v_shape)},
+                    params=params, function=function,
+                    mlir=flash_attention_mlir(list(q_shape), list(k_shape), list(v_shape),
+                                              list(mask_shape) if mask_shape else None, causal,
+                                              scale, (ratio, seed)), note=note)
+
+    return [
+        case("flash_attention_dropout_causal", (1, 2, 70, 16), 2, 70, True, None, 0.1, 5,
+             "dropout 0.1 on causal probabilities, T=70 (a block of 64 and a partial one)"),
+        case("flash_attention_dropout_mask_gqa", (2, 4, 67, 32), 2, 67, False, (2, 1, 1, 67),
+             0.3, 11, "dropout 0.3, not causal, an additive [B,1,1,Tk] mask, 4 query heads on "
+             "2 kv heads, T=67"),
     ]
 
 
