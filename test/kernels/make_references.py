@@ -17,10 +17,14 @@ the f16/bf16 inputs and rounded once, so their references are torch's f32 result
 """
 import math
 import os
+import sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+from dropout_mask import dropout_keeps  # noqa: E402
 
 torch.manual_seed(0)
 np.random.seed(0)
@@ -199,26 +203,16 @@ case("cast_f16_i64", "cast", [(h * 100).half()], [(h * 100).half().float().long(
 case("cast_bf16_f32", "cast", [h.bfloat16()], [h.bfloat16().float()])
 
 # ---------------------------------------------------------------------------------------------
-# dropout: the mask is splitmix64 on (seed, index); an independent implementation here.
+# dropout: the mask is splitmix64 on (seed, index); an independent implementation in
+# test/fixtures/dropout_mask.py.
 # ---------------------------------------------------------------------------------------------
-MASK64 = (1 << 64) - 1
-
-
-def mix64(z):
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-    return z ^ (z >> 31)
 
 
 def dropout_reference(x, ratio, seed):
-    key = mix64(seed & MASK64)
-    flat = x.float().flatten().tolist()
+    keep = dropout_keeps(tuple(x.shape), ratio, seed).flatten().tolist()
     scale = np.float32(1.0 / (1.0 - ratio))
-    out = []
-    for i, v in enumerate(flat):
-        bits = mix64((key + (i + 1) * 0x9E3779B97F4A7C15) & MASK64)
-        uniform = (bits >> 11) * 2.0**-53
-        out.append(float(np.float32(v) * scale) if uniform >= ratio else 0.0)
+    out = [float(np.float32(v) * scale) if kept else 0.0
+           for v, kept in zip(x.float().flatten().tolist(), keep)]
     return torch.tensor(out, dtype=torch.float32).reshape(x.shape)
 
 
@@ -1120,12 +1114,17 @@ def attention_scores(q, k, mask, causal, scale):
     return scores
 
 
-def unfused_attention(q, k, v, mask, causal, scale):
-    """(output, logsumexp); rows that see no key give zeros and -inf, as the kernel defines."""
+def unfused_attention(q, k, v, mask, causal, scale, dropout=None):
+    """(output, logsumexp); rows that see no key give zeros and -inf, as the kernel defines.
+    `dropout` (keep, ratio) keeps the probabilities where `keep` is true, scaled by
+    1 / (1 - ratio); the logsumexp is the undropped scores'."""
     scores = attention_scores(q, k, mask, causal, scale)
     lse = torch.logsumexp(scores, -1)
     v = v.repeat_interleave(q.shape[1] // v.shape[1], dim=1)
     probabilities = torch.exp(scores - lse.unsqueeze(-1)).nan_to_num(0.0)
+    if dropout is not None:
+        keep, ratio = dropout
+        probabilities = probabilities * torch.from_numpy(keep).to(probabilities.dtype) / (1 - ratio)
     return probabilities @ v, lse
 
 
@@ -1389,6 +1388,39 @@ rms_norm_cases("rms_norm_f16", rms, randn(4), randn(2, 3, 4), 2, 1e-6, dtype=tor
                scale_dtype=torch.float16)
 rms_norm_cases("rms_norm_f32_bf16_scale", rms, randn(4), randn(2, 3, 4), 2, 1e-6,
                scale_dtype=torch.bfloat16)
+
+# ---------------------------------------------------------------------------------------------
+# Attention with dropout on the probabilities: memc.dropout's mask (dropout_mask.py) on the
+# [B, H, Tq, Tk] probabilities from the seed and a step's salt, the i64 input after the optional
+# mask. The forward against the formula in f64, the backward against its autograd.
+# ---------------------------------------------------------------------------------------------
+torch.manual_seed(4)
+
+
+def flash_attention_dropout_cases(name, sizes, causal, mask_shape, ratio, seed, salt):
+    b, h, hkv, tq, tk, d, dv = sizes
+    q, k, v, mask = attention_inputs(*sizes, mask_shape)
+    scale = 1.0 / math.sqrt(d)
+    dropout = (dropout_keeps((b, h, tq, tk), ratio, seed, salt), ratio)
+    leaves = [t.detach().double().requires_grad_(True) for t in (q, k, v)]
+    out, lse = unfused_attention(*leaves, None if mask is None else mask.double(), causal, scale,
+                                 dropout)
+    g = randn(*out.shape)
+    out.backward(g.double())
+    attrs = {"causal": causal, "scale": scale, "dropout_ratio": ratio, "seed": seed}
+    optional = ([mask] if mask is not None else []) + [torch.tensor(salt, dtype=torch.int64)]
+    stored = out.detach().float()
+    case(name, "flash_attention", [q, k, v] + optional, [stored, lse.detach().float()], attrs)
+    case(name + "_grad", "flash_attention_grad",
+         [g, q, k, v, stored, lse.detach().float()] + optional,
+         [t.grad.float() for t in leaves], attrs)
+
+
+# (batch, heads, kv heads, queries, keys, head_dim, value_dim)
+flash_attention_dropout_cases("flash_attention_dropout_causal_gqa_f32", (1, 2, 1, 70, 70, 8, 8),
+                              True, None, 0.2, 9, 1000003 * 2 + 1)
+flash_attention_dropout_cases("flash_attention_dropout_mask_f32", (2, 2, 2, 9, 66, 8, 4), False,
+                              (2, 1, 1, 66), 0.3, -4, 7)
 
 output = os.path.join(os.path.dirname(os.path.abspath(__file__)), "references.txt")
 with open(output, "w") as f:
