@@ -75,6 +75,31 @@ TEST(KernelCheck, ElementwiseAttributes) {
   EXPECT_REJECTED("seed", "dropout", {{F32, {2}}}, {{F32, {2}}}, attrs({{"ratio", 0.5}}));
 }
 
+TEST(KernelCheck, AttentionDropout) {
+  // After q, k and v: an optional float mask, then an optional i64 salt (told apart by type).
+  const Types qkv = {{F32, {1, 2, 8, 4}}, {F32, {1, 2, 8, 4}}, {F32, {1, 2, 8, 4}}};
+  const Types outputs = {{F32, {1, 2, 8, 4}}, {F32, {1, 2, 8}}};
+  auto with = [&](Types extra) {
+    Types inputs = qkv;
+    inputs.insert(inputs.end(), extra.begin(), extra.end());
+    return inputs;
+  };
+  auto dropout = [](double ratio) {
+    return attrs({{"causal", int64_t{0}}, {"scale", 0.5}, {"dropout_ratio", ratio},
+                  {"seed", int64_t{3}}});
+  };
+  const std::pair<DType, Shape> mask = {F32, {1, 1, 1, 8}}, salt = {I64, {}};
+  EXPECT_TRUE(checkError("flash_attention", with({salt}), outputs, dropout(0.1)).empty());
+  EXPECT_TRUE(checkError("flash_attention", with({mask, salt}), outputs, dropout(0.1)).empty());
+  EXPECT_REJECTED("dropout_ratio must be in [0, 1)", "flash_attention", with({salt}), outputs,
+                  dropout(1.0));
+  EXPECT_REJECTED("salt", "flash_attention", with({{I64, {1}}}), outputs, dropout(0.1));
+  EXPECT_REJECTED("at most a mask and then an i64 salt", "flash_attention", with({mask, mask}),
+                  outputs, dropout(0.1));
+  EXPECT_REJECTED("seed", "flash_attention", with({salt}), outputs,
+                  attrs({{"causal", int64_t{0}}, {"scale", 0.5}, {"dropout_ratio", 0.1}}));
+}
+
 TEST(KernelCheck, Broadcasting) {
   EXPECT_REJECTED("do not broadcast", "add", {{F32, {2, 3}}, {F32, {2}}}, {{F32, {2, 3}}});
   EXPECT_REJECTED("output has shape", "add", {{F32, {2, 3}}, {F32, {3}}}, {{F32, {3}}});

@@ -33,6 +33,15 @@ func.func @f(%q: tensor<2x4x128x32xf32>, %k: tensor<2x2x128x32xf32>, %v: tensor<
       : (tensor<2x4x128x16xf32>, tensor<2x4x128x32xf32>, tensor<2x2x128x32xf32>,
          tensor<2x2x128x16xf32>, tensor<2x4x128x16xf32>, tensor<2x4x128xf32>)
       -> (tensor<2x4x128x32xf32>, tensor<2x2x128x32xf32>, tensor<2x2x128x16xf32>)
+  %xo, %xlse = memc.flash_attention %q, %k, %v
+      {causal = false, dropout_ratio = 0.1 : f64, scale = 0.125 : f64, seed = 1 : i64}
+      : (tensor<2x4x128x32xf32>, tensor<2x2x128x32xf32>, tensor<2x2x128x16xf32>)
+      -> (tensor<2x4x128x16xf32>, tensor<2x4x128xf32>)
+  %xdq, %xdk, %xdv = memc.flash_attention_grad %do, %q, %k, %v, %xo, %xlse
+      {causal = false, dropout_ratio = 0.1 : f64, scale = 0.125 : f64, seed = 1 : i64}
+      : (tensor<2x4x128x16xf32>, tensor<2x4x128x32xf32>, tensor<2x2x128x32xf32>,
+         tensor<2x2x128x16xf32>, tensor<2x4x128x16xf32>, tensor<2x4x128xf32>)
+      -> (tensor<2x4x128x32xf32>, tensor<2x2x128x32xf32>, tensor<2x2x128x16xf32>)
   return
 }
 )mlir";
@@ -48,7 +57,7 @@ TEST(CostModel, AttentionCountsItsProductsPerQueryKeyPair) {
     if (mlir::isa<FlashAttentionOp, FlashAttentionGradOp>(op))
       ops.push_back(op);
   });
-  ASSERT_EQ(ops.size(), 3u);
+  ASSERT_EQ(ops.size(), 5u);
   const double pairs = 2.0 * 4 * 128 * 128, d = 32, dv = 16;
   OpCost full = estimateOpCost(ops[0]), causal = estimateOpCost(ops[1]),
          backward = estimateOpCost(ops[2]);
@@ -61,6 +70,9 @@ TEST(CostModel, AttentionCountsItsProductsPerQueryKeyPair) {
   // Bytes: q, k, v read, output and logsumexp written; never a [T, T] tensor.
   double qkv = (2 * 4 * 128 * 32 + 2 * 2 * 128 * 32 + 2 * 2 * 128 * 16) * 4.0;
   EXPECT_DOUBLE_EQ(full.bytes, qkv + (2 * 4 * 128 * 16 + 2 * 4 * 128) * 4.0);
+  // Dropout draws its mask per pair as memc.dropout per element (4), the backward in both passes.
+  EXPECT_DOUBLE_EQ(estimateOpCost(ops[3]).flops, full.flops + pairs * 4);
+  EXPECT_DOUBLE_EQ(estimateOpCost(ops[4]).flops, backward.flops + pairs * 8);
 }
 
 constexpr const char *kLinearCrossEntropy = R"mlir(
