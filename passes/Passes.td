@@ -58,8 +58,9 @@ def FuseAttention : Pass<"memc-fuse-attention", "::mlir::func::FuncOp"> {
   let description = [{
     Recognizes `softmax(scale * q @ k^T [+ mask | masked_fill]) @ v` as torch.onnx.export writes
     it (scale by Mul or Div on the scores or on q and k^T, an additive mask or a masked_fill
-    with -inf, k's transposes absorbed, rank-3 nn.MultiheadAttention layouts) and replaces it
-    with one `memc.flash_attention`, whose backward keeps O(T) per head instead of the [T, T]
+    with -inf, k's transposes absorbed, rank-3 nn.MultiheadAttention layouts, a Dropout on the
+    probabilities, which becomes the op's own with the same mask) and replaces it with one
+    `memc.flash_attention`, whose backward keeps O(T) per head instead of the [T, T]
     probabilities. Candidates it cannot express stay as they are; the pass marks the function
     with `memc.attention_fused` (the count) and, with `remark-unfused`, remarks on each unfused
     candidate and why.

@@ -242,3 +242,61 @@ func.func @value_read_transposed(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf
   %o = memc.matmul %p, %vt {transpose_rhs} : (tensor<2x4x16x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x16x8xf32>
   return %o : tensor<2x4x16x8xf32>
 }
+
+// -----
+
+// Dropout on the probabilities becomes the op's (its ratio, seed and salt): the mask is drawn
+// by the same flat index in the same [B, H, Tq, Tk] probabilities.
+// CHECK-LABEL: func @dropout_probabilities
+// CHECK-SAME: memc.attention_fused = 1 : i64
+// CHECK-NOT: memc.dropout
+// CHECK: memc.flash_attention %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}} salt %arg3 {causal = false, dropout_ratio = 1.000000e-01 : f64, scale = 1.000000e+00 : f64, seed = 7 : i64}
+// CHECK-NOT: memc.dropout
+func.func @dropout_probabilities(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>,
+                                 %v: tensor<1x2x4x8xf32>, %salt: tensor<i64>) -> tensor<1x2x4x8xf32> {
+  %s = memc.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = memc.softmax %s {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %d = memc.dropout %p salt %salt {ratio = 0.1 : f64, seed = 7 : i64} : tensor<1x2x4x4xf32>, tensor<i64>
+  %o = memc.matmul %d, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The dropped probabilities are returned too: they must exist, so the attention stays.
+// CHECK-LABEL: func @dropped_probabilities_used
+// CHECK-SAME: memc.attention_unfused = {{\[\[}}"{{.*}}", "the probabilities are used by more than the product with v"]]
+// CHECK: memc.dropout
+// CHECK-NOT: memc.flash_attention
+// expected-remark @+1 {{attention not fused at}}
+func.func @dropped_probabilities_used(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>,
+                                      %v: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) {
+  %s = memc.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = memc.softmax %s {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %d = memc.dropout %p {ratio = 0.1 : f64, seed = 7 : i64} : tensor<1x2x4x4xf32>
+  %o = memc.matmul %d, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o, %d : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// kv heads repeated whole along the head axis (Tile: head h reads kv head h % 2) would need q's
+// heads reordered, which would move the dropout's mask: the repeats stay and the heads keep
+// their order.
+// CHECK-LABEL: func @dropout_interleaved_repeats
+// CHECK-SAME: memc.attention_fused = 1 : i64
+// CHECK-NOT: memc.transpose
+// CHECK: memc.broadcast_to
+// CHECK: memc.flash_attention {{.*}}dropout_ratio = 2.000000e-01 : f64{{.*}} : (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>)
+func.func @dropout_interleaved_repeats(%q: tensor<1x4x4x8xf32>, %k: tensor<1x1x2x4x8xf32>,
+                                       %v: tensor<1x1x2x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %kb = memc.broadcast_to %k : tensor<1x1x2x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %kr = memc.reshape %kb : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %vb = memc.broadcast_to %v : tensor<1x1x2x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %vr = memc.reshape %vb : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %s = memc.matmul %q, %kr {transpose_rhs} : (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x4xf32>
+  %p = memc.softmax %s {axis = 3 : i64} : tensor<1x4x4x4xf32>
+  %d = memc.dropout %p {ratio = 0.2 : f64, seed = 1 : i64} : tensor<1x4x4x4xf32>
+  %o = memc.matmul %d, %vr : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  return %o : tensor<1x4x4x8xf32>
+}
