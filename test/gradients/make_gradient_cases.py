@@ -1040,7 +1040,10 @@ class Gpt2StyleAttention(nn.Module):
 
 @register
 def flash_attention_cases(rng):
-    def case(name, q_shape, kv_heads, keys, value_dim, causal, mask_shape, note):
+    def case(name, q_shape, kv_heads, keys, value_dim, causal, mask_shape, note, dropout=None):
+        """`dropout` (ratio, seed): the op's dropout on the probabilities, against the unfused
+        formula with memc.dropout's mask (dropout_mask.py) on the [B, H, Tq, Tk] probabilities,
+        drawn from the seed (the cases run without a step's salt)."""
         b, h, t, d = q_shape
         k_shape, v_shape = (b, kv_heads, keys, d), (b, kv_heads, keys, value_dim)
         scale = 1.0 / float(np.sqrt(d))
@@ -1053,14 +1056,19 @@ def flash_attention_cases(rng):
             hidden[..., 0] = False
             mask[hidden] = -np.inf
             params["mask"] = (mask, False)
-        function = lambda q, k, v, mask=None: unfused_attention(q, k, v, mask, causal, scale)
+        dropped = None
+        if dropout:
+            ratio, seed = dropout
+            dropped = (dropout_keeps((b, h, t, keys), ratio, seed), ratio)
+        function = lambda q, k, v, mask=None: unfused_attention(q, k, v, mask, causal, scale,
+                                                               dropped)
         return Case(name, ["flash_attention"],
                     {"q": normal(rng, *q_shape), "k": normal(rng, *k_shape),
                      "v": normal(rng, *v_shape)},
                     params=params, function=function,
                     mlir=flash_attention_mlir(list(q_shape), list(k_shape), list(v_shape),
                                               list(mask_shape) if mask_shape else None, causal,
-                                              scale), note=note)
+                                              scale, dropout), note=note)
 
     def exported(name, module, shapes, note):
         q_shape, kv_shape = shapes
@@ -1087,39 +1095,12 @@ def flash_attention_cases(rng):
                  ((2, 2, 20, 8), (2, 20, 2, 8)),
                  "ONNX export fused by memc-fuse-attention: k^T from [B,T,H,D] in one transpose, "
                  "scores * scale, masked_fill of a causal tril with -inf"),
-    ]
-
-
-@register
-def flash_attention_dropout_cases(rng):
-    """Dropout on the probabilities inside flash_attention against torch autograd of the
-    unfused formula with the same mask: memc.dropout's (dropout_mask.py), drawn on the
-    [B, H, Tq, Tk] probabilities from the seed (these cases run without a step's salt)."""
-    def case(name, q_shape, kv_heads, keys, causal, mask_shape, ratio, seed, note):
-        b, h, t, d = q_shape
-        k_shape, v_shape = (b, kv_heads, keys, d), (b, kv_heads, keys, d)
-        scale = 1.0 / float(np.sqrt(d))
-        params = {}
-        if mask_shape:
-            mask = 0.5 * normal(rng, *mask_shape)
-            params["mask"] = (mask, False)
-        keep = dropout_keeps((b, h, t, keys), ratio, seed)
-        function = lambda q, k, v, mask=None: unfused_attention(q, k, v, mask, causal, scale,
-                                                               (keep, ratio))
-        return Case(name, ["flash_attention"],
-                    {"q": normal(rng, *q_shape), "k": normal(rng, *k_shape),
-                     "v": normal(rng, *v_shape)},
-                    params=params, function=function,
-                    mlir=flash_attention_mlir(list(q_shape), list(k_shape), list(v_shape),
-                                              list(mask_shape) if mask_shape else None, causal,
-                                              scale, (ratio, seed)), note=note)
-
-    return [
-        case("flash_attention_dropout_causal", (1, 2, 70, 16), 2, 70, True, None, 0.1, 5,
-             "dropout 0.1 on causal probabilities, T=70 (a block of 64 and a partial one)"),
-        case("flash_attention_dropout_mask_gqa", (2, 4, 67, 32), 2, 67, False, (2, 1, 1, 67),
-             0.3, 11, "dropout 0.3, not causal, an additive [B,1,1,Tk] mask, 4 query heads on "
-             "2 kv heads, T=67"),
+        case("flash_attention_dropout_causal", (1, 2, 70, 16), 2, 70, 16, True, None,
+             "dropout 0.1 on causal probabilities, T=70 (a block of 64 and a partial one)",
+             dropout=(0.1, 5)),
+        case("flash_attention_dropout_mask_gqa", (2, 4, 67, 32), 2, 67, 32, False, (2, 1, 1, 67),
+             "dropout 0.3, not causal, an additive [B,1,1,Tk] mask with -inf, 4 query heads on "
+             "2 kv heads, T=67", dropout=(0.3, 11)),
     ]
 
 
