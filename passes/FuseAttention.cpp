@@ -32,6 +32,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cassert>
 #include <cmath>
 
 namespace memc {
@@ -485,11 +486,11 @@ std::string rewriteAttention(AttentionMatch &match) {
                              logsumexp, reason)))
     return reason;
   // The op draws the dropout's mask by the flat index in its [B, H, Tq, Tk] probabilities, which
-  // must be the unfused dropout's: rank-3 [B*H, Tq, Tk] reads as [1, B*H, Tq, Tk].
-  if (match.dropout &&
-      asRank4(tensorType(match.dropout.getInput()).getShape()) !=
-          Shape{query[0], query[1], query[2], key[2]})
-    return "the dropped probabilities are not laid out as [batch, heads, queries, keys]";
+  // is the unfused dropout's: the scores have q's leading dimensions (no broadcasting, above),
+  // rank 3 [B*H, Tq, Tk] reads as [1, B*H, Tq, Tk], and q's heads keep their order under a
+  // dropout (absorbHeadRepeats).
+  assert(!match.dropout || asRank4(tensorType(match.dropout.getInput()).getShape()) ==
+                               Shape({query[0], query[1], query[2], key[2]}));
 
   OpBuilder b(match.output);
   Location loc = match.output.getLoc();
