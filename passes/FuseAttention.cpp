@@ -19,8 +19,8 @@
 // Tile) are dropped, the op reading each kv head for its group (q's heads reordered where Tile
 // repeated the head axis whole); rank-3 attention ([B*H, T, D], nn.MultiheadAttention) is
 // reshaped to one batch. A Dropout on the probabilities becomes the op's dropout, which draws
-// the same mask by the same flat index (so q's heads keep their order under it). A candidate that does not fit is left as it is, with the reason, for
-// the report.
+// the same mask by the same flat index (so q's heads keep their order under it). A candidate
+// that does not fit is left as it is, with the reason, for the report.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/AttentionFusion.h"

@@ -5,8 +5,8 @@
 // none above the diagonal) with an online softmax in f32: each block's scores rescale the
 // running row maximum, row sum and output accumulator, so only a [block, block] tile of scores
 // ever exists; dropout (a function of the element's index) drops the block's probabilities
-// before their product with v. Tile products go through OpenBLAS (gemmSerial, one thread per task); f16/bf16
-// tiles are converted to f32 on load and rounded once at the store.
+// before their product with v. Tile products go through OpenBLAS (gemmSerial, one thread per
+// task); f16/bf16 tiles are converted to f32 on load and rounded once at the store.
 //
 // Workspace: per slot (at most kMaxWorkspaceSlots) the query, key^T, value, score and
 // accumulator tiles and two row vectors (AttentionWorkspace.h).

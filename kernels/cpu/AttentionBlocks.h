@@ -3,9 +3,9 @@
 // What flash_attention (Attention.cpp) and flash_attention_grad (AttentionBackward.cpp) both do
 // to one block of queries against one block of keys: load tiles as f32, compute the scores
 // scale * q k^T + mask with the causal cut, recompute probabilities from a saved logsumexp, and
-// drop probabilities with the mask the unfused dropout would draw. Both must compute the same scores bit for bit, or the backward's probabilities
-// would not be the forward's; so there is one copy, here, and both cut the keys into the same
-// whole blocks.
+// drop probabilities with the mask the unfused dropout would draw. Both must compute the same
+// scores bit for bit, or the backward's probabilities would not be the forward's; so there is
+// one copy, here, and both cut the keys into the same whole blocks.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_ATTENTIONBLOCKS_H

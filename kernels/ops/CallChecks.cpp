@@ -217,7 +217,8 @@ bool checkAttentionOperands(const KernelCall &call, size_t first, size_t maskInd
   const TensorView &query = call.inputs[first], &key = call.inputs[first + 1],
                    &value = call.inputs[first + 2];
   AttentionOptionals optionals = attentionOptionals(call, maskIndex);
-  if (call.inputs.size() > maskIndex + 2 || (call.inputs.size() == maskIndex + 2 && !optionals.salt)) {
+  size_t optionalCount = call.inputs.size() - std::min(call.inputs.size(), maskIndex);
+  if (optionalCount > 2 || (optionalCount == 2 && !optionals.salt)) {
     error = "flash_attention takes at most a mask and then an i64 salt after its tensors";
     return false;
   }
