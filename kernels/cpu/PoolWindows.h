@@ -7,6 +7,11 @@
 // clipped there, as PyTorch clips it. The pooling kernels and their gradients share these
 // windows; the shape rule of their attributes is the ops' (kernels/ops/PoolWindowChecks.h).
 //
+// forEachWindowInRuns also hands out, for 2-D windows, runs of adjacent windows of one output
+// row whose column taps all lie inside the input: every window of a run has the same taps,
+// shifted by the column stride, so a kernel can compute a run's windows side by side in vector
+// lanes (max_pool_grad's argmax) where a window at a time is a chain of dependent compares.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_POOLWINDOWS_H
 #define MEMC_KERNELS_CPU_POOLWINDOWS_H
@@ -25,7 +30,7 @@ class PoolWindows {
 public:
   /// Windows of a call whose attributes passed checkPoolWindows for `input` giving `output`.
   PoolWindows(const Shape &input, const Shape &output, const Attributes &attributes) {
-    std::vector<int64_t> kernel, strides, pads;
+    std::vector<int64_t> pads;
     attributes.getInts("kernel_shape", kernel);
     attributes.getInts("strides", strides);
     attributes.getInts("pads", pads);
@@ -110,6 +115,55 @@ public:
       visitWindow(p, WindowNd{*this, out, tap});
   }
 
+  /// Window w < windows of a run (forEachWindowInRuns) has its taps at element offsets first +
+  /// w * windowStep + r * rowStep + c * columnStep of an input plane, for r < rows and c <
+  /// columns, in the row-major order forEachTap visits. rows is 0 for windows entirely in the
+  /// padding rows.
+  struct TapRun {
+    int64_t windows, first, windowStep, rows, rowStep, columns, columnStep;
+  };
+
+  /// As forEachWindow, except that 2-D windows whose column taps all lie inside the input come
+  /// in runs of MinRun to MaxRun (at least 2 * MinRun) windows, as visitRun(p, run) for output
+  /// positions p .. p + run.windows - 1 of a row, so that a kernel can compute a run's windows
+  /// side by side in vector lanes. Rows with fewer such windows, and the windows at a row's
+  /// ends, go to visitWindow.
+  template <int64_t MinRun, int64_t MaxRun, typename VisitWindow, typename VisitRun>
+  void forEachWindowInRuns(VisitWindow &&visitWindow, VisitRun &&visitRun) const {
+    static_assert(MaxRun >= 2 * MinRun, "a stretch splits into runs of MinRun or more");
+    if (dims.size() != 2) {
+      forEachWindow(visitWindow);
+      return;
+    }
+    const Ranges &rows = dims[0], &columns = dims[1];
+    int64_t width = static_cast<int64_t>(columns.start.size());
+    // Column windows with every tap inside form one stretch: starts grow with the column.
+    int64_t begin = 0;
+    while (begin < width && !columnInside(begin))
+      ++begin;
+    int64_t end = begin;
+    while (end < width && columnInside(end))
+      ++end;
+    if (end - begin < MinRun)
+      begin = end = width;
+    int64_t rowStep = dilations[0] * inStrides[0];
+    int64_t p = 0;
+    for (size_t row = 0; row < rows.start.size(); ++row, p += width) {
+      int64_t rowLo = rows.lo[row];
+      int64_t rowFirst = (rows.start[row] + rowLo * dilations[0]) * inStrides[0];
+      for (int64_t column = 0; column < begin; ++column)
+        visitWindow(p + column, Window2d{*this, row, static_cast<size_t>(column)});
+      for (int64_t column = begin, length; column < end; column += length) {
+        int64_t left = end - column;
+        length = left <= MaxRun ? left : std::min(MaxRun, left - MinRun);
+        visitRun(p + column, TapRun{length, rowFirst + columns.start[column], strides[1],
+                                    rows.hi[row] - rowLo, rowStep, kernel[1], dilations[1]});
+      }
+      for (int64_t column = end; column < width; ++column)
+        visitWindow(p + column, Window2d{*this, row, static_cast<size_t>(column)});
+    }
+  }
+
   /// avg_pool's divisor for output position `out`, as PyTorch's: the taps inside the padded
   /// input with count_include_pad, else the taps inside the input (0: nothing to count).
   int64_t divisor(const std::vector<int64_t> &out) const {
@@ -139,6 +193,12 @@ private:
   struct Ranges {
     std::vector<int64_t> start, lo, hi, padded;
   };
+
+  /// Whether every tap of the last dimension's window at `column` lies inside the input.
+  bool columnInside(int64_t column) const {
+    const Ranges &columns = dims.back();
+    return columns.lo[column] == 0 && columns.hi[column] == kernel.back();
+  }
 
   /// One window of a 2-D pool, at output (row, column).
   struct Window2d {
@@ -180,7 +240,7 @@ private:
     int64_t divisor() const { return windows.divisor(out); }
   };
   std::vector<Ranges> dims;
-  std::vector<int64_t> dilations, inStrides;
+  std::vector<int64_t> kernel, strides, dilations, inStrides;
   bool countIncludePad;
   int64_t planeCount, inSize = 1, outSize = 1;
 };

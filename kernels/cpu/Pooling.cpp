@@ -4,13 +4,16 @@
 // window (PoolWindows.h).
 //
 // max_pool treats padding as -inf (a window entirely in padding gives -inf) and propagates
-// NaN, as PyTorch does. avg_pool divides, as PyTorch does, by the taps inside the padded input
-// (count_include_pad; a ceil_mode window hanging past the end padding is clipped there) or by
-// the taps inside the input itself; a window with nothing to count gives 0.
+// NaN, as PyTorch does: each window's value is its argmax tap's (MaxPoolRuns.h: the rule
+// max_pool_grad routes by, runs of windows side by side in vector lanes). avg_pool divides, as
+// PyTorch does, by the taps inside the padded input (count_include_pad; a ceil_mode window
+// hanging past the end padding is clipped there) or by the taps inside the input itself; a
+// window with nothing to count gives 0.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/MaxPoolRuns.h"
 #include "kernels/cpu/PoolWindows.h"
 #include "kernels/cpu/ThreadPool.h"
 
@@ -21,23 +24,40 @@ namespace memc::kernels {
 
 namespace {
 
-/// Pools one window (PoolWindows::forEachWindow) of a plane.
-template <bool Average, typename T, typename Window>
-float pool(const Window &window, const T *plane) {
-  if constexpr (Average) {
-    float sum = 0.0f;
-    window.forEachTap([&](int64_t offset) { sum += Element<T>::load(plane[offset]); });
-    int64_t divisor = window.divisor();
-    return divisor == 0 ? 0.0f : sum / static_cast<float>(divisor);
-  } else {
-    float max = -std::numeric_limits<float>::infinity();
-    window.forEachTap([&](int64_t offset) {
-      float value = Element<T>::load(plane[offset]);
-      if (value > max || std::isnan(value))
-        max = value;
-    });
-    return max;
+/// Averages one window (PoolWindows::forEachWindow) of a plane.
+template <typename T, typename Window> float average(const Window &window, const T *plane) {
+  float sum = 0.0f;
+  window.forEachTap([&](int64_t offset) { sum += Element<T>::load(plane[offset]); });
+  int64_t divisor = window.divisor();
+  return divisor == 0 ? 0.0f : sum / static_cast<float>(divisor);
+}
+
+/// Pools plane `plane` of `x` into `y`'s.
+template <typename T>
+void maxPoolPlane(const PoolWindows &windows, const T *x, int64_t readable, T *y, int64_t plane) {
+  int64_t inSize = windows.inputPlaneSize(), outSize = windows.outputPlaneSize();
+  const T *in = x + plane * inSize;
+  T *out = y + plane * outSize;
+  auto valueAt = [&](int64_t argmax) {
+    return argmax < 0 ? Element<T>::store(-std::numeric_limits<float>::infinity())
+                      : Element<T>::store(Element<T>::load(in[argmax]));
+  };
+  auto poolWindow = [&](int64_t p, const auto &window) {
+    out[p] = valueAt(windowArgmax(window, in));
+  };
+  // The runs' argmax offsets are int32 lanes.
+  if (inSize > std::numeric_limits<int32_t>::max()) {
+    windows.forEachWindow(poolWindow);
+    return;
   }
+  windows.forEachWindowInRuns<kMaxPoolLanes, kMaxPoolRun>(
+      poolWindow, [&](int64_t p, const PoolWindows::TapRun &run) {
+        int32_t argmax[kMaxPoolRun];
+        if (run.rows > 0)
+          maxPoolRunArgmax(in, readable - plane * inSize, run, argmax);
+        for (int64_t w = 0; w < run.windows; ++w)
+          out[p + w] = valueAt(run.rows > 0 ? argmax[w] : -1);
+      });
 }
 
 template <bool Average> bool runPool(KernelContext &, const KernelCall &call) {
@@ -52,11 +72,15 @@ template <bool Average> bool runPool(KernelContext &, const KernelCall &call) {
     T *y = output.as<T>();
     parallelFor(0, windows.planes(), std::max<int64_t>(1, kExpensiveGrain / outSize),
                 [&](int64_t begin, int64_t end) {
-                  for (int64_t plane = begin; plane < end; ++plane)
-                    windows.forEachWindow([&](int64_t p, const auto &window) {
-                      y[plane * outSize + p] =
-                          Element<T>::store(pool<Average>(window, x + plane * inSize));
-                    });
+                  for (int64_t plane = begin; plane < end; ++plane) {
+                    if constexpr (Average)
+                      windows.forEachWindow([&](int64_t p, const auto &window) {
+                        y[plane * outSize + p] =
+                            Element<T>::store(average(window, x + plane * inSize));
+                      });
+                    else
+                      maxPoolPlane(windows, x, input.numElements(), y, plane);
+                  }
                 });
   });
   return true;

@@ -4,11 +4,12 @@
 // the output positions are visited in order, so overlapping windows add up deterministically.
 // Sums run in f32, into the output plane or (f16/bf16) into f32 scratch rounded once.
 //
-// max_pool_grad recomputes each window's argmax as PyTorch's max_pool kernels pick it: the
-// first maximum, unless a NaN comes later (the last NaN wins), and the first tap inside the
-// input when every value is -inf. Padding is never selected; a window entirely in the padding
-// (memc allows pads PyTorch rejects) routes its gradient nowhere. avg_pool_grad spreads
-// grad / divisor over the window's taps inside the input, with the forward kernel's divisor.
+// max_pool_grad recomputes each window's argmax as max_pool picks its maximum (MaxPoolRuns.h:
+// PyTorch's rule, runs of windows side by side in vector lanes), then routes the gradients in
+// output order, so the sums are the same to the bit as a window at a time. Padding is never
+// selected; a window entirely in the padding (memc allows pads PyTorch rejects) routes its
+// gradient nowhere. avg_pool_grad spreads grad / divisor over the window's taps inside the
+// input, with the forward kernel's divisor.
 //
 // Workspace: for an f16/bf16 result, one f32 input plane per slot (planes run in at most
 // kMaxWorkspaceSlots pieces); none for f32.
@@ -17,6 +18,7 @@
 #include "kernels/Workspace.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/MaxPoolRuns.h"
 #include "kernels/cpu/PoolWindows.h"
 #include "kernels/cpu/PoolingBackwardWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
@@ -63,29 +65,36 @@ bool runMaxPoolGrad(KernelContext &context, const KernelCall &call) {
     return false;
   PoolWindows windows(input.shape, grad.shape, attributesOf(call));
   int64_t inSize = windows.inputPlaneSize(), outSize = windows.outputPlaneSize();
+  // The runs' argmax offsets are int32 lanes.
+  bool inRuns = inSize <= std::numeric_limits<int32_t>::max();
   visitFloat(input.dtype, [&](auto inputTag) {
     using T = typename decltype(inputTag)::type;
     visitFloat(grad.dtype, [&](auto gradTag) {
       using G = typename decltype(gradTag)::type;
       const T *x = input.as<T>();
       const G *dy = grad.as<G>();
+      int64_t readable = input.numElements();
       forEachResultPlane<T>(result, windows, scratch, [&](int64_t plane, float *sums) {
         const T *in = x + plane * inSize;
-        windows.forEachWindow([&](int64_t p, const auto &window) {
-          int64_t argmax = -1;
-          float max = -std::numeric_limits<float>::infinity();
-          window.forEachTap([&](int64_t offset) {
-            float value = Element<T>::load(in[offset]);
-            if (argmax < 0)
-              argmax = offset;
-            if (value > max || std::isnan(value)) {
-              max = value;
-              argmax = offset;
-            }
-          });
+        const G *dyPlane = dy + plane * outSize;
+        auto addWindow = [&](int64_t p, const auto &window) {
+          int64_t argmax = windowArgmax(window, in);
           if (argmax >= 0)
-            sums[argmax] += Element<G>::load(dy[plane * outSize + p]);
-        });
+            sums[argmax] += Element<G>::load(dyPlane[p]);
+        };
+        if (!inRuns) {
+          windows.forEachWindow(addWindow);
+          return;
+        }
+        windows.forEachWindowInRuns<kMaxPoolLanes, kMaxPoolRun>(
+            addWindow, [&](int64_t p, const PoolWindows::TapRun &run) {
+              if (run.rows == 0)
+                return;
+              int32_t argmax[kMaxPoolRun];
+              maxPoolRunArgmax(in, readable - plane * inSize, run, argmax);
+              for (int64_t w = 0; w < run.windows; ++w)
+                sums[argmax[w]] += Element<G>::load(dyPlane[p + w]);
+            });
       });
     });
   });

@@ -272,6 +272,86 @@ TEST(KernelBackwardAdjoint, Pooling) {
   }
 }
 
+/// max_pool's pick for each window of an NCHW input, a tap at a time in row-major order: the
+/// first tap inside the input, then any greater or NaN one (PyTorch's rule); -1 for a window with
+/// no tap inside. Indices are into the whole input.
+std::vector<int64_t> naiveMaxPoolPicks(const OwnedTensor &x, const Shape &output,
+                                       const Ints &kernel, const Ints &strides, const Ints &pads,
+                                       const Ints &dilations) {
+  const Shape &in = x.shape;
+  std::vector<int64_t> picks;
+  for (int64_t plane = 0; plane < in[0] * in[1]; ++plane)
+    for (int64_t oh = 0; oh < output[2]; ++oh)
+      for (int64_t ow = 0; ow < output[3]; ++ow) {
+        int64_t pick = -1;
+        double max = -kInf;
+        for (int64_t kh = 0; kh < kernel[0]; ++kh)
+          for (int64_t kw = 0; kw < kernel[1]; ++kw) {
+            int64_t h = oh * strides[0] - pads[0] + kh * dilations[0];
+            int64_t w = ow * strides[1] - pads[1] + kw * dilations[1];
+            if (h < 0 || h >= in[2] || w < 0 || w >= in[3])
+              continue;
+            int64_t index = (plane * in[2] + h) * in[3] + w;
+            double value = x.at(index);
+            if (pick < 0 || value > max || std::isnan(value)) {
+              pick = index;
+              max = value;
+            }
+          }
+        picks.push_back(pick);
+      }
+  return picks;
+}
+
+TEST(KernelBackwardHand, MaxPoolRunsPickAsOneWindowAtATime) {
+  // Rows wide enough for the kernels' runs of windows in vector lanes (MaxPoolRuns.h), any
+  // stride and dilation, values with ties, NaN and -inf: max_pool and max_pool_grad against
+  // the rule applied a tap at a time. Small integers keep every sum exact in any order.
+  std::mt19937 random(19);
+  auto pickIn = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(random);
+  };
+  auto specialValue = [&]() {
+    int64_t roll = pickIn(0, 99);
+    return roll < 3 ? std::nan("") : roll < 8 ? -kInf : static_cast<double>(pickIn(-2, 2));
+  };
+  for (int config = 0; config < 150; ++config) {
+    Ints kernel = {pickIn(1, 4), pickIn(1, 4)}, strides = {pickIn(1, 3), pickIn(1, 3)};
+    Ints dilations = {pickIn(1, 2), pickIn(1, 2)};
+    Ints pads = {pickIn(0, kernel[0] / 2), pickIn(0, kernel[1] / 2)};
+    pads.push_back(pads[0]);
+    pads.push_back(pads[1]);
+    bool ceilMode = pickIn(0, 1) == 1;
+    Shape input = {pickIn(1, 2), pickIn(1, 2), pickIn(8, 12), pickIn(8, 80)};
+    DType dtype = config % 3 == 2 ? DType::BF16 : DType::F32;
+    Attributes a = poolAttrs(kernel, strides, pads, dilations, ceilMode);
+    Shape output = windowOutput(input, input[1], kernel, a, ceilMode);
+    std::vector<double> xs(static_cast<size_t>(input[0] * input[1] * input[2] * input[3]));
+    for (double &v : xs)
+      v = specialValue();
+    OwnedTensor x = tensor(dtype, input, xs);
+    std::vector<double> gs(static_cast<size_t>(output[0] * output[1] * output[2] * output[3]));
+    for (double &v : gs)
+      v = static_cast<double>(pickIn(-3, 3));
+    OwnedTensor g = tensor(dtype, output, gs);
+    std::vector<int64_t> picks = naiveMaxPoolPicks(x, output, kernel, strides, pads, dilations);
+    std::vector<double> maxima, routed(xs.size(), 0.0);
+    for (size_t p = 0; p < picks.size(); ++p) {
+      maxima.push_back(picks[p] < 0 ? -kInf : x.at(picks[p]));
+      if (picks[p] >= 0)
+        routed[static_cast<size_t>(picks[p])] += gs[p];
+    }
+    std::string label = "config " + std::to_string(config);
+    std::vector<double> y = runOnNaN("max_pool", {x}, {{dtype, output}}, a)[0].values();
+    ASSERT_EQ(y.size(), maxima.size()) << label;
+    for (size_t p = 0; p < y.size(); ++p)
+      ASSERT_TRUE(std::isnan(maxima[p]) ? std::isnan(y[p]) : y[p] == maxima[p])
+          << label << ", max_pool output " << p << ": " << y[p] << " instead of " << maxima[p];
+    EXPECT_EQ(runOnNaN("max_pool_grad", {g, x}, {{dtype, input}}, a)[0].values(), routed)
+        << label;
+  }
+}
+
 TEST(KernelBackwardAdjoint, SliceAndGather) {
   std::mt19937 random(13);
   OwnedTensor x = randomTensor(DType::F32, {5, 6, 4}, random);

@@ -39,6 +39,25 @@ struct Buffer {
     if (dtype == DType::I64) // labels and indices: 0, in range of anything
       std::fill(bytes.begin(), bytes.end(), 0);
   }
+
+  /// Pseudo-random floats in [-1, 1) from a fixed generator: data on which comparisons branch
+  /// unpredictably, as on real activations and PyTorch's randn inputs (constant data would
+  /// flatter branchy code, e.g. a max_pool's argmax).
+  static Buffer random(DType dtype, std::vector<int64_t> shape) {
+    Buffer buffer(dtype, std::move(shape));
+    uint32_t state = 12345;
+    for (int64_t i = 0; i < buffer.view.numElements(); ++i) {
+      state = state * 1664525u + 1013904223u;
+      float value = static_cast<float>(state >> 8) / static_cast<float>(1 << 23) - 1.0f;
+      if (dtype == DType::F32)
+        buffer.view.as<float>()[i] = value;
+      else if (dtype == DType::BF16)
+        buffer.view.as<BFloat16>()[i] = BFloat16{floatToBFloat16(value)};
+      else if (dtype == DType::F16)
+        buffer.view.as<Half>()[i] = Half{floatToHalf(value)};
+    }
+    return buffer;
+  }
 };
 
 Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> values) {
@@ -135,10 +154,10 @@ void benchResNetLayers(const char *filter) {
                              {"ceil_mode", int64_t{0}}});
     const std::vector<int64_t> poolIn = {32, 8, 32, 32}, poolOut = {32, 8, 16, 16};
     bench(filter, "resnet max_pool maxpool 32x8x32x32 k3 s2 p1" + suffix, "max_pool",
-          {{dtype, poolIn}}, {{dtype, poolOut}}, pool, 4.0 * 32 * 8 * 32 * 32, true);
+          {Buffer::random(dtype, poolIn)}, {{dtype, poolOut}}, pool, 4.0 * 32 * 8 * 32 * 32, true);
     bench(filter, "resnet max_pool_grad maxpool 32x8x32x32 k3 s2 p1" + suffix, "max_pool_grad",
-          {{dtype, poolOut}, {dtype, poolIn}}, {{dtype, poolIn}}, pool, 10.0 * 32 * 8 * 32 * 32,
-          true);
+          {Buffer::random(dtype, poolOut), Buffer::random(dtype, poolIn)}, {{dtype, poolIn}}, pool,
+          10.0 * 32 * 8 * 32 * 32, true);
   }
 }
 
@@ -260,8 +279,8 @@ int main(int argc, char **argv) {
                {"dilations", std::vector<int64_t>{1, 1}},
                {"group", int64_t{1}}}),
         2.0 * 8 * 64 * 56 * 56 * 64 * 9, false);
-  bench(filter, "max_pool f32 8x64x112x112 k3 s2 p1", "max_pool", {{F32, {8, 64, 112, 112}}},
-        {{F32, {8, 64, 56, 56}}},
+  bench(filter, "max_pool f32 8x64x112x112 k3 s2 p1", "max_pool",
+        {Buffer::random(F32, {8, 64, 112, 112})}, {{F32, {8, 64, 56, 56}}},
         attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
                {"strides", std::vector<int64_t>{2, 2}},
                {"pads", std::vector<int64_t>{1, 1, 1, 1}},
@@ -299,7 +318,8 @@ int main(int argc, char **argv) {
         {{F32, {8192, 1024}}, {F32, {1024}}, {F32, {1024}}},
         attrs({{"axis", int64_t{1}}, {"epsilon", 1e-5}}), 12.0 * m8, true);
   bench(filter, "max_pool_grad f32 8x64x112x112 k3 s2 p1", "max_pool_grad",
-        {{F32, {8, 64, 56, 56}}, {F32, {8, 64, 112, 112}}}, {{F32, {8, 64, 112, 112}}},
+        {Buffer::random(F32, {8, 64, 56, 56}), Buffer::random(F32, {8, 64, 112, 112})},
+        {{F32, {8, 64, 112, 112}}},
         attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
                {"strides", std::vector<int64_t>{2, 2}},
                {"pads", std::vector<int64_t>{1, 1, 1, 1}},
