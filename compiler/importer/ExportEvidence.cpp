@@ -7,7 +7,8 @@
 // models, count as no evidence); the rest are compared in chunks, so that no big weight is read
 // whole, except big transposes, which their samples decide. And a trace ONNX leaves of
 // nn.Embedding(padding_idx=N): the table's row N is all zeros (PyTorch zeroes it and never
-// updates it), found by reading the table in chunks.
+// updates it), found by reading the table in chunks. And the text for Dropout nodes a
+// training-mode export keeps when the program is for inference.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/ExportEvidence.h"
@@ -192,6 +193,16 @@ std::string unrecordedPaddingWarning(const onnx::GraphProto &graph, const Weight
          " all zeros, as nn.Embedding(padding_idx=N) keeps its padding row; ONNX does not record "
          "padding_idx, so memc trains that row like any other, where PyTorch gives it no "
          "gradient: export with python/memc_export.py, which records it";
+}
+
+std::string trainingModeDropoutWarning(const std::vector<std::string> &dropoutNodes) {
+  if (dropoutNodes.empty())
+    return "";
+  size_t count = dropoutNodes.size();
+  return std::to_string(count) + " Dropout node" + (count == 1 ? " runs" : "s run") +
+         " in training mode (" + listed(dropoutNodes) +
+         "), so the inference program drops as ONNX says it does; export with model.eval() "
+         "to run inference without " + (count == 1 ? "it" : "them");
 }
 
 std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore &weights) {

@@ -4,13 +4,15 @@
 // nn.Linear weights become pre-transposed `onnx::MatMul_N` initializers and a tied
 // embedding/head becomes two initializers holding the same values. ONNX cannot say what the
 // module was; these are the traces it leaves, gathered so that memc can warn once. Likewise an
-// embedding's padding row, which ONNX has no field for.
+// embedding's padding row, which ONNX has no field for, and Dropout nodes a training-mode export
+// keeps, which an inference program runs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_COMPILER_IMPORTER_EXPORTEVIDENCE_H
 #define MEMC_COMPILER_IMPORTER_EXPORTEVIDENCE_H
 
 #include <string>
+#include <vector>
 
 namespace onnx {
 class GraphProto;
@@ -31,6 +33,11 @@ std::string foldedExportWarning(const onnx::GraphProto &graph, const WeightStore
 /// the padding row nn.Embedding(padding_idx=N) keeps, which a model without the helper's
 /// memc.padding_idx cannot name. Empty otherwise.
 std::string unrecordedPaddingWarning(const onnx::GraphProto &graph, const WeightStore &weights);
+
+/// The warning's text for an inference program whose model keeps Dropout nodes in training
+/// mode (`dropoutNodes`, their names): ONNX says they drop at inference too, and memc follows,
+/// but a user who runs inference almost surely wants eval. Empty when there are none.
+std::string trainingModeDropoutWarning(const std::vector<std::string> &dropoutNodes);
 
 } // namespace memc
 

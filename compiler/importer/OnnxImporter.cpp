@@ -169,6 +169,7 @@ private:
   LogicalResult createReturn();
   Location modelLocation() { return FileLineColLoc::get(&context, modelPath, 0, 0); }
   Location nodeLocation(const onnx::NodeProto &node, int index);
+  void warnAboutTrainingModeDropout();
 
   MLIRContext &context;
   std::string modelPath;
@@ -204,7 +205,21 @@ OwningOpRef<ModuleOp> OnnxImporter::run() {
   if (options.warnAboutExportEvidence && !exportMetadata)
     if (std::string warning = unrecordedPaddingWarning(model.graph(), weights); !warning.empty())
       emitWarning(modelLocation()) << warning;
+  if (options.warnAboutTrainingModeDropout)
+    warnAboutTrainingModeDropout();
   return std::move(module);
+}
+
+void OnnxImporter::warnAboutTrainingModeDropout() {
+  // The importer makes a memc.dropout only of a Dropout that drops (training mode, ratio > 0),
+  // located at the node's name.
+  std::vector<std::string> dropoutNodes;
+  function.walk([&](DropoutOp dropout) {
+    auto name = dyn_cast<NameLoc>(dropout.getLoc());
+    dropoutNodes.push_back("'" + (name ? name.getName().str() : "Dropout") + "'");
+  });
+  if (std::string warning = trainingModeDropoutWarning(dropoutNodes); !warning.empty())
+    emitWarning(modelLocation()) << warning;
 }
 
 LogicalResult OnnxImporter::loadModel() {

@@ -29,6 +29,8 @@ struct ImportOptions {
   /// Warn when the model shows a folded or renamed export or an embedding padding row ONNX
   /// cannot record (ExportEvidence.h): for training, where it decides what trains.
   bool warnAboutExportEvidence = false;
+  /// Warn when Dropout nodes run in training mode: for inference, which they make random.
+  bool warnAboutTrainingModeDropout = false;
 };
 
 /// Reads the model at `modelPath` and imports it. Returns null after emitting errors. When

@@ -11,6 +11,7 @@
 #include "kernels/ShapeRules.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/xxhash.h"
 
 #include <algorithm>
 #include <cmath>
@@ -325,9 +326,23 @@ LogicalResult importTrilu(NodeImporter &n) {
                                                       n.named("upper", n.builder.getBoolAttr(*upper != 0))}));
 }
 
+/// The seed of a Dropout without a `seed` attribute (torch.onnx.export never writes one): the
+/// xxh3 hash of the node's name as messages give it (an unrolled Loop body's names carry the
+/// iteration) and of its first output (unique in the graph even where names repeat). One seed
+/// for all would make every dropout on a same-shaped tensor draw the same mask in a step, where
+/// PyTorch draws independent ones; a hash keeps the masks of a model the same from run to run.
+int64_t seedFromNodeIdentity(const NodeImporter &n) {
+  std::string identity = n.node.op_type();
+  if (auto name = dyn_cast<NameLoc>(n.location()))
+    identity = name.getName().str();
+  if (n.numOutputs() > 0)
+    identity += "\n" + n.node.output(0);
+  return static_cast<int64_t>(llvm::xxh3_64bits(identity));
+}
+
 LogicalResult importDropout(NodeImporter &n) {
   FailureOr<Value> input = n.input(0);
-  FailureOr<int64_t> seed = n.intAttr("seed", 0);
+  FailureOr<int64_t> seed = n.intAttr("seed", seedFromNodeIdentity(n));
   if (failed(input) || failed(seed))
     return failure();
   bool training = false;

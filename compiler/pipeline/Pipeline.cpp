@@ -122,6 +122,7 @@ FailureOr<CompiledModel> compileModel(MLIRContext &context, const std::string &m
   CompiledModel compiled;
   ImportOptions import = options.import;
   import.warnAboutExportEvidence = options.mode == CompileMode::Train;
+  import.warnAboutTrainingModeDropout = options.mode == CompileMode::Infer;
   compiled.module = importOnnxModel(context, modelPath, import, &compiled.weights);
   if (!compiled.module)
     return failure();

@@ -178,7 +178,9 @@ def Memc_DropoutOp : Memc_Op<"dropout",
     mask is a pure function of `seed`, the optional scalar `salt` and the element index, so
     forward and backward (and recomputation) draw the same mask. Training steps pass a salt
     that changes every step (the runtime's seed and step number), so masks differ between steps
-    as in PyTorch. ONNX models exported in eval mode carry no dropout.
+    as in PyTorch. The importer gives each ONNX Dropout its own seed (the node's `seed`, or a
+    hash of its name and first output), so that two dropouts draw independent masks. ONNX
+    models exported in eval mode carry no dropout.
 
     ```mlir
     %y = memc.dropout %x {ratio = 1.000000e-01 : f64, seed = 0 : i64} : tensor<4x16xf32>
