@@ -59,7 +59,6 @@ struct AttentionMatch {
   WhereOp maskedFill;  // or a masked_fill, whose condition and fill make one
   bool fillIsTrueBranch = true;
   DropoutOp dropout; // on the probabilities: the op draws its mask
-  SmallVector<Operation *> chain; // the ops the fused op replaces, softmax to scores
 };
 
 /// A masked_fill value: -inf, or a number so negative that exp of it is 0 either way.
@@ -103,12 +102,11 @@ bool reachesProduct(Value value) {
 }
 
 /// Peels scalings by constants off `value` into `scale`, where nothing else uses them.
-Value peelScale(Value value, double &scale, SmallVectorImpl<Operation *> &chain) {
+Value peelScale(Value value, double &scale) {
   while (value.hasOneUse()) {
     std::optional<std::pair<double, Value>> factor = scalarFactor(value.getDefiningOp());
     if (!factor)
       break;
-    chain.push_back(value.getDefiningOp());
     scale *= factor->first;
     value = factor->second;
   }
@@ -122,7 +120,6 @@ std::string matchScores(Value value, AttentionMatch &match) {
     if (!value.hasOneUse())
       return "the scores are used by more than the softmax";
     Operation *op = value.getDefiningOp();
-    match.chain.push_back(op);
     if (auto product = dyn_cast<MatMulOp>(op)) {
       match.scores = product;
       return "";
@@ -167,7 +164,7 @@ std::string matchScores(Value value, AttentionMatch &match) {
 /// j > i + keys - queries (the op's bottom-right alignment), any leading dimensions 1.
 bool isCausalMask(Value mask, int64_t queries, int64_t keys) {
   auto trilu = mask.getDefiningOp<TriluOp>();
-  if (!trilu || !trilu.getUpper() || trilu.getK() != 1 + keys - queries ||
+  if (!trilu || !trilu.getUpper() || static_cast<int64_t>(trilu.getK()) != 1 + keys - queries ||
       !isHidingFill(trilu.getInput()))
     return false;
   ArrayRef<int64_t> shape = tensorType(mask).getShape();
@@ -274,13 +271,12 @@ std::string matchAttention(SoftmaxOp softmax, AttentionMatch &match) {
     return "the probabilities are not multiplied by v";
   if (std::string reason = matchScores(softmax.getInput(), match); !reason.empty())
     return reason;
-  match.chain.insert(match.chain.begin(), softmax);
   if (match.scores.getTransposeLhs() || match.output.getTransposeLhs() ||
       match.output.getTransposeRhs())
     return "q, the probabilities or v are read transposed by their product";
   match.keyReadTransposed = match.scores.getTransposeRhs();
-  match.query = peelScale(match.scores.getLhs(), match.scale, match.chain);
-  match.keyT = peelScale(match.scores.getRhs(), match.scale, match.chain);
+  match.query = peelScale(match.scores.getLhs(), match.scale);
+  match.keyT = peelScale(match.scores.getRhs(), match.scale);
   match.value = match.output.getRhs();
   for (Value operand : {match.query, match.keyT, match.value}) {
     if (tensorType(operand).getRank() != type.getRank())
@@ -410,8 +406,7 @@ HeadRepeats absorbHeadRepeats(OpBuilder &b, Location loc, Value &key, Value &val
     return {};
   auto heads = [&](Value source, Value repeated) {
     ArrayRef<int64_t> shape = tensorType(repeated).getShape();
-    return reshaped(b, loc, source,
-                    {shape[0], shape[1] / keyRepeats.groups, shape[2], shape[3]});
+    return reshaped(b, loc, source, {shape[0], shape[1] / keyRepeats.groups, shape[2], shape[3]});
   };
   key = heads(keyRepeats.source, key);
   value = heads(valueRepeats.source, value);

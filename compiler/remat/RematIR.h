@@ -27,7 +27,8 @@ struct ExtractedRematGraph {
 /// `workspaceOf` gives the kernel workspace of the ops that need one (PlanSummary::workspaceOf).
 ExtractedRematGraph
 extractRematGraph(mlir::func::FuncOp function,
-                  const llvm::DenseMap<mlir::Operation *, uint64_t> &workspaceOf = {});
+                  const llvm::DenseMap<mlir::Operation *, uint64_t> &workspaceOf =
+                      llvm::DenseMap<mlir::Operation *, uint64_t>());
 
 /// Clones every recomputed forward op just before the first backward op that reads it (directly
 /// or through reshapes or other clones) and makes later backward readers read the clone. Clones
