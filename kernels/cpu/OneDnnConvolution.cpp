@@ -91,7 +91,9 @@ struct ConvPrimitive {
   std::unique_ptr<dnnl::reorder> toPicked[kRoles], toPlain[kRoles];
 
   bool copies(Role role) const { return !(picked[role] == plain[role]); }
-  uint64_t copyBytes(Role role) const { return copies(role) ? aligned(picked[role].get_size()) : 0; }
+  uint64_t copyBytes(Role role) const {
+    return copies(role) ? aligned(picked[role].get_size()) : 0;
+  }
 };
 
 memory::format_tag plainTag(Role role, size_t spatial, bool grouped) {
@@ -146,9 +148,9 @@ void describe(const KernelCall &call, ConvDirection direction, int64_t images,
       memory::desc(primitive.plain[kWeights].dims(), type, memory::format_tag::any);
   std::vector<int64_t> pads;
   attributesOf(call).getInts("pads", pads);
-  memory::dims strides(g.strides.begin(), g.strides.end()), padsBegin(pads.begin(),
-                                                                       pads.begin() + spatial),
-      padsEnd(pads.begin() + spatial, pads.end()), dilations;
+  memory::dims strides(g.strides.begin(), g.strides.end()),
+      padsBegin(pads.begin(), pads.begin() + spatial), padsEnd(pads.begin() + spatial, pads.end()),
+      dilations;
   for (int64_t d : g.dilations)
     dilations.push_back(d - 1);
   bool hasBias = direction == ConvDirection::Forward && call.inputs.size() == 3;
@@ -165,12 +167,12 @@ void describe(const KernelCall &call, ConvDirection direction, int64_t images,
       primitive.bias = memory::desc({g.outChannels}, *biasType, memory::format_tag::a);
     }
     dnnl::convolution_forward::primitive_desc forward(
-        hasBias ? dnnl::convolution_forward::desc(prop, alg, any[kImage], forwardWeights,
-                                                  primitive.bias, any[kOutputs], strides,
-                                                  dilations, padsBegin, padsEnd)
-                : dnnl::convolution_forward::desc(prop, alg, any[kImage], forwardWeights,
-                                                  any[kOutputs], strides, dilations, padsBegin,
-                                                  padsEnd),
+        hasBias
+            ? dnnl::convolution_forward::desc(prop, alg, any[kImage], forwardWeights,
+                                              primitive.bias, any[kOutputs], strides, dilations,
+                                              padsBegin, padsEnd)
+            : dnnl::convolution_forward::desc(prop, alg, any[kImage], forwardWeights, any[kOutputs],
+                                              strides, dilations, padsBegin, padsEnd),
         attributes, oneDnnCpuEngine());
     if (direction == ConvDirection::Forward) {
       primitive.picked[kImage] = forward.src_desc();
@@ -188,9 +190,8 @@ void describe(const KernelCall &call, ConvDirection direction, int64_t images,
       primitive.descriptor = backward;
     } else {
       dnnl::convolution_backward_weights::primitive_desc backward(
-          dnnl::convolution_backward_weights::desc(alg, any[kImage], any[kWeights],
-                                                   any[kOutputs], strides, dilations, padsBegin,
-                                                   padsEnd),
+          dnnl::convolution_backward_weights::desc(alg, any[kImage], any[kWeights], any[kOutputs],
+                                                   strides, dilations, padsBegin, padsEnd),
           attributes, oneDnnCpuEngine(), forward);
       primitive.picked[kImage] = backward.src_desc();
       primitive.picked[kWeights] = backward.diff_weights_desc();
@@ -248,10 +249,10 @@ ConvPrimitive &lookup(const KernelCall &call, ConvDirection direction, int64_t i
   for (int role = 0; role < kRoles; ++role) {
     if (!primitive.copies(Role(role)))
       continue;
-    primitive.toPicked[role] = std::make_unique<dnnl::reorder>(
-        dnnl::reorder::primitive_desc(engine, primitive.plain[role], engine, primitive.picked[role]));
-    primitive.toPlain[role] = std::make_unique<dnnl::reorder>(
-        dnnl::reorder::primitive_desc(engine, primitive.picked[role], engine, primitive.plain[role]));
+    primitive.toPicked[role] = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
+        engine, primitive.plain[role], engine, primitive.picked[role]));
+    primitive.toPlain[role] = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
+        engine, primitive.picked[role], engine, primitive.plain[role]));
   }
   return primitive;
 }
@@ -323,7 +324,9 @@ std::optional<OneDnnConvChunks> oneDnnConvChunks(const KernelCall &call, ConvDir
         std::max(chunks.scratchpad, aligned(primitive.descriptor.scratchpad_desc().get_size()));
     if (gradWeight) {
       chunks.weights = std::max(chunks.weights, primitive.copyBytes(kWeights));
-      chunks.partial = aligned(primitive.plain[kWeights].get_size());
+      // One f32 chunk writes dw itself: nothing to sum.
+      bool direct = chunks.chunks == 1 && call.outputs[0].dtype == DType::F32;
+      chunks.partial = direct ? 0 : aligned(primitive.plain[kWeights].get_size());
     } else {
       chunks.sharedWeights = std::max(chunks.sharedWeights, primitive.copyBytes(kWeights));
     }
@@ -331,8 +334,7 @@ std::optional<OneDnnConvChunks> oneDnnConvChunks(const KernelCall &call, ConvDir
   return chunks;
 }
 
-std::optional<OneDnnConvChunks> oneDnnConvolution(const KernelCall &call,
-                                                  ConvDirection direction) {
+std::optional<OneDnnConvChunks> oneDnnConvolution(const KernelCall &call, ConvDirection direction) {
   ConvGeometry g = geometryOf(call, direction);
   if (!oneDnnCandidate(call, direction, g))
     return std::nullopt; // without a descriptor: memc's calls pay nothing for the rule
@@ -355,7 +357,8 @@ void prepareOneDnnConvolution(const KernelCall &call, ConvDirection direction,
   dnnl::engine &engine = oneDnnCpuEngine();
   thread_local dnnl::stream stream(engine);
   OneDnnThreadsScope scope(1);
-  memory plain(primitive.plain[kWeights], engine, roleTensors(call, direction).tensors[kWeights]->data);
+  memory plain(primitive.plain[kWeights], engine,
+               roleTensors(call, direction).tensors[kWeights]->data);
   memory picked(primitive.picked[kWeights], engine, scratch.sharedWeights);
   primitive.toPicked[kWeights]->execute(stream, plain, picked);
   stream.wait();
@@ -376,7 +379,7 @@ void runOneDnnConvChunk(const KernelCall &call, ConvDirection direction,
     data[role] = static_cast<uint8_t *>(tensor.data) +
                  static_cast<uint64_t>(chunk * scratch.chunks.chunkImages) * imageBytes;
   }
-  data[kWeights] = gradWeight ? pieces.partial : roles.tensors[kWeights]->data;
+  data[kWeights] = scratch.chunks.partial > 0 ? pieces.partial : roles.tensors[kWeights]->data;
   uint8_t *copies[kRoles] = {pieces.image, gradWeight ? pieces.weights : scratch.sharedWeights,
                              pieces.outputs};
   int ids[kRoles];
@@ -409,7 +412,7 @@ void runOneDnnConvChunk(const KernelCall &call, ConvDirection direction,
 
 void finishOneDnnConvolution(const KernelCall &call, ConvDirection direction,
                              const OneDnnConvScratch &scratch, int64_t begin, int64_t end) {
-  if (direction != ConvDirection::GradWeight)
+  if (direction != ConvDirection::GradWeight || scratch.chunks.partial == 0)
     return;
   const TensorView &dw = call.outputs[0];
   for (int64_t i = begin; i < end; ++i) {

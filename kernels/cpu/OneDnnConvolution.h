@@ -39,15 +39,17 @@ enum class ConvDirection { Forward, GradInput, GradWeight };
 /// images (the last may hold fewer), one slot each. Per slot: the chunk's image (x or dx) and
 /// outputs (y or dy) in the primitive's layouts and its scratchpad; for conv_grad_weight also
 /// the chunk's f32 weight gradient in the primitive's layout (`weights`) and in the plain one
-/// (`partial`). Shared by all chunks of conv and conv_grad_input: the weights in the
-/// primitive's layout (`sharedWeights`), reordered once.
+/// (`partial`; 0 when one f32 chunk writes dw itself). Shared by all chunks of conv and
+/// conv_grad_input: the weights in the primitive's layout (`sharedWeights`), reordered once.
 struct OneDnnConvChunks {
   int64_t chunks = 0, chunkImages = 0;
   uint64_t image = 0, outputs = 0, weights = 0, partial = 0, scratchpad = 0;
   uint64_t sharedWeights = 0;
 
   uint64_t slotBytes() const { return image + outputs + weights + partial + scratchpad; }
-  uint64_t totalBytes() const { return sharedWeights + static_cast<uint64_t>(chunks) * slotBytes(); }
+  uint64_t totalBytes() const {
+    return sharedWeights + static_cast<uint64_t>(chunks) * slotBytes();
+  }
 };
 
 /// The selection rule, the one place that decides: how oneDNN runs `call`, nullopt when memc's

@@ -16,7 +16,7 @@ void runOneDnnConvolution(const KernelCall &call, ConvDirection direction,
     for (int64_t chunk = begin; chunk < end; ++chunk)
       runOneDnnConvChunk(call, direction, scratch, chunk);
   });
-  if (direction == ConvDirection::GradWeight)
+  if (direction == ConvDirection::GradWeight && scratch.chunks.partial > 0)
     parallelFor(0, call.outputs[0].numElements(), kSumGrain, [&](int64_t begin, int64_t end) {
       finishOneDnnConvolution(call, direction, scratch, begin, end);
     });
