@@ -312,12 +312,19 @@ std::optional<OneDnnConvChunks> oneDnnConvChunks(const KernelCall &call, ConvDir
   chunks.chunks = (g.batch + chunks.chunkImages - 1) / chunks.chunkImages;
   bool gradWeight = direction == ConvDirection::GradWeight;
   std::lock_guard<std::mutex> lock(cacheMutex);
+  const ConvPrimitive *first = nullptr;
   for (int64_t images : {chunks.chunkImages, g.batch % chunks.chunkImages}) {
     if (images == 0)
       continue;
     const ConvPrimitive &primitive = lookup(call, direction, images, false);
     if (!primitive.chosen)
       return std::nullopt;
+    // conv and conv_grad_input share one copy of the weights, so a smaller last chunk must pick
+    // the same blocking (it did for every batch, chunk count and channel count probed; memc's
+    // kernel runs a call where it would not).
+    if (first && !gradWeight && !(primitive.picked[kWeights] == first->picked[kWeights]))
+      return std::nullopt;
+    first = &primitive;
     chunks.image = std::max(chunks.image, primitive.copyBytes(kImage));
     chunks.outputs = std::max(chunks.outputs, primitive.copyBytes(kOutputs));
     chunks.scratchpad =
