@@ -174,7 +174,8 @@ struct DirectionCall {
   Attributes attributes;
   KernelCall call;
 
-  DirectionCall(const Conv2d &conv, DType dtype, ConvDirection direction, uint32_t seed)
+  DirectionCall(const Conv2d &conv, DType dtype, ConvDirection direction, uint32_t seed,
+                bool bias = false)
       : attributes(conv.attributes()) {
     OwnedTensor x = asType(dtype, randomF32(conv.input(), seed));
     OwnedTensor w = asType(dtype, randomF32(conv.weight(), seed + 1));
@@ -185,6 +186,8 @@ struct DirectionCall {
       inputs = {g, w}, outputs = {OwnedTensor(dtype, conv.input())};
     else
       inputs = {g, x}, outputs = {OwnedTensor(dtype, conv.weight())};
+    if (direction == ConvDirection::Forward && bias)
+      inputs.push_back(asType(dtype, randomF32({conv.m}, seed + 3)));
     call = makeCall(inputs, outputs, attributes);
   }
 };
@@ -225,8 +228,8 @@ std::vector<double> decoded(DType dtype, const Shape &shape, const std::vector<u
 /// whole batch, within `rtol`/`atol`; and the cut run twice on the pool (MEMC_NUM_THREADS=4)
 /// and once chunk by chunk on one thread, bit for bit.
 void expectChunksMatchOneCall(const Conv2d &conv, DType dtype, ConvDirection direction,
-                              double rtol, double atol) {
-  DirectionCall run(conv, dtype, direction, 90);
+                              double rtol, double atol, bool bias = false) {
+  DirectionCall run(conv, dtype, direction, 90, bias);
   std::optional<OneDnnConvChunks> rule = oneDnnConvolution(run.call, direction);
   std::optional<OneDnnConvChunks> whole = oneDnnConvChunks(run.call, direction, 1);
   ASSERT_TRUE(rule && whole);
@@ -252,6 +255,12 @@ TEST(OneDnnConvolution, ChunkedRunsMatchOneCallAndRepeatBitForBit) {
   for (ConvDirection direction :
        {ConvDirection::Forward, ConvDirection::GradInput, ConvDirection::GradWeight})
     expectChunksMatchOneCall(kStem, DType::BF16, direction, 1e-2, 1e-2);
+  // Each chunk adds the bias; grouped weights (bf16 only: grouped f32 stays on memc) in 4 chunks.
+  expectChunksMatchOneCall(kLayer1, DType::F32, ConvDirection::Forward, 1e-5, 1e-5, true);
+  const Conv2d grouped = finished({32, 16, 16, 16, 32, 3, 3, 4, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+  for (ConvDirection direction :
+       {ConvDirection::Forward, ConvDirection::GradInput, ConvDirection::GradWeight})
+    expectChunksMatchOneCall(grouped, DType::BF16, direction, 1e-2, 1e-2);
 }
 
 TEST(OneDnnConvolution, WorkspaceIsASlotPerChunkWhateverTheThreads) {
