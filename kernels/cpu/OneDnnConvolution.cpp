@@ -38,10 +38,11 @@ constexpr uint64_t kOneDnnMaxF32WorkspaceBytes = uint64_t{4} << 20;
 /// AMX kernel wins there too).
 constexpr int64_t kMinGradInputChannels = 8;
 
-/// Multiply-adds a chunk needs at least: each oneDNN call (primitive and its reorders) has a
-/// fixed cost of microseconds, so chunks are few and large (bench/kernels/conv_vs_torch.py at
-/// 1 thread: the ResNet bench layers' 5-7M multiply-adds in chunks of this size cost at most
-/// a few percent over one call).
+/// Multiply-adds a chunk needs at least: each oneDNN call (primitive and its reorders) costs
+/// about 10 us whatever its size, so chunks are few and large. On the ResNet bench layers
+/// (4.7-7M multiply-adds, 2-3 chunks) the chunks cost 0-10% in f32 and 5-30% in bf16 over one
+/// call at 1 thread (memc-kernel-bench resnet, docs/benchmarks.md), and give a second thread
+/// work at all.
 constexpr int64_t kOneDnnMinChunkMultiplyAdds = int64_t{1} << 21;
 
 std::optional<memory::data_type> oneDnnType(DType dtype) {
