@@ -360,7 +360,7 @@ void prepareOneDnnConvolution(const KernelCall &call, ConvDirection direction,
                               const OneDnnConvScratch &scratch) {
   if (direction == ConvDirection::GradWeight || scratch.chunks.sharedWeights == 0)
     return;
-  // Every chunk shape picks the same weights layout (the weights do not depend on the batch).
+  // Every chunk shape picks the same weights layout (oneDnnConvChunks refuses other cuts).
   ConvPrimitive &primitive = chunkPrimitive(call, direction, scratch.chunks, 0);
   dnnl::engine &engine = oneDnnCpuEngine();
   thread_local dnnl::stream stream(engine);
