@@ -17,6 +17,7 @@
 #include "kernels/cpu/FloatCompute.h"
 #include "kernels/cpu/Gemm.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/OneDnnConvolutionOnPool.h"
 #include "kernels/cpu/ThreadPool.h"
 
 #include <algorithm>
@@ -74,9 +75,10 @@ bool runConv(KernelContext &context, const KernelCall &call) {
   ConvScratch scratch = carveConv(call, carver);
   if (!carver.fits(context))
     return false;
-  if (scratch.oneDnn)
-    return runOneDnnConvolution(context, call, ConvDirection::Forward,
-                                ThreadPool::global().numThreads(), *scratch.oneDnn);
+  if (scratch.oneDnn) {
+    runOneDnnConvolution(call, ConvDirection::Forward, *scratch.oneDnn);
+    return true;
+  }
   ConvGeometry geometry(call.inputs[0].shape, call.inputs[1].shape, output.shape,
                         attributesOf(call));
   const float *bias = scratch.bias ? loadAsFloat(call.inputs[2], scratch.bias) : nullptr;

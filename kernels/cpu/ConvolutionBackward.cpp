@@ -26,6 +26,7 @@
 #include "kernels/cpu/FloatCompute.h"
 #include "kernels/cpu/Gemm.h"
 #include "kernels/cpu/KernelGroups.h"
+#include "kernels/cpu/OneDnnConvolutionOnPool.h"
 #include "kernels/cpu/ThreadPool.h"
 
 #include <algorithm>
@@ -139,9 +140,10 @@ bool runConvGradInput(KernelContext &context, const KernelCall &call) {
   GradInputScratch scratch = carveGradInput(call, carver);
   if (!carver.fits(context))
     return false;
-  if (scratch.oneDnn)
-    return runOneDnnConvolution(context, call, ConvDirection::GradInput,
-                                ThreadPool::global().numThreads(), *scratch.oneDnn);
+  if (scratch.oneDnn) {
+    runOneDnnConvolution(call, ConvDirection::GradInput, *scratch.oneDnn);
+    return true;
+  }
   ConvGeometry geometry(result.shape, call.inputs[1].shape, call.inputs[0].shape,
                         attributesOf(call));
   runInFloat(call, scratch.operands, [&](const float *dy, const float *w, float *dx) {
@@ -158,9 +160,10 @@ bool runConvGradWeight(KernelContext &context, const KernelCall &call) {
   GradWeightScratch scratch = carveGradWeight(call, carver);
   if (!carver.fits(context))
     return false;
-  if (scratch.oneDnn)
-    return runOneDnnConvolution(context, call, ConvDirection::GradWeight,
-                                ThreadPool::global().numThreads(), *scratch.oneDnn);
+  if (scratch.oneDnn) {
+    runOneDnnConvolution(call, ConvDirection::GradWeight, *scratch.oneDnn);
+    return true;
+  }
   ConvGeometry geometry(call.inputs[1].shape, result.shape, call.inputs[0].shape,
                         attributesOf(call));
   runInFloat(call, scratch.operands, [&](const float *dy, const float *x, float *dw) {

@@ -1,17 +1,16 @@
 //===- OneDnnConvolution.cpp - conv and its gradients through oneDNN ------===//
 //
-// One cache of primitives, keyed by the call's shapes, attributes, dtypes, direction and thread
-// count: the plan's workspace rule and the run both ask it, so the sizes the plan carves are the
-// largest the run's primitive needs at any thread count up to oneDnnPlanThreads() (the
-// scratchpad is not monotonic in the threads: 4 threads may need more than 16). Debian's
-// oneDNN runs on OpenMP and reads the calling thread's omp_get_max_threads() when a primitive
-// descriptor or a primitive is made and when it runs, so a thread count is set around each (a
-// primitive made at the default count ran its 1-thread descriptor on 2 threads, spinning).
+// One cache of single-threaded chunk primitives, keyed by the call's shapes with the batch
+// replaced by the chunk's images, attributes, dtypes and direction: the plan's workspace rule
+// and the run both ask it, so the sizes the plan carves are the ones the run's primitives need.
+// Every descriptor, primitive and run is made with one OpenMP thread (OneDnnThreads.h), so
+// oneDNN runs each chunk inline on the pool thread that calls it.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/OneDnnConvolution.h"
 #include "kernels/cpu/OneDnnThreads.h"
 
+#include "kernels/Float16.h"
 #include "kernels/ops/ConvGeometry.h"
 
 #include <algorithm>
@@ -19,7 +18,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 
 namespace memc::kernels {
@@ -31,7 +29,7 @@ using dnnl::memory;
 /// The image (x or dx), weights (w or dw) and outputs (y or dy) sides of a convolution.
 enum Role { kImage, kWeights, kOutputs, kRoles };
 
-/// The most workspace (blocked copies and scratchpad) an f32 call may take on oneDNN: beyond it
+/// The most workspace (blocked copies and scratchpads) an f32 call may take on oneDNN: beyond it
 /// memc's tiled kernels, whose workspace stays a small constant, keep the plan's peak down.
 constexpr uint64_t kOneDnnMaxF32WorkspaceBytes = uint64_t{4} << 20;
 
@@ -40,12 +38,23 @@ constexpr uint64_t kOneDnnMaxF32WorkspaceBytes = uint64_t{4} << 20;
 /// AMX kernel wins there too).
 constexpr int64_t kMinGradInputChannels = 8;
 
+/// Multiply-adds a chunk needs at least: each oneDNN call (primitive and its reorders) costs
+/// about 10 us whatever its size, so chunks are few and large. On the ResNet bench layers
+/// (4.7-7M multiply-adds, 2-3 chunks) the chunks cost 0-10% in f32 and 5-30% in bf16 over one
+/// call at 1 thread (memc-kernel-bench resnet, docs/benchmarks.md), and give a second thread
+/// work at all.
+constexpr int64_t kOneDnnMinChunkMultiplyAdds = int64_t{1} << 21;
+
 std::optional<memory::data_type> oneDnnType(DType dtype) {
   if (dtype == DType::F32)
     return memory::data_type::f32;
   if (dtype == DType::BF16)
     return memory::data_type::bf16;
   return std::nullopt;
+}
+
+uint64_t aligned(uint64_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
 /// The tensors of `call` in role order, and the role the call writes.
@@ -66,15 +75,26 @@ RoleTensors roleTensors(const KernelCall &call, ConvDirection direction) {
   return {{&call.inputs[1], &call.outputs[0], &call.inputs[0]}, kWeights};
 }
 
-/// One call signature's primitive at one thread count. `chosen` is the selection rule's answer.
+ConvGeometry geometryOf(const KernelCall &call, ConvDirection direction) {
+  RoleTensors roles = roleTensors(call, direction);
+  return ConvGeometry(roles.tensors[kImage]->shape, roles.tensors[kWeights]->shape,
+                      roles.tensors[kOutputs]->shape, attributesOf(call));
+}
+
+/// One chunk shape's primitive. `chosen` is the selection rule's answer. The weight gradient's
+/// `plain[kWeights]` is f32 whatever dw's dtype: the chunks' partials are summed in f32.
 struct ConvPrimitive {
   bool chosen = false;
-  OneDnnConvSizes sizes;
   memory::desc plain[kRoles], picked[kRoles], bias;
   dnnl::primitive_desc descriptor;
   // Made on the first run (a plan's sizing never runs them).
   std::unique_ptr<dnnl::primitive> compute;
   std::unique_ptr<dnnl::reorder> toPicked[kRoles], toPlain[kRoles];
+
+  bool copies(Role role) const { return !(picked[role] == plain[role]); }
+  uint64_t copyBytes(Role role) const {
+    return copies(role) ? aligned(picked[role].get_size()) : 0;
+  }
 };
 
 memory::format_tag plainTag(Role role, size_t spatial, bool grouped) {
@@ -87,25 +107,28 @@ memory::format_tag plainTag(Role role, size_t spatial, bool grouped) {
   return grouped ? groupedWeights[spatial - 1] : weights[spatial - 1];
 }
 
-uint64_t copyBytes(const memory::desc &picked, const memory::desc &plain) {
-  return picked == plain ? 0 : picked.get_size();
+/// Whether oneDNN may run `call` at all, before any descriptor: f32 stays on memc where its
+/// kernels win or where oneDNN was not measured (grouped convolutions).
+bool oneDnnCandidate(const KernelCall &call, ConvDirection direction, const ConvGeometry &g) {
+  size_t spatial = g.kernel.size();
+  DType dtype = roleTensors(call, direction).tensors[kImage]->dtype;
+  if (spatial < 1 || spatial > 3 || !oneDnnType(dtype))
+    return false;
+  if (dtype != DType::F32)
+    return true;
+  bool window = std::any_of(g.kernel.begin(), g.kernel.end(), [](int64_t k) { return k != 1; });
+  return window && g.group == 1 &&
+         !(direction == ConvDirection::GradInput && g.groupChannels < kMinGradInputChannels);
 }
 
-/// Makes the primitive descriptor for `call` (the current OpenMP thread count applies), or
-/// leaves `chosen` false where oneDNN does not run it.
-void describe(const KernelCall &call, ConvDirection direction, ConvPrimitive &primitive) {
+/// Makes the single-threaded primitive descriptor for `images` images of `call`, or leaves
+/// `chosen` false where oneDNN has no optimized implementation for it.
+void describe(const KernelCall &call, ConvDirection direction, int64_t images,
+              ConvPrimitive &primitive) {
   RoleTensors roles = roleTensors(call, direction);
-  const TensorView &image = *roles.tensors[kImage], &weights = *roles.tensors[kWeights];
-  ConvGeometry g(image.shape, weights.shape, roles.tensors[kOutputs]->shape, attributesOf(call));
+  ConvGeometry g = geometryOf(call, direction);
   size_t spatial = g.kernel.size();
-  bool window = std::any_of(g.kernel.begin(), g.kernel.end(), [](int64_t k) { return k != 1; });
-  std::optional<memory::data_type> type = oneDnnType(image.dtype);
-  bool f32 = image.dtype == DType::F32;
-  // f32 on memc where its kernels win or where oneDNN was not measured (grouped convolutions).
-  if (spatial < 1 || spatial > 3 || !type ||
-      (f32 && (!window || g.group > 1 ||
-               (direction == ConvDirection::GradInput && g.groupChannels < kMinGradInputChannels))))
-    return;
+  memory::data_type type = *oneDnnType(roles.tensors[kImage]->dtype);
   bool grouped = g.group > 1;
   memory::desc any[kRoles];
   for (int role = 0; role < kRoles; ++role) {
@@ -114,14 +137,21 @@ void describe(const KernelCall &call, ConvDirection direction, ConvPrimitive &pr
       dims[0] /= g.group;
       dims.insert(dims.begin(), g.group);
     }
-    primitive.plain[role] = memory::desc(dims, *type, plainTag(Role(role), spatial, grouped));
-    any[role] = memory::desc(dims, *type, memory::format_tag::any);
+    if (role != kWeights)
+      dims[0] = images;
+    memory::data_type roleType =
+        role == kWeights && direction == ConvDirection::GradWeight ? memory::data_type::f32 : type;
+    primitive.plain[role] = memory::desc(dims, roleType, plainTag(Role(role), spatial, grouped));
+    any[role] = memory::desc(dims, roleType, memory::format_tag::any);
   }
+  // The forward descriptor the backward ones take as a hint has the weights' own dtype.
+  memory::desc forwardWeights =
+      memory::desc(primitive.plain[kWeights].dims(), type, memory::format_tag::any);
   std::vector<int64_t> pads;
   attributesOf(call).getInts("pads", pads);
-  memory::dims strides(g.strides.begin(), g.strides.end()), padsBegin(pads.begin(),
-                                                                       pads.begin() + spatial),
-      padsEnd(pads.begin() + spatial, pads.end()), dilations;
+  memory::dims strides(g.strides.begin(), g.strides.end()),
+      padsBegin(pads.begin(), pads.begin() + spatial), padsEnd(pads.begin() + spatial, pads.end()),
+      dilations;
   for (int64_t d : g.dilations)
     dilations.push_back(d - 1);
   bool hasBias = direction == ConvDirection::Forward && call.inputs.size() == 3;
@@ -129,6 +159,7 @@ void describe(const KernelCall &call, ConvDirection direction, ConvPrimitive &pr
   attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   auto alg = dnnl::algorithm::convolution_direct;
   auto prop = dnnl::prop_kind::forward_training;
+  OneDnnThreadsScope scope(1);
   try {
     if (hasBias) {
       std::optional<memory::data_type> biasType = oneDnnType(call.inputs[2].dtype);
@@ -137,12 +168,12 @@ void describe(const KernelCall &call, ConvDirection direction, ConvPrimitive &pr
       primitive.bias = memory::desc({g.outChannels}, *biasType, memory::format_tag::a);
     }
     dnnl::convolution_forward::primitive_desc forward(
-        hasBias ? dnnl::convolution_forward::desc(prop, alg, any[kImage], any[kWeights],
-                                                  primitive.bias, any[kOutputs], strides,
-                                                  dilations, padsBegin, padsEnd)
-                : dnnl::convolution_forward::desc(prop, alg, any[kImage], any[kWeights],
-                                                  any[kOutputs], strides, dilations, padsBegin,
-                                                  padsEnd),
+        hasBias
+            ? dnnl::convolution_forward::desc(prop, alg, any[kImage], forwardWeights,
+                                              primitive.bias, any[kOutputs], strides, dilations,
+                                              padsBegin, padsEnd)
+            : dnnl::convolution_forward::desc(prop, alg, any[kImage], forwardWeights, any[kOutputs],
+                                              strides, dilations, padsBegin, padsEnd),
         attributes, oneDnnCpuEngine());
     if (direction == ConvDirection::Forward) {
       primitive.picked[kImage] = forward.src_desc();
@@ -160,9 +191,8 @@ void describe(const KernelCall &call, ConvDirection direction, ConvPrimitive &pr
       primitive.descriptor = backward;
     } else {
       dnnl::convolution_backward_weights::primitive_desc backward(
-          dnnl::convolution_backward_weights::desc(alg, any[kImage], any[kWeights],
-                                                   any[kOutputs], strides, dilations, padsBegin,
-                                                   padsEnd),
+          dnnl::convolution_backward_weights::desc(alg, any[kImage], any[kWeights], any[kOutputs],
+                                                   strides, dilations, padsBegin, padsEnd),
           attributes, oneDnnCpuEngine(), forward);
       primitive.picked[kImage] = backward.src_desc();
       primitive.picked[kWeights] = backward.diff_weights_desc();
@@ -173,20 +203,12 @@ void describe(const KernelCall &call, ConvDirection direction, ConvPrimitive &pr
     return; // no implementation for these shapes and types: memc's kernel runs the call
   }
   // The reference implementations are plain loops, slower than memc's kernels.
-  if (std::string(primitive.descriptor.impl_info_str()).rfind("ref", 0) == 0)
-    return;
-  primitive.sizes.image = copyBytes(primitive.picked[kImage], primitive.plain[kImage]);
-  primitive.sizes.weights = copyBytes(primitive.picked[kWeights], primitive.plain[kWeights]);
-  primitive.sizes.outputs = copyBytes(primitive.picked[kOutputs], primitive.plain[kOutputs]);
-  primitive.sizes.scratchpad = primitive.descriptor.scratchpad_desc().get_size();
-  const OneDnnConvSizes &sizes = primitive.sizes;
-  primitive.chosen = !f32 || sizes.image + sizes.weights + sizes.outputs + sizes.scratchpad <=
-                                 kOneDnnMaxF32WorkspaceBytes;
+  primitive.chosen = std::string(primitive.descriptor.impl_info_str()).rfind("ref", 0) != 0;
 }
 
 /// The cache key: everything describe() reads.
-std::vector<int64_t> signature(const KernelCall &call, ConvDirection direction, int threads) {
-  std::vector<int64_t> key = {static_cast<int64_t>(direction), threads};
+std::vector<int64_t> signature(const KernelCall &call, ConvDirection direction, int64_t images) {
+  std::vector<int64_t> key = {static_cast<int64_t>(direction), images};
   auto append = [&](const TensorView &tensor) {
     key.push_back(static_cast<int64_t>(tensor.dtype));
     key.push_back(static_cast<int64_t>(tensor.shape.size()));
@@ -208,32 +230,41 @@ std::vector<int64_t> signature(const KernelCall &call, ConvDirection direction, 
 
 std::mutex cacheMutex;
 
-/// The cached primitive for `call` at `threads` threads; made under cacheMutex, which the
-/// caller holds.
-ConvPrimitive &lookup(const KernelCall &call, ConvDirection direction, int threads) {
+/// The cached primitive for chunks of `images` images of `call`, made runnable when
+/// `runnable`; made under cacheMutex, which the caller holds.
+ConvPrimitive &lookup(const KernelCall &call, ConvDirection direction, int64_t images,
+                      bool runnable) {
   static std::map<std::vector<int64_t>, std::unique_ptr<ConvPrimitive>> cache;
-  std::unique_ptr<ConvPrimitive> &slot = cache[signature(call, direction, threads)];
+  std::unique_ptr<ConvPrimitive> &slot = cache[signature(call, direction, images)];
   if (!slot) {
     slot = std::make_unique<ConvPrimitive>();
-    OneDnnThreadsScope scope(threads);
-    describe(call, direction, *slot);
+    describe(call, direction, images, *slot);
   }
-  return *slot;
-}
-
-void makeRunnable(ConvPrimitive &primitive) {
-  if (primitive.compute)
-    return;
+  ConvPrimitive &primitive = *slot;
+  if (!runnable || !primitive.chosen || primitive.compute)
+    return primitive;
+  // oneDNN reads the thread count again when it makes a primitive (and keys its cache by it).
+  OneDnnThreadsScope scope(1);
   primitive.compute = std::make_unique<dnnl::primitive>(primitive.descriptor);
+  dnnl::engine &engine = oneDnnCpuEngine();
   for (int role = 0; role < kRoles; ++role) {
-    if (primitive.picked[role] == primitive.plain[role])
+    if (!primitive.copies(Role(role)))
       continue;
-    dnnl::engine &engine = oneDnnCpuEngine();
     primitive.toPicked[role] = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
         engine, primitive.plain[role], engine, primitive.picked[role]));
     primitive.toPlain[role] = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
         engine, primitive.picked[role], engine, primitive.plain[role]));
   }
+  return primitive;
+}
+
+/// The runnable primitive of chunk `chunk`'s shape.
+ConvPrimitive &chunkPrimitive(const KernelCall &call, ConvDirection direction,
+                              const OneDnnConvChunks &chunks, int64_t chunk) {
+  int64_t batch = roleTensors(call, direction).tensors[kImage]->shape[0];
+  int64_t images = std::min(chunks.chunkImages, batch - chunk * chunks.chunkImages);
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  return lookup(call, direction, images, true);
 }
 
 /// The primitive's argument ids of the three roles.
@@ -253,90 +284,154 @@ void roleArguments(ConvDirection direction, int (&ids)[kRoles]) {
   ids[kOutputs] = DNNL_ARG_DIFF_DST;
 }
 
-bool fitsPlan(const OneDnnConvSizes &needed, const OneDnnConvSizes &planned) {
-  return needed.image <= planned.image && needed.weights <= planned.weights &&
-         needed.outputs <= planned.outputs && needed.scratchpad <= planned.scratchpad;
-}
+/// The pieces of one slot (OneDnnConvScratch's layout).
+struct SlotPieces {
+  uint8_t *image, *outputs, *weights, *partial, *scratchpad;
+};
 
-/// The primitive for `call` with the most threads up to `threads` that fits the plan's pieces,
-/// made runnable; null when none does.
-ConvPrimitive *fittingPrimitive(const KernelCall &call, ConvDirection direction, int threads,
-                                const OneDnnConvSizes &planned, int &chosenThreads) {
-  std::lock_guard<std::mutex> lock(cacheMutex);
-  for (chosenThreads = threads; chosenThreads >= 1; --chosenThreads) {
-    ConvPrimitive &primitive = lookup(call, direction, chosenThreads);
-    if (primitive.chosen && fitsPlan(primitive.sizes, planned)) {
-      // oneDNN reads the thread count again when it makes a primitive (and keys its cache by it).
-      OneDnnThreadsScope scope(chosenThreads);
-      makeRunnable(primitive);
-      return &primitive;
-    }
-  }
-  return nullptr;
+SlotPieces slotPieces(const OneDnnConvScratch &scratch, int64_t slot) {
+  const OneDnnConvChunks &c = scratch.chunks;
+  SlotPieces pieces;
+  pieces.image = scratch.slots + static_cast<uint64_t>(slot) * c.slotBytes();
+  pieces.outputs = pieces.image + c.image;
+  pieces.weights = pieces.outputs + c.outputs;
+  pieces.partial = pieces.weights + c.weights;
+  pieces.scratchpad = pieces.partial + c.partial;
+  return pieces;
 }
 
 } // namespace
 
-int oneDnnPlanThreads() {
-  int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::clamp(cores, 1, static_cast<int>(kMaxWorkspaceSlots));
-}
-
-std::optional<OneDnnConvSizes> oneDnnConvolution(const KernelCall &call,
-                                                 ConvDirection direction) {
+std::optional<OneDnnConvChunks> oneDnnConvChunks(const KernelCall &call, ConvDirection direction,
+                                                 int64_t chunkCount) {
+  ConvGeometry g = geometryOf(call, direction);
+  if (!oneDnnCandidate(call, direction, g))
+    return std::nullopt;
+  OneDnnConvChunks chunks;
+  int64_t count = std::clamp<int64_t>(chunkCount, 1, std::min(g.batch, kMaxWorkspaceSlots));
+  chunks.chunkImages = (g.batch + count - 1) / count;
+  chunks.chunks = (g.batch + chunks.chunkImages - 1) / chunks.chunkImages;
+  bool gradWeight = direction == ConvDirection::GradWeight;
   std::lock_guard<std::mutex> lock(cacheMutex);
-  OneDnnConvSizes planned;
-  for (int threads = 1; threads <= oneDnnPlanThreads(); ++threads) {
-    const ConvPrimitive &primitive = lookup(call, direction, threads);
+  const ConvPrimitive *first = nullptr;
+  for (int64_t images : {chunks.chunkImages, g.batch % chunks.chunkImages}) {
+    if (images == 0)
+      continue;
+    const ConvPrimitive &primitive = lookup(call, direction, images, false);
     if (!primitive.chosen)
       return std::nullopt;
-    planned.image = std::max(planned.image, primitive.sizes.image);
-    planned.weights = std::max(planned.weights, primitive.sizes.weights);
-    planned.outputs = std::max(planned.outputs, primitive.sizes.outputs);
-    planned.scratchpad = std::max(planned.scratchpad, primitive.sizes.scratchpad);
+    // conv and conv_grad_input share one copy of the weights, so a smaller last chunk must pick
+    // the same blocking (it did for every batch, chunk count and channel count probed; memc's
+    // kernel runs a call where it would not).
+    if (first && !gradWeight && !(primitive.picked[kWeights] == first->picked[kWeights]))
+      return std::nullopt;
+    first = &primitive;
+    chunks.image = std::max(chunks.image, primitive.copyBytes(kImage));
+    chunks.outputs = std::max(chunks.outputs, primitive.copyBytes(kOutputs));
+    chunks.scratchpad =
+        std::max(chunks.scratchpad, aligned(primitive.descriptor.scratchpad_desc().get_size()));
+    if (gradWeight) {
+      chunks.weights = std::max(chunks.weights, primitive.copyBytes(kWeights));
+      // One f32 chunk writes dw itself: nothing to sum.
+      bool direct = chunks.chunks == 1 && call.outputs[0].dtype == DType::F32;
+      chunks.partial = direct ? 0 : aligned(primitive.plain[kWeights].get_size());
+    } else {
+      chunks.sharedWeights = std::max(chunks.sharedWeights, primitive.copyBytes(kWeights));
+    }
   }
-  return planned;
+  return chunks;
 }
 
-bool runOneDnnConvolution(KernelContext &context, const KernelCall &call, ConvDirection direction,
-                          int threads, const OneDnnConvScratch &scratch) {
-  ConvPrimitive *primitive = fittingPrimitive(
-      call, direction, std::clamp(threads, 1, static_cast<int>(kMaxWorkspaceSlots)),
-      scratch.sizes, threads);
-  if (!primitive)
-    return context.fail("oneDNN's convolution needs more workspace than the plan sized for it "
-                        "at every thread count (planned scratchpad " +
-                        std::to_string(scratch.sizes.scratchpad) +
-                        " bytes): was the plan compiled on another CPU?");
+std::optional<OneDnnConvChunks> oneDnnConvolution(const KernelCall &call, ConvDirection direction) {
+  ConvGeometry g = geometryOf(call, direction);
+  if (!oneDnnCandidate(call, direction, g))
+    return std::nullopt; // without a descriptor: memc's calls pay nothing for the rule
+  int64_t multiplyAdds = g.batch * g.outChannels * g.outSize * g.columnRows;
+  std::optional<OneDnnConvChunks> chunks = oneDnnConvChunks(
+      call, direction,
+      std::clamp<int64_t>(multiplyAdds / kOneDnnMinChunkMultiplyAdds, 1, kMaxWorkspaceSlots));
+  bool f32 = roleTensors(call, direction).tensors[kImage]->dtype == DType::F32;
+  if (chunks && f32 && chunks->totalBytes() > kOneDnnMaxF32WorkspaceBytes)
+    return std::nullopt;
+  return chunks;
+}
+
+void prepareOneDnnConvolution(const KernelCall &call, ConvDirection direction,
+                              const OneDnnConvScratch &scratch) {
+  if (direction == ConvDirection::GradWeight || scratch.chunks.sharedWeights == 0)
+    return;
+  // Every chunk shape picks the same weights layout (oneDnnConvChunks refuses other cuts).
+  ConvPrimitive &primitive = chunkPrimitive(call, direction, scratch.chunks, 0);
+  dnnl::engine &engine = oneDnnCpuEngine();
+  thread_local dnnl::stream stream(engine);
+  OneDnnThreadsScope scope(1);
+  memory plain(primitive.plain[kWeights], engine,
+               roleTensors(call, direction).tensors[kWeights]->data);
+  memory picked(primitive.picked[kWeights], engine, scratch.sharedWeights);
+  primitive.toPicked[kWeights]->execute(stream, plain, picked);
+  stream.wait();
+}
+
+void runOneDnnConvChunk(const KernelCall &call, ConvDirection direction,
+                        const OneDnnConvScratch &scratch, int64_t chunk) {
+  ConvPrimitive &primitive = chunkPrimitive(call, direction, scratch.chunks, chunk);
   RoleTensors roles = roleTensors(call, direction);
-  uint8_t *copies[kRoles] = {scratch.image, scratch.weights, scratch.outputs};
+  SlotPieces pieces = slotPieces(scratch, chunk);
+  bool gradWeight = direction == ConvDirection::GradWeight;
+  // The chunk's plain tensors: its images of the image and outputs sides; the weights, or the
+  // slot's f32 partial weight gradient.
+  void *data[kRoles];
+  for (Role role : {kImage, kOutputs}) {
+    const TensorView &tensor = *roles.tensors[role];
+    uint64_t imageBytes = tensor.sizeBytes() / static_cast<uint64_t>(tensor.shape[0]);
+    data[role] = static_cast<uint8_t *>(tensor.data) +
+                 static_cast<uint64_t>(chunk * scratch.chunks.chunkImages) * imageBytes;
+  }
+  data[kWeights] = scratch.chunks.partial > 0 ? pieces.partial : roles.tensors[kWeights]->data;
+  uint8_t *copies[kRoles] = {pieces.image, gradWeight ? pieces.weights : scratch.sharedWeights,
+                             pieces.outputs};
   int ids[kRoles];
   roleArguments(direction, ids);
   dnnl::engine &engine = oneDnnCpuEngine();
   thread_local dnnl::stream stream(engine);
-  OneDnnThreadsScope scope(threads);
+  OneDnnThreadsScope scope(1);
   std::unordered_map<int, memory> arguments;
   memory plain[kRoles], picked[kRoles];
   for (int role = 0; role < kRoles; ++role) {
-    plain[role] = memory(primitive->plain[role], engine, roles.tensors[role]->data);
+    plain[role] = memory(primitive.plain[role], engine, data[role]);
     picked[role] = plain[role];
-    if (primitive->toPicked[role]) {
-      picked[role] = memory(primitive->picked[role], engine, copies[role]);
-      if (role != roles.written)
-        primitive->toPicked[role]->execute(stream, plain[role], picked[role]);
+    if (primitive.copies(Role(role))) {
+      picked[role] = memory(primitive.picked[role], engine, copies[role]);
+      // The shared weights were reordered once (prepareOneDnnConvolution).
+      if (role != roles.written && role != kWeights)
+        primitive.toPicked[role]->execute(stream, plain[role], picked[role]);
     }
     arguments[ids[role]] = picked[role];
   }
   if (direction == ConvDirection::Forward && call.inputs.size() == 3)
-    arguments[DNNL_ARG_BIAS] = memory(primitive->bias, engine, call.inputs[2].data);
+    arguments[DNNL_ARG_BIAS] = memory(primitive.bias, engine, call.inputs[2].data);
   arguments[DNNL_ARG_SCRATCHPAD] =
-      memory(primitive->descriptor.scratchpad_desc(), engine, scratch.scratchpad);
-  primitive->compute->execute(stream, arguments);
-  if (primitive->toPlain[roles.written])
-    primitive->toPlain[roles.written]->execute(stream, picked[roles.written],
-                                               plain[roles.written]);
+      memory(primitive.descriptor.scratchpad_desc(), engine, pieces.scratchpad);
+  primitive.compute->execute(stream, arguments);
+  if (primitive.toPlain[roles.written])
+    primitive.toPlain[roles.written]->execute(stream, picked[roles.written], plain[roles.written]);
   stream.wait();
-  return true;
+}
+
+void finishOneDnnConvolution(const KernelCall &call, ConvDirection direction,
+                             const OneDnnConvScratch &scratch, int64_t begin, int64_t end) {
+  if (direction != ConvDirection::GradWeight || scratch.chunks.partial == 0)
+    return;
+  const TensorView &dw = call.outputs[0];
+  for (int64_t i = begin; i < end; ++i) {
+    float sum = 0.0f;
+    for (int64_t chunk = 0; chunk < scratch.chunks.chunks; ++chunk)
+      sum += reinterpret_cast<const float *>(slotPieces(scratch, chunk).partial)[i];
+    if (dw.dtype == DType::BF16)
+      dw.as<uint16_t>()[i] = floatToBFloat16(sum);
+    else
+      dw.as<float>()[i] = sum;
+  }
 }
 
 } // namespace memc::kernels

@@ -6,15 +6,15 @@
 // plain tensors are reordered into workspace copies and the result back, and the primitive's
 // scratchpad is user-mode, so every byte the call touches beyond its tensors is in the plan's
 // workspace. What oneDNN still allocates itself is fixed per shape, not per call: the primitive
-// objects and their JIT code, cached here once per shape and thread count.
+// objects and their JIT code, cached here once per chunk shape.
 //
-// The scratchpad depends on the thread count oneDNN is given (per-thread buffers, not
-// monotonic), which the plan cannot know: the plan sizes the largest over 1..oneDnnPlanThreads()
-// threads (the compiling machine's cores, at most 16), and a run gives oneDNN the most threads up
-// to the runner's count (MEMC_NUM_THREADS) whose primitive fits what the plan carved, so a plan
-// made on a 2-core machine runs oneDNN on 2 threads elsewhere. Like oneDNN's choice of kernels
-// (AVX-512, AMX), this makes the workspace of a CPU plan depend on the compiling machine; a run
-// whose primitive fits at no thread count (another CPU) fails with a message.
+// The batch is cut into chunks of images by a rule of the call's shapes alone, and each chunk
+// is a single-threaded primitive run on one of memc's pool's slots (OneDnnConvolutionOnPool.h),
+// as the bf16 matmul's blocks are (OneDnnMatMul.h). oneDNN therefore starts no OpenMP threads:
+// a multi-threaded primitive's OpenMP workers spun after each convolution on the core memc's
+// pool needed next (43% of the 2-thread ResNet step's samples, docs/benchmarks.md). Because the
+// chunks do not depend on the thread count, neither do the workspace nor the results: the
+// weight gradient sums the chunks' partial f32 gradients in chunk order, rounding once.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_ONEDNNCONVOLUTION_H
@@ -34,21 +34,27 @@ namespace memc::kernels {
 /// conv(x, w[, b]) -> y, conv_grad_input(dy, w) -> dx, conv_grad_weight(dy, x) -> dw.
 enum class ConvDirection { Forward, GradInput, GradWeight };
 
-/// The thread counts the plan sizes oneDNN's workspace for: 1 up to this machine's cores, at
-/// most kMaxWorkspaceSlots.
-int oneDnnPlanThreads();
+/// How a call oneDNN runs is cut, and the workspace each piece takes (bytes, each rounded up to
+/// kWorkspaceAlignment; 0 where a layout is the tensor's own): `chunks` chunks of `chunkImages`
+/// images (the last may hold fewer), one slot each. Per slot: the chunk's image (x or dx) and
+/// outputs (y or dy) in the primitive's layouts and its scratchpad; for conv_grad_weight also
+/// the chunk's f32 weight gradient in the primitive's layout (`weights`) and in the plain one
+/// (`partial`; 0 when one f32 chunk writes dw itself). Shared by all chunks of conv and
+/// conv_grad_input: the weights in the primitive's layout (`sharedWeights`), reordered once.
+struct OneDnnConvChunks {
+  int64_t chunks = 0, chunkImages = 0;
+  uint64_t image = 0, outputs = 0, weights = 0, partial = 0, scratchpad = 0;
+  uint64_t sharedWeights = 0;
 
-/// The workspace of a call oneDNN runs, in bytes: the image (x or dx), the weights (w or dw)
-/// and the result side (y or dy) in the primitive's layouts, each 0 where that layout is the
-/// tensor's own, and the scratchpad.
-struct OneDnnConvSizes {
-  uint64_t image = 0, weights = 0, outputs = 0, scratchpad = 0;
+  uint64_t slotBytes() const { return image + outputs + weights + partial + scratchpad; }
+  uint64_t totalBytes() const {
+    return sharedWeights + static_cast<uint64_t>(chunks) * slotBytes();
+  }
 };
 
-/// The selection rule, the one place that decides: the workspace oneDNN's primitive needs for
-/// `call` at any thread count up to oneDnnPlanThreads() when oneDNN runs the call, nullopt when
-/// memc's kernel does. Measured on the ResNet bench model's layers
-/// (bench/kernels/conv_vs_torch.py, docs/benchmarks.md):
+/// The selection rule, the one place that decides: how oneDNN runs `call`, nullopt when memc's
+/// kernel does. Measured on the ResNet bench model's layers (bench/kernels/conv_vs_torch.py,
+/// docs/benchmarks.md):
 ///  - bf16 runs on oneDNN (AVX512-BF16/AMX kernels, f32 accumulation) whenever it has an
 ///    optimized implementation: faster on every layer, and its blocked bf16 copies are half the
 ///    f32 operands memc's kernel would widen into.
@@ -58,28 +64,43 @@ struct OneDnnConvSizes {
 ///    grouped convolutions (not measured) and larger workspaces (memc's tiles keep the peak
 ///    down) stay on memc's kernels.
 ///  - f16 and every case without an optimized oneDNN implementation for this CPU run on memc.
-std::optional<OneDnnConvSizes> oneDnnConvolution(const KernelCall &call, ConvDirection direction);
+std::optional<OneDnnConvChunks> oneDnnConvolution(const KernelCall &call, ConvDirection direction);
 
-/// The oneDNN pieces of a call's workspace.
+/// How oneDNN would run `call` cut into `chunkCount` chunks (1..kMaxWorkspaceSlots; fewer when
+/// the batch is smaller or does not divide evenly), whatever the rule says; nullopt when oneDNN
+/// cannot run it. The rule's own cut is one of these (and what kernel tests compare it with).
+std::optional<OneDnnConvChunks> oneDnnConvChunks(const KernelCall &call, ConvDirection direction,
+                                                 int64_t chunkCount);
+
+/// The oneDNN pieces of a call's workspace: `slots` holds chunks.chunks slots of
+/// chunks.slotBytes() bytes, each laid out image, outputs, weights, partial, scratchpad.
 struct OneDnnConvScratch {
-  OneDnnConvSizes sizes;
-  uint8_t *image = nullptr, *weights = nullptr, *outputs = nullptr, *scratchpad = nullptr;
+  OneDnnConvChunks chunks;
+  uint8_t *sharedWeights = nullptr, *slots = nullptr;
 };
 
-inline OneDnnConvScratch carveOneDnnConv(const OneDnnConvSizes &sizes, WorkspaceCarver &carver) {
+inline OneDnnConvScratch carveOneDnnConv(const OneDnnConvChunks &chunks, WorkspaceCarver &carver) {
   OneDnnConvScratch scratch;
-  scratch.sizes = sizes;
-  scratch.image = carver.take<uint8_t>(static_cast<int64_t>(sizes.image));
-  scratch.weights = carver.take<uint8_t>(static_cast<int64_t>(sizes.weights));
-  scratch.outputs = carver.take<uint8_t>(static_cast<int64_t>(sizes.outputs));
-  scratch.scratchpad = carver.take<uint8_t>(static_cast<int64_t>(sizes.scratchpad));
+  scratch.chunks = chunks;
+  scratch.sharedWeights = carver.take<uint8_t>(static_cast<int64_t>(chunks.sharedWeights));
+  scratch.slots = carver.take<uint8_t>(chunks.chunks * static_cast<int64_t>(chunks.slotBytes()));
   return scratch;
 }
 
-/// Runs `call` on oneDNN's primitive in the pieces `scratch` the plan sized (oneDnnConvolution),
-/// with the most OpenMP threads up to min(threads, kMaxWorkspaceSlots) whose primitive fits them.
-bool runOneDnnConvolution(KernelContext &context, const KernelCall &call, ConvDirection direction,
-                          int threads, const OneDnnConvScratch &scratch);
+/// Before the chunks run: conv and conv_grad_input reorder the weights into the shared copy.
+void prepareOneDnnConvolution(const KernelCall &call, ConvDirection direction,
+                              const OneDnnConvScratch &scratch);
+
+/// Runs chunk `chunk` of `call` (0 <= chunk < scratch.chunks.chunks) on the calling thread, on
+/// one thread, with slot `chunk`'s pieces. Chunks may run concurrently after the preparation.
+void runOneDnnConvChunk(const KernelCall &call, ConvDirection direction,
+                        const OneDnnConvScratch &scratch, int64_t chunk);
+
+/// After every chunk ran: conv_grad_weight sums the chunks' partial gradients of elements
+/// [begin, end) of dw in chunk order and stores them in dw's dtype (elements are independent,
+/// so ranges may run concurrently).
+void finishOneDnnConvolution(const KernelCall &call, ConvDirection direction,
+                             const OneDnnConvScratch &scratch, int64_t begin, int64_t end);
 
 } // namespace memc::kernels
 

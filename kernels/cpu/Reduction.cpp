@@ -171,8 +171,11 @@ void reduce(const ReductionLayout &layout, const T *x, T *y, uint64_t *partialSl
              [&](int64_t offset, int64_t count, int64_t stride) {
                const T *p = base + offset;
                if (outputs == 1 && stride == 1) {
-                 acc[0] = Reducer::combine(acc[0], foldLanes<Acc>(p, count, Reducer::init(),
-                                                                  Reducer::add, Reducer::combine));
+                 // Lambdas, not the member functions' pointers: GCC called those per element.
+                 auto add = [](Acc a, ComputeOf<T> value) { return Reducer::add(a, value); };
+                 auto combine = [](Acc a, Acc b) { return Reducer::combine(a, b); };
+                 acc[0] = Reducer::combine(acc[0],
+                                           foldLanes<Acc>(p, count, Reducer::init(), add, combine));
                  return;
                }
                if (outputs == 1) {

@@ -10,7 +10,9 @@
 #include "KernelTestSupport.h"
 
 #include "kernels/cpu/OneDnnConvolution.h"
+#include "kernels/cpu/OneDnnConvolutionOnPool.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace memc::kernels::testing {
@@ -129,13 +131,12 @@ TEST(OneDnnConvolution, Bf16CopiesAreBf16NotWidenedOperands) {
   Attributes a = conv.attributes();
   std::vector<OwnedTensor> inputs = {x, w}, outputs = {y};
   KernelCall call = makeCall(inputs, outputs, a);
-  std::optional<OneDnnConvSizes> sizes = oneDnnConvolution(call, ConvDirection::Forward);
-  ASSERT_TRUE(sizes.has_value());
+  std::optional<OneDnnConvChunks> chunks = oneDnnConvolution(call, ConvDirection::Forward);
+  ASSERT_TRUE(chunks.has_value());
   uint64_t operands = static_cast<uint64_t>(x.numElements() + w.numElements() + y.numElements());
-  EXPECT_LE(sizes->image + sizes->weights + sizes->outputs, 2 * operands);
-  EXPECT_EQ(workspaceBytes(kernelNamed("conv"), call),
-            (sizes->image + 63) / 64 * 64 + (sizes->weights + 63) / 64 * 64 +
-                (sizes->outputs + 63) / 64 * 64 + sizes->scratchpad);
+  EXPECT_LE(chunks->sharedWeights + chunks->chunks * (chunks->image + chunks->outputs),
+            2 * operands);
+  EXPECT_EQ(workspaceBytes(kernelNamed("conv"), call), chunks->totalBytes());
 }
 
 TEST(OneDnnConvolution, WorkspaceRuleCoversTheRunAndTooLittleIsAnError) {
@@ -165,6 +166,119 @@ TEST(OneDnnConvolution, RunsAreBitwiseRepeatable) {
                           first[0].view().sizeBytes()),
               0);
   }
+}
+
+/// One direction's call on `conv`: random operands, the written tensor zeroed.
+struct DirectionCall {
+  std::vector<OwnedTensor> inputs, outputs;
+  Attributes attributes;
+  KernelCall call;
+
+  DirectionCall(const Conv2d &conv, DType dtype, ConvDirection direction, uint32_t seed,
+                bool bias = false)
+      : attributes(conv.attributes()) {
+    OwnedTensor x = asType(dtype, randomF32(conv.input(), seed));
+    OwnedTensor w = asType(dtype, randomF32(conv.weight(), seed + 1));
+    OwnedTensor g = asType(dtype, randomF32(conv.output(), seed + 2));
+    if (direction == ConvDirection::Forward)
+      inputs = {x, w}, outputs = {OwnedTensor(dtype, conv.output())};
+    else if (direction == ConvDirection::GradInput)
+      inputs = {g, w}, outputs = {OwnedTensor(dtype, conv.input())};
+    else
+      inputs = {g, x}, outputs = {OwnedTensor(dtype, conv.weight())};
+    if (direction == ConvDirection::Forward && bias)
+      inputs.push_back(asType(dtype, randomF32({conv.m}, seed + 3)));
+    call = makeCall(inputs, outputs, attributes);
+  }
+};
+
+/// Runs `call` on oneDNN cut as `chunks` says, in a workspace of its own filled with garbage:
+/// on memc's pool (`pooled`), else the chunks one after another in reverse order on this thread.
+/// Returns the written tensor's bytes.
+std::vector<uint8_t> runChunked(DirectionCall &run, ConvDirection direction,
+                                const OneDnnConvChunks &chunks, bool pooled) {
+  std::vector<uint8_t> storage(chunks.totalBytes() + kWorkspaceAlignment, 0xA5);
+  uintptr_t address = reinterpret_cast<uintptr_t>(storage.data());
+  address = (address + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  KernelCall call = run.call;
+  call.workspace = reinterpret_cast<void *>(address);
+  call.workspaceBytes = chunks.totalBytes();
+  WorkspaceCarver carver(call);
+  OneDnnConvScratch scratch = carveOneDnnConv(chunks, carver);
+  EXPECT_EQ(carver.bytes(), chunks.totalBytes());
+  if (pooled) {
+    runOneDnnConvolution(call, direction, scratch);
+  } else {
+    prepareOneDnnConvolution(call, direction, scratch);
+    for (int64_t chunk = chunks.chunks - 1; chunk >= 0; --chunk)
+      runOneDnnConvChunk(call, direction, scratch, chunk);
+    finishOneDnnConvolution(call, direction, scratch, 0, call.outputs[0].numElements());
+  }
+  const OwnedTensor &written = run.outputs[0];
+  return written.bytes;
+}
+
+std::vector<double> decoded(DType dtype, const Shape &shape, const std::vector<uint8_t> &bytes) {
+  OwnedTensor t(dtype, shape);
+  t.bytes = bytes;
+  return t.values();
+}
+
+/// The rule's cut of `conv` (asserted to be several chunks) against one oneDNN call on the
+/// whole batch, within `rtol`/`atol`; and the cut run twice on the pool (MEMC_NUM_THREADS=4)
+/// and once chunk by chunk on one thread, bit for bit.
+void expectChunksMatchOneCall(const Conv2d &conv, DType dtype, ConvDirection direction,
+                              double rtol, double atol, bool bias = false) {
+  DirectionCall run(conv, dtype, direction, 90, bias);
+  std::optional<OneDnnConvChunks> rule = oneDnnConvolution(run.call, direction);
+  std::optional<OneDnnConvChunks> whole = oneDnnConvChunks(run.call, direction, 1);
+  ASSERT_TRUE(rule && whole);
+  EXPECT_GT(rule->chunks, 1);
+  EXPECT_EQ(whole->chunks, 1);
+  EXPECT_EQ(whole->chunkImages, conv.input()[0]);
+  const Shape &shape = run.outputs[0].shape;
+  std::vector<uint8_t> chunked = runChunked(run, direction, *rule, true);
+  std::vector<uint8_t> oneCall = runChunked(run, direction, *whole, true);
+  EXPECT_TRUE(closeTo(decoded(dtype, shape, chunked), decoded(dtype, shape, oneCall), rtol, atol));
+  EXPECT_TRUE(chunked == runChunked(run, direction, *rule, true));
+  EXPECT_TRUE(chunked == runChunked(run, direction, *rule, false));
+}
+
+TEST(OneDnnConvolution, ChunkedRunsMatchOneCallAndRepeatBitForBit) {
+  // kLayer1 cuts into 2 chunks of 16 images, kStem into 3 of 11, 11 and 10 (a second shape).
+  for (const Conv2d *conv : {&kLayer1, &kStem}) {
+    expectChunksMatchOneCall(*conv, DType::F32, ConvDirection::Forward, 1e-5, 1e-5);
+    expectChunksMatchOneCall(*conv, DType::F32, ConvDirection::GradWeight, 1e-4, 1e-4);
+  }
+  expectChunksMatchOneCall(kLayer1, DType::F32, ConvDirection::GradInput, 1e-5, 1e-5);
+  // bf16 results round to 8 bits: one rounding either side of a tie differs by 2^-8.
+  for (ConvDirection direction :
+       {ConvDirection::Forward, ConvDirection::GradInput, ConvDirection::GradWeight})
+    expectChunksMatchOneCall(kStem, DType::BF16, direction, 1e-2, 1e-2);
+  // Each chunk adds the bias; grouped weights (bf16 only: grouped f32 stays on memc) in 4 chunks.
+  expectChunksMatchOneCall(kLayer1, DType::F32, ConvDirection::Forward, 1e-5, 1e-5, true);
+  const Conv2d grouped = finished({32, 16, 16, 16, 32, 3, 3, 4, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+  for (ConvDirection direction :
+       {ConvDirection::Forward, ConvDirection::GradInput, ConvDirection::GradWeight})
+    expectChunksMatchOneCall(grouped, DType::BF16, direction, 1e-2, 1e-2);
+}
+
+TEST(OneDnnConvolution, WorkspaceIsASlotPerChunkWhateverTheThreads) {
+  // The cut and so the workspace come from the shapes alone: the rule's numbers are the same
+  // at every MEMC_NUM_THREADS, and the chunk count follows the multiply-adds.
+  DirectionCall small(finished({2, 8, 8, 8, 8, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}}),
+                      DType::F32, ConvDirection::Forward, 95);
+  std::optional<OneDnnConvChunks> one = oneDnnConvolution(small.call, ConvDirection::Forward);
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->chunks, 1);
+  DirectionCall large(kLayer1, DType::F32, ConvDirection::GradWeight, 96);
+  std::optional<OneDnnConvChunks> cut = oneDnnConvolution(large.call, ConvDirection::GradWeight);
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(cut->chunks, 2);
+  EXPECT_EQ(cut->chunkImages, 16);
+  // Each chunk's f32 partial weight gradient has a slot of its own.
+  EXPECT_GE(cut->partial, static_cast<uint64_t>(kLayer1.weight()[0] * kLayer1.weight()[1] * 9 * 4));
+  EXPECT_EQ(workspaceBytes(kernelNamed("conv_grad_weight"), large.call), cut->totalBytes());
 }
 
 } // namespace
