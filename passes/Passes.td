@@ -78,6 +78,27 @@ def FuseAttention : Pass<"memc-fuse-attention", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::memc::MemcDialect"];
 }
 
+def FuseBiasGelu : Pass<"memc-fuse-bias-gelu", "::mlir::func::FuncOp"> {
+  let summary = "Fuse a linear layer's bias add into the GELU after it (memc.bias_gelu)";
+  let description = [{
+    torch.onnx.export writes an MLP's `gelu(linear(x))` as a matmul (Gemm imports as one), an
+    add of the bias in either operand order, and a GELU (memc-fuse-gelu's memc.gelu). One
+    `memc.bias_gelu` reads the product and the bias and writes the activation: the sum is
+    neither written nor read back, and the backward saves the product in its place. The bias must
+    be [N], N the last dimension, of the data's element type; an add whose sum has other readers
+    stays as it is.
+
+    ```mlir
+    %s = memc.add %h, %b : (tensor<4x16x64xf32>, tensor<64xf32>) -> tensor<4x16x64xf32>
+    %y = memc.gelu %s {approximate = "tanh"} : tensor<4x16x64xf32>
+    // becomes
+    %y = memc.bias_gelu %h, %b {approximate = "tanh"}
+        : (tensor<4x16x64xf32>, tensor<64xf32>) -> tensor<4x16x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
 def FuseLoss : Pass<"memc-fuse-loss", "::mlir::func::FuncOp"> {
   let summary = "Replace the LM head product feeding cross_entropy with memc.linear_cross_entropy";
   let description = [{

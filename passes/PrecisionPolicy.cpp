@@ -21,6 +21,7 @@ constexpr PolicyRow kPrecisionPolicy[] = {
     {"memc.layer_norm", ComputeType::StoresLow},
     {"memc.rms_norm", ComputeType::Full},
     {"memc.batch_norm", ComputeType::KeepsData},
+    {"memc.bias_gelu", ComputeType::KeepsData},
     {"memc.exp", ComputeType::Full},
     {"memc.log", ComputeType::Full},
     {"memc.pow", ComputeType::Full},

@@ -16,6 +16,7 @@ namespace memc {
 void buildCanonicalizationPipeline(OpPassManager &pm) {
   OpPassManager &function = pm.nest<func::FuncOp>();
   function.addPass(createFuseGelu());
+  function.addPass(createFuseBiasGelu());
   function.addPass(createFuseRmsNorm());
   function.addPass(createCanonicalizerPass());
   function.addPass(createCSEPass());

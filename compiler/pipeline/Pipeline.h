@@ -5,7 +5,8 @@
 // that turns flags into PipelineOptions, calls compileModel and prints or writes its result.
 //
 // Pipeline order (a slot marked "later" is where that pass goes when it exists):
-//   1. canonicalize            fuse-gelu, canonicalize, cse (buildCanonicalizationPipeline)
+//   1. canonicalize            fuse-gelu, fuse-bias-gelu, fuse-rms-norm, canonicalize, cse
+//                              (buildCanonicalizationPipeline)
 //   2. attention fusion        infer and train (--fuse-attention auto): memc-fuse-attention,
 //                              before autodiff, so the backward is flash_attention_grad
 //   3. precision policy        --precision bf16: memc-autocast then canonicalize, after the

@@ -30,6 +30,7 @@ double bytesOf(Value value) {
 double flopsPerElement(Operation *op) {
   return TypeSwitch<Operation *, double>(op)
       .Case<GeluOp, GeluGradOp>([](auto) { return 14.0; })
+      .Case<BiasGeluOp, BiasGeluGradOp>([](auto) { return 15.0; }) // gelu's and the add
       .Case<SoftplusOp>([](auto) { return 8.0; }) // an exp and a log
       .Case<ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp, PowOp, SinOp, CosOp, EluOp>(
           [](auto) { return 4.0; })

@@ -245,6 +245,22 @@ LogicalResult GeluOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImp
   return unary(dx, b.create<GeluGradOp>(getLoc(), dy[0], getInput(), getApproximateAttr()));
 }
 
+LogicalResult BiasGeluOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                         SmallVectorImpl<Value> &dx) {
+  // The chain's rules composed: gelu's gradient at input + bias, then the add's (the input
+  // takes it whole, the bias its sum over the broadcast dimensions, in the bias's own type).
+  Location loc = getLoc();
+  Value grad = b.create<BiasGeluGradOp>(loc, getInput().getType(), dy[0], getInput(), getBias(),
+                                        getApproximateAttr());
+  dx.push_back(grad);
+  Value biasGrad = unbroadcast(b, loc, grad, tensorType(getBias()).clone(
+                                                  tensorType(grad).getElementType()));
+  if (biasGrad.getType() != getBias().getType())
+    biasGrad = b.create<CastOp>(loc, getBias().getType(), biasGrad);
+  dx.push_back(biasGrad);
+  return success();
+}
+
 LogicalResult ClipOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
   // As torch.clamp: the gradient passes where min <= x <= max.
   Location loc = getLoc();

@@ -52,6 +52,13 @@ mlir::LogicalResult verifyAttentionOperands(mlir::Operation *op, mlir::Value que
 
 /// The ONNX node name a location carries (the first one inside a fused location), or "" when
 /// it has none.
+/// GELU's `approximate` ("none" or "tanh"), for gelu and bias_gelu and bias_gelu_grad.
+mlir::LogicalResult verifyGeluApproximate(mlir::Operation *op, llvm::StringRef approximate);
+
+/// bias_gelu's operands: a bias of the input's last dimension, and a valid `approximate`.
+mlir::LogicalResult verifyBiasGeluOperands(mlir::Operation *op, mlir::Value input,
+                                           mlir::Value bias, llvm::StringRef approximate);
+
 std::string locationName(mlir::Location loc);
 
 } // namespace memc

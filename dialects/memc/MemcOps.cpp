@@ -42,6 +42,15 @@ bool isAxisInRange(int64_t axis, int64_t rank) { return axis >= 0 && axis < rank
 } // namespace
 
 #define GET_OP_CLASSES
+LogicalResult BiasGeluOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                           Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  std::string error;
+  if (failed(lastAxisBiasShape(shapeOf(adaptor.getInput()), shapeOf(adaptor.getBias()), error)))
+    return inferenceError(location, error);
+  inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
 #include "dialects/memc/MemcOps.cpp.inc"
 
 //===----------------------------------------------------------------------===//
@@ -50,11 +59,25 @@ bool isAxisInRange(int64_t axis, int64_t rank) { return axis >= 0 && axis < rank
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
-LogicalResult GeluOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
-           << getApproximate() << "\"";
+LogicalResult memc::verifyGeluApproximate(Operation *op, StringRef approximate) {
+  if (approximate != "none" && approximate != "tanh")
+    return op->emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << approximate << "\"";
   return success();
+}
+
+LogicalResult memc::verifyBiasGeluOperands(Operation *op, Value input, Value bias,
+                                           StringRef approximate) {
+  std::string error;
+  if (failed(lastAxisBiasShape(shapeOf(input), shapeOf(bias), error)))
+    return op->emitOpError(error);
+  return verifyGeluApproximate(op, approximate);
+}
+
+LogicalResult GeluOp::verify() { return verifyGeluApproximate(*this, getApproximate()); }
+
+LogicalResult BiasGeluOp::verify() {
+  return verifyBiasGeluOperands(*this, getInput(), getBias(), getApproximate());
 }
 
 LogicalResult TriluOp::verify() {

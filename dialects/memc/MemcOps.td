@@ -120,6 +120,27 @@ def Memc_GeluOp : Memc_Op<"gelu",
   let hasVerifier = 1;
 }
 
+def Memc_BiasGeluOp : Memc_Op<"bias_gelu", [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
+  let summary = "GELU of a tensor plus a bias along its last dimension";
+  let description = [{
+    `gelu(input + bias)`, the bias of shape [N] broadcast along the input's last dimension N:
+    a linear layer's bias add and the MLP's activation in one pass over the data, the sum in f32
+    registers (never stored). memc-fuse-bias-gelu builds it from the add and gelu torch.onnx.export
+    writes; its backward saves the input (the matmul's output) and the bias, not the sum. The bias
+    may be f32 with 16-bit data (a weight under --precision keeps its type).
+
+    ```mlir
+    %y = memc.bias_gelu %x, %b {approximate = "tanh"}
+        : (tensor<4x16x64xf32>, tensor<64xf32>) -> tensor<4x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input, Memc_FloatTensor:$bias,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Memc_ClipOp : Memc_Op<"clip",
     [Memc_Differentiable, Pure, Elementwise, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "Clamp to [min, max]";

@@ -192,6 +192,10 @@ LogicalResult RmsNormGradOp::verify() {
   return success();
 }
 
+LogicalResult BiasGeluGradOp::verify() {
+  return verifyBiasGeluOperands(*this, getInput(), getBias(), getApproximate());
+}
+
 LogicalResult LinearCrossEntropyGradOp::verify() {
   Shape logsumexp;
   int64_t classes;

@@ -55,6 +55,23 @@ TEST(KernelCheck, ElementwiseDTypesAndShapes) {
   EXPECT_TRUE(checkError("cast", {{F32, {2}}}, {{Bool, {2}}}).empty());
 }
 
+TEST(KernelCheck, BiasGelu) {
+  EXPECT_TRUE(checkError("bias_gelu", {{F32, {2, 3}}, {F32, {3}}}, {{F32, {2, 3}}}).empty());
+  EXPECT_TRUE(
+      checkError("bias_gelu", {{DType::BF16, {2, 3}}, {F32, {3}}}, {{DType::BF16, {2, 3}}}).empty());
+  EXPECT_REJECTED("bias shape [2,3] is not the last dimension of input [2,3]", "bias_gelu",
+                  {{F32, {2, 3}}, {F32, {2, 3}}}, {{F32, {2, 3}}});
+  EXPECT_REJECTED("bias shape [3] is not the last dimension of input []", "bias_gelu",
+                  {{F32, {}}, {F32, {3}}}, {{F32, {}}});
+  EXPECT_REJECTED("output has element type", "bias_gelu", {{DType::BF16, {2, 3}}, {F32, {3}}},
+                  {{F32, {2, 3}}});
+  EXPECT_REJECTED("bias has element type", "bias_gelu", {{F32, {2, 3}}, {I32, {3}}},
+                  {{F32, {2, 3}}});
+  EXPECT_REJECTED("approximate", "bias_gelu", {{F32, {2, 3}}, {F32, {3}}}, {{F32, {2, 3}}},
+                  attrs({{"approximate", std::string("fast")}}));
+  EXPECT_REJECTED("expected 2 inputs", "bias_gelu", {{F32, {2, 3}}}, {{F32, {2, 3}}});
+}
+
 TEST(KernelCheck, ElementwiseAttributes) {
   EXPECT_REJECTED("approximate", "gelu", {{F32, {2}}}, {{F32, {2}}},
                   attrs({{"approximate", std::string("fast")}}));
