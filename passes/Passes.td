@@ -53,6 +53,26 @@ def FuseRmsNorm : Pass<"memc-fuse-rms-norm", "::mlir::func::FuncOp"> {
 // Fusions
 //===----------------------------------------------------------------------===//
 
+def FuseAddLayerNorm : Pass<"memc-fuse-add-layer-norm", "::mlir::func::FuncOp"> {
+  let summary = "Fuse a residual add into the layer norm that reads it (memc.add_layer_norm)";
+  let description = [{
+    A transformer's `layer_norm(x + f(x))` (post-norm, BERT) or `h = x + f(x); layer_norm(h)`
+    (pre-norm, GPT-2, where h is also the next residual) becomes one `memc.add_layer_norm`
+    that writes the sum and normalizes each row while it is in cache, so the sum is not read back
+    from memory. The add's operands must have the sum's type (no broadcasting, no cast between
+    the add and the norm: it runs after memc-autocast, so a norm autocast moved to 16 bits
+    keeps its own 16-bit input). The sum's other readers read the fused op's first result.
+
+    ```mlir
+    %h = memc.add %x, %r : (tensor<2x16x32xf32>, tensor<2x16x32xf32>) -> tensor<2x16x32xf32>
+    %y = memc.layer_norm %h, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f64} ...
+    // becomes
+    %h, %y = memc.add_layer_norm %x, %r, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f64} ...
+    ```
+  }];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
 def FuseAttention : Pass<"memc-fuse-attention", "::mlir::func::FuncOp"> {
   let summary = "Replace attention subgraphs with memc.flash_attention";
   let description = [{

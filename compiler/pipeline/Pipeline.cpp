@@ -38,6 +38,9 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
     function.addPass(createAutocast(autocast));
     function.addPass(createCanonicalizerPass());
   }
+  // After autocast: a residual add fuses into the norm only where both compute in one type.
+  if (options.mode != CompileMode::Import)
+    pm.nest<func::FuncOp>().addPass(createFuseAddLayerNorm());
   if (options.mode != CompileMode::Train)
     return;
   // --dump-grads runs @gradients on its own: the step without an optimizer.

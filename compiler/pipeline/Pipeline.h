@@ -12,6 +12,8 @@
 //   3. precision policy        --precision bf16: memc-autocast then canonicalize, after the
 //                              fusions (whose patterns casts would break), before autodiff sees
 //                              the ops (passes/PrecisionPolicy.cpp)
+//   3b. residual + norm fusion  infer and train: memc-fuse-add-layer-norm, after autocast (an
+//                              add and norm in one type), before autodiff
 //   4. build the training step(s)  train only: @gradients (for --dump-grads) and @train_step;
 //                              with --fuse-loss auto, the head product and cross_entropy become
 //                              linear_cross_entropy (passes/LossFusion.h) before autodiff

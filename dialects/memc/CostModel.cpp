@@ -37,6 +37,7 @@ double flopsPerElement(Operation *op) {
       .Case<HardSwishOp, HardSigmoidOp, PReluOp>([](auto) { return 3.0; })
       .Case<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp>([](auto) { return 5.0; })
       .Case<LayerNormOp, BatchNormOp>([](auto) { return 8.0; })
+      .Case<AddLayerNormOp>([](auto) { return 4.5; }) // per output: the add and the norm's 8
       .Case<RmsNormOp>([](auto) { return 4.0; })
       .Case<LayerNormGradOp, BatchNormGradOp>([](auto) { return 12.0; })
       .Case<RmsNormGradOp>([](auto) { return 8.0; })

@@ -472,6 +472,28 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ValueRange dy,
   return success();
 }
 
+LogicalResult AddLayerNormOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                             SmallVectorImpl<Value> &dx) {
+  // The chain's rules composed: the norm's input gradient (layer_norm_grad at the sum) joins the
+  // sum's own readers' gradient, and the add passes the total to both operands.
+  Location loc = getLoc();
+  Value total = dy[0], scaleGrad, biasGrad;
+  if (dy[1]) {
+    Type scaleType = getScale().getType();
+    auto grads = b.create<LayerNormGradOp>(loc, TypeRange{getSum().getType(), scaleType, scaleType},
+                                           dy[1], getSum(), getScale(), getAxisAttr(),
+                                           getEpsilonAttr());
+    total = total ? b.create<AddOp>(loc, total, grads.getInputGrad()).getResult()
+                  : grads.getInputGrad();
+    scaleGrad = grads.getScaleGrad();
+    biasGrad = grads.getBiasGrad();
+  }
+  dx.append({total, total, scaleGrad});
+  if (getBias())
+    dx.push_back(biasGrad);
+  return success();
+}
+
 LogicalResult RmsNormOp::buildGradients(OpBuilder &b, ValueRange dy,
                                         SmallVectorImpl<Value> &dx) {
   auto grads = b.create<RmsNormGradOp>(

@@ -55,10 +55,6 @@ mlir::LogicalResult verifyAttentionOperands(mlir::Operation *op, mlir::Value que
 /// GELU's `approximate` ("none" or "tanh"), for gelu and bias_gelu and bias_gelu_grad.
 mlir::LogicalResult verifyGeluApproximate(mlir::Operation *op, llvm::StringRef approximate);
 
-/// bias_gelu's operands: a bias of the input's last dimension, and a valid `approximate`.
-mlir::LogicalResult verifyBiasGeluOperands(mlir::Operation *op, mlir::Value input,
-                                           mlir::Value bias, llvm::StringRef approximate);
-
 std::string locationName(mlir::Location loc);
 
 } // namespace memc

@@ -354,6 +354,28 @@ def Memc_LayerNormOp : Memc_Op<"layer_norm",
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Memc_AddLayerNormOp : Memc_Op<"add_layer_norm",
+    [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
+  let summary = "A residual add and the layer norm of its sum, in one pass";
+  let description = [{
+    `sum = lhs + rhs` (two tensors of one type, no broadcasting) and `output =
+    layer_norm(sum, scale, bias)` as memc.layer_norm computes it: each row is added, stored, and
+    normalized while it is in cache, so the sum is written once and never read back. A pre-norm
+    transformer's residual stream reads `sum` on; the backward reads it as the norm's input.
+    memc-fuse-add-layer-norm builds it from the add and layer_norm torch.onnx.export writes.
+
+    ```mlir
+    %s, %y = memc.add_layer_norm %x, %r, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f64}
+        : (tensor<2x16x32xf32>, tensor<2x16x32xf32>, tensor<32xf32>, tensor<32xf32>)
+        -> (tensor<2x16x32xf32>, tensor<2x16x32xf32>)
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$lhs, Memc_FloatTensor:$rhs, Memc_FloatTensor:$scale,
+                       Optional<Memc_FloatTensor>:$bias, I64Attr:$axis, F64Attr:$epsilon);
+  let results = (outs Memc_FloatTensor:$sum, Memc_FloatTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Memc_RmsNormOp : Memc_Op<"rms_norm",
     [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "RMS normalization over the trailing dimensions (Llama's RMSNorm)";

@@ -193,7 +193,11 @@ LogicalResult RmsNormGradOp::verify() {
 }
 
 LogicalResult BiasGeluGradOp::verify() {
-  return verifyBiasGeluOperands(*this, getInput(), getBias(), getApproximate());
+  std::string error;
+  if (failed(lastAxisBiasShape(getInput().getType().getShape(),
+                               getBias().getType().getShape(), error)))
+    return emitOpError(error);
+  return verifyGeluApproximate(*this, getApproximate());
 }
 
 LogicalResult LinearCrossEntropyGradOp::verify() {

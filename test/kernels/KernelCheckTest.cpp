@@ -145,6 +145,21 @@ TEST(KernelCheck, Normalization) {
   EXPECT_REJECTED("expected 2 to 3 inputs", "layer_norm", {{F32, {2, 4}}}, {{F32, {2, 4}}}, ln);
   EXPECT_REJECTED("epsilon", "layer_norm", {{F32, {2, 4}}, {F32, {4}}}, {{F32, {2, 4}}},
                   attrs({{"axis", int64_t{1}}, {"epsilon", -1.0}}));
+  Types pair = {{F32, {2, 4}}, {F32, {2, 4}}};
+  EXPECT_TRUE(checkError("add_layer_norm", {{F32, {2, 4}}, {F32, {2, 4}}, {F32, {4}}}, pair, ln)
+                  .empty());
+  EXPECT_REJECTED("rhs has shape", "add_layer_norm", {{F32, {2, 4}}, {F32, {4}}, {F32, {4}}},
+                  pair, ln);
+  EXPECT_REJECTED("rhs has element type", "add_layer_norm",
+                  {{F32, {2, 4}}, {F16, {2, 4}}, {F32, {4}}}, pair, ln);
+  EXPECT_REJECTED("sum has shape", "add_layer_norm", {{F32, {2, 4}}, {F32, {2, 4}}, {F32, {4}}},
+                  {{F32, {8}}, {F32, {2, 4}}}, ln);
+  EXPECT_REJECTED("scale has shape", "add_layer_norm",
+                  {{F32, {2, 4}}, {F32, {2, 4}}, {F32, {2}}}, pair, ln);
+  EXPECT_REJECTED("output has element type", "add_layer_norm",
+                  {{F32, {2, 4}}, {F32, {2, 4}}, {F32, {4}}}, {{F32, {2, 4}}, {F16, {2, 4}}}, ln);
+  EXPECT_REJECTED("expected 2 outputs", "add_layer_norm",
+                  {{F32, {2, 4}}, {F32, {2, 4}}, {F32, {4}}}, {{F32, {2, 4}}}, ln);
   Attributes rms = attrs({{"axis", int64_t{2}}, {"epsilon", 1e-6}});
   EXPECT_TRUE(checkError("rms_norm", {{F16, {2, 3, 4}}, {F32, {4}}}, {{F16, {2, 3, 4}}}, rms)
                   .empty());
