@@ -7,6 +7,8 @@
 //
 // The fused op takes the add's place, so every other reader of the sum (the next residual in a
 // pre-norm block) still comes after it; the norm's scale and bias must be defined before it.
+// Such a shared sum stays unfused with fuse-shared-sums=false (remat would recompute the norm
+// from the kept sum; the fused op needs both addends).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -35,11 +37,12 @@ bool availableAt(Value value, Operation *op) {
 }
 
 struct FuseAddLayerNormPattern : OpRewritePattern<LayerNormOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FuseAddLayerNormPattern(MLIRContext *context, bool fuseSharedSums)
+      : OpRewritePattern(context), fuseSharedSums(fuseSharedSums) {}
 
   LogicalResult matchAndRewrite(LayerNormOp norm, PatternRewriter &rewriter) const override {
     auto add = norm.getInput().getDefiningOp<AddOp>();
-    if (!add || add.getLhs().getType() != add.getType() ||
+    if (!add || (!fuseSharedSums && !add->hasOneUse()) || add.getLhs().getType() != add.getType() ||
         add.getRhs().getType() != add.getType() || !availableAt(norm.getScale(), add) ||
         !availableAt(norm.getBias(), add))
       return failure();
@@ -51,12 +54,16 @@ struct FuseAddLayerNormPattern : OpRewritePattern<LayerNormOp> {
     rewriter.replaceOp(add, fused.getSum());
     return success();
   }
+
+  bool fuseSharedSums;
 };
 
 struct FuseAddLayerNormPass : memc::impl::FuseAddLayerNormBase<FuseAddLayerNormPass> {
+  using FuseAddLayerNormBase::FuseAddLayerNormBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateFuseAddLayerNormPatterns(patterns);
+    populateFuseAddLayerNormPatterns(patterns, fuseSharedSums);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
@@ -64,6 +71,6 @@ struct FuseAddLayerNormPass : memc::impl::FuseAddLayerNormBase<FuseAddLayerNormP
 
 } // namespace
 
-void memc::populateFuseAddLayerNormPatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseAddLayerNormPattern>(patterns.getContext());
+void memc::populateFuseAddLayerNormPatterns(RewritePatternSet &patterns, bool fuseSharedSums) {
+  patterns.add<FuseAddLayerNormPattern>(patterns.getContext(), fuseSharedSums);
 }

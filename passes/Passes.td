@@ -69,7 +69,15 @@ def FuseAddLayerNorm : Pass<"memc-fuse-add-layer-norm", "::mlir::func::FuncOp"> 
     // becomes
     %h, %y = memc.add_layer_norm %x, %r, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f64} ...
     ```
+
+    With `fuse-shared-sums=false` only a sum the norm alone reads is fused: rematerialization
+    recomputes a pre-norm block's norm from the residual sum it keeps, where the fused op could
+    only be recomputed from both addends, so the pipeline turns it off whenever remat may run.
   }];
+  let options = [
+    Option<"fuseSharedSums", "fuse-shared-sums", "bool", /*default=*/"true",
+           "Also fuse a sum that other ops read (a pre-norm block's residual stream)">
+  ];
   let dependentDialects = ["::memc::MemcDialect"];
 }
 

@@ -1,4 +1,5 @@
 // RUN: memc-opt --memc-fuse-add-layer-norm --split-input-file %s | FileCheck %s
+// RUN: memc-opt --memc-fuse-add-layer-norm='fuse-shared-sums=false' --split-input-file %s | FileCheck %s --check-prefix=UNSHARED
 
 // Post-norm (BERT): layer_norm(x + r), the sum read by the norm alone.
 // CHECK-LABEL: func @post_norm
@@ -6,6 +7,8 @@
 // CHECK-NEXT: %[[S:.*]], %[[Y:.*]] = memc.add_layer_norm %[[X]], %[[R]], %[[G]], %[[B]] {axis = 2 : i64, epsilon = 1.000000e-05 : f64}
 // CHECK-SAME: (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>)
 // CHECK-NEXT: return %[[Y]]
+// UNSHARED-LABEL: func @post_norm
+// UNSHARED-NEXT: memc.add_layer_norm
 func.func @post_norm(%x: tensor<2x4x8xf32>, %r: tensor<2x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x4x8xf32> {
   %0 = memc.add %x, %r : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   %1 = memc.layer_norm %0, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f64} : (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
@@ -21,6 +24,11 @@ func.func @post_norm(%x: tensor<2x4x8xf32>, %r: tensor<2x4x8xf32>, %g: tensor<8x
 // CHECK-NEXT: %[[S:.*]], %[[Y:.*]] = memc.add_layer_norm %[[R]], %[[X]], %[[G]] {axis = 1 : i64
 // CHECK-NEXT: %[[N:.*]] = memc.add %[[S]], %[[Y]]
 // CHECK-NEXT: return %[[N]]
+// With fuse-shared-sums=false (where remat may run) the shared sum stays an add.
+// UNSHARED-LABEL: func @pre_norm
+// UNSHARED-NEXT: memc.add
+// UNSHARED-NEXT: memc.layer_norm
+// UNSHARED-NOT: memc.add_layer_norm
 func.func @pre_norm(%x: tensor<4x8xf32>, %r: tensor<4x8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
   %0 = memc.add %r, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %1 = memc.layer_norm %0, %g {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
