@@ -41,7 +41,7 @@ MEMC_VECTOR_CLONES void gradElements(const T *dy, const T *x, T *dx, int64_t n,
 
 /// d/dx of x Phi(x): Phi(x) + x phi(x).
 struct GeluDerivative {
-  float operator()(float x) const {
+  MEMC_VECTOR_INLINE float operator()(float x) const {
     constexpr auto kAlpha = static_cast<float>(M_SQRT1_2);
     constexpr auto kDensity = static_cast<float>(M_2_SQRTPI * M_SQRT1_2 * 0.5);
     float cdf = 0.5f * (1.0f + vectormath::erf(x * kAlpha));
@@ -51,7 +51,7 @@ struct GeluDerivative {
 
 /// d/dx of 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), as PyTorch writes it.
 struct GeluTanhDerivative {
-  float operator()(float x) const {
+  MEMC_VECTOR_INLINE float operator()(float x) const {
     constexpr auto kBeta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
     constexpr float kKappa = 0.044715f;
     float t = vectormath::tanh(kBeta * (x + kKappa * x * x * x));
