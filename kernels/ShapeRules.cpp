@@ -439,4 +439,13 @@ bool rmsNormShape(const Shape &input, int64_t axis, const Shape &scale, std::str
   return true;
 }
 
+bool lastAxisBiasShape(const Shape &input, const Shape &bias, std::string &error) {
+  if (input.empty() || bias != Shape{input.back()}) {
+    error = "bias shape " + formatShape(bias) + " is not the last dimension of input " +
+            formatShape(input);
+    return false;
+  }
+  return true;
+}
+
 } // namespace memc::kernels

@@ -140,6 +140,10 @@ bool linearCrossEntropyShape(const Shape &hidden, const Shape &weight, bool tran
 /// result has the input's shape.
 bool rmsNormShape(const Shape &input, int64_t axis, const Shape &scale, std::string &error);
 
+/// memc.bias_gelu and memc.bias_gelu_grad: an input of rank >= 1 and a bias of shape [N], N the
+/// input's last dimension. The result has the input's shape.
+bool lastAxisBiasShape(const Shape &input, const Shape &bias, std::string &error);
+
 } // namespace memc::kernels
 
 #endif // MEMC_KERNELS_SHAPERULES_H

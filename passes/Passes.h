@@ -19,6 +19,13 @@ void populateFuseGeluPatterns(mlir::RewritePatternSet &patterns);
 /// Patterns that replace decomposed RMS norm arithmetic with memc.rms_norm.
 void populateFuseRmsNormPatterns(mlir::RewritePatternSet &patterns);
 
+/// Patterns that fuse a bias add into the GELU that reads it (memc.bias_gelu).
+void populateFuseBiasGeluPatterns(mlir::RewritePatternSet &patterns);
+
+/// Patterns that fuse a residual add into the layer_norm that reads it (memc.add_layer_norm);
+/// with `fuseSharedSums` false, only where the norm is the sum's one reader.
+void populateFuseAddLayerNormPatterns(mlir::RewritePatternSet &patterns, bool fuseSharedSums);
+
 /// Gives each op of `function` the element type the precision policy (PrecisionPolicy.h) says,
 /// with `lowType` as the 16-bit type, inserting each needed cast once per value.
 void autocastFunction(mlir::func::FuncOp function, mlir::FloatType lowType);

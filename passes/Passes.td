@@ -53,6 +53,34 @@ def FuseRmsNorm : Pass<"memc-fuse-rms-norm", "::mlir::func::FuncOp"> {
 // Fusions
 //===----------------------------------------------------------------------===//
 
+def FuseAddLayerNorm : Pass<"memc-fuse-add-layer-norm", "::mlir::func::FuncOp"> {
+  let summary = "Fuse a residual add into the layer norm that reads it (memc.add_layer_norm)";
+  let description = [{
+    A transformer's `layer_norm(x + f(x))` (post-norm, BERT) or `h = x + f(x); layer_norm(h)`
+    (pre-norm, GPT-2, where h is also the next residual) becomes one `memc.add_layer_norm`
+    that writes the sum and normalizes each row while it is in cache, so the sum is not read back
+    from memory. The add's operands must have the sum's type (no broadcasting, no cast between
+    the add and the norm: it runs after memc-autocast, so a norm autocast moved to 16 bits
+    keeps its own 16-bit input). The sum's other readers read the fused op's first result.
+
+    ```mlir
+    %h = memc.add %x, %r : (tensor<2x16x32xf32>, tensor<2x16x32xf32>) -> tensor<2x16x32xf32>
+    %y = memc.layer_norm %h, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f64} ...
+    // becomes
+    %h, %y = memc.add_layer_norm %x, %r, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f64} ...
+    ```
+
+    With `fuse-shared-sums=false` only a sum the norm alone reads is fused: rematerialization
+    recomputes a pre-norm block's norm from the residual sum it keeps, where the fused op could
+    only be recomputed from both addends, so the pipeline turns it off whenever remat may run.
+  }];
+  let options = [
+    Option<"fuseSharedSums", "fuse-shared-sums", "bool", /*default=*/"true",
+           "Also fuse a sum that other ops read (a pre-norm block's residual stream)">
+  ];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
 def FuseAttention : Pass<"memc-fuse-attention", "::mlir::func::FuncOp"> {
   let summary = "Replace attention subgraphs with memc.flash_attention";
   let description = [{
@@ -76,6 +104,27 @@ def FuseAttention : Pass<"memc-fuse-attention", "::mlir::func::FuncOp"> {
     Option<"remarkUnfused", "remark-unfused", "bool", "false",
            "Emit a remark for each attention candidate left unfused, with the reason">
   ];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
+def FuseBiasGelu : Pass<"memc-fuse-bias-gelu", "::mlir::func::FuncOp"> {
+  let summary = "Fuse a linear layer's bias add into the GELU after it (memc.bias_gelu)";
+  let description = [{
+    torch.onnx.export writes an MLP's `gelu(linear(x))` as a matmul (Gemm imports as one), an
+    add of the bias in either operand order, and a GELU (memc-fuse-gelu's memc.gelu). One
+    `memc.bias_gelu` reads the product and the bias and writes the activation: the sum is
+    neither written nor read back, and the backward saves the product in its place. The bias must
+    be [N], N the last dimension, of the data's element type; an add whose sum has other readers
+    stays as it is.
+
+    ```mlir
+    %s = memc.add %h, %b : (tensor<4x16x64xf32>, tensor<64xf32>) -> tensor<4x16x64xf32>
+    %y = memc.gelu %s {approximate = "tanh"} : tensor<4x16x64xf32>
+    // becomes
+    %y = memc.bias_gelu %h, %b {approximate = "tanh"}
+        : (tensor<4x16x64xf32>, tensor<64xf32>) -> tensor<4x16x64xf32>
+    ```
+  }];
   let dependentDialects = ["::memc::MemcDialect"];
 }
 

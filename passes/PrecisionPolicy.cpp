@@ -12,7 +12,8 @@ struct PolicyRow {
 };
 
 // Forward ops only: the pass runs before autodiff, and each gradient op inherits the types of
-// the forward values it reads, so a 16-bit matmul's gradients are 16-bit matmuls.
+// the forward values it reads, so a 16-bit matmul's gradients are 16-bit matmuls. (add_layer_norm
+// has no row: memc-fuse-add-layer-norm builds it after this pass, from ops of one type.)
 constexpr PolicyRow kPrecisionPolicy[] = {
     {"memc.matmul", ComputeType::Low},
     {"memc.conv", ComputeType::Low},
@@ -21,6 +22,7 @@ constexpr PolicyRow kPrecisionPolicy[] = {
     {"memc.layer_norm", ComputeType::StoresLow},
     {"memc.rms_norm", ComputeType::Full},
     {"memc.batch_norm", ComputeType::KeepsData},
+    {"memc.bias_gelu", ComputeType::KeepsData},
     {"memc.exp", ComputeType::Full},
     {"memc.log", ComputeType::Full},
     {"memc.pow", ComputeType::Full},

@@ -5,12 +5,15 @@
 // that turns flags into PipelineOptions, calls compileModel and prints or writes its result.
 //
 // Pipeline order (a slot marked "later" is where that pass goes when it exists):
-//   1. canonicalize            fuse-gelu, canonicalize, cse (buildCanonicalizationPipeline)
+//   1. canonicalize            fuse-gelu, fuse-bias-gelu, fuse-rms-norm, canonicalize, cse
+//                              (buildCanonicalizationPipeline)
 //   2. attention fusion        infer and train (--fuse-attention auto): memc-fuse-attention,
 //                              before autodiff, so the backward is flash_attention_grad
 //   3. precision policy        --precision bf16: memc-autocast then canonicalize, after the
 //                              fusions (whose patterns casts would break), before autodiff sees
 //                              the ops (passes/PrecisionPolicy.cpp)
+//   3b. residual + norm fusion  infer and train: memc-fuse-add-layer-norm, after autocast (an
+//                              add and norm in one type), before autodiff
 //   4. build the training step(s)  train only: @gradients (for --dump-grads) and @train_step;
 //                              with --fuse-loss auto, the head product and cross_entropy become
 //                              linear_cross_entropy (passes/LossFusion.h) before autodiff

@@ -30,12 +30,14 @@ double bytesOf(Value value) {
 double flopsPerElement(Operation *op) {
   return TypeSwitch<Operation *, double>(op)
       .Case<GeluOp, GeluGradOp>([](auto) { return 14.0; })
+      .Case<BiasGeluOp, BiasGeluGradOp>([](auto) { return 15.0; }) // gelu's and the add
       .Case<SoftplusOp>([](auto) { return 8.0; }) // an exp and a log
       .Case<ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp, PowOp, SinOp, CosOp, EluOp>(
           [](auto) { return 4.0; })
       .Case<HardSwishOp, HardSigmoidOp, PReluOp>([](auto) { return 3.0; })
       .Case<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp>([](auto) { return 5.0; })
       .Case<LayerNormOp, BatchNormOp>([](auto) { return 8.0; })
+      .Case<AddLayerNormOp>([](auto) { return 4.5; }) // per output: the add and the norm's 8
       .Case<RmsNormOp>([](auto) { return 4.0; })
       .Case<LayerNormGradOp, BatchNormGradOp>([](auto) { return 12.0; })
       .Case<RmsNormGradOp>([](auto) { return 8.0; })

@@ -245,6 +245,22 @@ LogicalResult GeluOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImp
   return unary(dx, b.create<GeluGradOp>(getLoc(), dy[0], getInput(), getApproximateAttr()));
 }
 
+LogicalResult BiasGeluOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                         SmallVectorImpl<Value> &dx) {
+  // The chain's rules composed: gelu's gradient at input + bias, then the add's (the input
+  // takes it whole, the bias its sum over the broadcast dimensions, in the bias's own type).
+  Location loc = getLoc();
+  Value grad = b.create<BiasGeluGradOp>(loc, getInput().getType(), dy[0], getInput(), getBias(),
+                                        getApproximateAttr());
+  dx.push_back(grad);
+  Value biasGrad = unbroadcast(b, loc, grad, tensorType(getBias()).clone(
+                                                  tensorType(grad).getElementType()));
+  if (biasGrad.getType() != getBias().getType())
+    biasGrad = b.create<CastOp>(loc, getBias().getType(), biasGrad);
+  dx.push_back(biasGrad);
+  return success();
+}
+
 LogicalResult ClipOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorImpl<Value> &dx) {
   // As torch.clamp: the gradient passes where min <= x <= max.
   Location loc = getLoc();
@@ -453,6 +469,28 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ValueRange dy,
   dx.push_back(grads.getScaleGrad());
   if (getBias())
     dx.push_back(grads.getBiasGrad());
+  return success();
+}
+
+LogicalResult AddLayerNormOp::buildGradients(OpBuilder &b, ValueRange dy,
+                                             SmallVectorImpl<Value> &dx) {
+  // The chain's rules composed: the norm's input gradient (layer_norm_grad at the sum) joins the
+  // sum's own readers' gradient, and the add passes the total to both operands.
+  Location loc = getLoc();
+  Value total = dy[0], scaleGrad, biasGrad;
+  if (dy[1]) {
+    Type scaleType = getScale().getType();
+    auto grads = b.create<LayerNormGradOp>(loc, TypeRange{getSum().getType(), scaleType, scaleType},
+                                           dy[1], getSum(), getScale(), getAxisAttr(),
+                                           getEpsilonAttr());
+    total = total ? b.create<AddOp>(loc, total, grads.getInputGrad()).getResult()
+                  : grads.getInputGrad();
+    scaleGrad = grads.getScaleGrad();
+    biasGrad = grads.getBiasGrad();
+  }
+  dx.append({total, total, scaleGrad});
+  if (getBias())
+    dx.push_back(biasGrad);
   return success();
 }
 

@@ -58,6 +58,9 @@ mlir::LogicalResult verifyAttentionOperands(mlir::Operation *op, mlir::Value que
 
 /// The ONNX node name a location carries (the first one inside a fused location), or "" when
 /// it has none.
+/// GELU's `approximate` ("none" or "tanh"), for gelu and bias_gelu and bias_gelu_grad.
+mlir::LogicalResult verifyGeluApproximate(mlir::Operation *op, llvm::StringRef approximate);
+
 std::string locationName(mlir::Location loc);
 
 } // namespace memc

@@ -42,6 +42,15 @@ bool isAxisInRange(int64_t axis, int64_t rank) { return axis >= 0 && axis < rank
 } // namespace
 
 #define GET_OP_CLASSES
+LogicalResult BiasGeluOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                           Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  std::string error;
+  if (failed(lastAxisBiasShape(shapeOf(adaptor.getInput()), shapeOf(adaptor.getBias()), error)))
+    return inferenceError(location, error);
+  inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
 #include "dialects/memc/MemcOps.cpp.inc"
 
 //===----------------------------------------------------------------------===//
@@ -50,12 +59,17 @@ bool isAxisInRange(int64_t axis, int64_t rank) { return axis >= 0 && axis < rank
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
-LogicalResult GeluOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
-           << getApproximate() << "\"";
+LogicalResult memc::verifyGeluApproximate(Operation *op, StringRef approximate) {
+  if (approximate != "none" && approximate != "tanh")
+    return op->emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << approximate << "\"";
   return success();
 }
+
+LogicalResult GeluOp::verify() { return verifyGeluApproximate(*this, getApproximate()); }
+
+// bias_gelu's shapes are its type inference's.
+LogicalResult BiasGeluOp::verify() { return verifyGeluApproximate(*this, getApproximate()); }
 
 LogicalResult TriluOp::verify() {
   if (getType().getRank() < 2)
@@ -218,21 +232,45 @@ LogicalResult CumSumOp::verify() {
   return success();
 }
 
-LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
-                                            Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
-  ArrayRef<int64_t> input = shapeOf(adaptor.getInput());
-  int64_t axis = adaptor.getAxis();
-  if (!isAxisInRange(axis, input.size()))
+/// layer_norm's rule: `axis` names a dimension of `input`, the scale and bias (if any) have the
+/// shape of dimensions axis..rank-1.
+LogicalResult checkLayerNormOperands(std::optional<Location> location, Value input, Value scale,
+                                     Value bias, int64_t axis) {
+  ArrayRef<int64_t> shape = shapeOf(input);
+  if (!isAxisInRange(axis, shape.size()))
     return inferenceError(location, "layer_norm axis out of range");
-  ArrayRef<int64_t> normalized = input.drop_front(axis);
-  for (Value param : {adaptor.getScale(), adaptor.getBias()}) {
+  ArrayRef<int64_t> normalized = shape.drop_front(axis);
+  for (Value param : {scale, bias}) {
     if (param && shapeOf(param) != normalized)
       return inferenceError(location, "layer_norm scale/bias shape " +
                                           formatShape(shapeOf(param)) +
                                           " differs from the normalized shape " +
                                           formatShape(normalized));
   }
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  if (failed(checkLayerNormOperands(location, adaptor.getInput(), adaptor.getScale(),
+                                    adaptor.getBias(), adaptor.getAxis())))
+    return failure();
   inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult AddLayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                               Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  Type type = adaptor.getLhs().getType();
+  if (adaptor.getRhs().getType() != type)
+    return inferenceError(location, "add_layer_norm adds two tensors of one type, not " +
+                                        formatShape(shapeOf(adaptor.getLhs())) + " and " +
+                                        formatShape(shapeOf(adaptor.getRhs())) +
+                                        " (or two element types)");
+  if (failed(checkLayerNormOperands(location, adaptor.getLhs(), adaptor.getScale(),
+                                    adaptor.getBias(), adaptor.getAxis())))
+    return failure();
+  inferred.append({type, type});
   return success();
 }
 

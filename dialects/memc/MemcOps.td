@@ -120,6 +120,27 @@ def Memc_GeluOp : Memc_Op<"gelu",
   let hasVerifier = 1;
 }
 
+def Memc_BiasGeluOp : Memc_Op<"bias_gelu", [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
+  let summary = "GELU of a tensor plus a bias along its last dimension";
+  let description = [{
+    `gelu(input + bias)`, the bias of shape [N] broadcast along the input's last dimension N:
+    a linear layer's bias add and the MLP's activation in one pass over the data, the sum in f32
+    registers (never stored). memc-fuse-bias-gelu builds it from the add and gelu torch.onnx.export
+    writes; its backward saves the input (the matmul's output) and the bias, not the sum. The bias
+    may be f32 with 16-bit data (a weight under --precision keeps its type).
+
+    ```mlir
+    %y = memc.bias_gelu %x, %b {approximate = "tanh"}
+        : (tensor<4x16x64xf32>, tensor<64xf32>) -> tensor<4x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input, Memc_FloatTensor:$bias,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Memc_ClipOp : Memc_Op<"clip",
     [Memc_Differentiable, Pure, Elementwise, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "Clamp to [min, max]";
@@ -332,6 +353,28 @@ def Memc_LayerNormOp : Memc_Op<"layer_norm",
   let arguments = (ins Memc_FloatTensor:$input, Memc_FloatTensor:$scale,
                        Optional<Memc_FloatTensor>:$bias, I64Attr:$axis, F64Attr:$epsilon);
   let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Memc_AddLayerNormOp : Memc_Op<"add_layer_norm",
+    [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
+  let summary = "A residual add and the layer norm of its sum, in one pass";
+  let description = [{
+    `sum = lhs + rhs` (two tensors of one type, no broadcasting) and `output =
+    layer_norm(sum, scale, bias)` as memc.layer_norm computes it: each row is added, stored, and
+    normalized while it is in cache, so the sum is written once and never read back. A pre-norm
+    transformer's residual stream reads `sum` on; the backward reads it as the norm's input.
+    memc-fuse-add-layer-norm builds it from the add and layer_norm torch.onnx.export writes.
+
+    ```mlir
+    %s, %y = memc.add_layer_norm %x, %r, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f64}
+        : (tensor<2x16x32xf32>, tensor<2x16x32xf32>, tensor<32xf32>, tensor<32xf32>)
+        -> (tensor<2x16x32xf32>, tensor<2x16x32xf32>)
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$lhs, Memc_FloatTensor:$rhs, Memc_FloatTensor:$scale,
+                       Optional<Memc_FloatTensor>:$bias, I64Attr:$axis, F64Attr:$epsilon);
+  let results = (outs Memc_FloatTensor:$sum, Memc_FloatTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 

@@ -193,6 +193,14 @@ LogicalResult RmsNormGradOp::verify() {
   return success();
 }
 
+LogicalResult BiasGeluGradOp::verify() {
+  std::string error;
+  if (failed(lastAxisBiasShape(getInput().getType().getShape(),
+                               getBias().getType().getShape(), error)))
+    return emitOpError(error);
+  return verifyGeluApproximate(*this, getApproximate());
+}
+
 LogicalResult LinearCrossEntropyGradOp::verify() {
   Shape logsumexp;
   int64_t classes;

@@ -30,6 +30,25 @@ def Memc_GeluGradOp : Memc_Op<"gelu_grad",
   let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
 }
 
+def Memc_BiasGeluGradOp : Memc_Op<"bias_gelu_grad",
+    [Pure, AllTypesMatch<["grad", "input", "result"]>]> {
+  let summary = "Gradient of bias_gelu with respect to its input";
+  let description = [{
+    `grad * gelu'(input + bias)`, the sum recomputed in registers from the saved input and bias.
+    The bias's gradient is this result summed over the leading dimensions (as for an add).
+
+    ```mlir
+    %dx = memc.bias_gelu_grad %dy, %x, %b {approximate = "none"}
+        : (tensor<4x64xf32>, tensor<4x64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, Memc_FloatTensor:$input, Memc_FloatTensor:$bias,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 class Memc_SoftmaxGradLikeOp<string mnemonic, string rule>
     : Memc_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "Softmax-family backward from the forward output";

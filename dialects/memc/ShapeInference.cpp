@@ -155,4 +155,9 @@ LogicalResult rmsNormShape(ArrayRef<int64_t> input, int64_t axis, ArrayRef<int64
   return success(kernels::rmsNormShape(rule(input), axis, rule(scale), error));
 }
 
+LogicalResult lastAxisBiasShape(ArrayRef<int64_t> input, ArrayRef<int64_t> bias,
+                                std::string &error) {
+  return success(kernels::lastAxisBiasShape(rule(input), rule(bias), error));
+}
+
 } // namespace memc

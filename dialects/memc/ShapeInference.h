@@ -94,6 +94,10 @@ llvm::LogicalResult linearCrossEntropyShape(llvm::ArrayRef<int64_t> hidden,
 llvm::LogicalResult rmsNormShape(llvm::ArrayRef<int64_t> input, int64_t axis,
                                  llvm::ArrayRef<int64_t> scale, std::string &error);
 
+/// memc.bias_gelu's rule: `bias` is [N], N the input's last dimension.
+llvm::LogicalResult lastAxisBiasShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> bias,
+                                      std::string &error);
+
 /// Element count of a static shape (saturating at the rules' kMaxElements bound).
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 

@@ -1,6 +1,7 @@
 //===- ActivationBackward.cpp - gelu_grad, softmax_grad, log_softmax_grad -===//
 //
-// gelu_grad is elementwise, with PyTorch's GeluBackward formulas (exact and tanh) in f32.
+// gelu_grad is elementwise, with PyTorch's GeluBackward formulas (exact and tanh) in f32;
+// bias_gelu_grad is the same at x + bias, the sum recomputed in registers.
 // softmax_grad and log_softmax_grad work from the forward output y along one axis:
 //   softmax:     dx = y * (dy - sum(dy * y))
 //   log_softmax: dx = dy - exp(y) * sum(dy)
@@ -12,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/Accumulate.h"
+#include "kernels/cpu/BiasedRows.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
@@ -39,7 +41,7 @@ MEMC_VECTOR_CLONES void gradElements(const T *dy, const T *x, T *dx, int64_t n,
 
 /// d/dx of x Phi(x): Phi(x) + x phi(x).
 struct GeluDerivative {
-  float operator()(float x) const {
+  MEMC_VECTOR_INLINE float operator()(float x) const {
     constexpr auto kAlpha = static_cast<float>(M_SQRT1_2);
     constexpr auto kDensity = static_cast<float>(M_2_SQRTPI * M_SQRT1_2 * 0.5);
     float cdf = 0.5f * (1.0f + vectormath::erf(x * kAlpha));
@@ -49,7 +51,7 @@ struct GeluDerivative {
 
 /// d/dx of 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), as PyTorch writes it.
 struct GeluTanhDerivative {
-  float operator()(float x) const {
+  MEMC_VECTOR_INLINE float operator()(float x) const {
     constexpr auto kBeta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
     constexpr float kKappa = 0.044715f;
     float t = vectormath::tanh(kBeta * (x + kKappa * x * x * x));
@@ -86,6 +88,36 @@ bool runGeluGrad(KernelContext &, const KernelCall &call) {
       mapGrad<T, GeluTanhDerivative>(call);
     else
       mapGrad<T, GeluDerivative>(call);
+  });
+  return true;
+}
+
+/// dx[i] = dy[i] * derivative(x[i] + bias[i]) over one row (dx may be dy or x).
+template <typename T, typename B, typename Derivative>
+MEMC_VECTOR_CLONES void biasedGradRow(const T *dy, const T *x, const B *bias, T *dx, int64_t n,
+                                      Derivative derivative) {
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = Element<T>::store(Element<T>::load(dy[i]) *
+                              derivative(Element<T>::load(x[i]) + Element<B>::load(bias[i])));
+}
+
+bool runBiasGeluGrad(KernelContext &, const KernelCall &call) {
+  std::string approximate = "none";
+  attributesOf(call).getString("approximate", approximate);
+  const TensorView &bias = call.inputs[2];
+  visitDataAndBias(call.inputs[0].dtype, bias.dtype, [&](auto dataTag, auto biasTag) {
+    using T = typename decltype(dataTag)::type;
+    using B = typename decltype(biasTag)::type;
+    const T *dy = call.inputs[0].as<T>(), *x = call.inputs[1].as<T>();
+    const B *b = bias.as<B>();
+    T *dx = call.outputs[0].as<T>();
+    int64_t width = bias.numElements();
+    parallelForRows(call.outputs[0].numElements(), width, kExpensiveGrain, [&](int64_t offset) {
+      if (approximate == "tanh")
+        biasedGradRow(dy + offset, x + offset, b, dx + offset, width, GeluTanhDerivative());
+      else
+        biasedGradRow(dy + offset, x + offset, b, dx + offset, width, GeluDerivative());
+    });
   });
   return true;
 }
@@ -189,6 +221,7 @@ template <bool Log> bool runSoftmaxGrad(KernelContext &, const KernelCall &call)
 
 void addActivationBackwardKernels(KernelRuns &table) {
   table["gelu_grad"] = &runGeluGrad;
+  table["bias_gelu_grad"] = &runBiasGeluGrad;
   table["softmax_grad"] = &runSoftmaxGrad<false>;
   table["log_softmax_grad"] = &runSoftmaxGrad<true>;
 }

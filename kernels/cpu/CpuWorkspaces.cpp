@@ -22,6 +22,7 @@ const WorkspaceRules &cpuWorkspaceRules() {
       {"softmax", &carvedWorkspaceBytes<carveSoftmax>},
       {"log_softmax", &carvedWorkspaceBytes<carveSoftmax>},
       {"layer_norm", &carvedWorkspaceBytes<carveLayerNorm>},
+      {"add_layer_norm", &carvedWorkspaceBytes<carveAddLayerNorm>},
       {"rms_norm", &carvedWorkspaceBytes<carveRmsNorm>},
       {"batch_norm", &carvedWorkspaceBytes<carveBatchNorm>},
       {"reduce_sum", &carvedWorkspaceBytes<carveReduce>},

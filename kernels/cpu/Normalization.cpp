@@ -2,7 +2,7 @@
 //
 // All compute in f32 with f64 sums (so f16/bf16 round once, at the store) and are threaded
 // over independent rows or channels. Softmax subtracts the row maximum first; rms_norm is
-// layer_norm's row loop about zero; layer_norm and batch_norm (training) use the biased variance from a second pass over the data, which stays
+// layer_norm's row loop about zero; add_layer_norm is layer_norm of the residual sum it writes; layer_norm and batch_norm (training) use the biased variance from a second pass over the data, which stays
 // accurate when the mean is large next to the spread. Row loops run on f32 arrays cloned per
 // instruction set with VectorMath's exp (f16/bf16 rows go through f32 chunks), so they
 // vectorize.
@@ -264,10 +264,20 @@ MEMC_VECTOR_CLONES void normalizeRow(const T *in, T *out, int64_t width, const f
   }
 }
 
+/// sum[j] = lhs[j] + rhs[j] over one row, rounded to T as an add's result is.
+template <typename T>
+MEMC_VECTOR_CLONES void addRow(const T *lhs, const T *rhs, T *sum, int64_t width) {
+  for (int64_t j = 0; j < width; ++j)
+    sum[j] = Element<T>::store(Element<T>::load(lhs[j]) + Element<T>::load(rhs[j]));
+}
+
 /// layer_norm (`Centered`: scale and optional bias) or rms_norm (scale) over the dimensions
-/// axis..rank-1, threaded over rows.
-template <bool Centered>
+/// axis..rank-1, threaded over rows. With `Residual` (add_layer_norm), each row is first the sum
+/// of the two inputs, written to the first output, and normalized into the second from there
+/// while it is in cache.
+template <bool Centered, bool Residual = false>
 bool runRowNormalization(KernelContext &context, const KernelCall &call) {
+  constexpr size_t kScale = Residual ? 2 : 1;
   const TensorView &input = call.inputs[0];
   int64_t axis = attributesOf(call).intOr("axis", 0);
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
@@ -276,24 +286,32 @@ bool runRowNormalization(KernelContext &context, const KernelCall &call) {
   if (input.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
-  AffineScratch scratch = Centered ? carveLayerNorm(call, carver) : carveRmsNorm(call, carver);
+  AffineScratch scratch = !Centered ? carveRmsNorm(call, carver)
+                          : Residual ? carveAddLayerNorm(call, carver)
+                                     : carveLayerNorm(call, carver);
   if (!carver.fits(context))
     return false;
-  const float *scale = loadAsFloat(call.inputs[1], scratch.scale);
+  const float *scale = loadAsFloat(call.inputs[kScale], scratch.scale);
   const float *bias = scratch.bias;
-  if (Centered && call.inputs.size() > 2)
-    loadAsFloat(call.inputs[2], scratch.bias);
+  if (Centered && call.inputs.size() > kScale + 1)
+    loadAsFloat(call.inputs[kScale + 1], scratch.bias);
   else if (Centered)
     std::fill(scratch.bias, scratch.bias + width, 0.0f);
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = input.as<T>();
-    T *y = call.outputs[0].as<T>();
+    T *y = call.outputs[Residual ? 1 : 0].as<T>();
     parallelFor(
         0, rows, std::max<int64_t>(1, kElementwiseGrain / width), [&](int64_t begin, int64_t end) {
-          for (int64_t row = begin; row < end; ++row)
-            normalizeRow<Centered>(x + row * width, y + row * width, width, scale, bias,
-                                   epsilon);
+          for (int64_t row = begin; row < end; ++row) {
+            const T *in = x + row * width;
+            if constexpr (Residual) {
+              T *sum = call.outputs[0].as<T>() + row * width;
+              addRow(in, call.inputs[1].as<T>() + row * width, sum, width);
+              in = sum;
+            }
+            normalizeRow<Centered>(in, y + row * width, width, scale, bias, epsilon);
+          }
         });
   });
   return true;
@@ -363,6 +381,7 @@ void addNormalizationKernels(KernelRuns &table) {
   table["softmax"] = &runSoftmax<false>;
   table["log_softmax"] = &runSoftmax<true>;
   table["layer_norm"] = &runRowNormalization<true>;
+  table["add_layer_norm"] = &runRowNormalization<true, true>;
   table["rms_norm"] = &runRowNormalization<false>;
   table["batch_norm"] = &runBatchNorm;
 }

@@ -1,6 +1,6 @@
 //===- NormalizationWorkspace.h - CPU workspace layouts ----------*- C++ -*-===//
 //
-// The scratch layout of softmax, log_softmax, layer_norm, rms_norm and batch_norm: what the run functions
+// The scratch layout of softmax, log_softmax, layer_norm, add_layer_norm, rms_norm and batch_norm: what the run functions
 // carve from call.workspace and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for
 // both (Workspace.h). Free of OpenBLAS and threads, so the compiler sizes CPU plans without the
 // kernels.
@@ -78,13 +78,24 @@ struct AffineScratch {
   float *scale = nullptr, *bias = nullptr;
 };
 
-inline AffineScratch carveLayerNorm(const KernelCall &call, WorkspaceCarver &carver) {
+/// The scale and bias as f32, the scale the input at `scaleIndex` (add_layer_norm's follows
+/// its two addends).
+inline AffineScratch carveAffine(const KernelCall &call, WorkspaceCarver &carver,
+                                 size_t scaleIndex) {
   AffineScratch scratch;
   if (call.inputs[0].numElements() == 0)
     return scratch;
-  scratch.scale = carver.take<float>(call.inputs[1].numElements());
-  scratch.bias = carver.take<float>(call.inputs[1].numElements());
+  scratch.scale = carver.take<float>(call.inputs[scaleIndex].numElements());
+  scratch.bias = carver.take<float>(call.inputs[scaleIndex].numElements());
   return scratch;
+}
+
+inline AffineScratch carveLayerNorm(const KernelCall &call, WorkspaceCarver &carver) {
+  return carveAffine(call, carver, 1);
+}
+
+inline AffineScratch carveAddLayerNorm(const KernelCall &call, WorkspaceCarver &carver) {
+  return carveAffine(call, carver, 2);
 }
 
 /// The scale as f32 (no bias).

@@ -1,7 +1,7 @@
 //===- Unary.cpp - elementwise kernels of one operand ---------------------===//
 //
-// neg exp log sqrt reciprocal erf tanh sigmoid relu not abs sin cos softplus hard_swish, gelu
-// leaky_relu elu hard_sigmoid clip trilu cast refresh_copy dropout. f16/bf16
+// neg exp log sqrt reciprocal erf tanh sigmoid relu not abs sin cos softplus hard_swish, gelu,
+// bias_gelu, leaky_relu elu hard_sigmoid clip trilu cast refresh_copy dropout. f16/bf16
 // compute in f32; integer arithmetic wraps (two's complement), as PyTorch's does. Every kernel
 // reads element i before writing element i and nothing else, so the output may be the input's
 // buffer (in-place steps).
@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/DropoutMask.h"
 #include "kernels/ScalarOperand.h"
+#include "kernels/cpu/BiasedRows.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/ThreadPool.h"
@@ -199,6 +200,34 @@ bool runGelu(KernelContext &, const KernelCall &call) {
       mapElements<T>(call.inputs[0], call.outputs[0], kExpensiveGrain, GeluTanh());
     else
       mapElements<T>(call.inputs[0], call.outputs[0], kExpensiveGrain, GeluErf());
+  });
+  return true;
+}
+
+/// y[i] = gelu(x[i] + bias[i]) over one row, the sum in f32 (y may be x).
+template <typename T, typename B, typename Gelu>
+MEMC_VECTOR_CLONES void biasedGeluRow(const T *x, const B *bias, T *y, int64_t n, Gelu gelu) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = Element<T>::store(gelu(Element<T>::load(x[i]) + Element<B>::load(bias[i])));
+}
+
+bool runBiasGelu(KernelContext &, const KernelCall &call) {
+  std::string approximate = "none";
+  attributesOf(call).getString("approximate", approximate);
+  const TensorView &input = call.inputs[0], &bias = call.inputs[1];
+  visitDataAndBias(input.dtype, bias.dtype, [&](auto dataTag, auto biasTag) {
+    using T = typename decltype(dataTag)::type;
+    using B = typename decltype(biasTag)::type;
+    const T *x = input.as<T>();
+    const B *b = bias.as<B>();
+    T *y = call.outputs[0].as<T>();
+    int64_t width = bias.numElements();
+    parallelForRows(input.numElements(), width, kExpensiveGrain, [&](int64_t offset) {
+      if (approximate == "tanh")
+        biasedGeluRow(x + offset, b, y + offset, width, GeluTanh());
+      else
+        biasedGeluRow(x + offset, b, y + offset, width, GeluErf());
+    });
   });
   return true;
 }
@@ -439,6 +468,7 @@ void addUnaryKernels(KernelRuns &table) {
   table["elu"] = &runElu;
   table["hard_sigmoid"] = &runHardSigmoid;
   table["gelu"] = &runGelu;
+  table["bias_gelu"] = &runBiasGelu;
   table["clip"] = &runClip;
   table["trilu"] = &runTrilu;
   table["cast"] = &runCast;

@@ -1,6 +1,6 @@
 //===- ActivationBackwardChecks.cpp - the checks of activation gradients --===//
 //
-// gelu_grad, softmax_grad, log_softmax_grad.
+// gelu_grad, bias_gelu_grad, softmax_grad, log_softmax_grad.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/ops/CallChecks.h"
@@ -24,6 +24,17 @@ bool checkGeluGrad(const KernelCall &call, std::string &error) {
          checkGeluApproximate(attributesOf(call), error);
 }
 
+/// (grad, input, bias) -> result: gelu_grad's operands and a bias of the last dimension.
+bool checkBiasGeluGrad(const KernelCall &call, std::string &error) {
+  if (!checkCall(call, 3, 3, 1, error))
+    return false;
+  KernelCall gradAndInput = call;
+  gradAndInput.inputs.pop_back();
+  return checkGeluGrad(gradAndInput, error) &&
+         checkDType(call.inputs[2], kFloatTypes, "bias", error) &&
+         lastAxisBiasShape(call.inputs[1].shape, call.inputs[2].shape, error);
+}
+
 bool checkSoftmaxGrad(const KernelCall &call, std::string &error) {
   int64_t axis;
   if (!checkGradAndOperand(call, "output", error) ||
@@ -36,6 +47,7 @@ bool checkSoftmaxGrad(const KernelCall &call, std::string &error) {
 
 void addActivationBackwardChecks(OpChecks &table) {
   table["gelu_grad"] = &checkGeluGrad;
+  table["bias_gelu_grad"] = &checkBiasGeluGrad;
   table["softmax_grad"] = &checkSoftmaxGrad;
   table["log_softmax_grad"] = &checkSoftmaxGrad;
 }

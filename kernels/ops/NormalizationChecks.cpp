@@ -1,6 +1,6 @@
 //===- NormalizationChecks.cpp - the checks of normalizations -------------===//
 //
-// softmax, log_softmax, layer_norm, rms_norm, batch_norm.
+// softmax, log_softmax, layer_norm, add_layer_norm, rms_norm, batch_norm.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/ops/CallChecks.h"
@@ -41,6 +41,23 @@ bool checkLayerNorm(const KernelCall &call, std::string &error) {
   return true;
 }
 
+/// (lhs, rhs, scale[, bias]) -> (sum, output): an add of two tensors of one type and shape, then
+/// layer_norm's check on the sum.
+bool checkAddLayerNorm(const KernelCall &call, std::string &error) {
+  if (!checkCall(call, 3, 4, 2, error) ||
+      !checkDType(call.inputs[0], kFloatTypes, "lhs", error) ||
+      !checkSameDType(call.inputs[1], call.inputs[0], "rhs", "lhs", error) ||
+      !checkShape(call.inputs[1], call.inputs[0].shape, "rhs", error) ||
+      !checkSameDType(call.outputs[0], call.inputs[0], "sum", "lhs", error) ||
+      !checkShape(call.outputs[0], call.inputs[0].shape, "sum", error))
+    return false;
+  KernelCall norm = call;
+  norm.inputs.erase(norm.inputs.begin() + 1);
+  norm.inputs[0] = call.outputs[0];
+  norm.outputs = {call.outputs[1]};
+  return checkLayerNorm(norm, error);
+}
+
 bool checkRmsNorm(const KernelCall &call, std::string &error) {
   int64_t axis;
   return checkCall(call, 2, 2, 1, error) &&
@@ -79,6 +96,7 @@ void addNormalizationChecks(OpChecks &table) {
   table["softmax"] = &checkSoftmax;
   table["log_softmax"] = &checkSoftmax;
   table["layer_norm"] = &checkLayerNorm;
+  table["add_layer_norm"] = &checkAddLayerNorm;
   table["rms_norm"] = &checkRmsNorm;
   table["batch_norm"] = &checkBatchNorm;
 }

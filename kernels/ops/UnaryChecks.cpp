@@ -1,6 +1,7 @@
 //===- UnaryChecks.cpp - the checks of elementwise ops of one operand -----===//
 //
 // neg exp log sqrt reciprocal erf tanh sigmoid relu not abs sin cos softplus hard_swish, gelu,
+// bias_gelu,
 // leaky_relu elu hard_sigmoid, clip, trilu, cast, refresh_copy, dropout.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +22,16 @@ bool checkSameTypeAndShape(const KernelCall &call, TypeClass typeClass, std::str
 
 bool checkGelu(const KernelCall &call, std::string &error) {
   return checkSameTypeAndShape(call, TypeClass::Float, error) &&
+         checkGeluApproximate(attributesOf(call), error);
+}
+
+bool checkBiasGelu(const KernelCall &call, std::string &error) {
+  return checkCall(call, 2, 2, 1, error) &&
+         checkDType(call.inputs[0], kFloatTypes, "input", error) &&
+         checkDType(call.inputs[1], kFloatTypes, "bias", error) &&
+         lastAxisBiasShape(call.inputs[0].shape, call.inputs[1].shape, error) &&
+         checkSameDType(call.outputs[0], call.inputs[0], "output", "input", error) &&
+         checkShape(call.outputs[0], call.inputs[0].shape, "output", error) &&
          checkGeluApproximate(attributesOf(call), error);
 }
 
@@ -138,6 +149,7 @@ void addUnaryChecks(OpChecks &table) {
   table["elu"] = &checkScaledActivation<false>;
   table["hard_sigmoid"] = &checkScaledActivation<true>;
   table["gelu"] = &checkGelu;
+  table["bias_gelu"] = &checkBiasGelu;
   table["clip"] = &checkClip;
   table["trilu"] = &checkTrilu;
   table["cast"] = &checkCast;

@@ -4,8 +4,8 @@
 // model, an ONNX export of one torch op or memc IR, with an .npz of inputs, parameters, upstream
 // gradients and torch's outputs and gradients. Each test:
 //
-//   1. imports the model (or parses the .mlir), canonicalizes it and fuses attention (as the
-//      pipeline does before autodiff), and checks that the ops the case is about are in
+//   1. imports the model (or parses the .mlir), canonicalizes it and fuses attention and
+//      residual norms (as the pipeline does before autodiff), and checks that the ops the case is about are in
 //      @forward (e.g. that the GELU decomposition became memc.gelu, an exported attention
 //      memc.flash_attention);
 //   2. turns parameters into plain inputs, so the test can bind and perturb them;
@@ -497,6 +497,7 @@ mlir::func::FuncOp GradientTest::loadForward(const GradientCase &testCase) {
   // As the pipeline does before autodiff (--fuse-attention auto): an exported attention is
   // checked through the fused op's rule.
   pm.nest<mlir::func::FuncOp>().addPass(createFuseAttention());
+  pm.nest<mlir::func::FuncOp>().addPass(createFuseAddLayerNorm());
   if (mlir::failed(pm.run(*module))) {
     ADD_FAILURE() << "canonicalization failed:\n" << diagnostics;
     return nullptr;

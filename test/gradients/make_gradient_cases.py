@@ -1208,6 +1208,62 @@ def rms_norm_cases(rng):
 
 
 
+class BiasFirstLinearGelu(nn.Module):
+    """gelu(b + x @ W): the bias add with the bias as the first operand."""
+
+    def __init__(self, features_in, features_out):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(features_in, features_out))
+        self.bias = nn.Parameter(torch.zeros(features_out))
+
+    def forward(self, x):
+        return F.gelu(self.bias + x @ self.weight)
+
+
+@register
+def bias_gelu_cases(rng):
+    return [
+        Case("bias_gelu_linear_3d", ["matmul", "bias_gelu"], {"x": normal(rng, 2, 3, 8)},
+             module=Wrap(randomize(nn.Sequential(nn.Linear(8, 16), nn.GELU()), rng)),
+             note="nn.Linear on 3-D input (MatMul + Add) then the exact GELU: bias_gelu"),
+        Case("bias_gelu_gemm_tanh", ["matmul", "bias_gelu"], {"x": normal(rng, 4, 8)},
+             module=Wrap(randomize(nn.Sequential(nn.Linear(8, 6), nn.GELU("tanh")), rng)),
+             note="nn.Linear on 2-D input (Gemm with its bias) then the tanh GELU: bias_gelu"),
+        Case("bias_gelu_bias_first", ["matmul", "bias_gelu"], {"x": normal(rng, 2, 2, 5)},
+             module=Wrap(randomize(BiasFirstLinearGelu(5, 7), rng)),
+             note="gelu(b + x @ W): Add with the bias first, fused all the same"),
+    ]
+
+
+class ResidualNorm(nn.Module):
+    """A residual add of a linear layer's output and the layer norm of the sum: post-norm
+    returns the norm alone (BERT), pre-norm the norm and the sum read on (GPT-2's residual)."""
+
+    def __init__(self, features, pre_norm):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+        self.norm = nn.LayerNorm(features)
+        self.pre_norm = pre_norm
+
+    def forward(self, x):
+        h = x + self.linear(x)
+        if self.pre_norm:
+            return self.norm(h), h * 0.5
+        return self.norm(h)
+
+
+@register
+def add_layer_norm_cases(rng):
+    return [
+        Case("add_layer_norm_post_norm", ["add_layer_norm"], {"x": normal(rng, 2, 3, 8)},
+             module=Wrap(randomize(ResidualNorm(8, False), rng)),
+             note="layer_norm(x + linear(x)): the residual add fused into the norm"),
+        Case("add_layer_norm_pre_norm", ["add_layer_norm"], {"x": normal(rng, 2, 4, 6)},
+             outputs=("y", "h"), module=Wrap(randomize(ResidualNorm(6, True), rng)),
+             note="the sum read on as well: its gradient joins the norm's"),
+    ]
+
+
 # --------------------------------------------------------------------------
 # Export and references
 # --------------------------------------------------------------------------

@@ -31,6 +31,17 @@ TEST(KernelBackwardCheck, Activations) {
   EXPECT_REJECTED("grad has element type", "gelu_grad", {{I64, {2}}, {I64, {2}}}, {{I64, {2}}});
   EXPECT_REJECTED("result has element type", "gelu_grad", same, {{BF16, {2, 3}}});
   EXPECT_REJECTED("expected 2 inputs", "gelu_grad", {{F32, {2, 3}}}, {{F32, {2, 3}}});
+  EXPECT_ACCEPTED("bias_gelu_grad", {{BF16, {2, 3}}, {BF16, {2, 3}}, {F32, {3}}},
+                  {{BF16, {2, 3}}}, attrs({{"approximate", std::string("tanh")}}));
+  EXPECT_REJECTED("bias shape [2] is not the last dimension of input [2,3]", "bias_gelu_grad",
+                  {{F32, {2, 3}}, {F32, {2, 3}}, {F32, {2}}}, {{F32, {2, 3}}});
+  EXPECT_REJECTED("input has shape", "bias_gelu_grad",
+                  {{F32, {2, 3}}, {F32, {3, 2}}, {F32, {2}}}, {{F32, {2, 3}}});
+  EXPECT_REJECTED("bias has element type", "bias_gelu_grad",
+                  {{F32, {2, 3}}, {F32, {2, 3}}, {I64, {3}}}, {{F32, {2, 3}}});
+  EXPECT_REJECTED("approximate", "bias_gelu_grad", {{F32, {2, 3}}, {F32, {2, 3}}, {F32, {3}}},
+                  {{F32, {2, 3}}}, attrs({{"approximate", std::string("fast")}}));
+  EXPECT_REJECTED("expected 3 inputs", "bias_gelu_grad", same, {{F32, {2, 3}}});
   for (const char *kernel : {"softmax_grad", "log_softmax_grad"}) {
     EXPECT_ACCEPTED(kernel, same, {{F32, {2, 3}}}, attrs({{"axis", int64_t{1}}}));
     EXPECT_REJECTED("missing attribute 'axis'", kernel, same, {{F32, {2, 3}}});

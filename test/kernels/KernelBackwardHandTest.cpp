@@ -382,7 +382,7 @@ TEST(KernelBackwardAdjoint, SliceAndGather) {
 const std::set<std::string> kInPlaceKernels = {"gelu_grad",        "softmax_grad",
                                                "log_softmax_grad", "layer_norm_grad",
                                                "rms_norm_grad",    "batch_norm_grad",
-                                               "cross_entropy_grad"};
+                                               "cross_entropy_grad", "bias_gelu_grad"};
 
 double defaultRtol(DType dtype) {
   return dtype == DType::F16 ? 2e-3 : dtype == DType::BF16 ? 1.6e-2 : 1e-5;

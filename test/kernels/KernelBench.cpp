@@ -222,6 +222,9 @@ int main(int argc, char **argv) {
   bench(filter, "add bf16 8M same shape", "add", {{BF16, {m8}}, {BF16, {m8}}}, {{BF16, {m8}}}, {},
         6.0 * m8, true);
   bench(filter, "gelu f32 8M", "gelu", {{F32, {m8}}}, {{F32, {m8}}}, {}, 8.0 * m8, true);
+  // The fused bias add + GELU against the two kernels above it replaces ("add + row", "gelu").
+  bench(filter, "bias_gelu f32 8192x1024 + [1024]", "bias_gelu",
+        {{F32, {8192, 1024}}, {F32, {1024}}}, {{F32, {8192, 1024}}}, {}, 8.0 * m8, true);
   bench(filter, "softmax f32 8192x1024 (rows)", "softmax", {{F32, {8192, 1024}}},
         {{F32, {8192, 1024}}}, attrs({{"axis", int64_t{1}}}), 8.0 * m8, true);
   // Attention with GPT-2 small's heads (12 x 64) at T = 1024, causal: 4 D FLOPs per visible
@@ -264,6 +267,11 @@ int main(int argc, char **argv) {
   bench(filter, "layer_norm f32 8192x1024", "layer_norm",
         {{F32, {8192, 1024}}, {F32, {1024}}, {F32, {1024}}}, {{F32, {8192, 1024}}},
         attrs({{"axis", int64_t{1}}, {"epsilon", 1e-5}}), 8.0 * m8, true);
+  // The residual add and the norm in one pass, against "add f32 8M same shape" + "layer_norm".
+  bench(filter, "add_layer_norm f32 8192x1024", "add_layer_norm",
+        {{F32, {8192, 1024}}, {F32, {8192, 1024}}, {F32, {1024}}, {F32, {1024}}},
+        {{F32, {8192, 1024}}, {F32, {8192, 1024}}}, attrs({{"axis", int64_t{1}}, {"epsilon", 1e-5}}),
+        16.0 * m8, true);
   bench(filter, "reduce_sum f32 8192x1024 axis 1", "reduce_sum", {{F32, {8192, 1024}}},
         {{F32, {8192}}}, attrs({{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}}),
         4.0 * m8, true);
@@ -309,6 +317,9 @@ int main(int argc, char **argv) {
         {{F32, {32, 16, 32, 32}}, {F32, {32, 16, 32, 32}}}, {{F32, {16, 16, 3, 3}}}, conv,
         2.0 * 32 * 16 * 32 * 32 * 16 * 9, false);
   bench(filter, "gelu_grad f32 8M", "gelu_grad", {{F32, {m8}}, {F32, {m8}}}, {{F32, {m8}}}, {},
+        12.0 * m8, true);
+  bench(filter, "bias_gelu_grad f32 8192x1024 + [1024]", "bias_gelu_grad",
+        {{F32, {8192, 1024}}, {F32, {8192, 1024}}, {F32, {1024}}}, {{F32, {8192, 1024}}}, {},
         12.0 * m8, true);
   bench(filter, "softmax_grad f32 8192x1024 (rows)", "softmax_grad",
         {{F32, {8192, 1024}}, {F32, {8192, 1024}}}, {{F32, {8192, 1024}}},

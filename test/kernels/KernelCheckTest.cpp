@@ -55,6 +55,23 @@ TEST(KernelCheck, ElementwiseDTypesAndShapes) {
   EXPECT_TRUE(checkError("cast", {{F32, {2}}}, {{Bool, {2}}}).empty());
 }
 
+TEST(KernelCheck, BiasGelu) {
+  EXPECT_TRUE(checkError("bias_gelu", {{F32, {2, 3}}, {F32, {3}}}, {{F32, {2, 3}}}).empty());
+  EXPECT_TRUE(
+      checkError("bias_gelu", {{DType::BF16, {2, 3}}, {F32, {3}}}, {{DType::BF16, {2, 3}}}).empty());
+  EXPECT_REJECTED("bias shape [2,3] is not the last dimension of input [2,3]", "bias_gelu",
+                  {{F32, {2, 3}}, {F32, {2, 3}}}, {{F32, {2, 3}}});
+  EXPECT_REJECTED("bias shape [3] is not the last dimension of input []", "bias_gelu",
+                  {{F32, {}}, {F32, {3}}}, {{F32, {}}});
+  EXPECT_REJECTED("output has element type", "bias_gelu", {{DType::BF16, {2, 3}}, {F32, {3}}},
+                  {{F32, {2, 3}}});
+  EXPECT_REJECTED("bias has element type", "bias_gelu", {{F32, {2, 3}}, {I32, {3}}},
+                  {{F32, {2, 3}}});
+  EXPECT_REJECTED("approximate", "bias_gelu", {{F32, {2, 3}}, {F32, {3}}}, {{F32, {2, 3}}},
+                  attrs({{"approximate", std::string("fast")}}));
+  EXPECT_REJECTED("expected 2 inputs", "bias_gelu", {{F32, {2, 3}}}, {{F32, {2, 3}}});
+}
+
 TEST(KernelCheck, ElementwiseAttributes) {
   EXPECT_REJECTED("approximate", "gelu", {{F32, {2}}}, {{F32, {2}}},
                   attrs({{"approximate", std::string("fast")}}));
@@ -153,6 +170,21 @@ TEST(KernelCheck, Normalization) {
   EXPECT_REJECTED("expected 2 to 3 inputs", "layer_norm", {{F32, {2, 4}}}, {{F32, {2, 4}}}, ln);
   EXPECT_REJECTED("epsilon", "layer_norm", {{F32, {2, 4}}, {F32, {4}}}, {{F32, {2, 4}}},
                   attrs({{"axis", int64_t{1}}, {"epsilon", -1.0}}));
+  Types pair = {{F32, {2, 4}}, {F32, {2, 4}}};
+  EXPECT_TRUE(checkError("add_layer_norm", {{F32, {2, 4}}, {F32, {2, 4}}, {F32, {4}}}, pair, ln)
+                  .empty());
+  EXPECT_REJECTED("rhs has shape", "add_layer_norm", {{F32, {2, 4}}, {F32, {4}}, {F32, {4}}},
+                  pair, ln);
+  EXPECT_REJECTED("rhs has element type", "add_layer_norm",
+                  {{F32, {2, 4}}, {F16, {2, 4}}, {F32, {4}}}, pair, ln);
+  EXPECT_REJECTED("sum has shape", "add_layer_norm", {{F32, {2, 4}}, {F32, {2, 4}}, {F32, {4}}},
+                  {{F32, {8}}, {F32, {2, 4}}}, ln);
+  EXPECT_REJECTED("scale has shape", "add_layer_norm",
+                  {{F32, {2, 4}}, {F32, {2, 4}}, {F32, {2}}}, pair, ln);
+  EXPECT_REJECTED("output has element type", "add_layer_norm",
+                  {{F32, {2, 4}}, {F32, {2, 4}}, {F32, {4}}}, {{F32, {2, 4}}, {F16, {2, 4}}}, ln);
+  EXPECT_REJECTED("expected 2 outputs", "add_layer_norm",
+                  {{F32, {2, 4}}, {F32, {2, 4}}, {F32, {4}}}, {{F32, {2, 4}}}, ln);
   Attributes rms = attrs({{"axis", int64_t{2}}, {"epsilon", 1e-6}});
   EXPECT_TRUE(checkError("rms_norm", {{F16, {2, 3, 4}}, {F32, {4}}}, {{F16, {2, 3, 4}}}, rms)
                   .empty());

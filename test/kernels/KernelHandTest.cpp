@@ -44,7 +44,11 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
       // Loss scaling (--precision fp16).
       "non_finite_check", "loss_scale_update",
       // Weight copies kept across micro-batches (gradient accumulation in 16 bits).
-      "refresh_copy"};
+      "refresh_copy",
+      // Elementwise-chain fusion: a linear layer's bias add and its GELU,
+      "bias_gelu", "bias_gelu_grad",
+      // and a residual add and the layer norm of its sum.
+      "add_layer_norm"};
   std::set<std::string> actual;
   for (const auto &[name, kernel] : cpuKernels()) {
     actual.insert(name);

@@ -62,7 +62,7 @@ const std::set<std::string> kInPlaceKernels = {
     "not", "gelu",  "clip", "trilu",   "dropout",     "add",        "sub",       "mul",     "div",
     "pow", "where", "cast", "softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm",
     "abs", "sin", "cos", "softplus", "hard_swish", "leaky_relu", "elu", "hard_sigmoid", "max",
-    "min", "prelu"};
+    "min", "prelu", "bias_gelu"};
 
 /// An input the output can share a buffer with: same shape, same element size.
 bool canAlias(const OwnedTensor &input, const OwnedTensor &output) {

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/pipeline/Pipeline.h"
+#include "dialects/memc/MemcDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -15,18 +16,27 @@
 namespace {
 
 const std::string kMlp = std::string(MEMC_FIXTURES_DIR) + "/mlp.onnx";
+const std::string kGpt2 = std::string(MEMC_FIXTURES_DIR) + "/gpt2.onnx";
 
 struct Compiled {
   mlir::MLIRContext context;
   mlir::FailureOr<memc::CompiledModel> model = mlir::failure();
   int errors = 0;
 
-  explicit Compiled(const memc::PipelineOptions &options) {
+  explicit Compiled(const memc::PipelineOptions &options, const std::string &path = kMlp) {
     mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
       errors += diag.getSeverity() == mlir::DiagnosticSeverity::Error;
       return mlir::success();
     });
-    model = memc::compileModel(context, kMlp, options);
+    model = memc::compileModel(context, path, options);
+  }
+
+  /// The residual norms fused into memc.add_layer_norm in @train_step.
+  int fusedResidualNorms() {
+    int count = 0;
+    model->module->lookupSymbol<mlir::func::FuncOp>("train_step").walk(
+        [&](memc::AddLayerNormOp) { ++count; });
+    return count;
   }
 };
 
@@ -77,6 +87,27 @@ TEST(Pipeline, AnUnmetBudgetIsAResultNotAFailure) {
   EXPECT_EQ(compiled.errors, 0);
   EXPECT_FALSE(compiled.model->planned->fits);
   EXPECT_FALSE(compiled.model->planned->plan.has_gradients());
+}
+
+TEST(Pipeline, SharedResidualSumsStayUnfusedWhereRematMayRun) {
+  // GPT-2's pre-norm blocks (2): three norms read a residual sum the next residual reads too,
+  // ln_f one that only it reads. Remat recomputes a norm from its kept sum; the fused op could
+  // only be recomputed from both addends, so under a budget only ln_f's add fuses.
+  memc::PipelineOptions options;
+  options.mode = memc::CompileMode::Train;
+  options.training.optimizer.name = "adamw";
+  Compiled unbudgeted(options, kGpt2);
+  ASSERT_TRUE(mlir::succeeded(unbudgeted.model));
+  EXPECT_EQ(unbudgeted.fusedResidualNorms(), 4);
+  options.budget.budgetBytes = uint64_t{1} << 40;
+  Compiled budgeted(options, kGpt2);
+  ASSERT_TRUE(mlir::succeeded(budgeted.model));
+  EXPECT_EQ(budgeted.fusedResidualNorms(), 1);
+  options.budget.budgetBytes.reset();
+  options.budget.mode = memc::RematMode::Full;
+  Compiled full(options, kGpt2);
+  ASSERT_TRUE(mlir::succeeded(full.model));
+  EXPECT_EQ(full.fusedResidualNorms(), 1);
 }
 
 TEST(Pipeline, ImportErrorsFail) {

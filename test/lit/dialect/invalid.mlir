@@ -258,3 +258,46 @@ func.func @rms_norm_grad_axis(%dy: tensor<4x16xf32>, %a: tensor<4x16xf32>, %g: t
   %0, %1 = memc.rms_norm_grad %dy, %a, %g {axis = 2 : i64, epsilon = 1.0e-06 : f64} : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32>) -> (tensor<4x16xf32>, tensor<16xf32>)
   return
 }
+
+// -----
+
+func.func @bias_gelu_bias_shape(%a: tensor<4x16xf32>, %b: tensor<4xf32>) {
+  // expected-error @+2 {{bias shape [4] is not the last dimension of input [4,16]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = memc.bias_gelu %a, %b : (tensor<4x16xf32>, tensor<4xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @bias_gelu_mode(%a: tensor<4x16xf32>, %b: tensor<16xf32>) {
+  // expected-error @+1 {{approximate must be "none" or "tanh", got "fast"}}
+  %0 = memc.bias_gelu %a, %b {approximate = "fast"} : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @bias_gelu_grad_bias_shape(%g: tensor<4x16xf32>, %a: tensor<4x16xf32>, %b: tensor<1x16xf32>) {
+  // expected-error @+1 {{bias shape [1,16] is not the last dimension of input [4,16]}}
+  %0 = memc.bias_gelu_grad %g, %a, %b : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<1x16xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_addends(%a: tensor<4x16xf32>, %r: tensor<1x16xf32>, %g: tensor<16xf32>) {
+  // expected-error @+2 {{add_layer_norm adds two tensors of one type, not [4,16] and [1,16]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = memc.add_layer_norm %a, %r, %g {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<4x16xf32>, tensor<1x16xf32>, tensor<16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>)
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_scale(%a: tensor<4x16xf32>, %g: tensor<8xf32>) {
+  // expected-error @+2 {{layer_norm scale/bias shape [8] differs from the normalized shape [16]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = memc.add_layer_norm %a, %a, %g {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<8xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>)
+  return
+}

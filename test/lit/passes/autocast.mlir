@@ -118,6 +118,24 @@ func.func @conv_batch_norm(%x: tensor<2x3x8x8xf32> {memc.input = "x"},
 
 // -----
 
+// bias_gelu keeps the bf16 data of the matmul before it, and its bias stays f32 (not rounded
+// to bf16 as the unfused add's bias is, @linear).
+// CHECK-LABEL: func @matmul_bias_gelu
+// CHECK-SAME: %[[B:[a-z0-9]+]]: tensor<8xf32>
+// CHECK: %[[H:.*]] = memc.matmul {{.*}} -> tensor<4x8xbf16>
+// CHECK-NEXT: %[[Y:.*]] = memc.bias_gelu %[[H]], %[[B]] {approximate = "tanh"} : (tensor<4x8xbf16>, tensor<8xf32>) -> tensor<4x8xbf16>
+func.func @matmul_bias_gelu(%x: tensor<4x8xf32> {memc.input = "x"},
+                            %w: tensor<8x8xf32> {memc.param = "w", memc.param_kind = "parameter"},
+                            %b: tensor<8xf32> {memc.param = "b", memc.param_kind = "parameter"})
+    -> (tensor<4x8xf32> {memc.output = "y"}) {
+  %0 = memc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %1 = memc.bias_gelu %0, %b {approximate = "tanh"} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %2 = memc.matmul %1, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// -----
+
 // Casts that cancel fold: widening to f32 and back is exact, so it folds; narrowing to bf16 and
 // back loses bits, so it stays.
 // FOLD-LABEL: func @cancelling_casts
