@@ -347,9 +347,13 @@ std::optional<OneDnnConvChunks> oneDnnConvolution(const KernelCall &call, ConvDi
   if (!oneDnnCandidate(call, direction, g))
     return std::nullopt; // without a descriptor: memc's calls pay nothing for the rule
   int64_t multiplyAdds = g.batch * g.outChannels * g.outSize * g.columnRows;
-  std::optional<OneDnnConvChunks> chunks = oneDnnConvChunks(
-      call, direction,
-      std::clamp<int64_t>(multiplyAdds / kOneDnnMinChunkMultiplyAdds, 1, kMaxWorkspaceSlots));
+  // A power of two, so that the chunks share out evenly over 2, 4, 8 or 16 threads (3 chunks on
+  // 2 threads take two chunks' time, as 2 chunks do).
+  int64_t count = 1;
+  while (2 * count <= std::min<int64_t>(multiplyAdds / kOneDnnMinChunkMultiplyAdds,
+                                        kMaxWorkspaceSlots))
+    count *= 2;
+  std::optional<OneDnnConvChunks> chunks = oneDnnConvChunks(call, direction, count);
   bool f32 = roleTensors(call, direction).tensors[kImage]->dtype == DType::F32;
   if (chunks && f32 && chunks->totalBytes() > kOneDnnMaxF32WorkspaceBytes)
     return std::nullopt;

@@ -2,7 +2,9 @@
 #include "kernels/cpu/ThreadPool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <immintrin.h>
 
 namespace memc::kernels {
 
@@ -10,6 +12,24 @@ namespace {
 
 // Set on pool workers and on a caller while it runs its loop, so nested loops run inline.
 thread_local bool insideParallelLoop = false;
+
+// How long a waiting thread spins before it sleeps: longer than the gaps between a step's
+// kernels, short enough that an idle pool gives its cores back at once.
+constexpr auto kSpin = std::chrono::microseconds(200);
+
+/// Spins until `done()` or kSpin has passed; whether `done()` held.
+template <typename Done> bool spinUntil(Done done) {
+  auto deadline = std::chrono::steady_clock::now() + kSpin;
+  while (true) {
+    for (int i = 0; i < 64; ++i) {
+      if (done())
+        return true;
+      _mm_pause();
+    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      return done();
+  }
+}
 
 } // namespace
 
@@ -53,17 +73,21 @@ void ThreadPool::runChunks() {
 void ThreadPool::workerLoop() {
   insideParallelLoop = true;
   uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mutex);
+  auto started = [&] { return stopping.load() || generation.load() != seen; };
   while (true) {
-    wake.wait(lock, [&] { return stopping || generation != seen; });
+    if (!spinUntil(started)) {
+      std::unique_lock<std::mutex> lock(mutex);
+      wake.wait(lock, started);
+    }
     if (stopping)
       return;
-    seen = generation;
-    lock.unlock();
+    // The loop's fields were written under `mutex` before `generation` moved (seq_cst).
+    seen = generation.load();
     runChunks();
-    lock.lock();
-    if (--runningWorkers == 0)
+    if (runningWorkers.fetch_sub(1) == 1) {
+      std::lock_guard<std::mutex> lock(mutex); // a caller gone to sleep sees the count under it
       finished.notify_one();
+    }
   }
 }
 
@@ -98,8 +122,11 @@ void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain, const Ra
   insideParallelLoop = true;
   runChunks();
   insideParallelLoop = false;
-  std::unique_lock<std::mutex> lock(mutex);
-  finished.wait(lock, [&] { return runningWorkers == 0; });
+  auto workersDone = [&] { return runningWorkers.load() == 0; };
+  if (!spinUntil(workersDone)) {
+    std::unique_lock<std::mutex> lock(mutex);
+    finished.wait(lock, workersDone);
+  }
   body = nullptr;
 }
 
