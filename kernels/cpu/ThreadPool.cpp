@@ -28,6 +28,8 @@ template <typename Done> bool spinUntil(Done done) {
     }
     if (std::chrono::steady_clock::now() >= deadline)
       return done();
+    // Where the thread it waits for shares its core, this lets that one run.
+    std::this_thread::yield();
   }
 }
 
