@@ -40,7 +40,7 @@ constexpr int64_t kMinGradInputChannels = 8;
 
 /// Multiply-adds a chunk needs at least: each oneDNN call (primitive and its reorders) costs
 /// about 10 us whatever its size, so chunks are few and large. On the ResNet bench layers
-/// (4.7-7M multiply-adds, 2-3 chunks) the chunks cost 0-10% in f32 and 5-30% in bf16 over one
+/// (4.7-7M multiply-adds, 2 chunks) the chunks cost 0-10% in f32 and 5-30% in bf16 over one
 /// call at 1 thread (memc-kernel-bench resnet, docs/benchmarks.md), and give a second thread
 /// work at all.
 constexpr int64_t kOneDnnMinChunkMultiplyAdds = int64_t{1} << 21;

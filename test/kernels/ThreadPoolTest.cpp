@@ -90,6 +90,21 @@ TEST(ThreadPool, ConcurrentCallersEachFinishTheirLoop) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+// Workers spin a while after a loop, then sleep: loops that follow at once find them spinning,
+// loops after a pause must wake them, and a pool may end in either state. Each way, every loop
+// covers its range once.
+TEST(ThreadPool, LoopsAfterSpinningAndSleepingWorkersEachFinish) {
+  for (int pauseMicroseconds : {0, 2000}) {
+    ThreadPool pool(3);
+    for (int round = 0; round < 20; ++round) {
+      expectEachIndexOnce(pool, 0, 5000, 16);
+      std::this_thread::sleep_for(std::chrono::microseconds(pauseMicroseconds));
+    }
+  }
+  ThreadPool justUsed(4); // destroyed while its workers still spin
+  expectEachIndexOnce(justUsed, 0, 100, 1);
+}
+
 TEST(ThreadPool, ThreadCountFromEnvironment) {
   const char *saved = std::getenv("MEMC_NUM_THREADS");
   std::string restore = saved ? saved : "";
