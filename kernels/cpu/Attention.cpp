@@ -21,6 +21,11 @@
 
 namespace memc::kernels {
 
+MEMC_VECTOR_CLONES void exponentiateRow(float *row, int64_t n, float max) {
+  for (int64_t c = 0; c < n; ++c)
+    row[c] = vectormath::exp(row[c] - max);
+}
+
 namespace {
 
 /// Folds one tile of scores into the running statistics: the scores become the block's
@@ -39,11 +44,10 @@ void onlineSoftmaxStep(int64_t queryCount, int64_t keyCount, int64_t valueDim, f
       std::fill(row, row + keyCount, 0.0f);
       continue;
     }
+    exponentiateRow(row, keyCount, newMax);
     float sum = 0.0f;
-    for (int64_t c = 0; c < keyCount; ++c) {
-      row[c] = vectormath::exp(row[c] - newMax);
+    for (int64_t c = 0; c < keyCount; ++c)
       sum += row[c];
-    }
     float rescale = vectormath::exp(rowMax[r] - newMax); // 0 for the first block seen
     rowSum[r] = rowSum[r] * rescale + sum;
     rowMax[r] = newMax;

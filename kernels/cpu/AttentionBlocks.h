@@ -143,10 +143,11 @@ inline void scoreTile(const AttentionProblem &problem, int64_t b, int64_t h, int
   gemmSerial(queryCount, keyCount, problem.sizes.headDim, queries, problem.sizes.headDim, keysT,
              keyCount, scores, keyCount);
   const float hidden = -std::numeric_limits<float>::infinity();
+  const float scale = problem.scale; // a local: `row` could alias the problem's field
   for (int64_t r = 0; r < queryCount; ++r) {
     float *row = scores + r * keyCount;
     for (int64_t c = 0; c < keyCount; ++c)
-      row[c] *= problem.scale;
+      row[c] *= scale;
     if (problem.mask.present())
       for (int64_t c = 0; c < keyCount; ++c)
         row[c] += problem.mask.at(b, h, query0 + r, key0 + c);
@@ -165,6 +166,11 @@ inline void dropTile(const AttentionProblem &problem, int64_t b, int64_t h, int6
       tile[r * keyCount + c] *= problem.dropoutFactor(b, h, query0 + r, key0 + c);
 }
 
+/// row[c] = exp(row[c] - max) over a row of n, in place: a loop of its own, compiled per
+/// instruction set (Attention.cpp), so that it vectorizes; a row sum folded into it would keep
+/// it scalar.
+void exponentiateRow(float *row, int64_t n, float max);
+
 /// The probabilities exp(score - logsumexp) in place of the scores; rows that saw no key
 /// (logsumexp -inf) are 0, as their output is.
 inline void probabilitiesFromScores(const float *logsumexp, int64_t queryCount, int64_t keyCount,
@@ -172,12 +178,10 @@ inline void probabilitiesFromScores(const float *logsumexp, int64_t queryCount, 
   const float none = -std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < queryCount; ++r) {
     float *row = scores + r * keyCount;
-    if (logsumexp[r] == none) {
+    if (logsumexp[r] == none)
       std::fill(row, row + keyCount, 0.0f);
-      continue;
-    }
-    for (int64_t c = 0; c < keyCount; ++c)
-      row[c] = vectormath::exp(row[c] - logsumexp[r]);
+    else
+      exponentiateRow(row, keyCount, logsumexp[r]);
   }
 }
 
