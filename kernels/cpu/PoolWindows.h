@@ -183,45 +183,6 @@ public:
     }
   }
 
-  /// The taps of a whole window, padding included: the product of kernel_shape.
-  int64_t windowTaps() const {
-    int64_t taps = 1;
-    for (int64_t k : kernel)
-      taps *= k;
-    return taps;
-  }
-
-  /// The row-major index in its whole window (padding included, below windowTaps()) of the tap
-  /// at element `offset` of an input plane, one of the taps of the window at output position
-  /// `p` of a plane: what max_pool_with_argmax saves per output.
-  int64_t tapIndexOf(int64_t p, int64_t offset) const {
-    int64_t index = 0, scale = 1;
-    for (size_t d = dims.size(); d-- > 0;) {
-      int64_t outputs = static_cast<int64_t>(dims[d].start.size());
-      int64_t o = p % outputs, in = offset / inStrides[d] % inSizes[d];
-      p /= outputs;
-      index += (in - dims[d].start[o]) / dilations[d] * scale;
-      scale *= kernel[d];
-    }
-    return index;
-  }
-
-  /// The element offset in an input plane of tap `tapIndex` (as tapIndexOf numbers them) of the
-  /// window at output position `p`; -1 for a tap in the padding.
-  int64_t offsetOfTap(int64_t p, int64_t tapIndex) const {
-    int64_t offset = 0;
-    for (size_t d = dims.size(); d-- > 0;) {
-      int64_t outputs = static_cast<int64_t>(dims[d].start.size());
-      int64_t in = dims[d].start[p % outputs] + tapIndex % kernel[d] * dilations[d];
-      p /= outputs;
-      tapIndex /= kernel[d];
-      if (in < 0 || in >= inSizes[d])
-        return -1;
-      offset += in * inStrides[d];
-    }
-    return offset;
-  }
-
   /// The spatial rank, the (image, channel) planes, and the elements of one input plane and of
   /// one output plane.
   size_t rank() const { return dims.size(); }
@@ -230,6 +191,8 @@ public:
   int64_t outputPlaneSize() const { return outSize; }
 
 private:
+  friend class WindowTapIndex;
+
   struct Ranges {
     std::vector<int64_t> start, lo, hi, padded;
   };

@@ -16,6 +16,7 @@
 #include "kernels/cpu/MaxPoolRuns.h"
 #include "kernels/cpu/PoolWindows.h"
 #include "kernels/cpu/ThreadPool.h"
+#include "kernels/cpu/WindowTapIndex.h"
 
 #include <cmath>
 #include <limits>
@@ -75,13 +76,14 @@ template <bool Average> bool runPool(KernelContext &, const KernelCall &call) {
 }
 
 /// max_pool(input) -> (result, argmax): max_pool's result, and each output's maximum tap as
-/// its u8 index in the whole window (PoolWindows::tapIndexOf; 0 for a window entirely in the
+/// its u8 index in the whole window (WindowTapIndex.h; 0 for a window entirely in the
 /// padding, whose tap 0 is padding), for max_pool_grad_argmax.
 bool runMaxPoolWithArgmax(KernelContext &, const KernelCall &call) {
   const TensorView &input = call.inputs[0], &output = call.outputs[0], &taps = call.outputs[1];
   if (output.numElements() == 0)
     return true;
   PoolWindows windows(input.shape, output.shape, attributesOf(call));
+  WindowTapIndex tapIndexes(windows);
   int64_t inSize = windows.inputPlaneSize(), outSize = windows.outputPlaneSize();
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -98,8 +100,7 @@ bool runMaxPoolWithArgmax(KernelContext &, const KernelCall &call) {
                         windows, in, input.numElements() - plane * inSize,
                         [&](int64_t p, int64_t argmax) {
                           out[p] = maxAt(in, argmax);
-                          index[p] = static_cast<uint8_t>(
-                              argmax < 0 ? 0 : windows.tapIndexOf(p, argmax));
+                          index[p] = argmax < 0 ? 0 : tapIndexes.tapIndexOf(p, argmax);
                         });
                   }
                 });

@@ -23,6 +23,7 @@
 #include "kernels/cpu/PoolWindows.h"
 #include "kernels/cpu/PoolingBackwardWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
+#include "kernels/cpu/WindowTapIndex.h"
 
 #include <cmath>
 #include <limits>
@@ -97,6 +98,7 @@ bool runMaxPoolGradArgmax(KernelContext &context, const KernelCall &call) {
   if (!carver.fits(context))
     return false;
   PoolWindows windows(result.shape, grad.shape, attributesOf(call));
+  WindowTapIndex tapIndexes(windows);
   int64_t outSize = windows.outputPlaneSize();
   const uint8_t *tapIndex = taps.as<uint8_t>();
   visitFloat(result.dtype, [&](auto resultTag) {
@@ -107,11 +109,10 @@ bool runMaxPoolGradArgmax(KernelContext &context, const KernelCall &call) {
       forEachResultPlane<T>(result, windows, scratch, [&](int64_t plane, float *sums) {
         const G *dyPlane = dy + plane * outSize;
         const uint8_t *index = tapIndex + plane * outSize;
-        for (int64_t p = 0; p < outSize; ++p) {
-          int64_t offset = windows.offsetOfTap(p, index[p]);
+        tapIndexes.forEachTapOffset(index, [&](int64_t p, int64_t offset) {
           if (offset >= 0)
             sums[offset] += Element<G>::load(dyPlane[p]);
-        }
+        });
       });
     });
   });
