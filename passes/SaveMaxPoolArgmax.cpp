@@ -3,7 +3,8 @@
 // Before:
 //   %y = memc.max_pool %x {...}            ...   %dx = memc.max_pool_grad %dy, %x {...}
 // After:
-//   %y, %taps = memc.max_pool_with_argmax %x {...}   ...   %dx = memc.max_pool_grad_argmax %dy, %taps {...}
+//   %y, %taps = memc.max_pool_with_argmax %x {...}
+//   ...   %dx = memc.max_pool_grad_argmax %dy, %taps {...}
 //
 // Autodiff writes max_pool_grad reading the pool's input, which then stays live from the
 // forward to the backward only to search each window again. The saved taps are a byte per
