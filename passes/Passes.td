@@ -155,6 +155,27 @@ def FuseLoss : Pass<"memc-fuse-loss", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::memc::MemcDialect"];
 }
 
+def SaveMaxPoolArgmax : Pass<"memc-save-max-pool-argmax", "::mlir::func::FuncOp"> {
+  let summary = "Max pooling saves its argmax for the backward instead of its input";
+  let description = [{
+    After autodiff: a `max_pool` whose gradient is a `max_pool_grad` (reading the pool's
+    input) becomes `max_pool_with_argmax`, which also writes each output's maximum tap as one
+    byte, and the gradient becomes `max_pool_grad_argmax`, which routes by those taps. The
+    backward then keeps a byte per output instead of the pool's input (for a 3x3 stride-2 pool,
+    1/16 of an f32 input), and does not search the windows again. The same taps are picked
+    (first maximum, NaN wins) and added in the same order, so the gradients are the same bits.
+    Windows of more than 256 taps keep `max_pool_grad`.
+
+    ```mlir
+    %y = memc.max_pool %x {...}    %dx = memc.max_pool_grad %dy, %x {...}
+    // becomes
+    %y, %taps = memc.max_pool_with_argmax %x {...}
+    %dx = memc.max_pool_grad_argmax %dy, %taps {...}
+    ```
+  }];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Precision
 //===----------------------------------------------------------------------===//

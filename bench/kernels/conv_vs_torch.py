@@ -69,6 +69,10 @@ def torch_times(dtype):
     times[f"max_pool_grad {label}"] = best_ms(
         lambda: torch.ops.aten.max_pool2d_with_indices_backward(
             dy, x, [3, 3], [2, 2], [1, 1], [1, 1], False, indices))
+    # What memc runs with --max-pool-argmax on (the default): PyTorch's pair is the same ops,
+    # its indices int64 where memc's taps are one byte.
+    times[f"max_pool_with_argmax {label}"] = times[f"max_pool {label}"]
+    times[f"max_pool_grad_argmax {label}"] = times[f"max_pool_grad {label}"]
     return times
 
 

@@ -60,6 +60,8 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createBuildTrainStepPass(gradientsOnly));
   pm.addPass(createBuildTrainStepPass(options.training));
   buildCanonicalizationPipeline(pm);
+  if (options.saveMaxPoolArgmax)
+    pm.nest<func::FuncOp>().addPass(createSaveMaxPoolArgmax());
   // Slots: LoRA / quantization, optimizer-state sharding (later).
 }
 

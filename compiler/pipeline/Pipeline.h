@@ -18,6 +18,8 @@
 //                              with --fuse-loss auto, the head product and cross_entropy become
 //                              linear_cross_entropy (passes/LossFusion.h) before autodiff
 //   5. canonicalize            train only: folds what autodiff wrote
+//   5b. max-pool argmax        train only (--max-pool-argmax on): memc-save-max-pool-argmax,
+//                              the backward of max_pool keeps a byte per output, not the input
 //   6. LoRA / quantization     later: adapters and packed base weights
 //   7. optimizer-state sharding  later
 //   8. plan within the budget  planWithinBudget: remat (training only) and the memory plan
@@ -62,6 +64,9 @@ struct PipelineOptions {
   /// Infer and train: attention subgraphs become memc.flash_attention (--fuse-attention auto),
   /// before autodiff, so the backward keeps O(T) per head.
   bool fuseAttention = true;
+  /// Train: max_pool saves a one-byte argmax per output for its gradient instead of keeping
+  /// its input (--max-pool-argmax on).
+  bool saveMaxPoolArgmax = true;
   /// Train mode: the step to build and the schedule its program runs.
   TrainStepOptions training;
   LearningRateSchedule schedule;

@@ -135,7 +135,7 @@ OpCost estimateOpCost(Operation *op) {
     return cost;
   }
   if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp, MaxPoolOp, AvgPoolOp,
-          MaxPoolGradOp, AvgPoolGradOp>(op)) {
+          MaxPoolGradOp, AvgPoolGradOp, MaxPoolWithArgmaxOp, MaxPoolGradArgmaxOp>(op)) {
     // One operation per element read.
     cost.flops = elements(op->getOperand(0));
     return cost;

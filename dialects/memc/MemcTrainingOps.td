@@ -240,6 +240,50 @@ def Memc_MaxPoolGradOp : Memc_Op<"max_pool_grad",
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Memc_MaxPoolWithArgmaxOp : Memc_Op<"max_pool_with_argmax",
+    [Pure, AllElementTypesMatch<["input", "result"]>, AllShapesMatch<["result", "argmax"]>]> {
+  let summary = "Max pooling that also saves each output's maximum tap";
+  let description = [{
+    `max_pool`'s result, and per output the row-major index of its maximum tap in the whole
+    window (padding included; 0 for a window entirely in the padding), one byte, so windows
+    have at most 256 taps. Training graphs get it from `memc-save-max-pool-argmax`, which
+    replaces a pool and its `max_pool_grad` by this op and `max_pool_grad_argmax`, so the
+    backward keeps a byte per output instead of the pool's input.
+
+    ```mlir
+    %y, %taps = memc.max_pool_with_argmax %x {kernel_shape = array<i64: 2, 2>,
+        strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>,
+        ceil_mode = false} : (tensor<2x8x8x8xf32>) -> (tensor<2x8x4x4xf32>, tensor<2x8x4x4xui8>)
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode);
+  let results = (outs Memc_FloatTensor:$result, StaticShapeTensorOf<[UI8]>:$argmax);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Memc_MaxPoolGradArgmaxOp : Memc_Op<"max_pool_grad_argmax",
+    [Pure, AllShapesMatch<["grad", "argmax"]>]> {
+  let summary = "Max pooling backward from the saved maximum taps";
+  let description = [{
+    `max_pool_grad`'s result, routing each window's gradient to the tap `max_pool_with_argmax`
+    saved (the same tap, added in the same order, so the same bits). The result type is the
+    forward input's.
+
+    ```mlir
+    %dx = memc.max_pool_grad_argmax %dy, %taps {kernel_shape = array<i64: 2, 2>,
+        strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>,
+        ceil_mode = false} : (tensor<2x8x4x4xf32>, tensor<2x8x4x4xui8>) -> tensor<2x8x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$grad, StaticShapeTensorOf<[UI8]>:$argmax,
+                       DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Memc_AvgPoolGradOp : Memc_Op<"avg_pool_grad",
     [Pure, AllElementTypesMatch<["grad", "result"]>]> {
   let summary = "Average pooling backward";

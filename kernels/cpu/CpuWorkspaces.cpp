@@ -41,6 +41,7 @@ const WorkspaceRules &cpuWorkspaceRules() {
       {"conv_grad_input", &carvedWorkspaceBytes<carveGradInput>},
       {"conv_grad_weight", &carvedWorkspaceBytes<carveGradWeight>},
       {"max_pool_grad", &carvedWorkspaceBytes<carveMaxPoolGrad>},
+      {"max_pool_grad_argmax", &carvedWorkspaceBytes<carveMaxPoolGradArgmax>},
       {"avg_pool_grad", &carvedWorkspaceBytes<carveAvgPoolGrad>},
       {"flash_attention_grad", &carvedWorkspaceBytes<carveFlashAttentionGrad>},
       {"cross_entropy", &carvedWorkspaceBytes<carveCrossEntropy>},

@@ -47,6 +47,28 @@ void maxPoolRunArgmax(const Half *in, int64_t limit, const PoolWindows::TapRun &
 void maxPoolRunArgmax(const BFloat16 *in, int64_t limit, const PoolWindows::TapRun &run,
                       int32_t *argmax);
 
+/// Calls visit(p, argmax) for every output position p of input plane `in` (of the planes
+/// `limit` elements readable from it) in order, with the offset of its window's maximum tap in
+/// the plane, -1 for a window entirely in the padding: runs of windows in vector lanes, the rest
+/// a window at a time. The one argmax loop of max_pool, max_pool_with_argmax and max_pool_grad.
+template <typename T, typename Visit>
+void forEachWindowArgmax(const PoolWindows &windows, const T *in, int64_t limit, Visit &&visit) {
+  auto visitWindow = [&](int64_t p, const auto &window) { visit(p, windowArgmax(window, in)); };
+  // The runs' argmax offsets are int32 lanes.
+  if (windows.inputPlaneSize() > std::numeric_limits<int32_t>::max()) {
+    windows.forEachWindow(visitWindow);
+    return;
+  }
+  windows.forEachWindowInRuns<kMaxPoolLanes, kMaxPoolRun>(
+      visitWindow, [&](int64_t p, const PoolWindows::TapRun &run) {
+        int32_t argmax[kMaxPoolRun];
+        if (run.rows > 0)
+          maxPoolRunArgmax(in, limit, run, argmax);
+        for (int64_t w = 0; w < run.windows; ++w)
+          visit(p + w, run.rows > 0 ? argmax[w] : int64_t{-1});
+      });
+}
+
 } // namespace memc::kernels
 
 #endif // MEMC_KERNELS_CPU_MAXPOOLRUNS_H

@@ -40,6 +40,7 @@ public:
     size_t rank = kernel.size();
     dims.resize(rank);
     inStrides.assign(rank, 1);
+    inSizes.assign(input.begin() + 2, input.end());
     for (size_t d = rank; d-- > 1;)
       inStrides[d - 1] = inStrides[d] * input[d + 2];
     for (size_t d = 0; d < rank; ++d) {
@@ -190,6 +191,8 @@ public:
   int64_t outputPlaneSize() const { return outSize; }
 
 private:
+  friend class WindowTapIndex;
+
   struct Ranges {
     std::vector<int64_t> start, lo, hi, padded;
   };
@@ -240,7 +243,7 @@ private:
     int64_t divisor() const { return windows.divisor(out); }
   };
   std::vector<Ranges> dims;
-  std::vector<int64_t> kernel, strides, dilations, inStrides;
+  std::vector<int64_t> kernel, strides, dilations, inStrides, inSizes;
   bool countIncludePad;
   int64_t planeCount, inSize = 1, outSize = 1;
 };

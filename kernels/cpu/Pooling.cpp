@@ -16,6 +16,7 @@
 #include "kernels/cpu/MaxPoolRuns.h"
 #include "kernels/cpu/PoolWindows.h"
 #include "kernels/cpu/ThreadPool.h"
+#include "kernels/cpu/WindowTapIndex.h"
 
 #include <cmath>
 #include <limits>
@@ -32,32 +33,20 @@ template <typename T, typename Window> float average(const Window &window, const
   return divisor == 0 ? 0.0f : sum / static_cast<float>(divisor);
 }
 
+/// The value max_pool gives a window whose maximum tap is at `argmax` of input plane `in`.
+template <typename T> T maxAt(const T *in, int64_t argmax) {
+  return argmax < 0 ? Element<T>::store(-std::numeric_limits<float>::infinity())
+                    : Element<T>::store(Element<T>::load(in[argmax]));
+}
+
 /// Pools plane `plane` of `x` into `y`'s.
 template <typename T>
 void maxPoolPlane(const PoolWindows &windows, const T *x, int64_t readable, T *y, int64_t plane) {
   int64_t inSize = windows.inputPlaneSize(), outSize = windows.outputPlaneSize();
   const T *in = x + plane * inSize;
   T *out = y + plane * outSize;
-  auto valueAt = [&](int64_t argmax) {
-    return argmax < 0 ? Element<T>::store(-std::numeric_limits<float>::infinity())
-                      : Element<T>::store(Element<T>::load(in[argmax]));
-  };
-  auto poolWindow = [&](int64_t p, const auto &window) {
-    out[p] = valueAt(windowArgmax(window, in));
-  };
-  // The runs' argmax offsets are int32 lanes.
-  if (inSize > std::numeric_limits<int32_t>::max()) {
-    windows.forEachWindow(poolWindow);
-    return;
-  }
-  windows.forEachWindowInRuns<kMaxPoolLanes, kMaxPoolRun>(
-      poolWindow, [&](int64_t p, const PoolWindows::TapRun &run) {
-        int32_t argmax[kMaxPoolRun];
-        if (run.rows > 0)
-          maxPoolRunArgmax(in, readable - plane * inSize, run, argmax);
-        for (int64_t w = 0; w < run.windows; ++w)
-          out[p + w] = valueAt(run.rows > 0 ? argmax[w] : -1);
-      });
+  forEachWindowArgmax(windows, in, readable - plane * inSize,
+                      [&](int64_t p, int64_t argmax) { out[p] = maxAt(in, argmax); });
 }
 
 template <bool Average> bool runPool(KernelContext &, const KernelCall &call) {
@@ -86,10 +75,44 @@ template <bool Average> bool runPool(KernelContext &, const KernelCall &call) {
   return true;
 }
 
+/// max_pool(input) -> (result, argmax): max_pool's result, and each output's maximum tap as
+/// its u8 index in the whole window (WindowTapIndex.h; 0 for a window entirely in the
+/// padding, whose tap 0 is padding), for max_pool_grad_argmax.
+bool runMaxPoolWithArgmax(KernelContext &, const KernelCall &call) {
+  const TensorView &input = call.inputs[0], &output = call.outputs[0], &taps = call.outputs[1];
+  if (output.numElements() == 0)
+    return true;
+  PoolWindows windows(input.shape, output.shape, attributesOf(call));
+  WindowTapIndex tapIndexes(windows);
+  int64_t inSize = windows.inputPlaneSize(), outSize = windows.outputPlaneSize();
+  visitFloat(input.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *x = input.as<T>();
+    T *y = output.as<T>();
+    uint8_t *tapIndex = taps.as<uint8_t>();
+    parallelFor(0, windows.planes(), std::max<int64_t>(1, kExpensiveGrain / outSize),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t plane = begin; plane < end; ++plane) {
+                    const T *in = x + plane * inSize;
+                    T *out = y + plane * outSize;
+                    uint8_t *index = tapIndex + plane * outSize;
+                    forEachWindowArgmax(
+                        windows, in, input.numElements() - plane * inSize,
+                        [&](int64_t p, int64_t argmax) {
+                          out[p] = maxAt(in, argmax);
+                          index[p] = argmax < 0 ? 0 : tapIndexes.tapIndexOf(p, argmax);
+                        });
+                  }
+                });
+  });
+  return true;
+}
+
 } // namespace
 
 void addPoolingKernels(KernelRuns &table) {
   table["max_pool"] = &runPool<false>;
+  table["max_pool_with_argmax"] = &runMaxPoolWithArgmax;
   table["avg_pool"] = &runPool<true>;
 }
 

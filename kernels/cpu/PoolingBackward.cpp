@@ -9,7 +9,8 @@
 // output order, so the sums are the same to the bit as a window at a time. Padding is never
 // selected; a window entirely in the padding (memc allows pads PyTorch rejects) routes its
 // gradient nowhere. avg_pool_grad spreads grad / divisor over the window's taps inside the
-// input, with the forward kernel's divisor.
+// input, with the forward kernel's divisor. max_pool_grad_argmax routes by the window taps that
+// max_pool_with_argmax saved, visiting the outputs in the same order.
 //
 // Workspace: for an f16/bf16 result, one f32 input plane per slot (planes run in at most
 // kMaxWorkspaceSlots pieces); none for f32.
@@ -22,6 +23,7 @@
 #include "kernels/cpu/PoolWindows.h"
 #include "kernels/cpu/PoolingBackwardWorkspace.h"
 #include "kernels/cpu/ThreadPool.h"
+#include "kernels/cpu/WindowTapIndex.h"
 
 #include <cmath>
 #include <limits>
@@ -65,36 +67,52 @@ bool runMaxPoolGrad(KernelContext &context, const KernelCall &call) {
     return false;
   PoolWindows windows(input.shape, grad.shape, attributesOf(call));
   int64_t inSize = windows.inputPlaneSize(), outSize = windows.outputPlaneSize();
-  // The runs' argmax offsets are int32 lanes.
-  bool inRuns = inSize <= std::numeric_limits<int32_t>::max();
   visitFloat(input.dtype, [&](auto inputTag) {
     using T = typename decltype(inputTag)::type;
     visitFloat(grad.dtype, [&](auto gradTag) {
       using G = typename decltype(gradTag)::type;
       const T *x = input.as<T>();
       const G *dy = grad.as<G>();
-      int64_t readable = input.numElements();
       forEachResultPlane<T>(result, windows, scratch, [&](int64_t plane, float *sums) {
         const T *in = x + plane * inSize;
         const G *dyPlane = dy + plane * outSize;
-        auto addWindow = [&](int64_t p, const auto &window) {
-          int64_t argmax = windowArgmax(window, in);
-          if (argmax >= 0)
-            sums[argmax] += Element<G>::load(dyPlane[p]);
-        };
-        if (!inRuns) {
-          windows.forEachWindow(addWindow);
-          return;
-        }
-        windows.forEachWindowInRuns<kMaxPoolLanes, kMaxPoolRun>(
-            addWindow, [&](int64_t p, const PoolWindows::TapRun &run) {
-              if (run.rows == 0)
-                return;
-              int32_t argmax[kMaxPoolRun];
-              maxPoolRunArgmax(in, readable - plane * inSize, run, argmax);
-              for (int64_t w = 0; w < run.windows; ++w)
-                sums[argmax[w]] += Element<G>::load(dyPlane[p + w]);
-            });
+        forEachWindowArgmax(windows, in, input.numElements() - plane * inSize,
+                            [&](int64_t p, int64_t argmax) {
+                              if (argmax >= 0)
+                                sums[argmax] += Element<G>::load(dyPlane[p]);
+                            });
+      });
+    });
+  });
+  return true;
+}
+
+/// max_pool_grad_argmax(grad, argmax) -> result: max_pool_grad with the maximum taps that
+/// max_pool_with_argmax saved, in the same output order, so the sums are max_pool_grad's.
+bool runMaxPoolGradArgmax(KernelContext &context, const KernelCall &call) {
+  const TensorView &grad = call.inputs[0], &taps = call.inputs[1], &result = call.outputs[0];
+  if (result.numElements() == 0)
+    return true;
+  WorkspaceCarver carver(call);
+  float *scratch = carveMaxPoolGradArgmax(call, carver);
+  if (!carver.fits(context))
+    return false;
+  PoolWindows windows(result.shape, grad.shape, attributesOf(call));
+  WindowTapIndex tapIndexes(windows);
+  int64_t outSize = windows.outputPlaneSize();
+  const uint8_t *tapIndex = taps.as<uint8_t>();
+  visitFloat(result.dtype, [&](auto resultTag) {
+    using T = typename decltype(resultTag)::type;
+    visitFloat(grad.dtype, [&](auto gradTag) {
+      using G = typename decltype(gradTag)::type;
+      const G *dy = grad.as<G>();
+      forEachResultPlane<T>(result, windows, scratch, [&](int64_t plane, float *sums) {
+        const G *dyPlane = dy + plane * outSize;
+        const uint8_t *index = tapIndex + plane * outSize;
+        tapIndexes.forEachTapOffset(index, [&](int64_t p, int64_t offset) {
+          if (offset >= 0)
+            sums[offset] += Element<G>::load(dyPlane[p]);
+        });
       });
     });
   });
@@ -131,6 +149,7 @@ bool runAvgPoolGrad(KernelContext &context, const KernelCall &call) {
 
 void addPoolingBackwardKernels(KernelRuns &table) {
   table["max_pool_grad"] = &runMaxPoolGrad;
+  table["max_pool_grad_argmax"] = &runMaxPoolGradArgmax;
   table["avg_pool_grad"] = &runAvgPoolGrad;
 }
 

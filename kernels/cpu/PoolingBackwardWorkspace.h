@@ -41,6 +41,13 @@ inline float *carveMaxPoolGrad(const KernelCall &call, WorkspaceCarver &carver) 
   return carvePlanes(call.outputs[0], windows, carver);
 }
 
+inline float *carveMaxPoolGradArgmax(const KernelCall &call, WorkspaceCarver &carver) {
+  if (call.outputs[0].numElements() == 0)
+    return nullptr;
+  PoolWindows windows(call.outputs[0].shape, call.inputs[0].shape, attributesOf(call));
+  return carvePlanes(call.outputs[0], windows, carver);
+}
+
 inline float *carveAvgPoolGrad(const KernelCall &call, WorkspaceCarver &carver) {
   if (call.outputs[0].numElements() == 0)
     return nullptr;

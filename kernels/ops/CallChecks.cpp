@@ -8,13 +8,15 @@ namespace memc::kernels {
 
 namespace {
 
-bool checkTensor(const TensorView &tensor, const std::string &role, std::string &error) {
+bool checkTensor(const TensorView &tensor, const std::string &role, DTypeSet storageTypes,
+                 std::string &error) {
   const DTypeInfo *row = findDType(tensor.dtype);
   if (!row) {
     error = role + " has an unknown element type " + std::to_string(static_cast<int>(tensor.dtype));
     return false;
   }
-  if (!row->computed) {
+  if (!row->computed &&
+      std::find(storageTypes.begin(), storageTypes.end(), tensor.dtype) == storageTypes.end()) {
     error = role + " is " + row->name + ", a storage-only element type no kernel computes";
     return false;
   }
@@ -58,7 +60,7 @@ std::string describe(const TensorView &tensor) {
 }
 
 bool checkCall(const KernelCall &call, size_t minInputs, size_t maxInputs, size_t outputs,
-               std::string &error) {
+               std::string &error, DTypeSet storageTypes) {
   if (call.inputs.size() < minInputs || call.inputs.size() > maxInputs) {
     error = "expected " + std::to_string(minInputs) +
             (maxInputs != minInputs ? " to " + std::to_string(maxInputs) : "") + " inputs, got " +
@@ -71,10 +73,10 @@ bool checkCall(const KernelCall &call, size_t minInputs, size_t maxInputs, size_
     return false;
   }
   for (size_t i = 0; i < call.inputs.size(); ++i)
-    if (!checkTensor(call.inputs[i], "input " + std::to_string(i), error))
+    if (!checkTensor(call.inputs[i], "input " + std::to_string(i), storageTypes, error))
       return false;
   for (size_t i = 0; i < call.outputs.size(); ++i)
-    if (!checkTensor(call.outputs[i], "output " + std::to_string(i), error))
+    if (!checkTensor(call.outputs[i], "output " + std::to_string(i), storageTypes, error))
       return false;
   return true;
 }

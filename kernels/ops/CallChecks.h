@@ -24,9 +24,10 @@ namespace memc::kernels {
 constexpr int64_t kMaxMatrixDimension = std::numeric_limits<int32_t>::max();
 
 /// Input count in [minInputs, maxInputs], the output count, and every tensor well formed:
-/// a known dtype, non-negative dimensions, at most kMaxElements elements.
+/// a known dtype, computed or one of `storageTypes` (storage-only types the op moves as bytes:
+/// max_pool's u8 argmax), non-negative dimensions, at most kMaxElements elements.
 bool checkCall(const KernelCall &call, size_t minInputs, size_t maxInputs, size_t outputs,
-               std::string &error);
+               std::string &error, DTypeSet storageTypes = {});
 
 bool checkDType(const TensorView &tensor, DTypeSet allowed, const std::string &role,
                 std::string &error);

@@ -33,6 +33,41 @@ inline bool checkPoolWindows(const TensorView &input, const TensorView &output, 
          checkShape(output, expected, outputRole, error);
 }
 
+/// The most taps a window of max_pool_with_argmax / max_pool_grad_argmax may have: its saved
+/// tap index is one byte.
+inline constexpr int64_t kMaxArgmaxWindowTaps = 256;
+
+/// The taps of a whole window (the product of kernel_shape, padding included); 0 when the
+/// attribute is missing (checkPoolWindows reports that).
+inline int64_t windowTapCount(const Attributes &attributes) {
+  std::vector<int64_t> kernel;
+  if (!attributes.getInts("kernel_shape", kernel))
+    return 0;
+  int64_t taps = 1;
+  for (int64_t k : kernel)
+    taps *= k;
+  return taps;
+}
+
+/// The window attributes are checkPoolWindows's for `input` and `output`, the windows have at
+/// most kMaxArgmaxWindowTaps taps, and `taps` (named `tapsRole`) is u8 of `output`'s shape.
+inline bool checkArgmaxPoolWindows(const TensorView &input, const TensorView &output,
+                                   const TensorView &taps, const Attributes &attributes,
+                                   const std::string &outputRole, const std::string &tapsRole,
+                                   std::string &error) {
+  if (!checkPoolWindows(input, output, false, attributes, outputRole, error) ||
+      !checkDType(taps, {DType::U8}, tapsRole, error) ||
+      !checkShape(taps, output.shape, tapsRole, error))
+    return false;
+  int64_t count = windowTapCount(attributes);
+  if (count > kMaxArgmaxWindowTaps) {
+    error = "a window has " + std::to_string(count) + " taps; a one-byte argmax allows at most " +
+            std::to_string(kMaxArgmaxWindowTaps);
+    return false;
+  }
+  return true;
+}
+
 } // namespace memc::kernels
 
 #endif // MEMC_KERNELS_OPS_POOLWINDOWCHECKS_H

@@ -1,6 +1,6 @@
 //===- PoolingBackwardChecks.cpp - the checks of pooling gradients --------===//
 //
-// max_pool_grad, avg_pool_grad.
+// max_pool_grad, max_pool_grad_argmax, avg_pool_grad.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/ops/CallChecks.h"
@@ -23,6 +23,18 @@ bool checkMaxPoolGrad(const KernelCall &call, std::string &error) {
          checkPoolWindows(input, grad, false, attributesOf(call), "grad", error);
 }
 
+// max_pool_grad_argmax(grad, argmax) -> result, the forward input's shape and float type.
+bool checkMaxPoolGradArgmax(const KernelCall &call, std::string &error) {
+  if (!checkCall(call, 2, 2, 1, error, {DType::U8}))
+    return false;
+  const TensorView &grad = call.inputs[0], &result = call.outputs[0];
+  return checkDType(grad, kFloatTypes, "grad", error) &&
+         checkDType(result, kFloatTypes, "result", error) &&
+         checkRankAtLeast(result, 3, "result", error) &&
+         checkArgmaxPoolWindows(result, grad, call.inputs[1], attributesOf(call), "grad",
+                                "argmax", error);
+}
+
 // avg_pool_grad(grad) -> result, the forward input's shape.
 bool checkAvgPoolGrad(const KernelCall &call, std::string &error) {
   return checkCall(call, 1, 1, 1, error) &&
@@ -36,6 +48,7 @@ bool checkAvgPoolGrad(const KernelCall &call, std::string &error) {
 
 void addPoolingBackwardChecks(OpChecks &table) {
   table["max_pool_grad"] = &checkMaxPoolGrad;
+  table["max_pool_grad_argmax"] = &checkMaxPoolGradArgmax;
   table["avg_pool_grad"] = &checkAvgPoolGrad;
 }
 

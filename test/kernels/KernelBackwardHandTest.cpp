@@ -352,6 +352,84 @@ TEST(KernelBackwardHand, MaxPoolRunsPickAsOneWindowAtATime) {
   }
 }
 
+TEST(KernelBackwardHand, MaxPoolArgmaxRoutesAsMaxPoolGrad) {
+  // max_pool_with_argmax's result and max_pool_grad_argmax's gradient against max_pool and
+  // max_pool_grad, byte for byte: 1-, 2- and 3-d windows up to 256 taps, pads up to whole
+  // windows in the padding, ties, NaN and -inf, a grad of another float type, and fractional
+  // gradients, whose sums differ in the last bits if the order of the additions does.
+  std::mt19937 random(23);
+  auto pickIn = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(random);
+  };
+  auto inputValue = [&]() {
+    int64_t roll = pickIn(0, 99);
+    return roll < 3 ? std::nan("") : roll < 8 ? -kInf : static_cast<double>(pickIn(-2, 2));
+  };
+  const DType types[] = {DType::F32, DType::BF16, DType::F16};
+  for (int config = 0; config < 120; ++config) {
+    size_t rank = static_cast<size_t>(config % 3 + 1);
+    Ints kernel, strides, dilations, pads(2 * rank);
+    Shape input = {pickIn(1, 2), pickIn(1, 3)};
+    for (size_t d = 0; d < rank; ++d) {
+      kernel.push_back(pickIn(1, rank == 1 ? 9 : 4));
+      strides.push_back(pickIn(1, 3));
+      dilations.push_back(pickIn(1, 2));
+      pads[d] = pickIn(0, kernel[d]);
+      pads[d + rank] = pickIn(0, kernel[d]);
+      // At least one whole window in the padded input, so the attributes are valid; a window
+      // may be wider than the input (then a tap's offset does not name it: WindowTapIndex.h).
+      int64_t smallest = (kernel[d] - 1) * dilations[d] + 1 - pads[d] - pads[d + rank];
+      input.push_back(std::max(smallest, pickIn(1, rank == 2 ? 40 : 9)));
+    }
+    if (config == 0) { // the most taps a byte holds
+      kernel[0] = 256;
+      dilations[0] = 1;
+      input[2] = 300;
+    }
+    bool ceilMode = pickIn(0, 1) == 1;
+    DType dtype = types[config % 3], gradType = types[(config / 3) % 3];
+    Attributes a = poolAttrs(kernel, strides, pads, dilations, ceilMode);
+    Shape output = windowOutput(input, input[1], kernel, a, ceilMode);
+    std::string label = "config " + std::to_string(config);
+    int64_t inputs = 1, outputs = 1;
+    for (size_t d = 0; d < input.size(); ++d) {
+      inputs *= input[d];
+      outputs *= output[d];
+    }
+    std::vector<double> xs(static_cast<size_t>(inputs)), gs(static_cast<size_t>(outputs));
+    for (double &v : xs)
+      v = inputValue();
+    for (double &v : gs)
+      v = std::uniform_real_distribution<double>(-1.0, 1.0)(random);
+    OwnedTensor x = tensor(dtype, input, xs), g = tensor(gradType, output, gs);
+    OwnedTensor y = runOnNaN("max_pool", {x}, {{dtype, output}}, a)[0];
+    std::vector<OwnedTensor> saved =
+        runOnNaN("max_pool_with_argmax", {x}, {{dtype, output}, {DType::U8, output}}, a);
+    EXPECT_EQ(saved[0].bytes, y.bytes) << label << ": max_pool_with_argmax's result";
+    OwnedTensor dx = runOnNaN("max_pool_grad", {g, x}, {{dtype, input}}, a)[0];
+    OwnedTensor routed = runOnNaN("max_pool_grad_argmax", {g, saved[1]}, {{dtype, input}}, a)[0];
+    EXPECT_EQ(routed.bytes, dx.bytes) << label << ": max_pool_grad_argmax's result";
+  }
+}
+
+TEST(KernelBackwardHand, MaxPoolArgmaxWindowsFitAByte) {
+  Attributes a = poolAttrs({257}, {1}, {0, 0}, {1}, false);
+  OwnedTensor x(DType::F32, {1, 1, 257}), g(DType::F32, {1, 1, 1}), taps(DType::U8, {1, 1, 1});
+  OwnedTensor y(DType::F32, {1, 1, 1}), dx(DType::F32, {1, 1, 257});
+  std::string error;
+  std::vector<OwnedTensor> input = {x}, grads = {g, taps}, forward = {y, taps}, backward = {dx};
+  EXPECT_FALSE(kernelNamed("max_pool_with_argmax").check(makeCall(input, forward, a), error));
+  EXPECT_NE(error.find("257 taps"), std::string::npos) << error;
+  error.clear();
+  EXPECT_FALSE(kernelNamed("max_pool_grad_argmax").check(makeCall(grads, backward, a), error));
+  EXPECT_NE(error.find("at most 256"), std::string::npos) << error;
+  OwnedTensor wide(DType::I32, {1, 1, 1});
+  forward = {y, wide};
+  a = poolAttrs({257}, {257}, {0, 0}, {1}, false);
+  EXPECT_FALSE(kernelNamed("max_pool_with_argmax").check(makeCall(input, forward, a), error));
+  EXPECT_NE(error.find("argmax"), std::string::npos) << error;
+}
+
 TEST(KernelBackwardAdjoint, SliceAndGather) {
   std::mt19937 random(13);
   OwnedTensor x = randomTensor(DType::F32, {5, 6, 4}, random);

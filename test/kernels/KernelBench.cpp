@@ -58,6 +58,17 @@ struct Buffer {
     }
     return buffer;
   }
+
+  /// Pseudo-random u8 window taps below `taps`, as max_pool_with_argmax saves them.
+  static Buffer randomTaps(std::vector<int64_t> shape, int64_t taps) {
+    Buffer buffer(DType::U8, std::move(shape));
+    uint32_t state = 12345;
+    for (uint8_t &tap : buffer.bytes) {
+      state = state * 1664525u + 1013904223u;
+      tap = static_cast<uint8_t>((state >> 8) % static_cast<uint32_t>(taps));
+    }
+    return buffer;
+  }
 };
 
 Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> values) {
@@ -158,6 +169,14 @@ void benchResNetLayers(const char *filter) {
     bench(filter, "resnet max_pool_grad maxpool 32x8x32x32 k3 s2 p1" + suffix, "max_pool_grad",
           {Buffer::random(dtype, poolOut), Buffer::random(dtype, poolIn)}, {{dtype, poolIn}}, pool,
           10.0 * 32 * 8 * 32 * 32, true);
+    // The pair memc-save-max-pool-argmax puts in their place: the forward also writes a byte
+    // per output, the gradient reads those bytes instead of the input.
+    bench(filter, "resnet max_pool_with_argmax maxpool 32x8x32x32 k3 s2 p1" + suffix,
+          "max_pool_with_argmax", {Buffer::random(dtype, poolIn)},
+          {{dtype, poolOut}, {DType::U8, poolOut}}, pool, 4.0 * 32 * 8 * 32 * 32, true);
+    bench(filter, "resnet max_pool_grad_argmax maxpool 32x8x32x32 k3 s2 p1" + suffix,
+          "max_pool_grad_argmax", {Buffer::random(dtype, poolOut), Buffer::randomTaps(poolOut, 9)},
+          {{dtype, poolIn}}, pool, 10.0 * 32 * 8 * 32 * 32, true);
   }
 }
 

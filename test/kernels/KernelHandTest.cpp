@@ -48,7 +48,9 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
       // Elementwise-chain fusion: a linear layer's bias add and its GELU,
       "bias_gelu", "bias_gelu_grad",
       // and a residual add and the layer norm of its sum.
-      "add_layer_norm"};
+      "add_layer_norm",
+      // max_pool saving a one-byte argmax for its gradient.
+      "max_pool_with_argmax", "max_pool_grad_argmax"};
   std::set<std::string> actual;
   for (const auto &[name, kernel] : cpuKernels()) {
     actual.insert(name);

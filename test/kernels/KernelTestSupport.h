@@ -49,6 +49,8 @@ struct OwnedTensor {
       return as<int32_t>()[i];
     case DType::Bool:
       return as<uint8_t>()[i] != 0;
+    case DType::U8: // max_pool_with_argmax's window taps
+      return as<uint8_t>()[i];
     default: // storage-only types: no kernel computes them
       return 0;
     }
@@ -84,6 +86,9 @@ inline OwnedTensor tensor(DType dtype, Shape shape, const std::vector<double> &v
       break;
     case DType::Bool:
       t.as<uint8_t>()[i] = values[i] != 0;
+      break;
+    case DType::U8:
+      t.as<uint8_t>()[i] = static_cast<uint8_t>(values[i]);
       break;
     default: // storage-only types: no kernel computes them
       break;

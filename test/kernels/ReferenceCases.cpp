@@ -13,7 +13,8 @@ namespace {
 DType parseDType(const std::string &name) {
   static const std::map<std::string, DType> names = {{"f32", DType::F32},   {"f16", DType::F16},
                                                      {"bf16", DType::BF16}, {"i64", DType::I64},
-                                                     {"i32", DType::I32},   {"i1", DType::Bool}};
+                                                     {"i32", DType::I32},   {"i1", DType::Bool},
+                                                     {"ui8", DType::U8}};
   auto it = names.find(name);
   if (it == names.end())
     throw std::runtime_error("unknown dtype " + name);
@@ -47,6 +48,9 @@ OwnedTensor parseTensor(std::istringstream &line) {
       break;
     case DType::Bool:
       t.as<uint8_t>()[i] = token == "1";
+      break;
+    case DType::U8: // max_pool_with_argmax's window taps
+      t.as<uint8_t>()[i] = static_cast<uint8_t>(std::stoul(token));
       break;
     default: // storage-only types: no kernel computes them
       break;

@@ -36,6 +36,7 @@ DTYPES = {
     torch.int64: "i64",
     torch.int32: "i32",
     torch.bool: "i1",
+    torch.uint8: "ui8",
 }
 
 lines = []
@@ -1508,6 +1509,62 @@ add_layer_norm_case("add_layer_norm_bf16", randn(4, 16), randn(4, 16), randn(16)
                     1e-5, dtype=torch.bfloat16)
 add_layer_norm_case("add_layer_norm_f16", randn(4, 16), randn(4, 16), randn(16), randn(16), 1,
                     1e-5, dtype=torch.float16)
+
+# ---------------------------------------------------------------------------------------------
+# max_pool_with_argmax and max_pool_grad_argmax
+# ---------------------------------------------------------------------------------------------
+def window_taps(indices, input_shape, output_shape, kernel, stride, pad, dilation):
+    """PyTorch's return_indices (offsets in an input plane) as each output's row-major tap
+    index in its whole window, padding included: what max_pool_with_argmax saves."""
+    dims = len(kernel)
+    taps = torch.zeros(indices.shape, dtype=torch.int64)
+    rest = indices.clone()
+    scale = 1
+    for d in reversed(range(dims)):
+        position = rest % input_shape[2 + d]
+        rest = rest // input_shape[2 + d]
+        shape = [1] * (2 + dims)
+        shape[2 + d] = output_shape[2 + d]
+        start = (torch.arange(output_shape[2 + d]) * stride[d] - pad[d]).reshape(shape)
+        taps += (position - start) // dilation[d] * scale
+        scale *= kernel[d]
+    return taps.to(torch.uint8)
+
+
+def max_pool_argmax_cases(name, dims, x, kernel, stride, pad, dilation, ceil_mode, dtype=None):
+    """The forward with its saved taps, and the gradient routed by them (PyTorch's pooling
+    with return_indices and its backward)."""
+    if dtype is not None:
+        x = low(x, dtype)
+    listify = lambda v: [v] * dims if isinstance(v, int) else list(v)
+    kernel, stride, pad, dilation = map(listify, (kernel, stride, pad, dilation))
+    fn = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[dims]
+    y, indices = fn(x.float(), kernel, stride, pad, dilation, ceil_mode, return_indices=True)
+    taps = window_taps(indices, x.shape, y.shape, kernel, stride, pad, dilation)
+    attrs = {"kernel_shape": kernel, "strides": stride, "pads": pad * 2, "dilations": dilation,
+             "ceil_mode": ceil_mode}
+    case(name + "_forward", "max_pool_with_argmax", [x], [y.to(x.dtype), taps], attrs)
+    g = randn(*y.shape)
+    if dtype is not None:
+        g = low(g, dtype)
+    (dx,) = autograd(lambda v: fn(v, kernel, stride, pad, dilation, ceil_mode), [x], g)
+    case(name + "_grad", "max_pool_grad_argmax", [g, taps], [dx.to(x.dtype)], attrs)
+
+
+torch.manual_seed(5)
+argmax_ties = torch.randint(-2, 3, (2, 2, 6, 7)).float()
+max_pool_argmax_cases("max_pool_argmax2d_stem", 2, randn(2, 3, 9, 9), 3, 2, 1, 1, False)
+max_pool_argmax_cases("max_pool_argmax2d_ties_ceil", 2, argmax_ties, 2, 2, 1, 1, True)
+max_pool_argmax_cases("max_pool_argmax2d_dilated", 2, randn(1, 2, 8, 7), 2, [2, 1], [1, 0], 2,
+                      False)
+max_pool_argmax_cases("max_pool_argmax1d", 1, randn(2, 3, 9), 3, 2, 1, 1, False)
+max_pool_argmax_cases("max_pool_argmax3d", 3, randn(1, 2, 5, 4, 5), [2, 3, 2], [2, 1, 2],
+                      [1, 1, 0], 1, True)
+max_pool_argmax_cases("max_pool_argmax2d_bf16", 2, randn(2, 2, 7, 7), 3, 2, 1, 1, False,
+                      dtype=torch.bfloat16)
+max_pool_argmax_cases("max_pool_argmax2d_f16", 2, randn(1, 3, 6, 6), 2, 1, 0, 1, True,
+                      dtype=torch.float16)
+max_pool_argmax_cases("max_pool_argmax1d_256_taps", 1, randn(1, 2, 300), 256, 20, 0, 1, False)
 
 output = os.path.join(os.path.dirname(os.path.abspath(__file__)), "references.txt")
 with open(output, "w") as f:
