@@ -13,6 +13,16 @@ using namespace mlir;
 
 namespace memc {
 
+namespace {
+
+/// Whether remat may rewrite the step: a budget, or --remat full.
+bool rematMayRun(const PipelineOptions &options) {
+  return options.budget.mode != RematMode::None &&
+         (options.budget.budgetBytes || options.budget.mode == RematMode::Full);
+}
+
+} // namespace
+
 void buildCanonicalizationPipeline(OpPassManager &pm) {
   OpPassManager &function = pm.nest<func::FuncOp>();
   function.addPass(createFuseGelu());
@@ -44,9 +54,7 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // (gpt2-124m's lowest reachable peak was 3.12 GiB with it fused, 2.36 GiB without).
   if (options.mode != CompileMode::Import) {
     FuseAddLayerNormOptions residual;
-    residual.fuseSharedSums =
-        options.mode != CompileMode::Train || options.budget.mode == RematMode::None ||
-        (!options.budget.budgetBytes && options.budget.mode != RematMode::Full);
+    residual.fuseSharedSums = options.mode != CompileMode::Train || !rematMayRun(options);
     pm.nest<func::FuncOp>().addPass(createFuseAddLayerNorm(residual));
   }
   if (options.mode != CompileMode::Train)
@@ -60,7 +68,7 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createBuildTrainStepPass(gradientsOnly));
   pm.addPass(createBuildTrainStepPass(options.training));
   buildCanonicalizationPipeline(pm);
-  if (options.saveMaxPoolArgmax)
+  if (options.saveMaxPoolArgmax.value_or(!rematMayRun(options)))
     pm.nest<func::FuncOp>().addPass(createSaveMaxPoolArgmax());
   // Slots: LoRA / quantization, optimizer-state sharding (later).
 }

@@ -109,8 +109,9 @@ TEST(KernelReferenceCoverage, EveryKernelHasReferenceCases) {
   for (const ReferenceCase &c : references())
     covered.insert(c.kernel);
   for (const auto &[name, kernel] : cpuKernels())
-    if (name != "copy") // a memcpy; KernelHandTest pins it
+    if (name != "copy") { // a memcpy; KernelHandTest pins it
       EXPECT_TRUE(covered.count(name)) << name << " has no reference case";
+    }
 }
 
 } // namespace

@@ -150,13 +150,15 @@ cl::opt<FuseAttention> fuseAttention(
     cl::values(clEnumValN(FuseAttention::Auto, "auto", "every attention the pattern matches"),
                clEnumValN(FuseAttention::Off, "off", "keep attention as exported")),
     cl::cat(memoryCategory));
-enum class MaxPoolArgmax { On, Off };
+enum class MaxPoolArgmax { Auto, On, Off };
 cl::opt<MaxPoolArgmax> maxPoolArgmax(
     "max-pool-argmax",
     cl::desc("Train: max_pool saves a one-byte argmax per output for its gradient, instead of "
-             "the gradient keeping the pool's input (default: on)"),
-    cl::init(MaxPoolArgmax::On),
-    cl::values(clEnumValN(MaxPoolArgmax::On, "on", "windows of up to 256 taps"),
+             "the gradient keeping the pool's input (default: auto)"),
+    cl::init(MaxPoolArgmax::Auto),
+    cl::values(clEnumValN(MaxPoolArgmax::Auto, "auto",
+                          "on unless a --vram-budget or --remat full lets remat run"),
+               clEnumValN(MaxPoolArgmax::On, "on", "windows of up to 256 taps"),
                clEnumValN(MaxPoolArgmax::Off, "off", "max_pool_grad searches the input again")),
     cl::cat(memoryCategory));
 enum class FuseLoss { Auto, Off };
@@ -646,7 +648,8 @@ bool pipelineOptions(memc::PipelineOptions &options) {
   options.mode = mode;
   options.canonicalize = emit == Emit::Mlir;
   options.fuseAttention = fuseAttention == FuseAttention::Auto;
-  options.saveMaxPoolArgmax = maxPoolArgmax == MaxPoolArgmax::On;
+  if (maxPoolArgmax != MaxPoolArgmax::Auto)
+    options.saveMaxPoolArgmax = maxPoolArgmax == MaxPoolArgmax::On;
   options.training.fuseLoss = fuseLoss == FuseLoss::Auto;
   for (const std::string &text : inputShapes) {
     std::string error;
