@@ -76,14 +76,16 @@ def torch_times(dtype):
     return times
 
 
-def memc_times(bench):
-    out = subprocess.run([bench, "resnet"],
+def memc_times(bench, group="resnet"):
+    """memc-kernel-bench's best times (ms) of the `group` cases, by label without the group."""
+    prefix = group + " "
+    out = subprocess.run([bench, prefix],
                          check=True, capture_output=True, text=True,
                          env=dict(os.environ, MEMC_NUM_THREADS=str(THREADS))).stdout
     times = {}
     for line in out.splitlines():
-        if line.startswith("resnet "):
-            head = line[len("resnet "):].split(" ms", 1)[0]
+        if line.startswith(prefix):
+            head = line[len(prefix):].split(" ms", 1)[0]
             label, ms = head.rsplit(None, 1)
             times[label.strip()] = float(ms)
     return times

@@ -10,31 +10,18 @@ dY^T @ X, with M tokens, K inputs and N outputs. Both sides report the best of s
 after warm-up, in milliseconds.
 """
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from conv_vs_torch import BUILD, BEFORE, THREADS, best_ms  # noqa: E402 (sets the threads)
+from conv_vs_torch import BUILD, BEFORE, THREADS, best_ms, memc_times  # noqa: E402 (threads)
 
 import torch  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16}  # torch 1.13 has no f16 matmul on the CPU
 
 
-def memc_times(bench):
-    out = subprocess.run([bench, "linear "], check=True, capture_output=True, text=True,
-                         env=dict(os.environ, MEMC_NUM_THREADS=str(THREADS))).stdout
-    times = {}
-    for line in out.splitlines():
-        if line.startswith("linear "):
-            head = line.split(" ms", 1)[0]
-            label, ms = head.rsplit(None, 1)
-            times[label.strip()] = float(ms)
-    return times
-
-
 def torch_ms(label):
-    _, kind, *_, size, dtype_name = label.split()
+    kind, *_, size, dtype_name = label.split()
     m, k, n = (int(d) for d in size.split("x"))
     dtype = DTYPES[dtype_name]
     x, w, dy = (torch.randn(shape).to(dtype) for shape in ((m, k), (n, k), (m, n)))
@@ -44,8 +31,8 @@ def torch_ms(label):
 
 def main():
     torch.set_num_threads(THREADS)
-    memc = memc_times(os.path.join(BUILD, "test", "kernels", "memc-kernel-bench"))
-    before = memc_times(BEFORE) if BEFORE else {}
+    memc = memc_times(os.path.join(BUILD, "test", "kernels", "memc-kernel-bench"), "linear")
+    before = memc_times(BEFORE, "linear") if BEFORE else {}
     print(f"threads: {THREADS}\n")
     print("| matmul | PyTorch ms |" + (" memc before ms |" if BEFORE else "") +
           " memc ms | memc / PyTorch |")
@@ -55,7 +42,7 @@ def main():
             continue
         theirs = torch_ms(label)
         earlier = f" {before[label]:.3f} |" if label in before else ""
-        print(f"| {label[len('linear '):]} | {theirs:.3f} |{earlier} {ours:.3f} "
+        print(f"| {label} | {theirs:.3f} |{earlier} {ours:.3f} "
               f"| {ours / theirs:.2f} |")
 
 
