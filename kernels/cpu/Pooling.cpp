@@ -39,14 +39,18 @@ template <typename T> T maxAt(const T *in, int64_t argmax) {
                     : Element<T>::store(Element<T>::load(in[argmax]));
 }
 
-/// Pools plane `plane` of `x` into `y`'s.
-template <typename T>
-void maxPoolPlane(const PoolWindows &windows, const T *x, int64_t readable, T *y, int64_t plane) {
+/// Pools plane `plane` of `x` into `y`'s, and tells `alsoArgmax(p, argmax)` each output's
+/// maximum tap (its offset in the plane, -1 for none).
+template <typename T, typename AlsoArgmax>
+void maxPoolPlane(const PoolWindows &windows, const T *x, int64_t readable, T *y, int64_t plane,
+                  AlsoArgmax alsoArgmax) {
   int64_t inSize = windows.inputPlaneSize(), outSize = windows.outputPlaneSize();
   const T *in = x + plane * inSize;
   T *out = y + plane * outSize;
-  forEachWindowArgmax(windows, in, readable - plane * inSize,
-                      [&](int64_t p, int64_t argmax) { out[p] = maxAt(in, argmax); });
+  forEachWindowArgmax(windows, in, readable - plane * inSize, [&](int64_t p, int64_t argmax) {
+    out[p] = maxAt(in, argmax);
+    alsoArgmax(p, argmax);
+  });
 }
 
 template <bool Average> bool runPool(KernelContext &, const KernelCall &call) {
@@ -68,7 +72,8 @@ template <bool Average> bool runPool(KernelContext &, const KernelCall &call) {
                             Element<T>::store(average(window, x + plane * inSize));
                       });
                     else
-                      maxPoolPlane(windows, x, input.numElements(), y, plane);
+                      maxPoolPlane(windows, x, input.numElements(), y, plane,
+                                   [](int64_t, int64_t) {});
                   }
                 });
   });
@@ -84,7 +89,7 @@ bool runMaxPoolWithArgmax(KernelContext &, const KernelCall &call) {
     return true;
   PoolWindows windows(input.shape, output.shape, attributesOf(call));
   WindowTapIndex tapIndexes(windows);
-  int64_t inSize = windows.inputPlaneSize(), outSize = windows.outputPlaneSize();
+  int64_t outSize = windows.outputPlaneSize();
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = input.as<T>();
@@ -93,15 +98,11 @@ bool runMaxPoolWithArgmax(KernelContext &, const KernelCall &call) {
     parallelFor(0, windows.planes(), std::max<int64_t>(1, kExpensiveGrain / outSize),
                 [&](int64_t begin, int64_t end) {
                   for (int64_t plane = begin; plane < end; ++plane) {
-                    const T *in = x + plane * inSize;
-                    T *out = y + plane * outSize;
                     uint8_t *index = tapIndex + plane * outSize;
-                    forEachWindowArgmax(
-                        windows, in, input.numElements() - plane * inSize,
-                        [&](int64_t p, int64_t argmax) {
-                          out[p] = maxAt(in, argmax);
-                          index[p] = argmax < 0 ? 0 : tapIndexes.tapIndexOf(p, argmax);
-                        });
+                    maxPoolPlane(windows, x, input.numElements(), y, plane,
+                                 [&](int64_t p, int64_t argmax) {
+                                   index[p] = argmax < 0 ? 0 : tapIndexes.tapIndexOf(p, argmax);
+                                 });
                   }
                 });
   });
