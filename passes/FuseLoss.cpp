@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/LossFusion.h"
 #include "dialects/memc/ElementTypes.h"
+#include "passes/BiasAddMatching.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -57,23 +58,17 @@ std::string soleReader(Value value, Operation *reader) {
 }
 
 /// `add` as the head product plus a [V] bias of its type, or why not.
-std::string matchBias(AddOp add, int64_t classes, HeadMatch &match) {
-  for (unsigned side = 0; side < 2; ++side) {
-    Value product = add->getOperand(side), bias = add->getOperand(1 - side);
-    auto matmul = product.getDefiningOp<MatMulOp>();
-    auto biasType = cast<RankedTensorType>(bias.getType());
-    if (!matmul || product.getType() != add.getType() ||
-        biasType.getShape() != ArrayRef<int64_t>{classes} ||
-        biasType.getElementType() != add.getType().getElementType())
-      continue;
-    if (std::string reason = soleReader(product, add); !reason.empty())
-      return reason;
-    match.product = matmul;
-    match.biasAdd = add;
-    match.bias = bias;
-    return "";
-  }
-  return "the logits come from a memc.add that is not the head product plus a [V] bias";
+std::string matchBias(AddOp add, HeadMatch &match) {
+  std::optional<BiasAdd> biasAdd = matchBiasAdd(add);
+  auto matmul = biasAdd ? biasAdd->data.getDefiningOp<MatMulOp>() : MatMulOp();
+  if (!matmul)
+    return "the logits come from a memc.add that is not the head product plus a [V] bias";
+  if (std::string reason = soleReader(biasAdd->data, add); !reason.empty())
+    return reason;
+  match.product = matmul;
+  match.biasAdd = add;
+  match.bias = biasAdd->bias;
+  return "";
 }
 
 /// Matches the head product feeding `loss`, or says why there is none to fuse.
@@ -92,7 +87,7 @@ std::string matchHead(CrossEntropyOp loss, HeadMatch &match) {
       break;
     }
     if (auto add = dyn_cast<AddOp>(def)) {
-      if (std::string reason = matchBias(add, classes, match); !reason.empty())
+      if (std::string reason = matchBias(add, match); !reason.empty())
         return reason;
       break;
     }
