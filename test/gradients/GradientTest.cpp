@@ -5,8 +5,8 @@
 // gradients and torch's outputs and gradients. Each test:
 //
 //   1. imports the model (or parses the .mlir), canonicalizes it and fuses attention and
-//      residual norms (as the pipeline does before autodiff), and checks that the ops the case is about are in
-//      @forward (e.g. that the GELU decomposition became memc.gelu, an exported attention
+//      residual norms (as the pipeline does before autodiff), and checks that the ops the case
+//      is about are in @forward (e.g. that the GELU decomposition became memc.gelu, an exported attention
 //      memc.flash_attention);
 //   2. turns parameters into plain inputs, so the test can bind and perturb them;
 //   3. builds @grad(inputs..., params..., upstream grads...) -> (one gradient per floating input
