@@ -26,13 +26,6 @@ using namespace memc;
 
 namespace {
 
-int64_t windowTaps(ArrayRef<int64_t> kernelShape) {
-  int64_t taps = 1;
-  for (int64_t k : kernelShape)
-    taps *= k;
-  return taps;
-}
-
 /// The max_pool whose gradient `grad` is: a pool of the same input and window attributes whose
 /// result has the gradient's shape and that comes before it; null if there is none.
 MaxPoolOp forwardPoolOf(MaxPoolGradOp grad) {
@@ -57,7 +50,7 @@ struct SaveMaxPoolArgmaxPass : memc::impl::SaveMaxPoolArgmaxBase<SaveMaxPoolArgm
     SmallVector<MaxPoolGradOp> grads;
     getOperation().walk([&](MaxPoolGradOp grad) { grads.push_back(grad); });
     for (MaxPoolGradOp grad : grads) {
-      if (windowTaps(grad.getKernelShape()) > kernels::kMaxArgmaxWindowTaps)
+      if (ShapedType::getNumElements(grad.getKernelShape()) > kernels::kMaxArgmaxWindowTaps)
         continue;
       MaxPoolOp pool = forwardPoolOf(grad);
       if (!pool)
