@@ -76,6 +76,11 @@ const Attributes &attributesOf(const KernelCall &call);
 /// Alignment of KernelCall::workspace, and of every piece a kernel carves from it.
 constexpr uint64_t kWorkspaceAlignment = 64;
 
+/// `bytes` rounded up to a multiple of kWorkspaceAlignment.
+constexpr uint64_t alignedToWorkspace(uint64_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+
 /// Returns false with a message if the call is not one of the op's.
 using KernelCheck = bool (*)(const KernelCall &call, std::string &error);
 /// Returns false after recording a data-dependent error in context.errors (a device that finds

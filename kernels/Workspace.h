@@ -28,7 +28,7 @@ public:
   /// The next `count` elements of T, kWorkspaceAlignment-aligned. The piece may lie beyond the
   /// workspace until fits() says otherwise: carve everything, check fits(), then write.
   template <typename T> T *take(int64_t count) {
-    offset = (offset + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+    offset = alignedToWorkspace(offset);
     T *piece = base ? reinterpret_cast<T *>(base + offset) : nullptr;
     offset += static_cast<uint64_t>(count) * sizeof(T);
     return piece;

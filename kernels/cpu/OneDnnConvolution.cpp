@@ -53,10 +53,6 @@ std::optional<memory::data_type> oneDnnType(DType dtype) {
   return std::nullopt;
 }
 
-uint64_t aligned(uint64_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-}
-
 /// The tensors of `call` in role order, and the role the call writes.
 struct RoleTensors {
   const TensorView *tensors[kRoles];
@@ -93,7 +89,7 @@ struct ConvPrimitive {
 
   bool copies(Role role) const { return !(picked[role] == plain[role]); }
   uint64_t copyBytes(Role role) const {
-    return copies(role) ? aligned(picked[role].get_size()) : 0;
+    return copies(role) ? alignedToWorkspace(picked[role].get_size()) : 0;
   }
 };
 
@@ -328,13 +324,13 @@ std::optional<OneDnnConvChunks> oneDnnConvChunks(const KernelCall &call, ConvDir
     first = &primitive;
     chunks.image = std::max(chunks.image, primitive.copyBytes(kImage));
     chunks.outputs = std::max(chunks.outputs, primitive.copyBytes(kOutputs));
-    chunks.scratchpad =
-        std::max(chunks.scratchpad, aligned(primitive.descriptor.scratchpad_desc().get_size()));
+    chunks.scratchpad = std::max(
+        chunks.scratchpad, alignedToWorkspace(primitive.descriptor.scratchpad_desc().get_size()));
     if (gradWeight) {
       chunks.weights = std::max(chunks.weights, primitive.copyBytes(kWeights));
       // One f32 chunk writes dw itself: nothing to sum.
       bool direct = chunks.chunks == 1 && call.outputs[0].dtype == DType::F32;
-      chunks.partial = direct ? 0 : aligned(primitive.plain[kWeights].get_size());
+      chunks.partial = direct ? 0 : alignedToWorkspace(primitive.plain[kWeights].get_size());
     } else {
       chunks.sharedWeights = std::max(chunks.sharedWeights, primitive.copyBytes(kWeights));
     }
@@ -350,8 +346,8 @@ std::optional<OneDnnConvChunks> oneDnnConvolution(const KernelCall &call, ConvDi
   // A power of two, so that the chunks share out evenly over 2, 4, 8 or 16 threads (3 chunks on
   // 2 threads take two chunks' time, as 2 chunks do).
   int64_t count = 1;
-  while (2 * count <= std::min<int64_t>(multiplyAdds / kOneDnnMinChunkMultiplyAdds,
-                                        kMaxWorkspaceSlots))
+  while (2 * count <=
+         std::min<int64_t>(multiplyAdds / kOneDnnMinChunkMultiplyAdds, kMaxWorkspaceSlots))
     count *= 2;
   std::optional<OneDnnConvChunks> chunks = oneDnnConvChunks(call, direction, count);
   bool f32 = roleTensors(call, direction).tensors[kImage]->dtype == DType::F32;

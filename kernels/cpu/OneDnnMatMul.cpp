@@ -136,8 +136,7 @@ std::optional<OneDnnMatMulBlocks> oneDnnMatMul(const KernelCall &call) {
       return std::nullopt;
     scratchpad = std::max(scratchpad, primitive.scratchpad);
   }
-  blocks.slotBytes = (scratchpad + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
-                     kWorkspaceAlignment;
+  blocks.slotBytes = alignedToWorkspace(scratchpad);
   return blocks;
 }
 
