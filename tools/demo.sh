@@ -5,7 +5,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/tools/setup.sh"
-"$root/tools/build.sh"
+"$root/tools/build.sh" memc memc-runner
 build="${MEMC_BUILD_DIR:-$root/build}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -7,9 +7,12 @@ packages=(
   cmake ninja-build g++ python3
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libprotobuf-dev protobuf-compiler libonnx-dev
-  googletest libgtest-dev libopenblas-dev libdnnl-dev zlib1g-dev coinor-libcbc-dev pkg-config
+  googletest libgtest-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev zlib1g-dev
+  coinor-libcbc-dev pkg-config
   python3-onnx python3-numpy libonnx-testdata
 )
+# ocl-icd-opencl-dev: oneDNN's CMake config finds OpenCL, and libdnnl-dev only recommends it
+# (--no-install-recommends below skips it).
 
 missing=()
 for package in "${packages[@]}"; do
@@ -27,7 +30,12 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 
 echo "setup: installing ${missing[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo=sudo
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: installing needs root or sudo" >&2; exit 1; }
+  sudo=(sudo)
+fi
+# env: sudo drops the caller's environment, and a prompt with no terminal would stop the install.
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
