@@ -5,12 +5,14 @@
 // the builder table (OnnxOpBuilders.cpp) or fold it on the host, and return the graph outputs.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/importer/NonFiniteScan.h"
 #include "compiler/importer/OnnxImporter.h"
 #include "compiler/importer/ExportEvidence.h"
 #include "compiler/importer/ExportMetadata.h"
 #include "compiler/importer/GraphChecks.h"
 #include "compiler/importer/LoopUnroller.h"
 #include "compiler/importer/NodeImporter.h"
+#include "compiler/importer/OnnxTypes.h"
 #include "compiler/importer/WeightStore.h"
 #include "dialects/memc/ShapeInference.h"
 #include "kernels/DTypeTable.h"

@@ -1,4 +1,5 @@
 //===- OnnxTemplate.cpp - the model a training program saves --------------===//
+#include "compiler/importer/OnnxTypes.h"
 #include "compiler/lowering/OnnxTemplate.h"
 #include "compiler/importer/ExportMetadata.h"
 #include "compiler/importer/WeightStore.h"
