@@ -19,8 +19,7 @@ uint64_t onnxElementSize(int32_t dataType) {
 
 std::string onnxDataTypeName(int32_t onnxDataType) {
   if (onnx::TensorProto::DataType_IsValid(onnxDataType))
-    return onnx::TensorProto::DataType_Name(
-        static_cast<onnx::TensorProto::DataType>(onnxDataType));
+    return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnxDataType));
   return "data type " + std::to_string(onnxDataType);
 }
 
