@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/ExportEvidence.h"
+#include "compiler/importer/NonFiniteScan.h"
+#include "compiler/importer/OnnxTypes.h"
 #include "compiler/importer/WeightStore.h"
 
 #include <onnx/onnx_pb.h>

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/ExportMetadata.h"
-#include "compiler/importer/WeightStore.h"
+#include "compiler/importer/OnnxTypes.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"

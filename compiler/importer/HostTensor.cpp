@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/importer/HostTensor.h"
-#include "compiler/importer/WeightStore.h"
+#include "compiler/importer/OnnxTypes.h"
 #include "kernels/ShapeRules.h"
 
 #include <algorithm>

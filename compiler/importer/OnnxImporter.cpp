@@ -11,9 +11,12 @@
 #include "compiler/importer/GraphChecks.h"
 #include "compiler/importer/LoopUnroller.h"
 #include "compiler/importer/NodeImporter.h"
+#include "compiler/importer/NonFiniteScan.h"
+#include "compiler/importer/OnnxTypes.h"
 #include "compiler/importer/WeightStore.h"
 #include "dialects/memc/ShapeInference.h"
 #include "kernels/DTypeTable.h"
+#include "kernels/ShapeRules.h"
 #include "runtime/io/Files.h"
 #include "runtime/plan/PlanVocabulary.h"
 
@@ -776,6 +779,33 @@ OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, const std::string &m
   if (module && weights)
     *weights = std::move(importer.weightStore());
   return module;
+}
+
+bool addInputShape(llvm::StringRef text, ImportOptions &options, std::string &error) {
+  auto [name, dims] = text.rsplit('=');
+  if (name.empty() || dims.empty() || !text.contains('=')) {
+    error = "--input-shape expects NAME=DIMS (e.g. input_ids=4x128), got '" + text.str() + "'";
+    return false;
+  }
+  std::vector<int64_t> shape;
+  llvm::SmallVector<llvm::StringRef> parts;
+  dims.split(parts, 'x');
+  for (llvm::StringRef part : parts) {
+    int64_t dim;
+    if (part.getAsInteger(10, dim) || dim <= 0) {
+      error = "--input-shape " + text.str() + ": '" + part.str() + "' is not a positive dimension";
+      return false;
+    }
+    shape.push_back(dim);
+  }
+  int64_t elements;
+  if (!kernels::checkedNumElements(shape, elements)) {
+    error = "--input-shape " + text.str() +
+            ": too large (more than 2^48 elements, memc's limit for one tensor)";
+    return false;
+  }
+  options.inputShapes[name.str()] = shape;
+  return true;
 }
 
 } // namespace memc

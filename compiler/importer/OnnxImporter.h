@@ -33,6 +33,10 @@ struct ImportOptions {
   bool warnAboutTrainingModeDropout = false;
 };
 
+/// Adds `--input-shape` text `NAME=4x128` to `options.inputShapes`; false with a message for
+/// malformed text, a dimension that is not positive, or more elements than one tensor may have.
+bool addInputShape(llvm::StringRef text, ImportOptions &options, std::string &error);
+
 /// Reads the model at `modelPath` and imports it. Returns null after emitting errors. When
 /// `weights` is given, it receives the index of the model's initializers, from which the
 /// parameters' data can be read later.

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/NodeImporter.h"
+#include "compiler/importer/OnnxTypes.h"
 #include "dialects/memc/ShapeInference.h"
 #include "kernels/ShapeRules.h"
 

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/importer/WeightStore.h"
+#include "compiler/importer/OnnxTypes.h"
 #include "kernels/DTypeTable.h"
 #include "runtime/io/Files.h"
 
@@ -27,29 +28,6 @@
 namespace fs = std::filesystem;
 
 namespace memc {
-
-uint64_t onnxElementSize(int32_t dataType) {
-  if (const kernels::DTypeInfo *row = kernels::findOnnxDType(dataType))
-    return kernels::dtypeSize(row->dtype);
-  // Not memc types, but read: the importer folds or narrows them on the host.
-  if (dataType == onnx::TensorProto::DOUBLE)
-    return 8;
-  if (dataType == onnx::TensorProto::INT16)
-    return 2;
-  return 0;
-}
-
-std::string onnxDataTypeName(int32_t onnxDataType) {
-  if (onnx::TensorProto::DataType_IsValid(onnxDataType))
-    return onnx::TensorProto::DataType_Name(
-        static_cast<onnx::TensorProto::DataType>(onnxDataType));
-  return "data type " + std::to_string(onnxDataType);
-}
-
-bool isFloatingOnnxType(int32_t dataType) {
-  const kernels::DTypeInfo *row = kernels::findOnnxDType(dataType);
-  return (row && row->kind == kernels::DTypeKind::Float) || dataType == onnx::TensorProto::DOUBLE;
-}
 
 namespace {
 
@@ -736,64 +714,6 @@ bool WeightStore::readRange(const StoredTensor &tensor, uint64_t offset, uint64_
             std::to_string(tensor.offset + offset) + " of '" + tensor.file + "'" +
             (why.empty() ? "" : ": " + why);
     return false;
-  }
-  return true;
-}
-
-namespace {
-
-/// Whether any of `count` little-endian elements of `Bits` width has all its exponent bits set
-/// (an inf or a NaN), `exponent` being the exponent's mask.
-template <typename Bits> bool anyExponentAllOnes(const char *data, uint64_t count, Bits exponent) {
-  bool found = false;
-  for (uint64_t i = 0; i < count; ++i) {
-    Bits bits;
-    std::memcpy(&bits, data + i * sizeof(Bits), sizeof(Bits));
-    found |= (bits & exponent) == exponent;
-  }
-  return found;
-}
-
-} // namespace
-
-bool holdsNonFiniteValue(const WeightStore &weights, const StoredTensor &tensor, bool &result,
-                         std::string &error) {
-  result = false;
-  // The exponent masks, for this little-endian host.
-  bool (*scan)(const char *, uint64_t) = nullptr;
-  switch (tensor.dataType) {
-  case onnx::TensorProto::FLOAT:
-    scan = [](const char *data, uint64_t n) {
-      return anyExponentAllOnes<uint32_t>(data, n, 0x7f800000u);
-    };
-    break;
-  case onnx::TensorProto::DOUBLE:
-    scan = [](const char *data, uint64_t n) {
-      return anyExponentAllOnes<uint64_t>(data, n, 0x7ff0000000000000ull);
-    };
-    break;
-  case onnx::TensorProto::FLOAT16:
-    scan = [](const char *data, uint64_t n) {
-      return anyExponentAllOnes<uint16_t>(data, n, 0x7c00);
-    };
-    break;
-  case onnx::TensorProto::BFLOAT16:
-    scan = [](const char *data, uint64_t n) {
-      return anyExponentAllOnes<uint16_t>(data, n, 0x7f80);
-    };
-    break;
-  default:
-    return true; // not a floating type
-  }
-  uint64_t elementSize = onnxElementSize(tensor.dataType);
-  uint64_t size = tensor.byteSize();
-  constexpr uint64_t kChunkBytes = 1 << 20;
-  std::vector<char> chunk;
-  for (uint64_t offset = 0; offset < size && !result; offset += kChunkBytes) {
-    uint64_t length = std::min(size - offset, kChunkBytes);
-    if (!weights.readRange(tensor, offset, length, chunk, error))
-      return false;
-    result = scan(chunk.data(), length / elementSize);
   }
   return true;
 }

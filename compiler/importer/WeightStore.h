@@ -37,18 +37,6 @@ struct StoredTensor {
   uint64_t byteSize() const { return file.empty() ? inlineBytes.size() : length; }
 };
 
-/// Size in bytes of one element of an ONNX data type (the dtype table's, and DOUBLE and INT16,
-/// which the importer reads); 0 if memc cannot store it.
-uint64_t onnxElementSize(int32_t dataType);
-/// Whether an ONNX data type is a floating-point one (the dtype table's, and DOUBLE).
-bool isFloatingOnnxType(int32_t dataType);
-/// The name of an ONNX data type for messages ("INT64"; "data type N" when it has none).
-std::string onnxDataTypeName(int32_t dataType);
-/// Whether an operator-set domain is ONNX's own ("" or "ai.onnx").
-inline bool isDefaultDomain(const std::string &domain) {
-  return domain.empty() || domain == "ai.onnx";
-}
-
 class WeightStore {
 public:
   /// Indexes the initializers of `model`, which was parsed from `modelPath`. Validates every
@@ -71,11 +59,6 @@ private:
   std::vector<StoredTensor> ordered;
   std::map<std::string, size_t> byName;
 };
-
-/// Sets `result` to whether a floating-point tensor holds an inf or a NaN, reading it in chunks
-/// (false for other types). Returns false with a message in `error` when it cannot be read.
-bool holdsNonFiniteValue(const WeightStore &weights, const StoredTensor &tensor, bool &result,
-                         std::string &error);
 
 } // namespace memc
 

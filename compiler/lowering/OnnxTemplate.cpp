@@ -1,6 +1,7 @@
 //===- OnnxTemplate.cpp - the model a training program saves --------------===//
 #include "compiler/lowering/OnnxTemplate.h"
 #include "compiler/importer/ExportMetadata.h"
+#include "compiler/importer/OnnxTypes.h"
 #include "compiler/importer/WeightStore.h"
 #include "runtime/io/Files.h"
 #include "runtime/plan/PlanVocabulary.h"

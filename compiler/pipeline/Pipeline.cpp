@@ -1,10 +1,12 @@
 //===- Pipeline.cpp - memc's compilation pipeline -------------------------===//
 #include "compiler/pipeline/Pipeline.h"
+#include "compiler/lowering/OnnxTemplate.h"
 #include "compiler/pipeline/Passes.h"
 #include "compiler/training/TrainStepSignature.h"
 #include "dialects/memc/MemcDialect.h"
 #include "passes/AttentionFusion.h"
 #include "passes/Passes.h"
+#include "runtime/support/Bytes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/Passes.h"
@@ -22,6 +24,16 @@ bool rematMayRun(const PipelineOptions &options) {
 }
 
 } // namespace
+
+std::optional<Precision> parsePrecision(llvm::StringRef text) {
+  if (text == "fp32")
+    return Precision::Fp32;
+  if (text == "bf16")
+    return Precision::Bf16;
+  if (text == "fp16")
+    return Precision::Fp16;
+  return std::nullopt;
+}
 
 void buildCanonicalizationPipeline(OpPassManager &pm) {
   OpPassManager &function = pm.nest<func::FuncOp>();
@@ -129,11 +141,21 @@ LogicalResult planTraining(ModuleOp module, const std::string &modelName,
   if (failed(gradients))
     return failure();
   if (!gradients->fits)
-    compiled.gradientsOverBudgetBytes = planPeakBytes(gradients->plan);
+    compiled.warnings.push_back("the gradients program of --dump-grads needs " +
+                                formatBytes(planPeakBytes(gradients->plan)) +
+                                ", more than the budget");
   plan::Plan &plan = compiled.planned->plan;
   if (failed(recordTrainingSetup(step, options, plan)))
     return failure();
   *plan.mutable_gradients() = std::move(gradients->plan);
+  // Saving ONNX is optional to training: a model memc cannot make a template of still trains.
+  std::string error;
+  if (!addOnnxTemplate(plan, modelName, compiled.weights, error)) {
+    compiled.warnings.push_back("the program will not save ONNX models (--save OUT.onnx): " +
+                                error);
+    plan.mutable_training()->clear_onnx_template();
+    plan.mutable_training()->clear_onnx_initializers();
+  }
   return success();
 }
 

@@ -37,6 +37,8 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace memc {
 
@@ -50,6 +52,8 @@ enum class CompileMode { Import, Infer, Train };
 /// with the parameters and optimizer state kept in f32. Training in fp16 also scales the loss
 /// (TrainStepOptions' optimizer.lossScale, which the caller sets).
 enum class Precision { Fp32, Bf16, Fp16 };
+/// The Precision of a --precision value ("fp32", "bf16", "fp16"); nothing for any other text.
+std::optional<Precision> parsePrecision(llvm::StringRef text);
 
 /// The learning-rate schedule a training program runs (run-time inputs, not part of the IR).
 struct LearningRateSchedule {
@@ -87,13 +91,14 @@ struct CompiledModel {
   /// Infer: @forward's plan; train: @train_step's, with its training section and (when it
   /// fits) the @gradients program filled in. With what the reports read.
   std::optional<BudgetedPlan> planned;
-  /// Train, when the step fits: the @gradients program's peak, set only when it misses the
-  /// budget (a debugging aid that only warns).
-  std::optional<uint64_t> gradientsOverBudgetBytes;
+  /// Train, when the step fits: what the user should know and may ignore (the @gradients
+  /// program of --dump-grads missing the budget; a model the program cannot save as ONNX).
+  std::vector<std::string> warnings;
 };
 
 /// Imports `modelPath` and compiles it as `options` say. Fails with errors emitted through the
-/// context; a budget the plan cannot meet is not a failure (planned->fits is false).
+/// context; a budget the plan cannot meet is not a failure (planned->fits is false). A training
+/// plan that fits carries the model's ONNX template (OnnxTemplate.h) when memc can make one.
 mlir::FailureOr<CompiledModel> compileModel(mlir::MLIRContext &context,
                                             const std::string &modelPath,
                                             const PipelineOptions &options);

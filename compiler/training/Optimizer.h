@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace memc {
 
@@ -100,6 +101,8 @@ public:
 /// unknown name.
 std::unique_ptr<Optimizer> createOptimizer(const OptimizerOptions &options, std::string &error);
 
+/// The names createOptimizer knows, in the registry's order.
+std::vector<std::string> registeredOptimizers();
 /// "sgd, adamw": the names createOptimizer knows, for messages.
 std::string optimizerNames();
 

@@ -35,10 +35,17 @@ std::unique_ptr<Optimizer> createOptimizer(const OptimizerOptions &options, std:
   return nullptr;
 }
 
+std::vector<std::string> registeredOptimizers() {
+  std::vector<std::string> names;
+  for (const OptimizerEntry &entry : kOptimizers)
+    names.push_back(entry.name.str());
+  return names;
+}
+
 std::string optimizerNames() {
   std::string names;
-  for (const OptimizerEntry &entry : kOptimizers)
-    names += (names.empty() ? "" : ", ") + entry.name.str();
+  for (const std::string &name : registeredOptimizers())
+    names += (names.empty() ? "" : ", ") + name;
   return names;
 }
 

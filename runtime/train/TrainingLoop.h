@@ -3,7 +3,9 @@
 // A training program's plan computes one optimizer step: forward, loss, backward and update,
 // with parameters and optimizer state in the persistent region. The loop feeds it micro-batches
 // from a .npz file (samples along axis 0, wrapping around), sets the learning rate of the
-// schedule and the step number, and logs the loss.
+// schedule and the step number, and logs the loss. The loop's parts, each in its own file: the
+// data (TrainingData.h), checkpoints (Checkpoints.h), saving the trained weights
+// (SaveTrained.h) and the step log (TrainingLog.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_RUNTIME_TRAIN_TRAININGLOOP_H
@@ -38,8 +40,8 @@ struct TrainingOptions {
   std::optional<std::string> savePath;
   /// Every `checkpointEvery` steps, DIR/checkpoint.safetensors: parameters, buffers and
   /// optimizer state with the step number, the program's fingerprint (its training settings,
-  /// parameters, optimizer state and the set of ops it runs) and checksums (CheckpointIntegrity.h), written atomically
-  /// (write, then rename).
+  /// parameters, optimizer state and the set of ops it runs) and checksums (CheckpointIntegrity.h),
+  /// written atomically (write, then rename).
   std::optional<std::string> checkpointDir;
   int64_t checkpointEvery = 0;
   /// Continue from DIR/checkpoint.safetensors: the step after the saved one, with the same

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/NodeImporter.h"
 #include "compiler/importer/OnnxImporter.h"
+#include "compiler/importer/OnnxTypes.h"
 #include "compiler/importer/WeightStore.h"
 #include "compiler/lowering/PlanBuilder.h"
 #include "compiler/lowering/ProgramWriter.h"

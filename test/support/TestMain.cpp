@@ -16,8 +16,7 @@
 int main(int argc, char **argv) {
   testing::InitGoogleTest(&argc, argv);
   const char *parent = std::getenv("TEST_TMPDIR");
-  std::string pattern =
-      std::string(parent && *parent ? parent : "/tmp") + "/memc-test-XXXXXX";
+  std::string pattern = std::string(parent && *parent ? parent : "/tmp") + "/memc-test-XXXXXX";
   if (!::mkdtemp(pattern.data())) {
     std::perror(("cannot make a temporary folder " + pattern).c_str());
     return 1;

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/importer/NonFiniteScan.h"
 #include "compiler/importer/WeightStore.h"
 
 #include <onnx/onnx_pb.h>

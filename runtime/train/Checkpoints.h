@@ -1,0 +1,36 @@
+//===- Checkpoints.h - a training run's checkpoints -------------*- C++ -*-===//
+//
+// DIR/checkpoint.safetensors: parameters, buffers and optimizer state with the step number, the
+// program's fingerprint and checksums (CheckpointIntegrity.h), written atomically. A run resumes
+// only from a checkpoint its own program wrote (the same fingerprint), after the saved step.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_TRAIN_CHECKPOINTS_H
+#define MEMC_RUNTIME_TRAIN_CHECKPOINTS_H
+
+#include <cstdint>
+#include <string>
+
+namespace memc::plan {
+class Plan;
+} // namespace memc::plan
+
+namespace memc::runtime {
+
+class Executor;
+
+/// The checkpoint file of checkpoint folder `dir`.
+std::string checkpointPath(const std::string &dir);
+
+/// Writes the executor's parameters, buffers and optimizer state, taken after `step`.
+bool writeCheckpoint(Executor &executor, const plan::Plan &plan, const std::string &dir,
+                     int64_t step, std::string &error);
+
+/// Restores a checkpoint into the executor; returns the step it was taken after, or -1 with a
+/// message: a damaged or foreign checkpoint, or one at or past `steps`, the run's last step.
+int64_t resumeFrom(Executor &executor, const plan::Plan &plan, const std::string &dir,
+                   int64_t steps, std::string &error);
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_TRAIN_CHECKPOINTS_H

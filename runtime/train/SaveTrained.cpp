@@ -1,0 +1,140 @@
+//===- SaveTrained.cpp - the trained weights a run saves ------------------===//
+#include "runtime/train/SaveTrained.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/io/Files.h"
+#include "runtime/io/OnnxWriter.h"
+#include "runtime/io/Safetensors.h"
+#include "runtime/plan/Plan.pb.h"
+#include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/PlanVocabulary.h"
+#include "runtime/support/FloatConversion.h"
+
+#include <map>
+#include <string_view>
+#include <vector>
+
+namespace memc::runtime {
+namespace {
+
+bool hasExtension(const std::string &path, std::string_view extension) {
+  return path.size() > extension.size() &&
+         path.compare(path.size() - extension.size(), extension.size(), extension) == 0;
+}
+
+bool isOnnxPath(const std::string &path) { return hasExtension(path, ".onnx"); }
+
+/// The initializers of the plan's ONNX template, each checked against the parameter or buffer
+/// binding of its name; their bytes are views of `values` (readParameters' arrays, in binding
+/// order) when given. A 16-bit model's f32 master weights (MasterWeights.h) are narrowed in
+/// `values` to the initializer's type, so the saved model keeps its own types.
+bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan, NamedArrays *values,
+                      std::vector<OnnxTensor> &tensors, std::string &error) {
+  if (training.onnx_template().empty()) {
+    error = "this program cannot save ONNX models: memc compiled it without the model's "
+            "template (before saving ONNX was supported); --save a .safetensors file, or "
+            "compile the program again";
+    return false;
+  }
+  std::map<std::string_view, size_t> bindingOf;
+  for (size_t i = 0; i < plan.parameters.size(); ++i)
+    if (plan::bindingKindInfo(plan.parameters[i].kind).modelWeight)
+      bindingOf[plan.parameters[i].name] = i;
+  for (const plan::OnnxInitializer &initializer : training.onnx_initializers()) {
+    auto found = bindingOf.find(initializer.name());
+    if (found == bindingOf.end()) {
+      error = "the plan's ONNX initializer '" + initializer.name() +
+              "' is not a parameter or buffer of the plan";
+      return false;
+    }
+    const PlanBuffer &buffer = plan.buffers[plan.parameters[found->second].buffer];
+    OnnxTensor tensor{initializer.name(),
+                      initializer.data_type(),
+                      {initializer.dims().begin(), initializer.dims().end()},
+                      {}};
+    DType declared = buffer.dtype;
+    bool narrowed = dtypeFromOnnx(tensor.dataType, declared) && declared != buffer.dtype &&
+                    convertibleFloats(buffer.dtype, declared);
+    if ((!narrowed && tensor.dataType != onnxDataType(buffer.dtype)) ||
+        tensor.dims != buffer.shape) {
+      error = "the plan's ONNX initializer '" + initializer.name() + "' (data type " +
+              std::to_string(tensor.dataType) + ", dims " + shapeString(tensor.dims) +
+              ") does not match its parameter, " + dtypeString(buffer.dtype) +
+              shapeString(buffer.shape);
+      return false;
+    }
+    if (values) {
+      HostArray &value = (*values)[found->second].second;
+      if (narrowed && value.dtype != declared) {
+        value.bytes = convertFloats(value.dtype, value.bytes.data(),
+                                    value.bytes.size() / elementSize(value.dtype), declared);
+        value.dtype = declared;
+      }
+      tensor.bytes = {reinterpret_cast<const char *>(value.bytes.data()), value.bytes.size()};
+    }
+    tensors.push_back(std::move(tensor));
+  }
+  return true;
+}
+
+/// How many model weights are 16-bit in the model but held in f32 by the plan (master weights).
+size_t masterWeightCount(const plan::Training &training, const LoadedPlan &plan) {
+  std::map<std::string_view, DType> held;
+  for (const PlanBinding &binding : plan.parameters)
+    held[binding.name] = plan.buffers[binding.buffer].dtype;
+  size_t count = 0;
+  for (const plan::OnnxInitializer &initializer : training.onnx_initializers()) {
+    DType declared;
+    auto found = held.find(initializer.name());
+    count += found != held.end() && dtypeFromOnnx(initializer.data_type(), declared) &&
+             declared != found->second;
+  }
+  return count;
+}
+
+} // namespace
+
+bool checkSavePath(const plan::Training &training, const LoadedPlan &plan, const std::string &path,
+                   std::string &error) {
+  if (!prepareOutputFile(path, error))
+    return false;
+  if (!isOnnxPath(path) && !hasExtension(path, ".safetensors")) {
+    error = "--save " + path +
+            ": the extension says neither format: name an ONNX model "
+            "(.onnx) or a safetensors file (.safetensors)";
+    return false;
+  }
+  std::vector<OnnxTensor> unused;
+  if (isOnnxPath(path) && !onnxInitializers(training, plan, nullptr, unused, error)) {
+    error = "--save " + path + ": " + error;
+    return false;
+  }
+  return true;
+}
+
+bool saveParameters(Executor &executor, const plan::Training &training, const std::string &path,
+                    const std::function<void(const std::string &)> &note, std::string &error) {
+  NamedArrays parameters;
+  if (!executor.readParameters(parameters, error))
+    return false;
+  if (isOnnxPath(path)) {
+    std::vector<OnnxTensor> tensors;
+    return onnxInitializers(training, executor.plan(), &parameters, tensors, error) &&
+           writeOnnxModel(path, training.onnx_template(), tensors, {}, error);
+  }
+  if (size_t count = masterWeightCount(training, executor.plan()))
+    note("--save " + path + ": " + std::to_string(count) +
+         " parameters are 16-bit in the model; they are saved as the f32 master weights "
+         "the optimizer updated (load_state_dict converts them to the model's type; "
+         "--save OUT.onnx keeps the model's types)");
+  std::vector<TensorRef> tensors;
+  for (size_t i = 0; i < parameters.size(); ++i)
+    if (plan::bindingKindInfo(executor.plan().parameters[i].kind).modelWeight) {
+      tensors.push_back(tensorRef(parameters[i].first, parameters[i].second));
+      for (const plan::SavedAlias &alias : training.saved_aliases())
+        if (alias.name() == parameters[i].first)
+          tensors.push_back(tensorRef(alias.alias(), parameters[i].second));
+    }
+  return writeSafetensors(path, tensors, {{"format", "pt"}, {"producer", "memc"}}, error);
+}
+
+} // namespace memc::runtime

@@ -1,0 +1,34 @@
+//===- SaveTrained.h - the trained weights a run saves ----------*- C++ -*-===//
+//
+// --save writes the trained parameters and buffers: for a path ending in ".onnx", the source
+// model (the program's ONNX template) with the trained weights in its own types; otherwise a
+// safetensors file that load_state_dict reads (tied weights under each of their names).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_TRAIN_SAVETRAINED_H
+#define MEMC_RUNTIME_TRAIN_SAVETRAINED_H
+
+#include <functional>
+#include <string>
+
+namespace memc::plan {
+class Training;
+} // namespace memc::plan
+
+namespace memc::runtime {
+
+class Executor;
+struct LoadedPlan;
+
+/// Before the first step: the save path can be written, and an ONNX save has what it needs.
+bool checkSavePath(const plan::Training &training, const LoadedPlan &plan, const std::string &path,
+                   std::string &error);
+
+/// Saves the executor's parameters and buffers to `path`; a `note` says when 16-bit parameters
+/// are saved as their f32 master weights.
+bool saveParameters(Executor &executor, const plan::Training &training, const std::string &path,
+                    const std::function<void(const std::string &)> &note, std::string &error);
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_TRAIN_SAVETRAINED_H

@@ -1,0 +1,129 @@
+//===- TrainingData.cpp - the micro-batches a training program is fed -----===//
+#include "runtime/train/TrainingData.h"
+#include "runtime/io/Npy.h"
+#include "runtime/plan/Plan.pb.h"
+#include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/PlanVocabulary.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace memc::runtime {
+
+NamedArrays Dataset::microBatch(int64_t index) const {
+  NamedArrays batchArrays;
+  for (const auto &[name, array] : arrays) {
+    size_t row = array->bytes.size() / samples;
+    HostArray slice{array->dtype, array->shape, std::vector<uint8_t>(row * batch)};
+    slice.shape[0] = batch;
+    for (int64_t i = 0; i < batch; ++i) {
+      auto sample = static_cast<int64_t>(
+          (static_cast<unsigned __int128>(index) * static_cast<uint64_t>(batch) +
+           static_cast<uint64_t>(i)) %
+          static_cast<uint64_t>(samples));
+      std::memcpy(slice.bytes.data() + i * row, array->bytes.data() + sample * row, row);
+    }
+    batchArrays.emplace_back(name, std::move(slice));
+  }
+  return batchArrays;
+}
+
+bool checkLabels(const plan::Training &training, const HostArray &labels, std::string &error) {
+  if (training.classes() <= 0 || (labels.dtype != DType::I64 && labels.dtype != DType::I32))
+    return true;
+  size_t count = labels.bytes.size() / elementSize(labels.dtype);
+  for (size_t i = 0; i < count; ++i) {
+    int64_t label = labels.dtype == DType::I64 ? labels.as<int64_t>()[i] : labels.as<int32_t>()[i];
+    if (label != training.ignore_index() && (label < 0 || label >= training.classes())) {
+      error = "label " + std::to_string(label) + " at flat index " + std::to_string(i) + " of '" +
+              training.labels_input() + "' is outside [0, " + std::to_string(training.classes()) +
+              ") and is not the ignored index " + std::to_string(training.ignore_index());
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string allIgnored(const plan::Training &training, const NamedArrays &batch, int64_t step,
+                       int64_t microBatch, bool checkpoints) {
+  if (training.classes() <= 0)
+    return "";
+  for (const auto &[name, labels] : batch) {
+    if (name != training.labels_input() ||
+        (labels.dtype != DType::I64 && labels.dtype != DType::I32))
+      continue;
+    size_t count = labels.bytes.size() / elementSize(labels.dtype);
+    for (size_t i = 0; i < count; ++i) {
+      int64_t label =
+          labels.dtype == DType::I64 ? labels.as<int64_t>()[i] : labels.as<int32_t>()[i];
+      if (label != training.ignore_index())
+        return "";
+    }
+    return "every label of step " + std::to_string(step) + "'s batch (micro-batch " +
+           std::to_string(microBatch) + ") is the ignored index " +
+           std::to_string(training.ignore_index()) +
+           ": its loss is undefined (PyTorch's is NaN); training stopped" +
+           (checkpoints ? " (the last checkpoint is the last good state)" : "");
+  }
+  return "";
+}
+
+bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &dataset,
+                    const std::function<void(const std::string &)> &note, std::string &error) {
+  std::map<std::string, const HostArray *> byName;
+  for (const auto &[name, array] : data)
+    byName[name] = &array;
+  std::vector<std::string> problems;
+  for (const PlanBinding &input : plan.inputs) {
+    if (plan::isScalarInput(input.name))
+      continue;
+    const PlanBuffer &buffer = plan.buffers[input.buffer];
+    auto it = byName.find(input.name);
+    std::string expected =
+        std::string(dtypeString(buffer.dtype)) + "[N" + (buffer.shape.size() > 1 ? "," : "") +
+        shapeString(
+            {buffer.shape.begin() + std::min<size_t>(1, buffer.shape.size()), buffer.shape.end()})
+            .substr(1);
+    if (it == byName.end()) {
+      problems.push_back("'" + input.name + "' is missing (expected " + expected + ")");
+      continue;
+    }
+    const HostArray &array = *it->second;
+    std::string problem = inputTypeProblem(array, buffer.dtype);
+    bool fits = problem.empty() && !buffer.shape.empty() && array.dtype == buffer.dtype &&
+                array.shape.size() == buffer.shape.size() && !array.shape.empty() &&
+                array.shape[0] > 0 &&
+                std::equal(array.shape.begin() + 1, array.shape.end(), buffer.shape.begin() + 1);
+    if (!fits) {
+      problems.push_back("'" + input.name + "' is " + fileDTypeString(array) +
+                         shapeString(array.shape) + ", expected " + expected +
+                         (problem.empty() ? "" : " (" + problem + ")"));
+      continue;
+    }
+    if (array.fileType == FileType::Float64)
+      note(float64Note(input.name));
+    if (dataset.samples != 0 && array.shape[0] != dataset.samples) {
+      problems.push_back("'" + input.name + "' has " + std::to_string(array.shape[0]) +
+                         " samples, the other arrays " + std::to_string(dataset.samples));
+      continue;
+    }
+    dataset.samples = array.shape[0];
+    dataset.batch = buffer.shape[0];
+    dataset.arrays.emplace_back(input.name, &array);
+  }
+  if (problems.empty() && dataset.samples < dataset.batch) {
+    error = "the data has " + std::to_string(dataset.samples) +
+            " samples, fewer than one micro-batch of the program (" +
+            std::to_string(dataset.batch) + " samples, axis 0 of its inputs)";
+    return false;
+  }
+  if (problems.empty())
+    return true;
+  error = "the data does not fit the program's inputs:";
+  for (const std::string &problem : problems)
+    error += "\n  " + problem;
+  return false;
+}
+
+} // namespace memc::runtime

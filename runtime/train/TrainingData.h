@@ -1,0 +1,53 @@
+//===- TrainingData.h - the micro-batches a training program is fed -*- C++ -*-===//
+//
+// The data file's arrays matched to the program's inputs (one array per data input, samples
+// along axis 0), the micro-batches cut from them in order (wrapping around), and the label
+// checks cross_entropy needs before and during training.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_TRAIN_TRAININGDATA_H
+#define MEMC_RUNTIME_TRAIN_TRAININGDATA_H
+
+#include "runtime/io/HostArray.h"
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memc::plan {
+class Training;
+} // namespace memc::plan
+
+namespace memc::runtime {
+
+struct LoadedPlan;
+
+/// The data the loop feeds: one array per data input, samples along axis 0.
+struct Dataset {
+  std::vector<std::pair<std::string, const HostArray *>> arrays;
+  int64_t samples = 0;
+  int64_t batch = 0;
+
+  /// Micro-batch `index` (0-based): `batch` samples from index * batch, wrapping around. The
+  /// product is taken in 128 bits: a resumed step near 2^63 must not wrap to a negative sample.
+  NamedArrays microBatch(int64_t index) const;
+};
+
+/// Matches `data` to the program's data inputs (name, dtype, every axis but the first) into
+/// `dataset`; false with every mismatch listed. A float64 array (converted) is a `note`.
+bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &dataset,
+                    const std::function<void(const std::string &)> &note, std::string &error);
+
+/// cross_entropy labels must be classes or the ignored index: checked for the whole data set
+/// before the first step, naming the first bad sample.
+bool checkLabels(const plan::Training &training, const HostArray &labels, std::string &error);
+
+/// cross_entropy over a batch whose labels are all the ignored index has no value (PyTorch's is
+/// NaN): the message that stops training at `step`, or empty.
+std::string allIgnored(const plan::Training &training, const NamedArrays &batch, int64_t step,
+                       int64_t microBatch, bool checkpoints);
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_TRAIN_TRAININGDATA_H

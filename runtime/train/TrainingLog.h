@@ -1,0 +1,50 @@
+//===- TrainingLog.h - what a training run reports each step ----*- C++ -*-===//
+//
+// Each optimizer step's record goes to stderr (a line, or a progress line that rewrites itself)
+// and, with --log, to a JSON-lines file: step, loss, lr, ms, peak_bytes, and loss_scale and
+// skipped under fp16 loss scaling. JSON has no NaN: a non-finite loss is written as null.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_TRAIN_TRAININGLOG_H
+#define MEMC_RUNTIME_TRAIN_TRAININGLOG_H
+
+#include "runtime/io/Files.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace memc::runtime {
+
+/// What one optimizer step reports.
+struct StepRecord {
+  int64_t step = 0;
+  float loss = 0;
+  double learningRate = 0, milliseconds = 0;
+  uint64_t peakBytes = 0;
+  /// fp16 loss scaling: the scale the step used and whether it skipped its update.
+  bool scalesLoss = false;
+  float lossScale = 0;
+  bool skipped = false;
+};
+
+/// The --log file, written as the steps go.
+class TrainingLog {
+public:
+  /// Creates (replaces) `path`; null with "--log: ..." in `error`.
+  static std::unique_ptr<TrainingLog> create(const std::string &path, std::string &error);
+  bool write(const StepRecord &record, std::string &error);
+  bool close(std::string &error);
+
+private:
+  explicit TrainingLog(std::unique_ptr<StreamedFile> file) : file(std::move(file)) {}
+  std::unique_ptr<StreamedFile> file;
+};
+
+/// The step's line on stderr; with `progress`, one line of `steps` that rewrites itself, with
+/// the throughput of `samplesPerStep`.
+void printStep(const StepRecord &record, bool progress, int64_t steps, int64_t samplesPerStep);
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_TRAIN_TRAININGLOG_H

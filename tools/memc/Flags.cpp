@@ -1,0 +1,432 @@
+//===- Flags.cpp - memc's command line ------------------------------------===//
+//
+// The flags in three groups (memc, training, memory), what each accepts, whether each applies
+// to what memc was asked to do, and their mapping to memc::PipelineOptions.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/memc/Flags.h"
+
+#include "kernels/KernelTargets.h"
+#include "kernels/ShapeRules.h"
+#include "runtime/support/Bytes.h"
+#include "runtime/support/NumberRange.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <unistd.h>
+
+namespace cl = llvm::cl;
+
+namespace {
+
+/// A numeric flag's values: finite, and PyTorch's own ranges where it has them (lr, betas, eps,
+/// weight decay), stricter where a value would be silently ignored (a clip norm of 0), is no
+/// momentum (above 1) or could not finish (a step of 10^9 micro-batches).
+struct RangedFlag {
+  const cl::Option *flag;
+  std::function<double()> value;
+  memc::runtime::NumberRange range;
+};
+/// Every RangedOpt, in declaration order.
+std::vector<RangedFlag> &rangedFlags() {
+  static std::vector<RangedFlag> flags;
+  return flags;
+}
+/// A numeric flag declared with its range, which checkFlagRanges enforces: a new numeric flag
+/// is one declaration.
+template <typename T> class RangedOpt : public cl::opt<T> {
+public:
+  template <typename... Modifiers>
+  RangedOpt(memc::runtime::NumberRange range, const Modifiers &...modifiers)
+      : cl::opt<T>(modifiers...) {
+    rangedFlags().push_back({this, [this] { return double(this->getValue()); }, range});
+  }
+};
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+cl::OptionCategory memcCategory("memc options");
+cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required,
+                               cl::cat(memcCategory));
+cl::opt<std::string> outputPath("o", cl::desc("Output file (default: stdout)"),
+                                cl::value_desc("file"), cl::init("-"), cl::cat(memcCategory));
+using memc::CompileMode;
+cl::opt<CompileMode>
+    mode("mode", cl::desc("What to build (default: train when --loss is given, import otherwise)"),
+         cl::init(CompileMode::Import),
+         cl::values(clEnumValN(CompileMode::Import, "import", "print the model as memc IR"),
+                    clEnumValN(CompileMode::Infer, "infer",
+                               "an executable computing the model's outputs"),
+                    clEnumValN(CompileMode::Train, "train", "an executable training the model")),
+         cl::cat(memcCategory));
+cl::opt<std::string> target("target",
+                            cl::desc("The device kind the program runs on (plans record it and "
+                                     "only its devices load them)"),
+                            cl::init(memc::kernels::kCpuTarget), cl::cat(memcCategory));
+
+cl::OptionCategory trainingCategory("memc training options");
+cl::opt<std::string> loss("loss", cl::desc("Loss: cross_entropy or mse"),
+                          cl::cat(trainingCategory));
+cl::opt<std::string> lossInput("loss-input", cl::desc("Graph output the loss is computed from"),
+                               cl::cat(trainingCategory));
+cl::opt<std::string> labels("labels", cl::desc("Name of the labels input (default: labels)"),
+                            cl::init("labels"), cl::cat(trainingCategory));
+cl::opt<std::string> optimizer("optimizer", cl::desc("sgd or adamw (default: adamw)"),
+                               cl::init("adamw"), cl::cat(trainingCategory));
+RangedOpt<double> learningRate({0, kInf, false}, "lr", cl::desc("Learning rate (default: 0.001)"),
+                               cl::init(1e-3), cl::cat(trainingCategory));
+RangedOpt<double> momentum({0, 1}, "momentum", cl::desc("SGD momentum (default: 0)"), cl::init(0.0),
+                           cl::cat(trainingCategory));
+cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"), cl::cat(trainingCategory));
+RangedOpt<double>
+    weightDecay({0, kInf}, "weight-decay",
+                cl::desc("Weight decay (default: torch.optim's, 0.01 for adamw, 0 for "
+                         "sgd)"),
+                cl::init(0.0), cl::cat(trainingCategory));
+RangedOpt<double> beta1({0, 1, true, false}, "beta1", cl::desc("AdamW beta1 (default: 0.9)"),
+                        cl::init(0.9), cl::cat(trainingCategory));
+RangedOpt<double> beta2({0, 1, true, false}, "beta2", cl::desc("AdamW beta2 (default: 0.999)"),
+                        cl::init(0.999), cl::cat(trainingCategory));
+RangedOpt<double> epsilon({0, kInf, false}, "eps", cl::desc("AdamW epsilon (default: 1e-8)"),
+                          cl::init(1e-8), cl::cat(trainingCategory));
+RangedOpt<double> clipGradNorm({0, kInf, false}, "clip-grad-norm",
+                               cl::desc("Clip the gradients' global norm to this (default: no "
+                                        "clipping)"),
+                               cl::init(0.0), cl::cat(trainingCategory));
+RangedOpt<int64_t> gradAccum({1, 65536, true, true, true}, "grad-accum",
+                             cl::desc("Micro-batches per optimizer step (default: 1)"), cl::init(1),
+                             cl::cat(trainingCategory));
+// Up to 2^32, far above any useful scale (GradScaler starts at 2^16).
+RangedOpt<double> lossScale({0, 4294967296.0, false}, "loss-scale",
+                            cl::desc("--precision fp16: a fixed loss scale instead of the dynamic "
+                                     "one (default: dynamic, from 2^16)"),
+                            cl::init(65536.0), cl::cat(trainingCategory));
+RangedOpt<int64_t> lossScaleWindow({1, double(memc::kernels::kMaxLossScaleWindow), true, true,
+                                    true},
+                                   "loss-scale-window",
+                                   cl::desc("--precision fp16: consecutive finite steps before the "
+                                            "dynamic loss scale doubles (default: 2000)"),
+                                   cl::init(2000), cl::cat(trainingCategory));
+RangedOpt<int64_t> warmup({0, memc::runtime::kMaxFlagCount, true, true, true}, "warmup",
+                          cl::desc("Linear learning-rate warmup steps (default: 0)"), cl::init(0),
+                          cl::cat(trainingCategory));
+RangedOpt<int64_t> decaySteps({0, memc::runtime::kMaxFlagCount, true, true, true}, "decay-steps",
+                              cl::desc("Cosine decay steps after warmup (default: 0, a constant "
+                                       "rate)"),
+                              cl::init(0), cl::cat(trainingCategory));
+cl::list<std::string> freeze("freeze", cl::desc("Glob of parameters that do not train"),
+                             cl::cat(trainingCategory));
+cl::list<std::string> trainable("trainable", cl::desc("Glob of the only parameters that train"),
+                                cl::cat(trainingCategory));
+cl::OptionCategory memoryCategory("memc memory options");
+cl::opt<std::string> vramBudget("vram-budget",
+                                cl::desc("Device memory the program may use at its peak "
+                                         "(e.g. 24GiB, 1.5GB, 512MiB)"),
+                                cl::value_desc("size"), cl::cat(memoryCategory));
+cl::opt<std::string> precision("precision",
+                               cl::desc("What ops compute in: fp32, bf16 or fp16 (matmuls and "
+                                        "convolutions in 16 bits, f32 master weights; fp16 "
+                                        "training scales the loss; default: fp32)"),
+                               cl::init("fp32"), cl::cat(memoryCategory));
+cl::opt<memc::RematMode> rematMode(
+    "remat", cl::desc("What to recompute in the backward instead of keeping it (default: auto)"),
+    cl::init(memc::RematMode::Auto),
+    cl::values(clEnumValN(memc::RematMode::Auto, "auto", "only as much as the budget needs"),
+               clEnumValN(memc::RematMode::None, "none", "keep every activation"),
+               clEnumValN(memc::RematMode::Full, "full", "keep only layer boundaries")),
+    cl::cat(memoryCategory));
+cl::opt<memc::RematSolver> rematSolver(
+    "remat-solver", cl::desc("How --remat auto decides (default: heuristic)"),
+    cl::init(memc::RematSolver::Heuristic),
+    cl::values(clEnumValN(memc::RematSolver::Heuristic, "heuristic",
+                          "greedy, in well under a second"),
+               clEnumValN(memc::RematSolver::Ilp, "ilp",
+                          "integer program (COIN-OR CBC), the heuristic where it cannot solve")),
+    cl::cat(memoryCategory));
+RangedOpt<double> ilpTimeLimit({0, 1e6, false}, "ilp-time-limit",
+                               cl::desc("Seconds the ILP solver may take (default: 20)"),
+                               cl::init(20.0), cl::cat(memoryCategory));
+enum class FuseAttention { Auto, Off };
+cl::opt<FuseAttention> fuseAttention(
+    "fuse-attention",
+    cl::desc("Replace attention subgraphs with memc.flash_attention (default: auto)"),
+    cl::init(FuseAttention::Auto),
+    cl::values(clEnumValN(FuseAttention::Auto, "auto", "every attention the pattern matches"),
+               clEnumValN(FuseAttention::Off, "off", "keep attention as exported")),
+    cl::cat(memoryCategory));
+enum class MaxPoolArgmax { Auto, On, Off };
+cl::opt<MaxPoolArgmax> maxPoolArgmax(
+    "max-pool-argmax",
+    cl::desc("Train: max_pool saves a one-byte argmax per output for its gradient, instead of "
+             "the gradient keeping the pool's input (default: auto)"),
+    cl::init(MaxPoolArgmax::Auto),
+    cl::values(clEnumValN(MaxPoolArgmax::Auto, "auto",
+                          "on unless a --vram-budget or --remat full lets remat run"),
+               clEnumValN(MaxPoolArgmax::On, "on", "windows of up to 256 taps"),
+               clEnumValN(MaxPoolArgmax::Off, "off", "max_pool_grad searches the input again")),
+    cl::cat(memoryCategory));
+enum class FuseLoss { Auto, Off };
+cl::opt<FuseLoss> fuseLoss(
+    "fuse-loss",
+    cl::desc("Train with cross_entropy: compute the LM head and the loss in chunks, without "
+             "the logits (memc.linear_cross_entropy; default: auto)"),
+    cl::init(FuseLoss::Auto),
+    cl::values(clEnumValN(FuseLoss::Auto, "auto", "when nothing else reads the logits"),
+               clEnumValN(FuseLoss::Off, "off", "keep the head product and cross_entropy")),
+    cl::cat(memoryCategory));
+cl::opt<bool> report("report", cl::desc("Print where the peak's bytes go"),
+                     cl::cat(memoryCategory));
+cl::opt<std::string> reportJson("report-json", cl::desc("Write the memory report as JSON"),
+                                cl::value_desc("file"), cl::cat(memoryCategory));
+cl::opt<std::string> reportSvg("report-svg",
+                               cl::desc("Draw memory over the schedule, before and after remat"),
+                               cl::value_desc("file"), cl::cat(memoryCategory));
+
+enum class Emit { Mlir, MlirImport };
+cl::opt<Emit>
+    emit("emit", cl::desc("What IR --mode=import prints (default: mlir)"), cl::init(Emit::Mlir),
+         cl::values(clEnumValN(Emit::Mlir, "mlir", "memc IR in canonical form"),
+                    clEnumValN(Emit::MlirImport, "mlir-import", "memc IR exactly as imported")),
+         cl::cat(memcCategory));
+cl::list<std::string> inputShapes("input-shape",
+                                  cl::desc("Static shape for a graph input with symbolic dims"),
+                                  cl::value_desc("NAME=DIMS, e.g. input_ids=4x128"),
+                                  cl::cat(memcCategory));
+
+/// The budget and remat flags; false (with a message) on a malformed size.
+bool budgetOptions(memc::BudgetOptions &options) {
+  if (vramBudget.getNumOccurrences()) {
+    options.budgetBytes = memc::runtime::parseByteSize(vramBudget);
+    if (!options.budgetBytes || *options.budgetBytes == 0) {
+      llvm::errs() << "memc: error: --vram-budget expects a size such as 24GiB, 1.5GB or 512MiB, "
+                      "got '"
+                   << vramBudget << "'\n";
+      return false;
+    }
+  }
+  if (!memc::kernels::targetContracts(target)) {
+    llvm::errs() << "memc: error: --target must be one of " << memc::kernels::targetNames()
+                 << ", got '" << target << "'\n";
+    return false;
+  }
+  options.mode = rematMode;
+  options.solver = rematSolver;
+  options.ilpTimeLimitSeconds = ilpTimeLimit;
+  options.plan.target = target;
+  return true;
+}
+
+/// Validates the training flags into options; prints the problem and returns false.
+bool trainingOptions(memc::TrainStepOptions &options, memc::Precision chosenPrecision) {
+  auto error = [](const std::string &message) {
+    llvm::errs() << "memc: error: " << message << "\n";
+    return false;
+  };
+  std::optional<memc::LossKind> lossKind = memc::parseLossKind(loss);
+  if (!lossKind)
+    return error("--loss must be cross_entropy or mse, got '" + loss + "'");
+  options.loss = *lossKind;
+  memc::OptimizerOptions &opt = options.optimizer;
+  std::string unknown;
+  opt.name = optimizer;
+  if (optimizer == "none" || !memc::createOptimizer(opt, unknown))
+    return error("--optimizer must be one of " + memc::optimizerNames() + ", got '" + optimizer +
+                 "'");
+  opt.accumulationSteps = gradAccum;
+  if (nesterov && (optimizer != "sgd" || momentum == 0))
+    return error("--nesterov needs --optimizer sgd with --momentum > 0");
+  opt.momentum = momentum;
+  opt.nesterov = nesterov;
+  if (weightDecay.getNumOccurrences()) // otherwise the optimizer's default
+    opt.weightDecay = weightDecay;
+  opt.beta1 = beta1;
+  opt.beta2 = beta2;
+  opt.eps = epsilon;
+  opt.clipGradNorm = clipGradNorm;
+  if (chosenPrecision == memc::Precision::Fp16) {
+    opt.lossScale.enabled = true;
+    opt.lossScale.dynamic = !lossScale.getNumOccurrences();
+    opt.lossScale.initialScale = lossScale;
+    opt.lossScale.window = lossScaleWindow;
+  } else if (lossScale.getNumOccurrences() || lossScaleWindow.getNumOccurrences()) {
+    return error(
+        std::string(lossScale.getNumOccurrences() ? "--loss-scale" : "--loss-scale-window") +
+        " needs --precision fp16 (bf16 and fp32 train without loss scaling), got "
+        "--precision " +
+        precision);
+  }
+  if (lossScale.getNumOccurrences() && lossScaleWindow.getNumOccurrences())
+    return error("--loss-scale-window sets when a dynamic scale grows; --loss-scale fixes the "
+                 "scale: give one of them");
+  options.lossInput = lossInput;
+  options.labelsName = labels;
+  options.freeze.assign(freeze.begin(), freeze.end());
+  options.trainable.assign(trainable.begin(), trainable.end());
+  return true;
+}
+
+/// The flags of `category` given on the command line, as "--lr, --optimizer".
+std::string givenFlags(const cl::OptionCategory &category) {
+  std::vector<std::string> names;
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.second->getNumOccurrences() &&
+        llvm::is_contained(entry.second->Categories, &category))
+      names.push_back("--" + entry.getKey().str());
+  llvm::sort(names);
+  return llvm::join(names, ", ");
+}
+
+/// Memory flags where memc plans nothing (it prints IR): false after saying which flags.
+bool checkMemoryFlagsApply() {
+  std::string given = givenFlags(memoryCategory);
+  bool printsIr = emit.getNumOccurrences() || (mode == CompileMode::Import && loss.empty());
+  if (given.empty() || !printsIr)
+    return true;
+  bool several = given.find(',') != std::string::npos;
+  llvm::errs() << "memc: error: " << given << ": " << (several ? "memory flags" : "a memory flag")
+               << ", but memc prints the model's IR here and plans no memory (--mode=infer, or "
+                  "--loss to train, builds a program whose memory they set)\n";
+  return false;
+}
+
+/// Training flags where nothing trains: false after saying which flags and why.
+bool checkTrainingFlagsApply() {
+  std::string given = givenFlags(trainingCategory);
+  if (given.empty())
+    return true;
+  bool several = given.find(',') != std::string::npos;
+  auto error = [&](const std::string &why) {
+    llvm::errs() << "memc: error: " << given << ": "
+                 << (several ? "training flags" : "a training flag") << why << "\n";
+    return false;
+  };
+  if (mode.getNumOccurrences() && mode == CompileMode::Import)
+    return error(", but --mode=import prints the model's IR and does not train "
+                 "(drop --mode=import, and give --loss, to train)");
+  if (emit.getNumOccurrences())
+    return error(", but --emit prints the model's IR and does not train (drop "
+                 "--emit, and give --loss, to train)");
+  if (mode == CompileMode::Infer)
+    return error(", but --mode=infer builds a program that computes the model's "
+                 "outputs and does not train (--mode=train, or no --mode, with --loss trains)");
+  if (loss.empty() && mode == CompileMode::Import)
+    return error(" without --loss: memc would print the model's IR" +
+                 std::string(outputPath == "-" ? "" : " to " + outputPath) +
+                 " instead of building a training program (add --loss cross_entropy|mse)");
+  return true;
+}
+
+/// Checks the numeric flags given against the ranges they were declared with, before anything
+/// compiles: out of range, a flag is an error naming it and its range.
+bool checkFlagRanges() {
+  bool allInRange = true;
+  for (const RangedFlag &row : rangedFlags())
+    if (row.flag->getNumOccurrences() && !memc::runtime::isInRange(row.value(), row.range)) {
+      llvm::errs() << "memc: error: "
+                   << memc::runtime::rangeError("--" + row.flag->ArgStr.str(), row.range,
+                                                memc::runtime::formatNumber(row.value()))
+                   << "\n";
+      allInRange = false;
+    }
+  return allInRange;
+}
+
+/// The flags as pipeline options; false after printing what is wrong with them.
+bool pipelineOptions(memc::PipelineOptions &options) {
+  if (!checkTrainingFlagsApply() || !checkMemoryFlagsApply() || !checkFlagRanges())
+    return false;
+  if (!loss.empty() && mode == CompileMode::Import)
+    mode = CompileMode::Train;
+  if (mode == CompileMode::Train && loss.empty()) {
+    llvm::errs() << "memc: error: training needs --loss cross_entropy|mse\n";
+    return false;
+  }
+  options.mode = mode;
+  options.canonicalize = emit == Emit::Mlir;
+  options.fuseAttention = fuseAttention == FuseAttention::Auto;
+  if (maxPoolArgmax != MaxPoolArgmax::Auto)
+    options.saveMaxPoolArgmax = maxPoolArgmax == MaxPoolArgmax::On;
+  options.training.fuseLoss = fuseLoss == FuseLoss::Auto;
+  for (const std::string &text : inputShapes) {
+    std::string error;
+    if (!memc::addInputShape(text, options.import, error)) {
+      llvm::errs() << "memc: error: " << error << "\n";
+      return false;
+    }
+  }
+  if (mode == CompileMode::Import)
+    return true;
+  std::optional<memc::Precision> chosen = memc::parsePrecision(precision);
+  if (!chosen) {
+    llvm::errs() << "memc: error: --precision must be fp32, bf16 or fp16, got '" << precision
+                 << "'\n";
+    return false;
+  }
+  options.precision = *chosen;
+  if (mode == CompileMode::Train) {
+    if (!trainingOptions(options.training, options.precision))
+      return false;
+    options.schedule = {learningRate, warmup, decaySteps};
+  }
+  return budgetOptions(options.budget);
+}
+
+/// Parses the command line; false after printing LLVM's option errors ("memc: Unknown command
+/// line argument ...", "memc: for the --lr option: ...") in memc's form, the first an error and
+/// the rest notes. Values that do not parse are reported by the options themselves straight to
+/// stderr, so stderr goes to a temporary file while parsing (--help and --version print to
+/// stdout and exit there).
+bool parseCommandLine(int argc, char **argv) {
+  std::string messages;
+  llvm::raw_string_ostream messageStream(messages);
+  std::FILE *captured = std::tmpfile();
+  int savedStderr = captured ? ::dup(STDERR_FILENO) : -1;
+  if (savedStderr >= 0)
+    ::dup2(::fileno(captured), STDERR_FILENO);
+  bool parsed = cl::ParseCommandLineOptions(
+      argc, argv, "memc: compile ONNX models into memory-optimized training executables\n",
+      &messageStream);
+  if (savedStderr >= 0) {
+    ::dup2(savedStderr, STDERR_FILENO);
+    ::close(savedStderr);
+    std::rewind(captured);
+    char buffer[4096];
+    std::string direct;
+    for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), captured)) > 0;)
+      direct.append(buffer, n);
+    messages = direct + messages;
+  }
+  if (captured)
+    std::fclose(captured);
+  if (parsed && messages.empty())
+    return true;
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(messages).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (auto [index, line] : llvm::enumerate(lines)) {
+    line = line.trim();
+    if (line.starts_with("memc: "))
+      line = line.drop_front(6);
+    llvm::errs() << "memc: " << (index == 0 && !parsed ? "error: " : "note: ") << line << "\n";
+  }
+  return parsed;
+}
+
+} // namespace
+
+bool parseDriverOptions(int argc, char **argv, DriverOptions &driver) {
+  cl::HideUnrelatedOptions({&memcCategory, &trainingCategory, &memoryCategory});
+  cl::SetVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "memc " MEMC_VERSION " (revision " MEMC_REVISION ")\n"; });
+  if (!parseCommandLine(argc, argv) || !pipelineOptions(driver.pipeline))
+    return false;
+  driver.modelPath = modelPath;
+  driver.outputPath = outputPath;
+  driver.report = report;
+  driver.reportJson = reportJson;
+  driver.reportSvg = reportSvg;
+  return true;
+}
