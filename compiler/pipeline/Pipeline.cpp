@@ -142,7 +142,7 @@ LogicalResult planTraining(ModuleOp module, const std::string &modelName,
     return failure();
   if (!gradients->fits)
     compiled.warnings.push_back("the gradients program of --dump-grads needs " +
-                                formatBytes(planPeakBytes(gradients->plan)) +
+                                runtime::formatBytes(planPeakBytes(gradients->plan)) +
                                 ", more than the budget");
   plan::Plan &plan = compiled.planned->plan;
   if (failed(recordTrainingSetup(step, options, plan)))
