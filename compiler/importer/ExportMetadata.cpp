@@ -7,9 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/ExportMetadata.h"
 #include "compiler/importer/OnnxTypes.h"
+#include "runtime/io/Json.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/JSON.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -25,19 +26,23 @@ constexpr const char *kBuffersKey = "memc.buffers";
 constexpr const char *kPaddingKey = "memc.padding_idx";
 constexpr const char *kExampleShapesKey = "memc.example_shapes";
 constexpr const char *kTiedKey = "memc.tied";
+// Written by the helper for the dynamic batch axis; memc reads the axis off the graph for now.
+constexpr const char *kBatchAxisKey = "memc.batch_axis";
 constexpr const char *kSupportedVersion = "1";
+constexpr const char *kKnownKeys[] = {kVersionKey, kParametersKey,    kBuffersKey, kPaddingKey,
+                                      kTiedKey,    kExampleShapesKey, kBatchAxisKey};
 
-/// Parses the JSON `value` of `key` into `parsed`.
-bool parseJson(const std::string &key, const std::string &value, llvm::json::Value &parsed,
+using runtime::JsonValue;
+
+/// Parses the JSON `value` of `key` into `parsed`, with the runtime's strict reader: bounded
+/// nesting (a value of 100,000 `[` must not exhaust the stack) and no duplicate object keys.
+bool parseJson(const std::string &key, const std::string &value, JsonValue &parsed,
                std::string &error) {
-  llvm::Expected<llvm::json::Value> result = llvm::json::parse(value);
-  if (!result) {
-    error = "metadata_props '" + key + "' is not valid JSON (" +
-            llvm::toString(result.takeError()) + ")";
-    return false;
-  }
-  parsed = std::move(*result);
-  return true;
+  std::string why;
+  if (runtime::parseJson(value, parsed, why))
+    return true;
+  error = "metadata_props '" + key + "' is not valid JSON (" + why + ")";
+  return false;
 }
 
 /// Whether `name`, which `key` lists, is one of the model's initializers.
@@ -54,23 +59,21 @@ bool checkInitializer(const std::string &key, const std::string &name,
 bool readNameList(const std::string &key, const std::string &value,
                   const std::set<std::string> &initializers, std::set<std::string> &names,
                   std::string &error) {
-  llvm::json::Value parsed(nullptr);
+  JsonValue parsed;
   if (!parseJson(key, value, parsed, error))
     return false;
-  const llvm::json::Array *list = parsed.getAsArray();
-  if (!list) {
+  if (!parsed.isArray()) {
     error = "metadata_props '" + key + "' must be a JSON list of initializer names";
     return false;
   }
-  for (const llvm::json::Value &entry : *list) {
-    std::optional<llvm::StringRef> name = entry.getAsString();
-    if (!name) {
+  for (const JsonValue &entry : parsed.elements()) {
+    if (!entry.isString()) {
       error = "metadata_props '" + key + "' must be a JSON list of initializer names";
       return false;
     }
-    if (!checkInitializer(key, name->str(), initializers, error))
+    if (!checkInitializer(key, entry.string(), initializers, error))
       return false;
-    names.insert(name->str());
+    names.insert(entry.string());
   }
   return true;
 }
@@ -79,24 +82,22 @@ bool readNameList(const std::string &key, const std::string &value,
 bool readPaddingRows(const std::string &key, const std::string &value,
                      const std::set<std::string> &initializers,
                      std::map<std::string, int64_t> &rows, std::string &error) {
-  llvm::json::Value parsed(nullptr);
+  JsonValue parsed;
   if (!parseJson(key, value, parsed, error))
     return false;
-  const llvm::json::Object *object = parsed.getAsObject();
-  if (!object) {
+  if (!parsed.isObject()) {
     error = "metadata_props '" + key + "' must be a JSON object {embedding weight name: row}";
     return false;
   }
-  for (const auto &[name, row] : *object) {
-    std::optional<int64_t> index = row.getAsInteger();
-    if (!index || *index < 0) {
-      error = "metadata_props '" + key + "' gives '" + name.str() +
+  for (const auto &[name, row] : parsed.members()) {
+    if (!row.isInteger() || row.integer() < 0) {
+      error = "metadata_props '" + key + "' gives '" + name +
               "' a row that is not a non-negative integer";
       return false;
     }
-    if (!checkInitializer(key, name.str(), initializers, error))
+    if (!checkInitializer(key, name, initializers, error))
       return false;
-    rows[name.str()] = *index;
+    rows[name] = row.integer();
   }
   return true;
 }
@@ -105,36 +106,32 @@ bool readPaddingRows(const std::string &key, const std::string &value,
 bool readExampleShapes(const std::string &key, const std::string &value,
                        const std::set<std::string> &inputs,
                        std::map<std::string, std::vector<int64_t>> &shapes, std::string &error) {
-  llvm::json::Value parsed(nullptr);
+  JsonValue parsed;
   if (!parseJson(key, value, parsed, error))
     return false;
-  const llvm::json::Object *object = parsed.getAsObject();
-  if (!object) {
+  if (!parsed.isObject()) {
     error = "metadata_props '" + key + "' must be a JSON object {graph input: [dims]}";
     return false;
   }
-  for (const auto &[name, dims] : *object) {
-    const llvm::json::Array *list = dims.getAsArray();
+  for (const auto &[name, dims] : parsed.members()) {
+    bool positive = dims.isArray();
     std::vector<int64_t> shape;
-    for (size_t i = 0; list && i < list->size(); ++i) {
-      std::optional<int64_t> dim = (*list)[i].getAsInteger();
-      if (!dim || *dim <= 0) {
-        list = nullptr;
-        break;
-      }
-      shape.push_back(*dim);
+    for (size_t i = 0; positive && i < dims.elements().size(); ++i) {
+      const JsonValue &dim = dims.elements()[i];
+      positive = dim.isInteger() && dim.integer() > 0;
+      shape.push_back(dim.integer());
     }
-    if (!list) {
-      error = "metadata_props '" + key + "' gives '" + name.str() +
+    if (!positive) {
+      error = "metadata_props '" + key + "' gives '" + name +
               "' a shape that is not a list of positive integers";
       return false;
     }
-    if (!inputs.count(name.str())) {
-      error = "metadata_props '" + key + "' names '" + name.str() +
+    if (!inputs.count(name)) {
+      error = "metadata_props '" + key + "' names '" + name +
               "', which is not a graph input of the model";
       return false;
     }
-    shapes[name.str()] = std::move(shape);
+    shapes[name] = std::move(shape);
   }
   return true;
 }
@@ -144,36 +141,42 @@ bool readExampleShapes(const std::string &key, const std::string &value,
 bool readTiedGroups(const std::string &key, const std::string &value,
                     const std::set<std::string> &initializers,
                     std::vector<std::vector<std::string>> &groups, std::string &error) {
-  llvm::json::Value parsed(nullptr);
+  JsonValue parsed;
   if (!parseJson(key, value, parsed, error))
     return false;
-  const llvm::json::Array *list = parsed.getAsArray();
-  for (size_t g = 0; list && g < list->size(); ++g) {
-    const llvm::json::Array *group = (*list)[g].getAsArray();
+  bool wellFormed = parsed.isArray();
+  std::set<std::string> aliases;
+  for (size_t g = 0; wellFormed && g < parsed.elements().size(); ++g) {
+    const JsonValue &group = parsed.elements()[g];
+    wellFormed = group.isArray() && group.elements().size() >= 2;
     std::vector<std::string> names;
-    for (size_t i = 0; group && i < group->size(); ++i) {
-      std::optional<llvm::StringRef> name = (*group)[i].getAsString();
-      if (!name)
-        group = nullptr;
-      else
-        names.push_back(name->str());
+    for (size_t i = 0; wellFormed && i < group.elements().size(); ++i) {
+      wellFormed = group.elements()[i].isString();
+      names.push_back(group.elements()[i].string());
     }
-    if (!group || names.size() < 2) {
-      list = nullptr;
+    if (!wellFormed)
       break;
-    }
     if (!checkInitializer(key, names[0], initializers, error))
       return false;
-    for (size_t i = 1; i < names.size(); ++i)
+    for (size_t i = 1; i < names.size(); ++i) {
+      // --save writes each name as a safetensors tensor: refused here, not after training.
+      if (names[i].empty() || names[i] == "__metadata__" || !aliases.insert(names[i]).second) {
+        error = "metadata_props '" + key + "' names \"" + names[i] + "\" as a tied name" +
+                (names[i].empty() || names[i] == "__metadata__"
+                     ? ", which a safetensors file cannot hold"
+                     : " twice");
+        return false;
+      }
       if (initializers.count(names[i])) {
         error = "metadata_props '" + key + "' ties '" + names[i] + "' to '" + names[0] +
                 "', but the model holds both as initializers, which would train apart (export "
                 "the model again with python/memc_export.py, without constant folding)";
         return false;
       }
+    }
     groups.push_back(std::move(names));
   }
-  if (!list) {
+  if (!wellFormed) {
     error = "metadata_props '" + key + "' must be a JSON list of lists of two or more names";
     return false;
   }
@@ -187,8 +190,12 @@ bool readExportMetadata(const onnx::ModelProto &model, std::optional<ExportMetad
   metadata.reset();
   std::map<std::string, std::string> props;
   for (const onnx::StringStringEntryProto &entry : model.metadata_props())
-    if (llvm::StringRef(entry.key()).starts_with("memc."))
-      props[entry.key()] = entry.value();
+    if (llvm::StringRef(entry.key()).starts_with("memc.") &&
+        !props.emplace(entry.key(), entry.value()).second) {
+      error = "metadata_props has '" + entry.key() +
+              "' twice (which one counts is undefined; onnx.checker refuses such files)";
+      return false;
+    }
   if (props.empty())
     return true;
 
@@ -198,10 +205,10 @@ bool readExportMetadata(const onnx::ModelProto &model, std::optional<ExportMetad
             "' (write the model with python/memc_export.py)";
     return false;
   }
-  llvm::json::Value parsedVersion(nullptr);
+  JsonValue parsedVersion;
   if (!parseJson(kVersionKey, version->second, parsedVersion, error))
     return false;
-  if (parsedVersion.getAsString() != llvm::StringRef(kSupportedVersion)) {
+  if (!parsedVersion.isString() || parsedVersion.string() != kSupportedVersion) {
     error = std::string("metadata_props '") + kVersionKey + "' is " + version->second +
             "; this memc reads version \"" + kSupportedVersion + "\"";
     return false;
@@ -216,6 +223,9 @@ bool readExportMetadata(const onnx::ModelProto &model, std::optional<ExportMetad
   for (const onnx::TensorProto &initializer : model.graph().initializer())
     initializers.insert(initializer.name());
   ExportMetadata read;
+  for (const auto &entry : props)
+    if (!llvm::is_contained(kKnownKeys, entry.first))
+      read.unknownKeys.push_back(entry.first);
   if (!readNameList(kParametersKey, parameters->second, initializers, read.parameters, error))
     return false;
   for (const onnx::TensorProto &initializer : model.graph().initializer())

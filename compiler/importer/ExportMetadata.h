@@ -37,6 +37,8 @@ struct ExportMetadata {
   /// Tied groups: the exported initializer first, then the other state_dict names of the same
   /// tensor, which are not initializers (torch exports a shared parameter once).
   std::vector<std::vector<std::string>> tied;
+  /// memc.* keys the helper does not write (a misspelling, or a newer helper): warned, ignored.
+  std::vector<std::string> unknownKeys;
 };
 
 /// Reads the helper's metadata from `model`'s metadata_props into `metadata`, left empty for a

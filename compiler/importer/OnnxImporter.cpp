@@ -250,6 +250,11 @@ LogicalResult OnnxImporter::loadModel() {
   std::string error;
   if (!weights.index(model, modelPath, error) || !readExportMetadata(model, exportMetadata, error))
     return emitError(modelLocation()) << error;
+  if (exportMetadata)
+    for (const std::string &key : exportMetadata->unknownKeys)
+      emitWarning(modelLocation()) << "metadata_props key '" << key
+                                   << "' is not one memc's export helper writes (misspelled?); "
+                                      "it is ignored";
   // The weight store reads data from the files when asked; the parsed copies are not needed.
   for (onnx::TensorProto &initializer : *model.mutable_graph()->mutable_initializer())
     initializer.clear_raw_data();

@@ -10,6 +10,7 @@
 #include "compiler/importer/OnnxTypes.h"
 #include "dialects/memc/ShapeInference.h"
 #include "kernels/ShapeRules.h"
+#include "runtime/support/NumberRange.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/xxhash.h"
@@ -1595,7 +1596,9 @@ FailureOr<Value> resizeAxis(NodeImporter &n, Value value, int64_t axis, const Re
 }
 
 /// Resize's target per axis: from `sizes`, or floor(dim * scale) from `scales` (whose values
-/// the coordinate transformation then uses as they are).
+/// the coordinate transformation then uses as they are). Every axis stays within
+/// kMaxHostElements (its gather indices are built on the host) and the output within memc's
+/// tensor limit.
 FailureOr<SmallVector<ResizedAxis>> resizeTargets(NodeImporter &n, ArrayRef<int64_t> shape) {
   int64_t rank = shape.size();
   std::vector<int64_t> resized(rank);
@@ -1621,9 +1624,16 @@ FailureOr<SmallVector<ResizedAxis>> resizeTargets(NodeImporter &n, ArrayRef<int6
                        std::to_string(resized.size()) + " axes");
       for (size_t i = 0; i < resized.size(); ++i) {
         double scale = given->floatAt(i);
-        if (!(scale > 0))
-          return n.error("scales must be positive");
+        if (!(scale > 0) || !std::isfinite(scale))
+          return n.error("scales must be positive and finite, got " +
+                         runtime::formatNumber(scale));
         double length = shape[resized[i]] * scale;
+        // Checked before the conversion: floor(4 * 3e18) does not fit an int64 (it came out as 0).
+        if (length >= double(kMaxHostElements) + 1)
+          return n.error("scale " + runtime::formatNumber(scale) + " resizes dimension " +
+                         std::to_string(resized[i]) + " (" + std::to_string(shape[resized[i]]) +
+                         ") to " + runtime::formatNumber(std::floor(length)) + ", more than the " +
+                         std::to_string(kMaxHostElements) + " a resized axis may have");
         targets[resized[i]] = {int64_t(std::floor(length)), scale, length};
         if (targets[resized[i]].size == 0 && shape[resized[i]] != 0)
           return n.error("scale " + std::to_string(scale) + " resizes dimension " +
@@ -1645,11 +1655,22 @@ FailureOr<SmallVector<ResizedAxis>> resizeTargets(NodeImporter &n, ArrayRef<int6
       int64_t size = given->intAt(i), dim = shape[resized[i]];
       if (size <= 0)
         return n.error("sizes must be positive");
+      if (size > kMaxHostElements)
+        return n.error("sizes resizes dimension " + std::to_string(resized[i]) + " to " +
+                       std::to_string(size) + ", more than the " +
+                       std::to_string(kMaxHostElements) + " a resized axis may have");
       targets[resized[i]] = {size, dim > 0 ? double(size) / double(dim) : 1.0, double(size)};
     }
   } else if (!haveScales) {
     return n.error("needs scales or sizes");
   }
+  std::vector<int64_t> sizes;
+  for (const ResizedAxis &target : targets)
+    sizes.push_back(target.size);
+  int64_t elements;
+  if (!kernels::checkedNumElements(sizes, elements))
+    return n.error("resizes to " + formatShape(sizes) +
+                   ", more than 2^48 elements (memc's limit for one tensor)");
   return targets;
 }
 
