@@ -5,6 +5,7 @@
 #include "runtime/support/Bytes.h"
 
 #include <algorithm>
+#include <set>
 
 namespace memc::runtime {
 namespace {
@@ -196,8 +197,7 @@ bool SafetensorsFile::parse(std::string_view bytes, std::string &error) {
     if (ranges[i].first != covered) {
       error = "safetensors: tensor \"" + entries[i].name + "\" starts at data byte " +
               std::to_string(ranges[i].first) + " but the previous tensor ends at " +
-              std::to_string(covered) +
-              (ranges[i].first < covered ? " (overlap)" : " (a hole)");
+              std::to_string(covered) + (ranges[i].first < covered ? " (overlap)" : " (a hole)");
       return false;
     }
     covered = ranges[i].second;
@@ -234,13 +234,28 @@ const SafetensorsTensor *SafetensorsFile::find(std::string_view name) const {
 
 TensorRef tensorRef(const std::string &name, const HostArray &array) {
   return {name, array.dtype, array.shape,
-          std::string_view(reinterpret_cast<const char *>(array.bytes.data()),
-                           array.bytes.size())};
+          std::string_view(reinterpret_cast<const char *>(array.bytes.data()), array.bytes.size())};
+}
+
+bool checkTensorNames(const std::vector<std::string_view> &names, std::string &error) {
+  std::set<std::string_view> seen;
+  for (std::string_view name : names)
+    if (name.empty() || name == "__metadata__" || !seen.insert(name).second) {
+      error = "safetensors: cannot write a tensor named \"" + std::string(name) + "\"" +
+              (!name.empty() && name != "__metadata__" ? " twice" : "");
+      return false;
+    }
+  return true;
 }
 
 bool serializeSafetensors(const std::vector<TensorRef> &tensors,
                           const std::map<std::string, std::string> &metadata, std::string &out,
                           std::string &error) {
+  std::vector<std::string_view> names;
+  for (const TensorRef &tensor : tensors)
+    names.push_back(tensor.name);
+  if (!checkTensorNames(names, error))
+    return false;
   std::string header = "{";
   if (!metadata.empty()) {
     header += "\"__metadata__\":{";
@@ -251,16 +266,9 @@ bool serializeSafetensors(const std::vector<TensorRef> &tensors,
     }
     header += "}";
   }
-  std::map<std::string_view, bool> seen;
   uint64_t offset = 0;
   for (const TensorRef &tensor : tensors) {
     uint64_t expected;
-    if (tensor.name.empty() || tensor.name == "__metadata__" || seen[tensor.name]) {
-      error = "safetensors: cannot write a tensor named \"" + tensor.name + "\"" +
-              (seen[tensor.name] ? " twice" : "");
-      return false;
-    }
-    seen[tensor.name] = true;
     if (!checkedSizeBytes(tensor.dtype, tensor.shape, expected) ||
         expected != tensor.bytes.size()) {
       error = "safetensors: tensor \"" + tensor.name + "\" has " +

@@ -67,8 +67,12 @@ struct TensorRef {
 /// Views `array` as a TensorRef named `name`.
 TensorRef tensorRef(const std::string &name, const HostArray &array);
 
-/// Serializes `tensors` (in order) and `metadata`; false if a name repeats, is empty or is
-/// "__metadata__", or if a tensor's byte count does not match its dtype and shape. A packed
+/// Whether a safetensors file can hold tensors of these names: none empty, none
+/// "__metadata__" (the header's own key), none twice; false with the first bad name.
+bool checkTensorNames(const std::vector<std::string_view> &names, std::string &error);
+
+/// Serializes `tensors` (in order) and `metadata`; false if checkTensorNames refuses a name, or
+/// if a tensor's byte count does not match its dtype and shape. A packed
 /// tensor (nf4), which the format has no dtype for, is written as U8 [its bytes] and reads back
 /// as such: its element shape lives in the plan.
 bool serializeSafetensors(const std::vector<TensorRef> &tensors,

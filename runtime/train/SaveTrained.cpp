@@ -91,6 +91,21 @@ size_t masterWeightCount(const plan::Training &training, const LoadedPlan &plan)
   return count;
 }
 
+/// What a safetensors save writes: (the parameter binding's index, a name) for every model weight,
+/// under its own name and each of its saved aliases (the other state_dict names of a tie).
+std::vector<std::pair<size_t, std::string>> safetensorsEntries(const plan::Training &training,
+                                                               const LoadedPlan &plan) {
+  std::vector<std::pair<size_t, std::string>> entries;
+  for (size_t i = 0; i < plan.parameters.size(); ++i)
+    if (plan::bindingKindInfo(plan.parameters[i].kind).modelWeight) {
+      entries.emplace_back(i, plan.parameters[i].name);
+      for (const plan::SavedAlias &alias : training.saved_aliases())
+        if (alias.name() == plan.parameters[i].name)
+          entries.emplace_back(i, alias.alias());
+    }
+  return entries;
+}
+
 } // namespace
 
 bool checkSavePath(const plan::Training &training, const LoadedPlan &plan, const std::string &path,
@@ -103,8 +118,17 @@ bool checkSavePath(const plan::Training &training, const LoadedPlan &plan, const
             "(.onnx) or a safetensors file (.safetensors)";
     return false;
   }
+  // Whatever the save would refuse at the end, refused before the first step.
   std::vector<OnnxTensor> unused;
   if (isOnnxPath(path) && !onnxInitializers(training, plan, nullptr, unused, error)) {
+    error = "--save " + path + ": " + error;
+    return false;
+  }
+  std::vector<std::pair<size_t, std::string>> entries = safetensorsEntries(training, plan);
+  std::vector<std::string_view> names;
+  for (const auto &entry : entries)
+    names.push_back(entry.second);
+  if (!isOnnxPath(path) && !checkTensorNames(names, error)) {
     error = "--save " + path + ": " + error;
     return false;
   }
@@ -127,13 +151,8 @@ bool saveParameters(Executor &executor, const plan::Training &training, const st
          "the optimizer updated (load_state_dict converts them to the model's type; "
          "--save OUT.onnx keeps the model's types)");
   std::vector<TensorRef> tensors;
-  for (size_t i = 0; i < parameters.size(); ++i)
-    if (plan::bindingKindInfo(executor.plan().parameters[i].kind).modelWeight) {
-      tensors.push_back(tensorRef(parameters[i].first, parameters[i].second));
-      for (const plan::SavedAlias &alias : training.saved_aliases())
-        if (alias.name() == parameters[i].first)
-          tensors.push_back(tensorRef(alias.alias(), parameters[i].second));
-    }
+  for (const auto &[index, name] : safetensorsEntries(training, executor.plan()))
+    tensors.push_back(tensorRef(name, parameters[index].second));
   return writeSafetensors(path, tensors, {{"format", "pt"}, {"producer", "memc"}}, error);
 }
 

@@ -144,6 +144,19 @@ TEST(SafetensorsTest, WriterRefusesBadTensors) {
   EXPECT_NE(error.find("needs"), std::string::npos) << error;
 }
 
+// The rule the writer applies, which the training loop checks before the first step (a name
+// refused only at --save lost the trained weights).
+TEST(SafetensorsTest, NameRuleRefusesEmptyReservedAndRepeatedNames) {
+  std::string error;
+  EXPECT_TRUE(checkTensorNames({"w", "w.alias", "b"}, error)) << error;
+  EXPECT_FALSE(checkTensorNames({"w", ""}, error));
+  EXPECT_NE(error.find("named \"\""), std::string::npos) << error;
+  EXPECT_FALSE(checkTensorNames({"__metadata__"}, error));
+  EXPECT_NE(error.find("__metadata__"), std::string::npos) << error;
+  EXPECT_FALSE(checkTensorNames({"w", "b", "w"}, error));
+  EXPECT_NE(error.find("\"w\" twice"), std::string::npos) << error;
+}
+
 TEST(SafetensorsTest, TruncationsNeverCrash) {
   HostArray a = floats({2, 2}, {1, 2, 3, 4});
   std::string bytes, error;
