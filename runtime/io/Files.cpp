@@ -257,21 +257,21 @@ int openRegularFileForReading(const std::string &path, std::string &error) {
 std::unique_ptr<StreamedFile> StreamedFile::create(const std::string &path, std::string &error) {
   if (!checkReplaceable(path, error))
     return nullptr;
-  // Not truncated on open: until fstat says it is a regular file, nothing is done to it.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+  // A new file renamed onto `path` at once, as writeFileAtomically's: a symlink there is
+  // replaced, never written through (it overwrote the file it pointed at).
+  removeStaleTemporaries(path);
+  std::string temp = temporaryTemplate(path);
+  int fd = mkstemp(temp.data());
   if (fd < 0) {
+    error = systemError("cannot create a file in", directoryOf(path));
+    return nullptr;
+  }
+  if (fchmod(fd, 0644 & ~currentUmask()) != 0 || std::rename(temp.c_str(), path.c_str()) != 0) {
     error = systemError("cannot create", path);
-    return nullptr;
-  }
-  struct stat info;
-  bool regular = fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
-  if (!regular || ftruncate(fd, 0) != 0) {
-    error = regular ? systemError("cannot truncate", path)
-                    : "cannot write '" + path + "': it is not a regular file";
     ::close(fd);
+    ::unlink(temp.c_str());
     return nullptr;
   }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return adopt(fd, path);
 }
 

@@ -67,8 +67,9 @@ bool writeFileAtomically(const std::string &path, const std::vector<std::string_
 /// `path` left behind.
 bool prepareOutputFile(const std::string &path, std::string &error);
 
-/// An output written as it goes, such as a training log: created or truncated (a regular file
-/// only), every write and the close checked, so that a full disk is an error, not a short file.
+/// An output written as it goes, such as a training log: a new file renamed onto `path` when it
+/// is created (an existing regular file or symlink there is replaced, anything else refused),
+/// every write and the close checked, so that a full disk is an error, not a short file.
 class StreamedFile {
 public:
   static std::unique_ptr<StreamedFile> create(const std::string &path, std::string &error);

@@ -2,6 +2,7 @@
 #include "runtime/train/TrainingLoop.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/io/Files.h"
+#include "runtime/io/FolderLock.h"
 #include "runtime/io/Npz.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
@@ -120,7 +121,11 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       return false;
     firstStep = saved + 1;
   }
-  if (options.checkpointDir && !prepareOutputFile(checkpointPath(*options.checkpointDir), error))
+  // The folder is this run's until it ends: only then are stale temporaries in it swept.
+  std::unique_ptr<FolderLock> checkpointLock;
+  if (options.checkpointDir &&
+      (!(checkpointLock = FolderLock::acquire(*options.checkpointDir, "--checkpoint", error)) ||
+       !prepareOutputFile(checkpointPath(*options.checkpointDir), error)))
     return false;
   std::unique_ptr<TrainingLog> log;
   if (options.logPath && !(log = TrainingLog::create(*options.logPath, error)))

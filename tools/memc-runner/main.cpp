@@ -15,12 +15,14 @@
 #include "runtime/bundle/Bundle.h"
 #include "runtime/device/AvailableDevices.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/io/DistinctFiles.h"
 #include "runtime/io/Npy.h"
 #include "runtime/io/Npz.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/support/NumberRange.h"
+#include "runtime/train/Checkpoints.h"
 #include "runtime/train/TrainingLoop.h"
 
 #include <unistd.h>
@@ -211,6 +213,64 @@ void printStats(const ExecutionStats &stats, const LoadedPlan &plan) {
                  plan.steps[t].kernelName.c_str(), plan.steps[t].location.c_str());
 }
 
+/// The flags of `names` that were given, as "--log, --save"; empty when none was.
+std::string givenFlags(const std::vector<std::pair<const char *, bool>> &names) {
+  std::string given;
+  for (const auto &[name, present] : names)
+    if (present)
+      given += (given.empty() ? "" : ", ") + std::string(name);
+  return given;
+}
+
+/// The training flags given to a program that computes outputs, or the other way round: each
+/// would be ignored, so each is an error naming it.
+std::string flagsThatDoNotApply(const Options &options, bool training) {
+  if (training)
+    return givenFlags({{"--inputs", options.inputs.has_value()},
+                       {"--outputs", options.outputs.has_value()},
+                       {"--repeat", options.repeat != 1},
+                       {"--stats", options.stats}});
+  return givenFlags({{"--data", options.data.has_value()},
+                     {"--steps", options.steps.has_value()},
+                     {"--log", options.log.has_value()},
+                     {"--dump-grads", options.dumpGrads.has_value()},
+                     {"--save", options.save.has_value()},
+                     {"--checkpoint", options.checkpoint.has_value()},
+                     {"--checkpoint-every", options.checkpointEvery.has_value()},
+                     {"--resume", options.resume.has_value()},
+                     {"--seed", options.seed.has_value()}});
+}
+
+/// Refuses outputs that would replace what the run reads (the data, the program itself, the
+/// checkpoint it resumes from) or one another.
+bool checkOutputsApart(const Options &options, std::string &error) {
+  std::vector<NamedPath> outputs, inputs = {{"the program", currentExecutablePath()}};
+  auto add = [](std::vector<NamedPath> &list, const char *what,
+                const std::optional<std::string> &path) {
+    if (path)
+      list.push_back({what, *path});
+  };
+  add(outputs, "--log", options.log);
+  add(outputs, "--dump-grads", options.dumpGrads);
+  add(outputs, "--save", options.save);
+  if (options.save && options.save->size() > 5 &&
+      options.save->compare(options.save->size() - 5, 5, ".onnx") == 0)
+    outputs.push_back({"--save's external data", *options.save + ".data"});
+  add(outputs, "--outputs", options.outputs);
+  if (options.checkpoint)
+    outputs.push_back({"--checkpoint", checkpointPath(*options.checkpoint)});
+  add(inputs, "--data", options.data);
+  add(inputs, "--inputs", options.inputs);
+  add(inputs, "--plan", options.plan);
+  add(inputs, "--weights", options.weights);
+  // Resuming in the checkpoint folder itself is how a run continues: its checkpoint is read
+  // first and replaced later, as intended.
+  if (options.resume &&
+      !(options.checkpoint && namesSameFile(*options.resume, *options.checkpoint)))
+    inputs.push_back({"--resume", checkpointPath(*options.resume)});
+  return checkDistinctFiles(outputs, inputs, error);
+}
+
 /// True if the plan carries a training step (memc compiled it with --loss).
 bool isTrainingPlan(std::string_view bytes) {
   memc::plan::Plan plan;
@@ -343,6 +403,8 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  if (!checkOutputsApart(options, error))
+    return fail(error);
   SafetensorsFile weights;
   if (bundled) {
     if (options.plan || options.weights)
@@ -350,11 +412,17 @@ int main(int argc, char **argv) {
                   "plain memc-runner");
     if (!weights.parse(bundle.weights, error))
       return fail("the program's weights are corrupted: " + error);
-    if (isTrainingPlan(bundle.plan))
+    bool training = isTrainingPlan(bundle.plan);
+    std::string ignored = flagsThatDoNotApply(options, training);
+    if (!ignored.empty())
+      return fail(training ? "this program trains (--data); " + ignored +
+                                 (ignored.find(',') == std::string::npos ? " is" : " are") +
+                                 " for programs that compute a model's outputs"
+                           : "this program computes a model's outputs (--inputs); " + ignored +
+                                 (ignored.find(',') == std::string::npos ? " is" : " are") +
+                                 " for training programs");
+    if (training)
       return runTrainingProgram(options, bundle.plan, weights);
-    if (options.data || options.steps)
-      return fail("this program computes a model's outputs (--inputs); --data and --steps are "
-                  "for training programs");
     return runProgram(options, "the program's plan", bundle.plan, &weights);
   }
   if (!options.plan)

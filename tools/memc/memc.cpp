@@ -20,6 +20,7 @@
 #include "compiler/pipeline/ModelSummary.h"
 #include "compiler/report/MemoryReport.h"
 #include "compiler/report/MemorySvg.h"
+#include "runtime/io/DistinctFiles.h"
 #include "runtime/io/Files.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -32,6 +33,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <set>
 
 using namespace mlir;
 
@@ -178,6 +180,27 @@ int writeTraining(const DriverOptions &driver, memc::CompiledModel &compiled, co
   return 0;
 }
 
+/// Refuses outputs (-o, the reports) that would replace the model, its external data, or one
+/// another.
+bool checkOutputsApart(const DriverOptions &driver, const memc::WeightStore &weights) {
+  std::vector<memc::runtime::NamedPath> outputs, inputs = {{"the model", driver.modelPath}};
+  if (driver.outputPath != "-")
+    outputs.push_back({"-o", driver.outputPath});
+  if (!driver.reportJson.empty())
+    outputs.push_back({"--report-json", driver.reportJson});
+  if (!driver.reportSvg.empty())
+    outputs.push_back({"--report-svg", driver.reportSvg});
+  std::set<std::string> dataFiles;
+  for (const memc::StoredTensor &tensor : weights.tensors())
+    if (!tensor.file.empty() && dataFiles.insert(tensor.file).second)
+      inputs.push_back({"the model's external data", tensor.file});
+  std::string error;
+  if (memc::runtime::checkDistinctFiles(outputs, inputs, error))
+    return true;
+  llvm::errs() << "memc: error: " << error << "\n";
+  return false;
+}
+
 /// Prints the IR and the one-line summary.
 int printImported(const DriverOptions &driver, mlir::ModuleOp module,
                   std::chrono::steady_clock::time_point start) {
@@ -205,7 +228,7 @@ int main(int argc, char **argv) {
     return success();
   });
   FailureOr<memc::CompiledModel> compiled = memc::compileModel(context, driver.modelPath, options);
-  if (failed(compiled))
+  if (failed(compiled) || !checkOutputsApart(driver, compiled->weights))
     return 1;
   if (options.mode == memc::CompileMode::Import)
     return printImported(driver, *compiled->module, start);
