@@ -17,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/importer/LoopUnroller.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace memc {
@@ -143,9 +145,18 @@ LogicalResult unrollLoop(NodeImporter &loop, ImportScope &scope, BodyNodeImport 
     for (const std::string &name : locals)
       scope.forget(name);
   };
+  // A body's names shadow the enclosing graph's (a nested Loop's body may reuse its outer
+  // body's "cond_out"): those bindings come back after the loop.
+  std::vector<std::pair<std::string, ImportedTensor>> shadowed;
+  for (const std::string &name : locals)
+    if (ImportedTensor *outer = scope.lookup(name))
+      shadowed.emplace_back(name, *outer);
   std::vector<SmallVector<Value>> scans(scanned);
   int64_t iteration = 0;
   for (; iteration < *tripCount && running; ++iteration) {
+    std::string overBudget;
+    if (!scope.budget().spendUnrolledNodes(std::max(body.node_size(), 1), overBudget))
+      return loop.error(overBudget);
     forgetLocals();
     scope.define(body.input(0).name(),
                  {nullptr, HostTensor::ofInts(onnx::TensorProto::INT64, {}, {iteration})});
@@ -176,6 +187,8 @@ LogicalResult unrollLoop(NodeImporter &loop, ImportScope &scope, BodyNodeImport 
     }
   }
   forgetLocals();
+  for (auto &[name, tensor] : shadowed)
+    scope.define(name, std::move(tensor));
 
   for (size_t j = 0; j < carried && j < loop.numOutputs(); ++j)
     if (!loop.node.output(j).empty())

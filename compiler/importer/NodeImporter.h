@@ -9,6 +9,7 @@
 #define MEMC_COMPILER_IMPORTER_NODEIMPORTER_H
 
 #include "compiler/importer/HostTensor.h"
+#include "compiler/importer/ImportBudget.h"
 #include "compiler/importer/WeightStore.h"
 #include "dialects/memc/MemcDialect.h"
 
@@ -45,6 +46,8 @@ public:
   /// The row of initializer `name` that embedding lookups give no gradient (the export
   /// helper's memc.padding_idx), if any.
   virtual std::optional<int64_t> paddingRow(const std::string &name) const = 0;
+  /// What unrolling and folding may still create in this import.
+  virtual ImportBudget &budget() = 0;
 };
 
 class NodeImporter {

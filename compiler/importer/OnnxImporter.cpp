@@ -143,6 +143,7 @@ public:
     tensors[name] = std::move(tensor);
   }
   void forget(const std::string &name) override { tensors.erase(name); }
+  ImportBudget &budget() override { return importBudget; }
   std::optional<int64_t> paddingRow(const std::string &name) const override {
     if (!exportMetadata)
       return std::nullopt;
@@ -191,6 +192,7 @@ private:
   llvm::StringMap<std::vector<std::optional<int64_t>>> declaredShapes;
   /// Parameters recreated from another initializer by an Identity node (exporter dedup).
   llvm::StringSet<> identityParameters;
+  ImportBudget importBudget;
 };
 
 OwningOpRef<ModuleOp> OnnxImporter::run() {
@@ -672,8 +674,11 @@ LogicalResult OnnxImporter::foldOnHost(const onnx::NodeProto &node, Location loc
   std::string error;
   if (!evaluateOnHost(node.op_type(), inputs, attributes, outputs, error))
     return importer.error(error);
-  for (size_t i = 0; i < outputs.size(); ++i)
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i].splat && !importBudget.spendFoldedElements(outputs[i].numElements(), error))
+      return importer.error(error);
     importer.setOutputConstant(i, std::move(outputs[i]));
+  }
   return success();
 }
 
@@ -708,27 +713,31 @@ ImportedTensor *OnnxImporter::lookup(const std::string &name) {
 DenseElementsAttr toElementsAttr(const HostTensor &tensor, RankedTensorType type) {
   Type elementType = type.getElementType();
   int64_t count = tensor.splat ? 1 : tensor.numElements();
-  auto attributeAt = [&](int64_t i) -> Attribute {
-    if (auto floatType = dyn_cast<FloatType>(elementType)) {
-      double value = tensor.isFloating() ? tensor.floatAt(i) : double(tensor.intAt(i));
+  // APInt/APFloat values, not an Attribute per element: a context uniques every attribute it
+  // makes and keeps it, which made a 4M-element constant take seconds and gigabytes.
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    SmallVector<APFloat> values;
+    values.reserve(count);
+    for (int64_t i = 0; i < count; ++i) {
       bool lost;
-      APFloat converted(value);
+      APFloat converted(tensor.isFloating() ? tensor.floatAt(i) : double(tensor.intAt(i)));
       converted.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-      return FloatAttr::get(floatType, converted);
+      values.push_back(converted);
     }
-    int64_t value = tensor.intAt(i); // saturates floats, unlike a plain conversion
-    if (elementType.isInteger(1))
-      value = value != 0;
-    return IntegerAttr::get(elementType, APInt(elementType.getIntOrFloatBitWidth(), value,
-                                               /*isSigned=*/true));
-  };
-  if (tensor.splat)
-    return DenseElementsAttr::get(type, attributeAt(0));
-  SmallVector<Attribute> values;
+    return tensor.splat ? DenseElementsAttr::get(type, values[0])
+                        : DenseElementsAttr::get(type, values);
+  }
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  SmallVector<APInt> values;
   values.reserve(count);
-  for (int64_t i = 0; i < count; ++i)
-    values.push_back(attributeAt(i));
-  return DenseElementsAttr::get(type, values);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t value = tensor.intAt(i); // saturates floats, unlike a plain conversion
+    if (width == 1)
+      value = value != 0;
+    values.push_back(APInt(width, value, /*isSigned=*/width > 1));
+  }
+  return tensor.splat ? DenseElementsAttr::get(type, values[0])
+                      : DenseElementsAttr::get(type, values);
 }
 
 FailureOr<Value> OnnxImporter::materialize(ImportedTensor &tensor, std::optional<Type> elementType,

@@ -25,6 +25,7 @@
 #include "runtime/plan/ArenaLifetimes.h"
 #include "runtime/plan/PlanFormat.h"
 #include "runtime/plan/StepWorkspace.h"
+#include "runtime/support/Bytes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -63,6 +64,9 @@ bool supportsInPlace(Operation *op) {
 }
 
 /// Little-endian bytes of a constant, as kernels read them (i1 as one byte per element).
+/// The most constant bytes a plan carries, well inside protobuf's 2 GiB message limit.
+constexpr uint64_t kMaxConstantBytes = uint64_t(1) << 30;
+
 std::string constantBytes(DenseElementsAttr attr) {
   std::string bytes;
   Type element = attr.getElementType();
@@ -245,6 +249,15 @@ LogicalResult PlanBuilder::assignStorage() {
       auto attr = dyn_cast<DenseElementsAttr>(constant.getValue());
       if (!attr)
         return constant.emitError("only dense constants can be planned");
+      // The plan carries its constants in one protobuf field (2 GiB at most): a splat of 2^40
+      // elements (ConstantOfShape) must not be written out to find that out.
+      uint64_t size = storageBytes(attr.getType());
+      if (size > kMaxConstantBytes || constantBytesUsed + size > kMaxConstantBytes)
+        return constant.emitError("a constant of " + runtime::formatBytes(size) + " (" +
+                                  std::to_string(attr.getNumElements()) +
+                                  " elements) takes the program's constants past " +
+                                  runtime::formatBytes(kMaxConstantBytes) +
+                                  "; compute it in the model instead of folding it");
       uint32_t buffer = addBuffer(constant, plan::CONSTANT, name);
       std::string bytes = constantBytes(attr);
       std::string *data = result.mutable_constant_data();

@@ -22,6 +22,7 @@
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/support/NumberRange.h"
+#include "runtime/support/OutOfMemory.h"
 #include "runtime/train/Checkpoints.h"
 #include "runtime/train/TrainingLoop.h"
 
@@ -31,6 +32,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <new>
 #include <optional>
 
 using namespace memc::runtime;
@@ -385,6 +387,7 @@ int main(int argc, char **argv) {
     const char *slash = std::strrchr(argv[0], '/');
     programName = slash ? slash + 1 : argv[0];
   }
+  std::set_new_handler([] { reportOutOfMemoryAndExit(programName.c_str()); });
   std::string error;
   Options options;
   Bundle bundle;

@@ -22,10 +22,12 @@
 #include "compiler/report/MemorySvg.h"
 #include "runtime/io/DistinctFiles.h"
 #include "runtime/io/Files.h"
+#include "runtime/support/OutOfMemory.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -215,6 +217,9 @@ int printImported(const DriverOptions &driver, mlir::ModuleOp module,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *, bool) { memc::runtime::reportOutOfMemoryAndExit("memc"); });
+  llvm::install_out_of_memory_new_handler(); // operator new reports through the handler above
   DriverOptions driver;
   if (!parseDriverOptions(argc, argv, driver))
     return 1;
