@@ -93,6 +93,10 @@ std::map<std::string, std::string> checkpointMetadata(const CheckpointMetadata &
                                                  {"program", fields.program},
                                                  {"model", fields.model},
                                                  {"optimizer", fields.optimizer}};
+  if (fields.seed)
+    metadata["seed"] = std::to_string(*fields.seed);
+  if (!fields.data.empty())
+    metadata["data"] = fields.data;
   sealCheckpointMetadata(metadata, tensors);
   return metadata;
 }
@@ -142,6 +146,16 @@ bool readCheckpointMetadata(const SafetensorsFile &checkpoint, CheckpointMetadat
   }
   fields.model = *model;
   fields.optimizer = *optimizer;
+  if (const std::string *seed = findEntry(metadata, "seed")) {
+    int64_t value;
+    if (!parseStep(*seed, value)) {
+      error = "the checkpoint's seed '" + *seed + "' is not a decimal integer";
+      return false;
+    }
+    fields.seed = value;
+  }
+  if (const std::string *data = findEntry(metadata, "data"))
+    fields.data = *data;
   return true;
 }
 

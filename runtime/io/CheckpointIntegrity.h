@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct CheckpointMetadata {
   std::string program;
   std::string model;
   std::string optimizer;
+  /// The run's --seed and its data's fingerprint (dataFingerprint, TrainingData.h); absent in
+  /// checkpoints from before they were recorded.
+  std::optional<int64_t> seed;
+  std::string data;
 };
 
 /// The safetensors metadata of a checkpoint of `tensors` (in the order they are written): the

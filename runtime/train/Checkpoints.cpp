@@ -69,20 +69,22 @@ std::string checkpointMismatch(const CheckpointMetadata &saved, const plan::Plan
 std::string checkpointPath(const std::string &dir) { return dir + "/checkpoint.safetensors"; }
 
 bool writeCheckpoint(Executor &executor, const plan::Plan &plan, const std::string &dir,
-                     int64_t step, std::string &error) {
+                     int64_t step, const RunIdentity &run, std::string &error) {
   NamedArrays state;
   if (!executor.readParameters(state, error))
     return false;
   std::vector<TensorRef> tensors;
   for (const auto &[name, array] : state)
     tensors.push_back(tensorRef(name, array));
-  CheckpointMetadata fields{step, programFingerprint(plan), plan.model(),
-                            plan.training().optimizer()};
+  CheckpointMetadata fields{step,         programFingerprint(plan),
+                            plan.model(), plan.training().optimizer(),
+                            run.seed,     run.data};
   return writeSafetensors(checkpointPath(dir), tensors, checkpointMetadata(fields, tensors), error);
 }
 
 int64_t resumeFrom(Executor &executor, const plan::Plan &plan, const std::string &dir,
-                   int64_t steps, std::string &error) {
+                   int64_t steps, const RunIdentity &run,
+                   const std::function<void(const std::string &)> &note, std::string &error) {
   SafetensorsFile checkpoint;
   if (!checkpoint.open(checkpointPath(dir), error))
     return -1;
@@ -106,6 +108,15 @@ int64_t resumeFrom(Executor &executor, const plan::Plan &plan, const std::string
   }
   if (!executor.restoreParameters(checkpoint, error))
     return -1;
+  if (fields.seed && *fields.seed != run.seed)
+    note("--resume " + dir + ": the checkpoint's run had --seed " + std::to_string(*fields.seed) +
+         " and this one has --seed " + std::to_string(run.seed) + ": its dropout masks from step " +
+         std::to_string(saved + 1) + " on differ from an uninterrupted run's (pass --seed " +
+         std::to_string(*fields.seed) + " to continue it exactly)");
+  if (!fields.data.empty() && fields.data != run.data)
+    note("--resume " + dir + ": the checkpoint's run read other data (" + fields.data +
+         "; this run's: " + run.data + "): its micro-batches from step " +
+         std::to_string(saved + 1) + " on are not the ones an uninterrupted run reads");
   return saved;
 }
 

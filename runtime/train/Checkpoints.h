@@ -9,6 +9,7 @@
 #define MEMC_RUNTIME_TRAIN_CHECKPOINTS_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace memc::plan {
@@ -19,17 +20,28 @@ namespace memc::runtime {
 
 class Executor;
 
+/// What a run records in its checkpoints besides its state: what decides its micro-batches and
+/// masks, so that a resume that differs can say so.
+struct RunIdentity {
+  int64_t seed = 0;
+  /// dataFingerprint (TrainingData.h) of the data it reads.
+  std::string data;
+};
+
 /// The checkpoint file of checkpoint folder `dir`.
 std::string checkpointPath(const std::string &dir);
 
 /// Writes the executor's parameters, buffers and optimizer state, taken after `step`.
 bool writeCheckpoint(Executor &executor, const plan::Plan &plan, const std::string &dir,
-                     int64_t step, std::string &error);
+                     int64_t step, const RunIdentity &run, std::string &error);
 
 /// Restores a checkpoint into the executor; returns the step it was taken after, or -1 with a
-/// message: a damaged or foreign checkpoint, or one at or past `steps`, the run's last step.
+/// message: a damaged or foreign checkpoint, or one at or past `steps`, the run's last step. A
+/// checkpoint of a run with another seed or other data is a `note` naming what differs: the
+/// resumed run is then not the uninterrupted one.
 int64_t resumeFrom(Executor &executor, const plan::Plan &plan, const std::string &dir,
-                   int64_t steps, std::string &error);
+                   int64_t steps, const RunIdentity &run,
+                   const std::function<void(const std::string &)> &note, std::string &error);
 
 } // namespace memc::runtime
 

@@ -4,6 +4,7 @@
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanVocabulary.h"
+#include "runtime/support/Crc32c.h"
 
 #include <algorithm>
 #include <cstring>
@@ -27,6 +28,17 @@ NamedArrays Dataset::microBatch(int64_t index) const {
     batchArrays.emplace_back(name, std::move(slice));
   }
   return batchArrays;
+}
+
+std::string dataFingerprint(const Dataset &dataset) {
+  uint32_t crc = 0;
+  for (const auto &[name, array] : dataset.arrays) {
+    std::string header =
+        name + " " + std::string(dtypeString(array->dtype)) + shapeString(array->shape);
+    crc = crc32c(header, crc);
+    crc = crc32c({reinterpret_cast<const char *>(array->bytes.data()), array->bytes.size()}, crc);
+  }
+  return std::to_string(dataset.samples) + " samples, crc32c " + crc32cHex(crc);
 }
 
 bool checkLabels(const plan::Training &training, const HostArray &labels, std::string &error) {

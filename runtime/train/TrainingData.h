@@ -34,6 +34,10 @@ struct Dataset {
   NamedArrays microBatch(int64_t index) const;
 };
 
+/// What identifies the data a run reads, for its checkpoints: the sample count and a CRC-32C
+/// of every array's name, type, shape and bytes ("1024 samples, crc32c 0a1b2c3d").
+std::string dataFingerprint(const Dataset &dataset);
+
 /// Matches `data` to the program's data inputs (name, dtype, every axis but the first) into
 /// `dataset`; false with every mismatch listed. A float64 array (converted) is a `note`.
 bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &dataset,

@@ -115,8 +115,10 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   if (!executor || !executor->loadParameters(weights, error))
     return false;
   int64_t firstStep = 1;
+  RunIdentity run{options.seed, dataFingerprint(dataset)};
   if (options.resumeDir) {
-    int64_t saved = resumeFrom(*executor, plan, *options.resumeDir, options.steps, error);
+    int64_t saved =
+        resumeFrom(*executor, plan, *options.resumeDir, options.steps, run, options.note, error);
     if (saved < 0)
       return false;
     firstStep = saved + 1;
@@ -205,7 +207,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     }
     if (options.checkpointDir && options.checkpointEvery > 0 &&
         (step % options.checkpointEvery == 0 || step == options.steps) &&
-        !writeCheckpoint(*executor, plan, *options.checkpointDir, step, error))
+        !writeCheckpoint(*executor, plan, *options.checkpointDir, step, run, error))
       return false;
   }
   if (options.progress)
