@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <climits>
+#include <csignal>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -14,6 +16,24 @@
 
 namespace memc::runtime {
 namespace {
+
+/// The temporary a writeFileAtomically is filling right now, for the signal handler to remove
+/// (a fixed buffer: a handler may not allocate). Outputs are written from one thread.
+char activeTemporary[PATH_MAX];
+
+void removeActiveTemporaryAndDie(int signal) {
+  if (activeTemporary[0])
+    ::unlink(activeTemporary);
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
+/// Marks `temp` as the temporary being written (empty: none), for the signal handler.
+void setActiveTemporary(const std::string &temp) {
+  activeTemporary[0] = '\0';
+  if (temp.size() < sizeof(activeTemporary))
+    std::memcpy(activeTemporary, temp.c_str(), temp.size() + 1);
+}
 
 std::string systemError(const std::string &what, const std::string &path) {
   return what + " '" + path + "': " + std::strerror(errno);
@@ -219,6 +239,7 @@ bool writeFileAtomically(const std::string &path, const std::vector<std::string_
     error = systemError("cannot create a file in", directoryOf(path));
     return false;
   }
+  setActiveTemporary(temp);
   bool ok = fchmod(fd, static_cast<mode_t>(mode) & ~currentUmask()) == 0;
   for (std::string_view part : parts)
     ok = ok && writeAll(fd, part);
@@ -234,7 +255,17 @@ bool writeFileAtomically(const std::string &path, const std::vector<std::string_
   }
   if (!ok)
     ::unlink(temp.c_str());
+  setActiveTemporary("");
   return ok;
+}
+
+void removeTemporariesOnSignals() {
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction action = {};
+    action.sa_handler = removeActiveTemporaryAndDie;
+    sigemptyset(&action.sa_mask);
+    sigaction(signal, &action, nullptr);
+  }
 }
 
 bool prepareOutputFile(const std::string &path, std::string &error) {

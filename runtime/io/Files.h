@@ -61,6 +61,11 @@ bool writeFileAtomically(const std::string &path, std::initializer_list<std::str
 bool writeFileAtomically(const std::string &path, const std::vector<std::string_view> &parts,
                          unsigned mode, std::string &error);
 
+/// Makes SIGINT, SIGTERM and SIGHUP remove the temporary a writeFileAtomically is writing, then
+/// end the process as the signal would: a run stopped mid-checkpoint leaves the last checkpoint
+/// and no temporary beside it.
+void removeTemporariesOnSignals();
+
 /// Before a long run: checks that `path` could be created or replaced by writeFileAtomically (it
 /// does not exist or is a regular file, in a writable directory), so that the run does not end in
 /// an unwritable output, and removes the temporaries (`path`.tmp.XXXXXX) that a killed write of

@@ -388,6 +388,7 @@ int main(int argc, char **argv) {
     programName = slash ? slash + 1 : argv[0];
   }
   std::set_new_handler([] { reportOutOfMemoryAndExit(programName.c_str()); });
+  removeTemporariesOnSignals();
   std::string error;
   Options options;
   Bundle bundle;
