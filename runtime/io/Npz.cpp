@@ -6,7 +6,9 @@
 #include "runtime/io/Zip.h"
 
 #include "runtime/support/Bytes.h"
+#include "runtime/support/MemoryLimit.h"
 
+#include <algorithm>
 #include <set>
 #include <unistd.h>
 
@@ -26,12 +28,13 @@ std::string arrayName(const std::string &entryName) {
 constexpr size_t kNpyHeaderProbe = 64 * 1024;
 
 /// Before anything is inflated: array names are unique, each entry's size is what its .npy
-/// header's dtype and shape need, and all arrays together fit in this machine's memory. A
+/// header's dtype and shape need, and all arrays together fit in the memory this process may
+/// take (the least of RAM, RLIMIT_AS and its cgroup's limit, MemoryLimit.h). A
 /// corrupted or hostile archive is refused here instead of by a failed allocation.
 bool checkDeclaredSizes(std::string_view archive, const std::vector<ZipEntryInfo> &entries,
                         std::string &error) {
   std::set<std::string> names;
-  uint64_t total = 0;
+  uint64_t total = 0, largest = 0;
   for (const ZipEntryInfo &entry : entries) {
     std::string name = arrayName(entry.name), header;
     if (!names.insert(name).second) {
@@ -51,11 +54,13 @@ bool checkDeclaredSizes(std::string_view archive, const std::vector<ZipEntryInfo
       return false;
     }
     total += layout.memoryBytes;
+    largest = std::max(largest, entry.size);
   }
-  uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-  if (total > memory) {
-    error = "the arrays need " + formatBytes(total) + ", more than this machine's " +
-            formatBytes(memory) + " of memory";
+  // While the last array is parsed, its inflated entry is held beside all the arrays.
+  MemoryLimit limit = processMemoryLimit();
+  if (total + largest > limit.bytes) {
+    error = "the arrays need " + formatBytes(total + largest) + " while they are read, more than " +
+            limit.what + " of " + formatBytes(limit.bytes);
     return false;
   }
   return true;

@@ -8,8 +8,10 @@
 
 #include "ZipBomb.h"
 
-#include <cstring>
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -239,6 +241,25 @@ TEST(NpzTest, ZipBombOfEntriesSharingOneStreamIsRefusedBeforeInflating) {
   std::string same = memc::testing::zipBomb({"a.npy", "a.npy", "a.npy", "a.npy"}, true);
   EXPECT_EQ(parseError(same), "npz: entry 'a.npy' appears twice");
   EXPECT_LT(peakResidentBytes() - before, uint64_t(256) << 20);
+}
+
+// One 2 GiB array, under an address-space limit of the process's current size plus 1 GiB: the
+// size check knows RLIMIT_AS, not only RAM, and refuses before inflating (std::bad_alloc
+// aborted before). The limit is put back after.
+TEST(NpzTest, ArraysBeyondTheAddressSpaceLimitAreRefusedBeforeInflating) {
+  std::string bomb = memc::testing::zipBomb({"a.npy"});
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &saved), 0);
+  std::ifstream status("/proc/self/statm");
+  uint64_t pages = 0;
+  status >> pages;
+  rlimit tight = saved;
+  tight.rlim_cur = pages * uint64_t(sysconf(_SC_PAGESIZE)) + (uint64_t(1) << 30);
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
+  std::string error = parseError(bomb);
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &saved), 0);
+  EXPECT_NE(error.find("more than the address-space limit (RLIMIT_AS)"), std::string::npos)
+      << error;
 }
 
 // An entry whose declared size is not what its .npy header needs is refused from the header
