@@ -7,12 +7,12 @@
 #
 # The root is `debootstrap --variant=minbase` plus what a user who cloned the repository has (git,
 # sudo, CA certificates); the base is cached in $MEMC_FRESH_MACHINE_CACHE (default
-# /var/cache/memc-fresh-machine) and unpacked anew for every run. Apt reaches the mirrors the host's
-# apt sources name, and where the host trusts extra CA certificates (/usr/local/share/ca-certificates,
-# as networks with TLS inspection need) the root trusts them too, npm included, as a user's machine
-# on that network would. tools/demo.sh runs as a user with sudo, then tools/test.sh as root, in the
-# same clone, as a new user would run them. Logs stay in the cache's logs/; the root is removed on
-# success and kept for a look on failure.
+# /var/cache/memc-fresh-machine) and unpacked anew for every run. Apt reaches the mirrors the
+# host's apt sources name, and where the host trusts extra CA certificates
+# (/usr/local/share/ca-certificates, as networks with TLS inspection need) the root trusts them
+# too, npm included, as a user's machine on that network would. tools/demo.sh runs as a user with
+# sudo, then tools/test.sh as root, in the same clone, as a new user would run them. Logs stay in
+# the cache's logs/; the root is removed on success and kept for a look on failure.
 # Usage (as root): tools/check-fresh-machine.sh
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -81,7 +81,8 @@ keyrings_present() {
   done
 }
 rm -f "$machine/etc/apt/sources.list"
-for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+  /etc/apt/sources.list.d/*.sources; do
   if [ -f "$file" ] && keyrings_present "$file"; then cp "$file" "$machine$file"; fi
 done
 for file in /etc/apt/apt.conf.d/*; do
@@ -89,7 +90,8 @@ for file in /etc/apt/apt.conf.d/*; do
 done
 cp /etc/resolv.conf /etc/hosts "$machine/etc/"
 
-environment=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 TERM=dumb)
+environment=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8
+  TERM=dumb)
 if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
   cp /usr/local/share/ca-certificates/*.crt "$machine/usr/local/share/ca-certificates/"
   chroot "$machine" update-ca-certificates >/dev/null
@@ -125,11 +127,13 @@ run() {
 
 run demo memc ./tools/demo.sh
 demo_status=$status demo_minutes=$minutes
-demo_losses="$(awk '/^loss every/ { on = 1; next } on && NF == 2 { if (!first) first = $2; last = $2 }
+demo_losses="$(awk '/^loss every/ { on = 1; next }
+                    on && NF == 2 { if (!first) first = $2; last = $2 }
                     END { print first " -> " last }' "$logs/demo.log")"
 run test root ./tools/test.sh
 test_status=$status test_minutes=$minutes
-test_count="$(sed -nE 's/.*tests passed, ([0-9]+) tests failed out of ([0-9]+).*/\2 tests, \1 failed/p' \
+test_count="$(sed -nE \
+  's/.*tests passed, ([0-9]+) tests failed out of ([0-9]+).*/\2 tests, \1 failed/p' \
   "$logs/test.log" | tail -n1)"
 
 summary=(
@@ -143,7 +147,8 @@ fi
 
 {
   echo "# Written by tools/check-fresh-machine.sh after both README commands passed on a new"
-  echo "# Debian 12 root. .ci/run fails when the lines below differ from tools/fresh-machine-inputs.sh."
+  echo "# Debian 12 root. .ci/run fails when the lines below differ from"
+  echo "# tools/fresh-machine-inputs.sh."
   echo "date: $(date -u +%Y-%m-%d)"
   echo "commit: $commit"
   echo "hash: $(printf '%s\n' "$inputs" | sha256sum | cut -d' ' -f1)"

@@ -13,9 +13,11 @@ cd "$root"
 # The dependency calls of one CMake file, each from its name to its closing parenthesis, with
 # comments and blank space dropped so rewrapping a call changes nothing.
 dependency_lines() {
-  awk '
+  local calls='find_package|find_library|find_program|pkg_check_modules|check_language'
+  awk -v calls="$calls|enable_language" '
+    BEGIN { start = "^[ \t]*(" calls ")[ \t]*\\(" }
     { sub(/#.*/, "") }
-    depth == 0 && tolower($0) ~ /^[ \t]*(find_package|find_library|find_program|pkg_check_modules|check_language|enable_language)[ \t]*\(/ {
+    depth == 0 && tolower($0) ~ start {
       call = ""; depth = 0; open = 1
     }
     open {
@@ -26,7 +28,8 @@ dependency_lines() {
 }
 
 {
-  for script in tools/setup.sh tools/install-*.sh tools/build.sh tools/test.sh tools/demo.sh .ci/run; do
+  for script in tools/setup.sh tools/install-*.sh tools/build.sh tools/test.sh tools/demo.sh \
+    .ci/run; do
     if [ -f "$script" ]; then echo "$(sha256sum <"$script" | cut -d' ' -f1)  $script"; fi
   done
   git ls-files -- 'CMakeLists.txt' '*/CMakeLists.txt' 'cmake/*' | sort | while read -r file; do
