@@ -21,6 +21,7 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/support/MessageText.h"
 #include "runtime/support/NumberRange.h"
 #include "runtime/support/OutOfMemory.h"
 #include "runtime/train/Checkpoints.h"
@@ -55,12 +56,13 @@ struct Options {
 std::string programName = "memc-runner";
 
 int fail(const std::string &message) {
-  std::fprintf(stderr, "%s: error: %s\n", programName.c_str(), message.c_str());
+  std::fprintf(stderr, "%s: error: %s\n", programName.c_str(),
+               shortenLongRuns(message).c_str());
   return 1;
 }
 
 void note(const std::string &message) {
-  std::fprintf(stderr, "%s: note: %s\n", programName.c_str(), message.c_str());
+  std::fprintf(stderr, "%s: note: %s\n", programName.c_str(), shortenLongRuns(message).c_str());
 }
 
 /// Arrays whose file type is not their input's: float64 data is noted where the input takes

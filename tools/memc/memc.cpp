@@ -22,6 +22,7 @@
 #include "compiler/report/MemorySvg.h"
 #include "runtime/io/DistinctFiles.h"
 #include "runtime/io/Files.h"
+#include "runtime/support/MessageText.h"
 #include "runtime/support/OutOfMemory.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -42,17 +43,17 @@ using namespace mlir;
 namespace {
 
 void printDiagnostic(Diagnostic &diag) {
-  llvm::raw_ostream &os = llvm::errs();
-  os << "memc: "
-     << (diag.getSeverity() == DiagnosticSeverity::Error     ? "error"
-         : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning"
-                                                             : "note")
-     << ": ";
+  std::string text;
   if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
-    os << "node '" << name.getName().getValue() << "': ";
+    text = "node '" + name.getName().getValue().str() + "': ";
   else if (auto file = dyn_cast<FileLineColLoc>(diag.getLocation()))
-    os << file.getFilename().getValue() << ": ";
-  os << diag.str() << "\n";
+    text = file.getFilename().getValue().str() + ": ";
+  text += diag.str();
+  llvm::errs() << "memc: "
+               << (diag.getSeverity() == DiagnosticSeverity::Error     ? "error"
+                   : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning"
+                                                                       : "note")
+               << ": " << memc::runtime::shortenLongRuns(text) << "\n";
   for (Diagnostic &note : diag.getNotes())
     printDiagnostic(note);
 }
