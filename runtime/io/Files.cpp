@@ -3,11 +3,11 @@
 
 #include <cctype>
 #include <cerrno>
+#include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <climits>
-#include <csignal>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -167,6 +167,30 @@ bool writeAll(int fd, std::string_view bytes) {
   return true;
 }
 
+/// What every output does first: checks that `path` may be replaced (absent, or a regular file),
+/// removes the temporaries a killed write of it left, and makes a new temporary beside it with
+/// permissions `mode` (before the umask). Its descriptor, with its name in `temp`; -1 with a
+/// message.
+int createTemporaryFor(const std::string &path, unsigned mode, std::string &temp,
+                       std::string &error) {
+  if (!checkReplaceable(path, error))
+    return -1;
+  removeStaleTemporaries(path);
+  temp = temporaryTemplate(path);
+  int fd = mkstemp(temp.data());
+  if (fd < 0) {
+    error = systemError("cannot create a file in", directoryOf(path));
+    return -1;
+  }
+  if (fchmod(fd, static_cast<mode_t>(mode) & ~currentUmask()) != 0) {
+    error = systemError("cannot create", path);
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return -1;
+  }
+  return fd;
+}
+
 } // namespace
 
 std::unique_ptr<MappedFile> MappedFile::open(const std::string &path, std::string &error) {
@@ -230,17 +254,12 @@ bool writeFileAtomically(const std::string &path, std::initializer_list<std::str
 
 bool writeFileAtomically(const std::string &path, const std::vector<std::string_view> &parts,
                          unsigned mode, std::string &error) {
-  if (!checkReplaceable(path, error))
+  std::string temp;
+  int fd = createTemporaryFor(path, mode, temp, error);
+  if (fd < 0)
     return false;
-  removeStaleTemporaries(path);
-  std::string temp = temporaryTemplate(path);
-  int fd = mkstemp(temp.data());
-  if (fd < 0) {
-    error = systemError("cannot create a file in", directoryOf(path));
-    return false;
-  }
   setActiveTemporary(temp);
-  bool ok = fchmod(fd, static_cast<mode_t>(mode) & ~currentUmask()) == 0;
+  bool ok = true;
   for (std::string_view part : parts)
     ok = ok && writeAll(fd, part);
   if (!ok)
@@ -286,18 +305,13 @@ int openRegularFileForReading(const std::string &path, std::string &error) {
 }
 
 std::unique_ptr<StreamedFile> StreamedFile::create(const std::string &path, std::string &error) {
-  if (!checkReplaceable(path, error))
-    return nullptr;
   // A new file renamed onto `path` at once, as writeFileAtomically's: a symlink there is
   // replaced, never written through (it overwrote the file it pointed at).
-  removeStaleTemporaries(path);
-  std::string temp = temporaryTemplate(path);
-  int fd = mkstemp(temp.data());
-  if (fd < 0) {
-    error = systemError("cannot create a file in", directoryOf(path));
+  std::string temp;
+  int fd = createTemporaryFor(path, 0644, temp, error);
+  if (fd < 0)
     return nullptr;
-  }
-  if (fchmod(fd, 0644 & ~currentUmask()) != 0 || std::rename(temp.c_str(), path.c_str()) != 0) {
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
     error = systemError("cannot create", path);
     ::close(fd);
     ::unlink(temp.c_str());

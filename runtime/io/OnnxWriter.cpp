@@ -257,7 +257,7 @@ bool writeOnnxModel(const std::string &path, std::string_view templateBytes,
             ", more than a protobuf can hold (2 GiB)";
     return false;
   }
-  if (external && !writeExternalData(path + ".data", initializers, error))
+  if (external && !writeExternalData(onnxExternalDataPath(path), initializers, error))
     return false;
 
   std::string graphPrefix;

@@ -56,6 +56,9 @@ struct OnnxWriteOptions {
   uint64_t maxEmbeddedBytes = kMaxOnnxProtobufBytes;
 };
 
+/// The file beside model `path` that holds its initializers when they do not fit in it.
+inline std::string onnxExternalDataPath(const std::string &path) { return path + ".data"; }
+
 /// Writes PATH: the ModelProto `templateBytes` with `initializers` added to its graph, each
 /// checked (a name, a memc data type, bytes matching its dims). Written atomically; with
 /// external data, PATH.data is written (atomically) first. False with a message.

@@ -108,6 +108,12 @@ std::vector<std::pair<size_t, std::string>> safetensorsEntries(const plan::Train
 
 } // namespace
 
+std::vector<std::string> filesSavedTo(const std::string &path) {
+  if (isOnnxPath(path))
+    return {path, onnxExternalDataPath(path)};
+  return {path};
+}
+
 bool checkSavePath(const plan::Training &training, const LoadedPlan &plan, const std::string &path,
                    std::string &error) {
   if (!prepareOutputFile(path, error))
@@ -119,8 +125,10 @@ bool checkSavePath(const plan::Training &training, const LoadedPlan &plan, const
     return false;
   }
   // Whatever the save would refuse at the end, refused before the first step.
-  std::vector<OnnxTensor> unused;
-  if (isOnnxPath(path) && !onnxInitializers(training, plan, nullptr, unused, error)) {
+  if (isOnnxPath(path)) {
+    std::vector<OnnxTensor> unused;
+    if (onnxInitializers(training, plan, nullptr, unused, error))
+      return true;
     error = "--save " + path + ": " + error;
     return false;
   }
@@ -128,7 +136,7 @@ bool checkSavePath(const plan::Training &training, const LoadedPlan &plan, const
   std::vector<std::string_view> names;
   for (const auto &entry : entries)
     names.push_back(entry.second);
-  if (!isOnnxPath(path) && !checkTensorNames(names, error)) {
+  if (!checkTensorNames(names, error)) {
     error = "--save " + path + ": " + error;
     return false;
   }

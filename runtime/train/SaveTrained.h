@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace memc::plan {
 class Training;
@@ -23,6 +24,10 @@ struct LoadedPlan;
 /// Before the first step: the save path can be written, and an ONNX save has what it needs.
 bool checkSavePath(const plan::Training &training, const LoadedPlan &plan, const std::string &path,
                    std::string &error);
+
+/// The files --save `path` may write: the file itself and, for an ONNX model too large for one
+/// protobuf, its external data.
+std::vector<std::string> filesSavedTo(const std::string &path);
 
 /// Saves the executor's parameters and buffers to `path`; a `note` says when 16-bit parameters
 /// are saved as their f32 master weights.

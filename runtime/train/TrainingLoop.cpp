@@ -115,7 +115,10 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   if (!executor || !executor->loadParameters(weights, error))
     return false;
   int64_t firstStep = 1;
-  RunIdentity run{options.seed, dataFingerprint(dataset)};
+  // The data's CRC only where a checkpoint records or compares it.
+  RunIdentity run{options.seed, options.checkpointDir || options.resumeDir
+                                    ? dataFingerprint(dataset)
+                                    : std::string()};
   if (options.resumeDir) {
     int64_t saved =
         resumeFrom(*executor, plan, *options.resumeDir, options.steps, run, options.note, error);

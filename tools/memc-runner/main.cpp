@@ -25,6 +25,7 @@
 #include "runtime/support/NumberRange.h"
 #include "runtime/support/OutOfMemory.h"
 #include "runtime/train/Checkpoints.h"
+#include "runtime/train/SaveTrained.h"
 #include "runtime/train/TrainingLoop.h"
 
 #include <unistd.h>
@@ -256,10 +257,9 @@ bool checkOutputsApart(const Options &options, std::string &error) {
   };
   add(outputs, "--log", options.log);
   add(outputs, "--dump-grads", options.dumpGrads);
-  add(outputs, "--save", options.save);
-  if (options.save && options.save->size() > 5 &&
-      options.save->compare(options.save->size() - 5, 5, ".onnx") == 0)
-    outputs.push_back({"--save's external data", *options.save + ".data"});
+  if (options.save)
+    for (const std::string &file : filesSavedTo(*options.save))
+      outputs.push_back({"--save", file});
   add(outputs, "--outputs", options.outputs);
   if (options.checkpoint)
     outputs.push_back({"--checkpoint", checkpointPath(*options.checkpoint)});
