@@ -24,12 +24,25 @@ uint64_t elementSize(int32_t elemType) {
   return kernels::dtypeSize(row->dtype);
 }
 
-uint64_t elementCount(const Shape &shape) {
-  uint64_t count = 1;
+/// The most data one model may hold: offsets and lengths stay exact in 64 bits with room to align.
+constexpr uint64_t kMaxDataBytes = uint64_t(1) << 62;
+
+/// A model too large to describe: the options' limits keep the published models far from this, so
+/// it is the user's sizes, said as an error (the files are not written yet).
+[[noreturn]] void tooLarge(const std::string &name) {
+  std::fprintf(stderr,
+               "memc-zoo: error: initializer '%s' would exceed 2^62 bytes; use smaller sizes\n",
+               name.c_str());
+  std::exit(1);
+}
+
+uint64_t byteCount(const std::string &name, const Shape &shape, uint64_t elementBytes) {
+  uint64_t count = elementBytes;
   for (int64_t dim : shape) {
     if (dim <= 0)
       fatal("initializer dimensions must be positive");
-    count *= uint64_t(dim);
+    if (__builtin_mul_overflow(count, uint64_t(dim), &count) || count > kMaxDataBytes)
+      tooLarge(name);
   }
   return count;
 }
@@ -197,8 +210,8 @@ std::string OnnxGraphBuilder::initializer(const std::string &name, int32_t elemT
                                           const Shape &shape, WeightInit init, bool trainable) {
   if (!initializerNames.insert(name).second)
     fatal("initializer '" + name + "' defined twice");
-  const uint64_t count = elementCount(shape);
-  const uint64_t byteSize = count * elementSize(elemType);
+  const uint64_t byteSize = byteCount(name, shape, elementSize(elemType));
+  const uint64_t count = byteSize / elementSize(elemType);
   if (init.kind == WeightInit::Kind::Bytes && init.bytes.size() != byteSize)
     fatal("initializer '" + name + "' has " + std::to_string(init.bytes.size()) +
           " bytes of data for " + std::to_string(byteSize) + " bytes of shape");
@@ -214,6 +227,8 @@ std::string OnnxGraphBuilder::initializer(const std::string &name, int32_t elemT
   entry.trainable = trainable;
   entry.init = std::move(init);
   dataSize = entry.offset + byteSize;
+  if (dataSize > kMaxDataBytes)
+    tooLarge(name);
   (trainable ? numParameters : numBufferElements) += count;
 
   onnx::TensorProto *tensor = graph->add_initializer();

@@ -7,10 +7,13 @@
 
 #include "ZooModels.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <unistd.h>
 
 namespace memc::zoo {
 namespace {
@@ -56,25 +59,34 @@ void printUsage() {
     std::printf("  %-10s %s\n", model.name, model.summary);
 }
 
-bool parsePositive(const std::string &text, int64_t &value) {
+bool parsePositive(const std::string &text, int64_t limit, int64_t &value) {
   char *end = nullptr;
+  errno = 0;
   long long parsed = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || parsed <= 0)
+  if (text.empty() || *end != '\0' || errno == ERANGE || parsed <= 0 || parsed > limit)
     return false;
   value = parsed;
   return true;
 }
 
-int64_t *numericOption(ZooOptions &options, const std::string &flag) {
+/// A numeric option and its largest value. The limits keep every size the models derive from them
+/// (a vocab x width embedding, a batch x 3 x side x side image) far inside 64 bits, and are beyond
+/// any published model: Gemma's vocabulary is 256K tokens.
+struct NumericOption {
+  int64_t *value;
+  int64_t limit;
+};
+
+NumericOption numericOption(ZooOptions &options, const std::string &flag) {
   if (flag == "--batch")
-    return &options.batch;
+    return {&options.batch, int64_t(1) << 20};
   if (flag == "--seq")
-    return &options.seq;
+    return {&options.seq, int64_t(1) << 20};
   if (flag == "--layers")
-    return &options.layers;
+    return {&options.layers, int64_t(1) << 16};
   if (flag == "--vocab")
-    return &options.vocab;
-  return nullptr;
+    return {&options.vocab, int64_t(1) << 24};
+  return {nullptr, 0};
 }
 
 /// Returns -1 when the command line is good, else the exit code (0 after --help, 1 on an error).
@@ -102,9 +114,10 @@ int parseCommandLine(int argc, char **argv, CommandLine &cl) {
         cl.weights = WeightsMode::None;
       else
         return usageError("--weights must be random, zeros or none, not '" + value + "'");
-    } else if (int64_t *number = numericOption(cl.options, flag)) {
-      if (!parsePositive(value, *number))
-        return usageError(flag + " needs a positive integer, not '" + value + "'");
+    } else if (NumericOption number = numericOption(cl.options, flag); number.value) {
+      if (!parsePositive(value, number.limit, *number.value))
+        return usageError(flag + " needs a positive integer of at most " +
+                          std::to_string(number.limit) + ", not '" + value + "'");
     } else {
       return usageError("unknown option '" + flag + "'");
     }
@@ -173,20 +186,31 @@ int run(int argc, char **argv) {
   // The doc string records how to regenerate the model, so a benchmark result can name its input.
   builder.model().set_doc_string(describe(cl));
 
+  // Both files are written beside their final names and renamed only when both are complete, so a
+  // failed run (a full disk, a bad folder) leaves nothing behind and never a half-written model.
+  const std::string dataPath = cl.output + ".data";
+  const std::string partial = ".partial-" + std::to_string(getpid());
+  const std::string modelTemporary = cl.output + partial, dataTemporary = dataPath + partial;
+  auto fail = [&](const std::string &message) {
+    std::remove(modelTemporary.c_str());
+    std::remove(dataTemporary.c_str());
+    std::fprintf(stderr, "memc-zoo: error: %s\n", message.c_str());
+    return 1;
+  };
   {
-    std::ofstream out(cl.output, std::ios::binary | std::ios::trunc);
-    if (!out || !builder.model().SerializeToOstream(&out) || !out.flush()) {
-      std::fprintf(stderr, "memc-zoo: error: cannot write '%s'\n", cl.output.c_str());
-      return 1;
-    }
+    std::ofstream out(modelTemporary, std::ios::binary | std::ios::trunc);
+    if (!out || !builder.model().SerializeToOstream(&out) || !out.flush())
+      return fail("cannot write '" + cl.output + "'");
   }
   std::string error;
-  const std::string dataPath = cl.output + ".data";
-  if (!writeExternalDataFile(dataPath, builder.externalTensors(), builder.externalDataSize(),
-                             cl.weights, error)) {
-    std::fprintf(stderr, "memc-zoo: error: %s\n", error.c_str());
-    return 1;
-  }
+  if (!writeExternalDataFile(dataTemporary, builder.externalTensors(), builder.externalDataSize(),
+                             cl.weights, error))
+    return fail(error);
+  // The data first: a model never names data that is not there yet.
+  if (std::rename(dataTemporary.c_str(), dataPath.c_str()) != 0)
+    return fail("cannot write '" + dataPath + "': " + std::strerror(errno));
+  if (std::rename(modelTemporary.c_str(), cl.output.c_str()) != 0)
+    return fail("cannot write '" + cl.output + "': " + std::strerror(errno));
 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -360,10 +360,25 @@ def check_bad_arguments(binary, workdir):
                  ["--model", "gpt2-124m", "--batch", "1", "--seq", "8", "--weights", "ones"],
                  ["--model", "resnet50", "--batch", "1", "--vocab", "10"],
                  ["--model", "llama-7b", "--batch", "1", "--seq", "8", "--layers", "33"],
-                 ["--model", "gpt2-124m", "--batch", "1", "--seq", "8", "--bogus", "1"]):
+                 ["--model", "gpt2-124m", "--batch", "1", "--seq", "8", "--bogus", "1"],
+                 ["--model", "gpt2-124m", "--batch", "1", "--seq", "8",
+                  "--vocab", "9223372036854775807"],
+                 ["--model", "gpt2-124m", "--batch", "99999999999999999999", "--seq", "8"],
+                 ["--model", "resnet50", "--batch", str(2**21)]):
         result = subprocess.run([binary, *args, "-o", out], capture_output=True, text=True)
         assert result.returncode == 1 and "error:" in result.stderr, (args, result)
-    print("  bad arguments: exit code 1 with a message")
+        assert os.listdir(workdir) == [], (args, os.listdir(workdir))
+    # A write that fails late (the data file's name is taken by a folder) leaves no model, no
+    # temporary and the folder as it was.
+    os.mkdir(out + ".data")
+    result = subprocess.run([binary, "--model", "gpt2-124m", "--batch", "1", "--seq", "8",
+                             "--layers", "1", "--vocab", "16", "-o", out],
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and "error:" in result.stderr, result
+    assert os.listdir(workdir) == ["bad.onnx.data"] and os.listdir(out + ".data") == [], \
+        os.listdir(workdir)
+    os.rmdir(out + ".data")
+    print("  bad arguments and failed writes: exit code 1 with a message, nothing left behind")
 
 
 def check_full_sizes(binary, workdir):

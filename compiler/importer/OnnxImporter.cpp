@@ -227,6 +227,9 @@ void OnnxImporter::warnAboutTrainingModeDropout() {
     emitWarning(modelLocation()) << warning;
 }
 
+/// protobuf's own default, stated so the message can name it.
+constexpr int kMaxProtobufNesting = 100;
+
 LogicalResult OnnxImporter::loadModel() {
   std::string openError;
   int fd = runtime::openRegularFileForReading(modelPath, openError);
@@ -237,13 +240,17 @@ LogicalResult OnnxImporter::loadModel() {
     google::protobuf::io::FileInputStream stream(fd);
     google::protobuf::io::CodedInputStream coded(&stream);
     coded.SetTotalBytesLimit(INT32_MAX);
+    // The parser recurses once per nested message: a bound keeps the stack safe (a Loop body
+    // costs three levels, so about 33 Loops may nest).
+    coded.SetRecursionLimit(kMaxProtobufNesting);
     parsed = model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
     stream.Close();
   }
   if (!parsed)
     return emitError(modelLocation())
            << "not a valid ONNX model: the protobuf does not parse (the file is truncated, "
-              "corrupted or not ONNX)";
+              "corrupted, nests messages more than "
+           << kMaxProtobufNesting << " levels deep, or is not ONNX)";
   if (!model.has_graph() || model.ir_version() <= 0 || model.opset_import_size() == 0)
     return emitError(modelLocation())
            << "not an ONNX model: it has no graph, IR version or opset import";

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <sys/stat.h>
 
 namespace memc::runtime {
 namespace {
@@ -29,6 +30,15 @@ std::string resolvedPath(const std::string &path) {
 
 std::string describe(const NamedPath &file) { return file.what + " " + file.path; }
 
+/// Whether both exist and are one file (device and inode, through links): an output that is a
+/// symbolic or hard link to an input. Replacing the link would leave the input's bytes, but the
+/// user named the input as the output, which is a mistake to say, not to act on.
+bool sameInode(const std::string &a, const std::string &b) {
+  struct stat first, second;
+  return ::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0 &&
+         first.st_dev == second.st_dev && first.st_ino == second.st_ino;
+}
+
 } // namespace
 
 bool namesSameFile(const std::string &a, const std::string &b) {
@@ -40,7 +50,8 @@ bool checkDistinctFiles(const std::vector<NamedPath> &outputs, const std::vector
   for (size_t o = 0; o < outputs.size(); ++o) {
     std::string name = replacedName(outputs[o].path);
     for (const NamedPath &input : inputs)
-      if (name == replacedName(input.path) || name == resolvedPath(input.path)) {
+      if (name == replacedName(input.path) || name == resolvedPath(input.path) ||
+          sameInode(outputs[o].path, input.path)) {
         error = describe(outputs[o]) + " would replace " + describe(input) +
                 ", which this run reads: write it elsewhere";
         return false;

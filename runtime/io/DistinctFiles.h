@@ -4,7 +4,8 @@
 // --checkpoint ck` replaced a file the run reads or writes elsewhere, mostly with exit 0. Every
 // output is written by a rename onto its name (Files.h), so what it replaces is that name, its
 // folder's symlinks resolved: an output collides with an input whose name or whose resolved path
-// (through links) is the output's, and with another output of the same name.
+// (through links) is the output's, or that is the output's existing file under another name (a
+// symbolic or hard link: the same device and inode), and with another output of the same name.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_RUNTIME_IO_DISTINCTFILES_H

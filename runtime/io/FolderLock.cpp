@@ -5,12 +5,18 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace memc::runtime {
 
 std::unique_ptr<FolderLock> FolderLock::acquire(const std::string &dir, const std::string &what,
                                                 std::string &error) {
+  // A folder that is not there yet is made (its parent must exist), as a first run expects.
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    error = what + " " + dir + ": cannot create the folder (" + std::strerror(errno) + ")";
+    return nullptr;
+  }
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     error = what + " " + dir + ": cannot open the folder (" + std::strerror(errno) + ")";

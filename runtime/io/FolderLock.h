@@ -16,7 +16,8 @@ namespace memc::runtime {
 
 class FolderLock {
 public:
-  /// Locks the folder `dir` without waiting; null with a message naming it (`what`, e.g.
+  /// Locks the folder `dir` without waiting, first creating it when it does not exist (its parent
+  /// must); null with a message naming it (`what`, e.g.
   /// "--checkpoint") when it cannot be opened or another process holds the lock.
   static std::unique_ptr<FolderLock> acquire(const std::string &dir, const std::string &what,
                                              std::string &error);

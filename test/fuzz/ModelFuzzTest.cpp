@@ -9,32 +9,22 @@
 // counts are printed for docs/reliability.md.
 //
 //===----------------------------------------------------------------------===//
+#include "MemcProcess.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <mutex>
 #include <random>
-#include <sstream>
-#include <thread>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
+using namespace memc::fuzz;
 
 namespace {
 
 constexpr int kCasesPerModel = 64;
-constexpr double kHangSeconds = 30;
 
 const char *const kModels[] = {"mlp",
                                "resnet_bn",
@@ -44,63 +34,6 @@ const char *const kModels[] = {"mlp",
                                "dedup_identity",
                                "optional_inputs",
                                "slice_huge_step"};
-
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-struct Outcome {
-  enum Kind { Success, CleanError, Crash, Hang, Internal, Unclear } kind;
-  std::string detail;
-};
-
-/// Runs memc with `arguments`, stderr into `log`, killed after kHangSeconds.
-Outcome runMemc(const std::vector<std::string> &arguments, const std::string &log) {
-  std::vector<std::string> argv = {MEMC_BIN_DIR "/memc"};
-  argv.insert(argv.end(), arguments.begin(), arguments.end());
-  std::vector<char *> pointers;
-  for (std::string &argument : argv)
-    pointers.push_back(argument.data());
-  pointers.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid;
-  int spawned = posix_spawn(&pid, pointers[0], &actions, nullptr, pointers.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0)
-    return {Outcome::Unclear, "cannot start memc"};
-  auto start = std::chrono::steady_clock::now();
-  int status = 0;
-  bool hung = false;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() - start > std::chrono::duration<double>(kHangSeconds)) {
-      hung = true;
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  std::string messages = readFile(log);
-  if (hung)
-    return {Outcome::Hang, "no exit after 30 s"};
-  if (WIFSIGNALED(status))
-    return {Outcome::Crash, "signal " + std::to_string(WTERMSIG(status)) + ": " + messages};
-  if (messages.find("internal:") != std::string::npos)
-    return {Outcome::Internal, messages};
-  int code = WEXITSTATUS(status);
-  if (code == 0)
-    return {Outcome::Success, ""};
-  if (code == 1 && messages.find("memc: error:") != std::string::npos)
-    return {Outcome::CleanError, ""};
-  return {Outcome::Unclear, "exit " + std::to_string(code) + ": " + messages};
-}
 
 /// One structural mutation of `model`, chosen by `random`.
 void mutateStructure(onnx::ModelProto &model, std::mt19937_64 &random) {
@@ -258,30 +191,23 @@ TEST(ModelFuzz, DamagedModelsFailCleanly) {
     }
   }
 
-  std::atomic<size_t> next{0};
   std::mutex mutex;
   int counts[6] = {};
   std::vector<std::string> failures;
-  auto worker = [&](int id) {
-    std::string log = dir + "/stderr." + std::to_string(id);
-    for (size_t c; (c = next++) < cases.size();) {
-      Outcome outcome = runMemc({cases[c].path}, log);
-      // What imports also compiles: every other case for inference, the rest for training.
-      if (outcome.kind == Outcome::Success)
-        outcome = runMemc(c % 2 ? std::vector<std::string>{cases[c].path, "--mode=infer", "-o",
-                                                           cases[c].path + ".run"}
-                                : std::vector<std::string>{cases[c].path, "--loss", "mse", "-o",
-                                                           cases[c].path + ".train"},
-                          log);
-      std::lock_guard<std::mutex> lock(mutex);
-      ++counts[outcome.kind];
-      if (outcome.kind != Outcome::Success && outcome.kind != Outcome::CleanError)
-        failures.push_back(cases[c].path + ": " + outcome.detail);
-    }
-  };
-  std::thread first(worker, 0), second(worker, 1);
-  first.join();
-  second.join();
+  forEachOnTwoThreads(cases.size(), dir, [&](size_t c, const std::string &log) {
+    Outcome outcome = runMemc({cases[c].path}, log);
+    // What imports also compiles: every other case for inference, the rest for training.
+    if (outcome.kind == Outcome::Success)
+      outcome = runMemc(c % 2 ? std::vector<std::string>{cases[c].path, "--mode=infer", "-o",
+                                                         cases[c].path + ".run"}
+                              : std::vector<std::string>{cases[c].path, "--loss", "mse", "-o",
+                                                         cases[c].path + ".train"},
+                        log);
+    std::lock_guard<std::mutex> lock(mutex);
+    ++counts[outcome.kind];
+    if (outcome.kind != Outcome::Success && outcome.kind != Outcome::CleanError)
+      failures.push_back(cases[c].path + ": " + outcome.detail);
+  });
   std::printf("model fuzz: %zu tried, %d compiled, %d clean errors, %d crashes, %d hangs, "
               "%d internal, %d unclear\n",
               cases.size(), counts[Outcome::Success], counts[Outcome::CleanError],
