@@ -6,7 +6,10 @@ initializers named onnx::MatMul_N and splits tied weights. memc would then train
 than the one in PyTorch. This helper exports the module as it trains:
 
 - BatchNorm and Dropout in training form (TrainingMode.TRAINING), whatever mode the module is
-  in; the module's state (running statistics, mode) is the same after the export as before;
+  in; the module's state (running statistics, mode) is the same after the export as before,
+  and the file holds the state_dict from before the export bit for bit (tracing in training
+  mode updates the running statistics once), num_batches_tracked and other entries the graph
+  does not read included;
 - no constant folding, so every initializer keeps its state_dict name and its layout;
 - a dynamic batch axis (axis 0 of every input and output) unless asked otherwise;
 - what ONNX cannot say, in the model's metadata_props (all values JSON):
@@ -40,6 +43,7 @@ import sys
 
 import onnx
 import torch
+from onnx import numpy_helper
 
 METADATA_VERSION = "1"
 DEFAULT_OPSET = 17
@@ -111,6 +115,35 @@ def metadata_for(model, graph, input_names, output_names, batch_axis, example_ar
     return {key: json.dumps(value) for key, value in metadata.items()}
 
 
+def _as_initializer(value, name):
+    """A TensorProto of `value`'s exact bytes (numpy has no bfloat16: its bits go as int16)."""
+    value = value.detach().cpu()
+    if value.dtype == torch.bfloat16:
+        tensor = numpy_helper.from_array(value.view(torch.int16).numpy(), name)
+        tensor.data_type = onnx.TensorProto.BFLOAT16
+        return tensor
+    return numpy_helper.from_array(value.numpy(), name)
+
+
+def _write_state(graph, state, tied_groups):
+    """Makes the file hold `state` (the state_dict before the export) bit for bit.
+
+    Tracing in training mode updated BatchNorm's running statistics once before torch wrote
+    them; every initializer named in the state_dict takes its value from before. Entries the graph
+    does not read (BatchNorm's num_batches_tracked, buffers the forward ignores) are added as
+    initializers, so memc carries them through training, checkpoints and --save, and
+    load_state_dict(strict=True) takes what it saves. A tied name is written once, under the
+    name the exporter kept."""
+    present = {tensor.name: tensor for tensor in graph.initializer}
+    aliases = {name for names in tied_groups for name in names
+               if name != _exported_name(names, present)}
+    for name, value in state.items():
+        if name in present:
+            present[name].CopyFrom(_as_initializer(value, name))
+        elif name not in aliases:
+            graph.initializer.append(_as_initializer(value, name))
+
+
 def export(model, args, path, input_names=None, output_names=None, batch_axis=0,
            opset_version=DEFAULT_OPSET, **torch_onnx_export_kwargs):
     """Exports `model` traced on `args` to `path` for training with memc.
@@ -145,12 +178,16 @@ def export(model, args, path, input_names=None, output_names=None, batch_axis=0,
         for name, module in model.named_modules():
             module.training = saved_modes[name]
 
-    onnx_model = onnx.load(path, load_external_data=False)
+    onnx_model = onnx.load(path)
+    _write_state(onnx_model.graph, saved_state, _tied_groups(model))
     metadata = metadata_for(model, onnx_model.graph, input_names, output_names, batch_axis, args)
     del onnx_model.metadata_props[:]
     for key, value in metadata.items():
         onnx_model.metadata_props.add(key=key, value=value)
-    onnx.save(onnx_model, path)
+    # A protobuf holds at most 2 GiB: larger models keep their weights beside, as torch wrote them.
+    external = onnx_model.ByteSize() >= 2**31
+    onnx.save(onnx_model, path, save_as_external_data=external,
+              location=os.path.basename(path) + ".data")
     onnx.checker.check_model(path)
     return metadata
 

@@ -525,14 +525,17 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
   auto trainableByMetadata = [&](const StoredTensor &stored) -> FailureOr<bool> {
     return exportMetadata->parameters.count(stored.name) != 0;
   };
-  auto addParameter = [&](const StoredTensor &stored, const std::string &name) -> LogicalResult {
+  // `carriedOnly`: a buffer no op reads, kept only to be saved (see below).
+  auto addParameter = [&](const StoredTensor &stored, const std::string &name,
+                          bool carriedOnly = false) -> LogicalResult {
     Type elementType = elementTypeFor(&context, stored.dataType);
     if (!elementType)
       return emitError(modelLocation())
              << "initializer '" << stored.name << "' has element type "
              << onnxDataTypeName(stored.dataType) << ", which memc does not support";
-    FailureOr<bool> trainable =
-        exportMetadata ? trainableByMetadata(stored) : trainableByGuess(stored, name);
+    FailureOr<bool> trainable = carriedOnly      ? false
+                                : exportMetadata ? trainableByMetadata(stored)
+                                                 : trainableByGuess(stored, name);
     if (failed(trainable))
       return failure();
     auto kind = *trainable ? plan::KIND_PARAMETER : plan::KIND_BUFFER;
@@ -555,8 +558,15 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
   };
 
   for (const StoredTensor &stored : weights.tensors()) {
-    if (!isUsed(stored.name))
-      continue; // dead initializers are not part of the model
+    if (!isUsed(stored.name)) {
+      // The export helper writes the state_dict entries the graph does not read (BatchNorm's
+      // num_batches_tracked): buffers carried through checkpoints and --save, so that
+      // load_state_dict(strict=True) takes what memc saves. In a plain export a dead
+      // initializer is not part of the model.
+      if (exportMetadata && failed(addParameter(stored, stored.name, /*carriedOnly=*/true)))
+        return failure();
+      continue;
+    }
     bool shapeLike = !isFloatingOnnxType(stored.dataType) &&
                      numElements(stored.shape) <= kMaxConstantInitializerElements;
     if (shapeLike) {

@@ -256,6 +256,34 @@ SmallVector<std::pair<Value, Value>> runningStatisticsUpdate(OpBuilder &b, Batch
   return {{op.getMean(), blend(op.getMean(), mean)}, {op.getVar(), blend(op.getVar(), unbiased)}};
 }
 
+/// PyTorch's count of the batches a training-mode batch norm has seen: the buffer
+/// PREFIX.num_batches_tracked beside its PREFIX.running_mean (the export helper carries it), and
+/// that count plus one; nothing when the model has no such buffer.
+std::optional<std::pair<Value, Value>> batchesTrackedUpdate(OpBuilder &b, func::FuncOp step,
+                                                            BatchNormOp op) {
+  auto mean = dyn_cast<BlockArgument>(op.getMean());
+  if (!mean)
+    return std::nullopt;
+  auto nameAt = [&](unsigned index) {
+    auto name = step.getArgAttrOfType<StringAttr>(index, kParamNameAttr);
+    return name ? name.getValue() : StringRef();
+  };
+  StringRef meanName = nameAt(mean.getArgNumber());
+  if (!meanName.consume_back("running_mean"))
+    return std::nullopt;
+  std::string counterName = (meanName + "num_batches_tracked").str();
+  for (BlockArgument argument : step.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    if (nameAt(argument.getArgNumber()) != counterName || !type ||
+        !type.getElementType().isInteger(64) || type.getNumElements() != 1)
+      continue;
+    Value one = b.create<ConstantOp>(
+        op.getLoc(), DenseElementsAttr::get(type, b.getIntegerAttr(type.getElementType(), 1)));
+    return std::make_pair(Value(argument), Value(b.create<AddOp>(op.getLoc(), argument, one)));
+  }
+  return std::nullopt;
+}
+
 /// The step's arguments as they are laid out: types and attributes.
 struct ArgumentList {
   SmallVector<Type> types;
@@ -599,12 +627,18 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
     if (scaler.foundInf)
       appendLossScalerUpdate(b, loc, step, signature, scaler, lossScale, apply, results,
                              resultAttrs);
-    for (BatchNormOp batchNorm : batchNorms)
-      for (auto [statistic, updated] : runningStatisticsUpdate(b, batchNorm)) {
+    for (BatchNormOp batchNorm : batchNorms) {
+      SmallVector<std::pair<Value, Value>> updates = runningStatisticsUpdate(b, batchNorm);
+      if (!updates.empty())
+        if (std::optional<std::pair<Value, Value>> counter =
+                batchesTrackedUpdate(b, step, batchNorm))
+          updates.push_back(*counter);
+      for (auto [statistic, updated] : updates) {
         results.push_back(updated);
         resultAttrs.push_back(
             marked(kUpdatesAttr, nameOf(cast<BlockArgument>(statistic).getArgNumber())));
       }
+    }
   }
   b.create<func::ReturnOp>(loc, results);
   step.setType(b.getFunctionType(arguments.types, ValueRange(results).getTypes()));

@@ -289,12 +289,13 @@ def fresh_module(model, dtype=torch.float32):
 
 
 def saved_tensors(module, model):
-    """The floating tensors memc saves after training, by ONNX name: the state
-    dict, without tied aliases unless the export helper recorded them
-    (memc.tied), in which case memc saves every state_dict name."""
+    """The tensors memc saves after training, by ONNX name: the state dict,
+    without tied aliases unless the export helper recorded them (memc.tied), in
+    which case memc saves every state_dict name. Integer entries (BatchNorm's
+    num_batches_tracked) only for the helper's models, whose files carry them."""
     tied = set() if model in HELPER_MODELS else aliases(module)
     return {name: tensor.detach().clone() for name, tensor in module.state_dict().items()
-            if tensor.is_floating_point() and name not in tied}
+            if (tensor.is_floating_point() or model in HELPER_MODELS) and name not in tied}
 
 
 def loss_of(module, inputs, labels):
