@@ -205,8 +205,14 @@ OwningOpRef<ModuleOp> OnnxImporter::run() {
   if (failed(createFunction()) || failed(importNodes()) || failed(createReturn()))
     return nullptr;
   if (options.warnAboutExportEvidence)
-    if (std::string warning = foldedExportWarning(model.graph(), weights); !warning.empty())
-      emitWarning(modelLocation()) << warning;
+    if (std::string evidence = foldedExportWarning(model.graph(), weights); !evidence.empty()) {
+      if (!options.acceptFoldedExport) {
+        emitError(modelLocation())
+            << evidence << "; or pass --accept-folded-export to train it as it is";
+        return nullptr;
+      }
+      emitWarning(modelLocation()) << evidence;
+    }
   if (options.warnAboutExportEvidence && !exportMetadata)
     if (std::string warning = unrecordedPaddingWarning(model.graph(), weights); !warning.empty())
       emitWarning(modelLocation()) << warning;

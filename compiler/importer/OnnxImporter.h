@@ -29,6 +29,9 @@ struct ImportOptions {
   /// Warn when the model shows a folded or renamed export or an embedding padding row ONNX
   /// cannot record (ExportEvidence.h): for training, where it decides what trains.
   bool warnAboutExportEvidence = false;
+  /// With warnAboutExportEvidence: a folded export (foldedExportWarning) is a warning, not an
+  /// error (`--accept-folded-export`); it would train other weights than the module's.
+  bool acceptFoldedExport = false;
   /// Warn when Dropout nodes run in training mode: for inference, which they make random.
   bool warnAboutTrainingModeDropout = false;
 };

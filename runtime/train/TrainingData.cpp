@@ -124,14 +124,33 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
     dataset.batch = buffer.shape[0];
     dataset.arrays.emplace_back(input.name, &array);
   }
+  // An array the program does not read would be ignored: most often a misspelled input.
+  std::string inputNames;
+  for (const PlanBinding &input : plan.inputs)
+    if (!plan::isScalarInput(input.name))
+      inputNames += (inputNames.empty() ? "'" : ", '") + input.name + "'";
+  for (const auto &[name, array] : data)
+    if (std::none_of(plan.inputs.begin(), plan.inputs.end(),
+                     [&](const PlanBinding &input) { return input.name == name; }) ||
+        plan::isScalarInput(name))
+      problems.push_back("'" + name + "' is no input of the program (its inputs are " +
+                         inputNames + ")");
   if (problems.empty() && dataset.samples < dataset.batch) {
     error = "the data has " + std::to_string(dataset.samples) +
             " samples, fewer than one micro-batch of the program (" +
             std::to_string(dataset.batch) + " samples, axis 0 of its inputs)";
     return false;
   }
-  if (problems.empty())
+  if (problems.empty()) {
+    if (int64_t tail = dataset.samples % dataset.batch; tail != 0)
+      note("the data's " + std::to_string(dataset.samples) + " samples are not a multiple of "
+           "the micro-batch (" + std::to_string(dataset.batch) + "): micro-batches run on "
+           "through the end of the data into its start (micro-batch " +
+           std::to_string(dataset.samples / dataset.batch) + " takes the last " +
+           std::to_string(tail) + " samples and the first " +
+           std::to_string(dataset.batch - tail) + "), so no sample is dropped");
     return true;
+  }
   error = "the data does not fit the program's inputs:";
   for (const std::string &problem : problems)
     error += "\n  " + problem;

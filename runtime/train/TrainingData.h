@@ -39,7 +39,9 @@ struct Dataset {
 std::string dataFingerprint(const Dataset &dataset);
 
 /// Matches `data` to the program's data inputs (name, dtype, every axis but the first) into
-/// `dataset`; false with every mismatch listed. A float64 array (converted) is a `note`.
+/// `dataset`; false with every mismatch listed, an array that is no input among them. A float64
+/// array (converted) is a `note`, and so is a sample count that is not a multiple of the
+/// micro-batch (the micro-batches wrap around the data's end).
 bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &dataset,
                     const std::function<void(const std::string &)> &note, std::string &error);
 

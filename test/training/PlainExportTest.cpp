@@ -51,8 +51,10 @@ protected:
   /// Helper exports have a dynamic batch, bound to the micro-batch for graph input `input`.
   void train(const std::string &model, const std::string &input = "idx", bool bindBatch = false) {
     std::string program = dir + "/" + model + ".train", data = dir + "/data.npz", error;
-    std::vector<std::string> flags = {"--loss", "cross_entropy", "--optimizer",    "adamw",
-                                      "--lr",   "0.01",          "--weight-decay", "0.1"};
+    // Plain exports are refused as folded unless accepted; what they then train is the point.
+    std::vector<std::string> flags = {"--loss",         "cross_entropy", "--optimizer",
+                                      "adamw",          "--lr",          "0.01",
+                                      "--weight-decay", "0.1",           "--accept-folded-export"};
     if (bindBatch)
       flags.insert(flags.end(), {"--input-shape", input + "=" + std::to_string(kBatch) + "x" +
                                                       std::to_string(kSeq)});

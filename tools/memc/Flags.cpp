@@ -122,6 +122,11 @@ cl::list<std::string> freeze("freeze", cl::desc("Glob of parameters that do not 
                              cl::cat(trainingCategory));
 cl::list<std::string> trainable("trainable", cl::desc("Glob of the only parameters that train"),
                                 cl::cat(trainingCategory));
+cl::opt<bool> acceptFoldedExport(
+    "accept-folded-export",
+    cl::desc("Train a model that looks folded by torch.onnx.export's defaults (renamed, "
+             "pre-transposed or split weights) as it is, instead of refusing it"),
+    cl::cat(trainingCategory));
 cl::OptionCategory memoryCategory("memc memory options");
 cl::opt<std::string> vramBudget("vram-budget",
                                 cl::desc("Device memory the program may use at its peak "
@@ -345,6 +350,21 @@ bool pipelineOptions(memc::PipelineOptions &options) {
     llvm::errs() << "memc: error: training needs --loss cross_entropy|mse\n";
     return false;
   }
+  if (outputPath == "/dev/null") {
+    llvm::errs() << "memc: error: -o /dev/null: memc writes its outputs as new files renamed into "
+                    "place, which would replace the device; -o - writes to stdout (-o - > "
+                    "/dev/null discards it)\n";
+    return false;
+  }
+  // `memc m.onnx -o train` meant a program: IR is written only when asked for.
+  if (mode == CompileMode::Import && !mode.getNumOccurrences() && !emit.getNumOccurrences() &&
+      outputPath != "-" && !llvm::StringRef(outputPath).ends_with(".mlir")) {
+    llvm::errs() << "memc: error: -o " << outputPath
+                 << ": say what to write: --loss cross_entropy|mse for a training program, "
+                    "--mode=infer for an inference program, or --mode=import (or an -o ending "
+                    "in .mlir) for memc IR\n";
+    return false;
+  }
   options.mode = mode;
   options.canonicalize = emit == Emit::Mlir;
   options.fuseAttention = fuseAttention == FuseAttention::Auto;
@@ -370,6 +390,7 @@ bool pipelineOptions(memc::PipelineOptions &options) {
   if (mode == CompileMode::Train) {
     if (!trainingOptions(options.training, options.precision))
       return false;
+    options.import.acceptFoldedExport = acceptFoldedExport;
     options.schedule = {learningRate, warmup, decaySteps};
   }
   return budgetOptions(options.budget);
