@@ -53,6 +53,7 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
     opt.eps = eps;
     opt.clipGradNorm = clipGradNorm;
     opt.accumulationSteps = accumulationSteps;
+    opt.tokenWeightedAccumulation = tokenWeightedAccumulation;
     if (lossScale != "none") {
       opt.lossScale.enabled = true;
       opt.lossScale.window = lossScaleWindow;

@@ -56,6 +56,10 @@ def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
            "Clip the gradients' global norm to this value (0: off)">,
     Option<"accumulationSteps", "accumulation-steps", "int64_t", /*default=*/"1",
            "Micro-batches per optimizer step (gradient accumulation)">,
+    Option<"tokenWeightedAccumulation", "token-weighted-accumulation", "bool",
+           /*default=*/"true",
+           "With accumulation under cross_entropy, weight each micro-batch by its counted "
+           "labels (the input memc.loss_weight), as one bigger batch would">,
     Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
            "fp16 loss scaling: none, dynamic (GradScaler from 2^16), or a fixed scale">,
     Option<"lossScaleWindow", "loss-scale-window", "int64_t", /*default=*/"2000",

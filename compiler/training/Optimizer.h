@@ -55,6 +55,10 @@ struct OptimizerOptions {
   /// and updates the parameters, with the mean of the accumulated gradients, only where the
   /// run-time input memc.apply is 1 (every `accumulationSteps`-th micro-batch).
   int64_t accumulationSteps = 1;
+  /// With accumulation under cross_entropy: weight each micro-batch by its counted labels (the
+  /// run-time input memc.loss_weight), as one bigger batch would; false averages the
+  /// micro-batches' mean losses (`--grad-accum-mean micro-batches`, memc before issue 23).
+  bool tokenWeightedAccumulation = true;
   LossScaleOptions lossScale;
 };
 

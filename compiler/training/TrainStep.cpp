@@ -394,6 +394,9 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
     scalars = optimizer->scalarInputs();
     if (accumulates)
       scalars.push_back(plan::ScalarInput::Apply);
+    if (accumulates && options.loss == LossKind::CrossEntropy &&
+        options.optimizer.tokenWeightedAccumulation)
+      scalars.push_back(plan::ScalarInput::LossWeight);
     if (!weightCasts.empty())
       scalars.push_back(plan::ScalarInput::Refresh);
   }
@@ -540,6 +543,8 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
     seed =
         b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
                                                          b.getF32FloatAttr(1.0f)));
+  if (Value weight = scalars[size_t(plan::ScalarInput::LossWeight)])
+    seed = b.create<MulOp>(loc, seed, weight);
   FailureOr<SmallVector<Value>> gradients = buildReverseSweep(b, ops, loss, seed, wrt);
   if (failed(gradients)) {
     step.erase();

@@ -20,7 +20,7 @@ namespace memc::plan {
 
 /// Scalars the runtime binds every micro-batch besides the data, in the order a training step
 /// takes them.
-enum class ScalarInput : uint8_t { LearningRate, StepNumber, Apply, Salt, Refresh };
+enum class ScalarInput : uint8_t { LearningRate, StepNumber, Apply, Salt, Refresh, LossWeight };
 
 struct ScalarInputInfo {
   ScalarInput input;
@@ -42,6 +42,11 @@ inline constexpr std::array kScalarInputs = {
     // 1 on the first micro-batch of an optimizer step, 0 on the others: with accumulation and a
     // 16-bit precision, the weight copies (KIND_WEIGHT_COPY) are made then, once per update.
     ScalarInputInfo{ScalarInput::Refresh, "memc.refresh", F32},
+    // With accumulation under cross_entropy: this micro-batch's counted labels (not the ignored
+    // index) times the micro-batches per step, over the step's counted labels. It scales the
+    // backward's seed, so the accumulated mean is the token-weighted one that one bigger batch
+    // gives (Hugging Face's rule), not the mean of the micro-batches' means.
+    ScalarInputInfo{ScalarInput::LossWeight, "memc.loss_weight", F32},
 };
 
 constexpr std::string_view scalarInputName(ScalarInput input) {

@@ -57,28 +57,47 @@ bool checkLabels(const plan::Training &training, const HostArray &labels, std::s
   return true;
 }
 
-std::string allIgnored(const plan::Training &training, const NamedArrays &batch, int64_t step,
-                       int64_t microBatch, bool checkpoints) {
-  if (training.classes() <= 0)
-    return "";
+int64_t countedLabels(const plan::Training &training, const NamedArrays &batch) {
   for (const auto &[name, labels] : batch) {
     if (name != training.labels_input() ||
         (labels.dtype != DType::I64 && labels.dtype != DType::I32))
       continue;
     size_t count = labels.bytes.size() / elementSize(labels.dtype);
+    int64_t counted = 0;
     for (size_t i = 0; i < count; ++i) {
       int64_t label =
           labels.dtype == DType::I64 ? labels.as<int64_t>()[i] : labels.as<int32_t>()[i];
-      if (label != training.ignore_index())
-        return "";
+      counted += label != training.ignore_index();
     }
-    return "every label of step " + std::to_string(step) + "'s batch (micro-batch " +
-           std::to_string(microBatch) + ") is the ignored index " +
-           std::to_string(training.ignore_index()) +
-           ": its loss is undefined (PyTorch's is NaN); training stopped" +
-           (checkpoints ? " (the last checkpoint is the last good state)" : "");
+    return counted;
   }
-  return "";
+  return -1;
+}
+
+std::vector<double> lossWeights(const plan::Training &training,
+                                const std::vector<NamedArrays> &batches, bool byTokens) {
+  std::vector<double> weights(batches.size(), 1.0);
+  if (!byTokens)
+    return weights;
+  double total = 0;
+  for (size_t k = 0; k < batches.size(); ++k) {
+    weights[k] = static_cast<double>(std::max<int64_t>(0, countedLabels(training, batches[k])));
+    total += weights[k];
+  }
+  for (double &weight : weights)
+    weight = total > 0 ? weight * static_cast<double>(batches.size()) / total : 1.0;
+  return weights;
+}
+
+std::string allIgnored(const plan::Training &training, const NamedArrays &batch, int64_t step,
+                       int64_t microBatch, bool checkpoints) {
+  if (training.classes() <= 0 || countedLabels(training, batch) != 0)
+    return "";
+  return "every label of step " + std::to_string(step) + "'s batch (micro-batch " +
+         std::to_string(microBatch) + ") is the ignored index " +
+         std::to_string(training.ignore_index()) +
+         ": its loss is undefined (PyTorch's is NaN); training stopped" +
+         (checkpoints ? " (the last checkpoint is the last good state)" : "");
 }
 
 bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &dataset,
@@ -133,8 +152,8 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
     if (std::none_of(plan.inputs.begin(), plan.inputs.end(),
                      [&](const PlanBinding &input) { return input.name == name; }) ||
         plan::isScalarInput(name))
-      problems.push_back("'" + name + "' is no input of the program (its inputs are " +
-                         inputNames + ")");
+      problems.push_back("'" + name + "' is no input of the program (its inputs are " + inputNames +
+                         ")");
   if (problems.empty() && dataset.samples < dataset.batch) {
     error = "the data has " + std::to_string(dataset.samples) +
             " samples, fewer than one micro-batch of the program (" +
@@ -143,12 +162,15 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
   }
   if (problems.empty()) {
     if (int64_t tail = dataset.samples % dataset.batch; tail != 0)
-      note("the data's " + std::to_string(dataset.samples) + " samples are not a multiple of "
-           "the micro-batch (" + std::to_string(dataset.batch) + "): micro-batches run on "
+      note("the data's " + std::to_string(dataset.samples) +
+           " samples are not a multiple of "
+           "the micro-batch (" +
+           std::to_string(dataset.batch) +
+           "): micro-batches run on "
            "through the end of the data into its start (micro-batch " +
            std::to_string(dataset.samples / dataset.batch) + " takes the last " +
-           std::to_string(tail) + " samples and the first " +
-           std::to_string(dataset.batch - tail) + "), so no sample is dropped");
+           std::to_string(tail) + " samples and the first " + std::to_string(dataset.batch - tail) +
+           "), so no sample is dropped");
     return true;
   }
   error = "the data does not fit the program's inputs:";

@@ -49,6 +49,16 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
 /// before the first step, naming the first bad sample.
 bool checkLabels(const plan::Training &training, const HostArray &labels, std::string &error);
 
+/// The labels of `batch` that cross_entropy counts (not the ignored index); -1 without labels.
+int64_t countedLabels(const plan::Training &training, const NamedArrays &batch);
+
+/// Each micro-batch's memc.loss_weight for one optimizer step of `batches`: its counted labels
+/// times the number of micro-batches over the step's counted labels (the weights average 1, and
+/// the weighted mean of the micro-batches' losses is the loss of one batch of them all); all 1
+/// unless `byTokens`.
+std::vector<double> lossWeights(const plan::Training &training,
+                                const std::vector<NamedArrays> &batches, bool byTokens);
+
 /// cross_entropy over a batch whose labels are all the ignored index has no value (PyTorch's is
 /// NaN): the message that stops training at `step`, or empty.
 std::string allIgnored(const plan::Training &training, const NamedArrays &batch, int64_t step,

@@ -138,6 +138,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   bool needsStep = hasInput(executor->plan(), ScalarInput::StepNumber);
   bool needsSalt = hasInput(executor->plan(), ScalarInput::Salt);
   bool needsRefresh = hasInput(executor->plan(), ScalarInput::Refresh);
+  bool weighsTokens = hasInput(executor->plan(), ScalarInput::LossWeight);
   const std::string &lossName = plan.training().loss_output();
   bool scalesLoss = plan.training().has_loss_scaling();
   // A step is one optimizer step: `micro` micro-batches, the last of which applies the update.
@@ -155,13 +156,22 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     // --precision fp16: the scale the step used and whether it skipped its update, as the
     // micro-batch that applies reports them.
     float lossScale = 0, skipped = 0;
+    std::vector<NamedArrays> batches;
     for (int64_t k = 0; k < micro; ++k) {
       int64_t index = (step - 1) * micro + k;
-      NamedArrays inputs = dataset.microBatch(index);
-      error =
-          allIgnored(plan.training(), inputs, step, index + 1, options.checkpointDir.has_value());
+      batches.push_back(dataset.microBatch(index));
+      error = allIgnored(plan.training(), batches.back(), step, index + 1,
+                         options.checkpointDir.has_value());
       if (!error.empty())
         return false;
+    }
+    std::vector<double> weights = lossWeights(plan.training(), batches, weighsTokens);
+    for (int64_t k = 0; k < micro; ++k) {
+      int64_t index = (step - 1) * micro + k;
+      NamedArrays &inputs = batches[k];
+      if (weighsTokens)
+        inputs.emplace_back(inputName(ScalarInput::LossWeight),
+                            scalar(static_cast<float>(weights[k])));
       if (needsSalt)
         inputs.emplace_back(inputName(ScalarInput::Salt), salt(options.seed, index));
       inputs.emplace_back(inputName(ScalarInput::LearningRate), scalar(static_cast<float>(lr)));
@@ -181,7 +191,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
           continue;
         std::memcpy(&value, array.bytes.data(), sizeof(float));
         if (name == lossName)
-          lossSum += value;
+          lossSum += weights[k] * value;
         else if (name == plan::kLossScaleOutput)
           lossScale = value;
         else if (name == plan::kSkippedOutput)

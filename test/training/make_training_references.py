@@ -158,11 +158,18 @@ CONFIGS = {
     "sgd_nesterov": {"optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "nesterov": True,
                      "weight_decay": 1e-3, "clip": 0.0},
     "adamw_clip": dict(ADAMW, clip=1.0, explicit=True),
-    # Gradient accumulation: each optimizer step sums (loss / 3).backward() over 3 micro-batches.
+    # Gradient accumulation over 3 micro-batches: each optimizer step is one batch of all three
+    # (the loss over every counted label, as memc's default --grad-accum-mean tokens gives and
+    # Hugging Face's Trainer does); gpt2's ignored labels make that differ from the mean of the
+    # micro-batches' means.
     "adamw_accum": dict(ADAMW, accum=3),
+    # --grad-accum-mean micro-batches: each step sums (loss / 3).backward() over the 3.
+    "adamw_accum_means": dict(ADAMW, accum=3, means=True),
 }
 CASES = [(m.name, "adamw") for m in MODELS] + [("mlp", "sgd_nesterov"),
-                                               ("gpt2", "adamw_clip"), ("mlp", "adamw_accum")]
+                                               ("gpt2", "adamw_clip"), ("mlp", "adamw_accum"),
+                                               ("gpt2", "adamw_accum"),
+                                               ("gpt2", "adamw_accum_means")]
 # Recomputation must not change numerics: these cases train with the adamw references under a
 # budget between the lowest peak memc reaches and the peak without recomputation (measured with
 # `memc --report`), and with --remat full. The test checks that memc did recompute.
@@ -198,6 +205,8 @@ def memc_flags(model, config):
         flags += ["--clip-grad-norm", repr(c["clip"])]
     if c.get("accum", 1) > 1:
         flags += ["--grad-accum", str(c["accum"])]
+    if c.get("means"):
+        flags += ["--grad-accum-mean", "micro-batches"]
     for glob in model.freeze:
         flags += ["--freeze", glob]
     return flags
@@ -346,18 +355,21 @@ def train(model, data, config, dtype=torch.float32):
     optimizer = make_optimizer(config, module.parameters())
     clip = CONFIGS[config]["clip"]
     accum = CONFIGS[config].get("accum", 1)
+    means = CONFIGS[config].get("means", False)
     losses = []
     with float64_throughout() if dtype == torch.float64 else contextlib.nullcontext():
         for step in range(STEPS):
             optimizer.zero_grad()
+            batches = [micro_batch(data, model, step * accum + k) for k in range(accum)]
+            if not means:  # one batch of all the micro-batches
+                batches = [tuple(torch.cat(parts) for parts in zip(*batches))]
             total = 0.0
-            for k in range(accum):
-                inputs, labels = micro_batch(data, model, step * accum + k)
+            for inputs, labels in batches:
                 if inputs.is_floating_point():
                     inputs = inputs.to(dtype)
                 loss = loss_of(module, inputs, labels)
-                (loss / accum).backward()
-                total += loss.item()
+                (loss / len(batches)).backward()
+                total += loss.item() * accum / len(batches)
             if clip:
                 torch.nn.utils.clip_grad_norm_(module.parameters(), clip)
             optimizer.step()

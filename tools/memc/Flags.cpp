@@ -100,6 +100,17 @@ RangedOpt<double> clipGradNorm({0, kInf, false}, "clip-grad-norm",
 RangedOpt<int64_t> gradAccum({1, 65536, true, true, true}, "grad-accum",
                              cl::desc("Micro-batches per optimizer step (default: 1)"), cl::init(1),
                              cl::cat(trainingCategory));
+enum class GradAccumMean { Tokens, MicroBatches };
+cl::opt<GradAccumMean> gradAccumMean(
+    "grad-accum-mean",
+    cl::desc("What --grad-accum averages under cross_entropy (default: tokens)"),
+    cl::init(GradAccumMean::Tokens),
+    cl::values(clEnumValN(GradAccumMean::Tokens, "tokens",
+                          "the loss over every counted label of the step's micro-batches, as "
+                          "one bigger batch gives (labels at the ignored index do not count)"),
+               clEnumValN(GradAccumMean::MicroBatches, "micro-batches",
+                          "the mean of the micro-batches' mean losses (memc before issue 23)")),
+    cl::cat(trainingCategory));
 // Up to 2^32, far above any useful scale (GradScaler starts at 2^16).
 RangedOpt<double> lossScale({0, 4294967296.0, false}, "loss-scale",
                             cl::desc("--precision fp16: a fixed loss scale instead of the dynamic "
@@ -242,6 +253,7 @@ bool trainingOptions(memc::TrainStepOptions &options, memc::Precision chosenPrec
     return error("--optimizer must be one of " + memc::optimizerNames() + ", got '" + optimizer +
                  "'");
   opt.accumulationSteps = gradAccum;
+  opt.tokenWeightedAccumulation = gradAccumMean == GradAccumMean::Tokens;
   if (nesterov && (optimizer != "sgd" || momentum == 0))
     return error("--nesterov needs --optimizer sgd with --momentum > 0");
   opt.momentum = momentum;

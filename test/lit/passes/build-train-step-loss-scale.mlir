@@ -2,10 +2,15 @@
 // RUN: memc-opt '--memc-autocast=precision=fp16' '--memc-build-train-step=optimizer=sgd loss-scale=1024 clip-grad-norm=1.0 fuse-loss=false' --canonicalize %s | FileCheck %s --check-prefix=FIXED
 // RUN: memc-opt '--memc-autocast=precision=fp16' '--memc-build-train-step=loss-scale=dynamic fuse-loss=false' --canonicalize %s | FileCheck %s --check-prefix=GRADS
 // RUN: not memc-opt '--memc-build-train-step=optimizer=sgd loss-scale=-2' %s 2>&1 | FileCheck %s --check-prefix=BAD
+// The mean of the micro-batches' means (--grad-accum-mean micro-batches) takes no token weight.
+// RUN: memc-opt '--memc-autocast=precision=fp16' '--memc-build-train-step=optimizer=adamw loss-scale=dynamic accumulation-steps=2 token-weighted-accumulation=false fuse-loss=false' %s | FileCheck %s --check-prefix=MEANS
+// MEANS: func.func @train_step
+// MEANS-NOT: memc.loss_weight
+// MEANS: memc.apply
 
 // Where GradScaler's pieces go in an fp16 step with gradient accumulation. The scaler's state is
 // three f32 scalars (kind loss_scaler) after the accumulators; the backward is seeded with
-// 2^16 * 2^exponent instead of 1. The check and the unscale read the accumulated mean (once per
+// 2^16 * 2^exponent instead of 1, times the micro-batch's token weight (memc.loss_weight). The check and the unscale read the accumulated mean (once per
 // optimizer step: the update and the scale only take effect where memc.apply is 1), the update
 // applies where the gradients are finite on the applying micro-batch, AdamW's step number counts
 // only applied steps (memc.step - skipped), the accumulator restarts on every applying micro-batch
@@ -17,7 +22,7 @@
 // DYN-SAME: %[[E:[a-z0-9]+]]: tensor<f32> {memc.param = "memc.loss_scale_exponent", memc.param_kind = "loss_scaler"}
 // DYN-SAME: %[[N:[a-z0-9]+]]: tensor<f32> {memc.param = "memc.loss_scale_growth", memc.param_kind = "loss_scaler"}
 // DYN-SAME: %[[S:[a-z0-9]+]]: tensor<f32> {memc.param = "memc.skipped_steps", memc.param_kind = "loss_scaler"}
-// DYN-SAME: %[[LR:[a-z0-9]+]]: tensor<f32> {memc.input = "memc.lr"}, %[[STEP:[a-z0-9]+]]: tensor<f32> {memc.input = "memc.step"}, %[[APPLY:[a-z0-9]+]]: tensor<f32> {memc.input = "memc.apply"}
+// DYN-SAME: %[[LR:[a-z0-9]+]]: tensor<f32> {memc.input = "memc.lr"}, %[[STEP:[a-z0-9]+]]: tensor<f32> {memc.input = "memc.step"}, %[[APPLY:[a-z0-9]+]]: tensor<f32> {memc.input = "memc.apply"}, %{{[a-z0-9]+}}: tensor<f32> {memc.input = "memc.refresh"}, %[[WEIGHT:[a-z0-9]+]]: tensor<f32> {memc.input = "memc.loss_weight"}
 // DYN-SAME: tensor<f32> {memc.updates = "memc.loss_scale_exponent"}, tensor<f32> {memc.updates = "memc.loss_scale_growth"}, tensor<f32> {memc.updates = "memc.skipped_steps"}, tensor<f32> {memc.output = "memc.loss_scale"}, tensor<f32> {memc.output = "memc.skipped"}
 // DYN-DAG: %[[INITIAL:.*]] = memc.constant dense<6.553600e+04> : tensor<f32>
 // DYN-DAG: %[[TWO:.*]] = memc.constant dense<2.000000e+00> : tensor<f32>
@@ -25,7 +30,8 @@
 // DYN: %[[LOSS:.*]] = memc.cross_entropy
 // DYN: %[[POW:.*]] = memc.pow %[[TWO]], %[[E]]
 // DYN-NEXT: %[[SCALE:.*]] = memc.mul %[[POW]], %[[INITIAL]]
-// DYN-NEXT: memc.cross_entropy_grad %[[SCALE]],
+// DYN-NEXT: %[[SEED:.*]] = memc.mul %[[SCALE]], %[[WEIGHT]]
+// DYN-NEXT: memc.cross_entropy_grad %[[SEED]],
 // DYN: %[[SUM:.*]] = memc.add %[[ACC]], %{{.*}} : (tensor<8x3xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
 // DYN-NEXT: %[[MEAN:.*]] = memc.mul %[[SUM]], %{{.*}} : (tensor<8x3xf32>, tensor<f32>) -> tensor<8x3xf32>
 // DYN-NEXT: %[[FOUND:.*]] = memc.non_finite_check %[[MEAN]] : (tensor<8x3xf32>) -> tensor<f32>
