@@ -4,6 +4,9 @@
 #include "runtime/support/Crc32c.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 namespace memc::runtime {
 namespace {
@@ -97,6 +100,13 @@ std::map<std::string, std::string> checkpointMetadata(const CheckpointMetadata &
     metadata["seed"] = std::to_string(*fields.seed);
   if (!fields.data.empty())
     metadata["data"] = fields.data;
+  if (fields.learningRate) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.17g", *fields.learningRate);
+    metadata["lr"] = text;
+  }
+  if (!fields.schedule.empty())
+    metadata["schedule"] = fields.schedule;
   sealCheckpointMetadata(metadata, tensors);
   return metadata;
 }
@@ -156,6 +166,17 @@ bool readCheckpointMetadata(const SafetensorsFile &checkpoint, CheckpointMetadat
   }
   if (const std::string *data = findEntry(metadata, "data"))
     fields.data = *data;
+  if (const std::string *lr = findEntry(metadata, "lr")) {
+    char *end = nullptr;
+    double value = std::strtod(lr->c_str(), &end);
+    if (lr->empty() || *end != '\0' || !std::isfinite(value) || value < 0) {
+      error = "the checkpoint's lr '" + *lr + "' is not a learning rate";
+      return false;
+    }
+    fields.learningRate = value;
+  }
+  if (const std::string *schedule = findEntry(metadata, "schedule"))
+    fields.schedule = *schedule;
   return true;
 }
 

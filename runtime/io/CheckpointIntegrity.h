@@ -38,6 +38,10 @@ struct CheckpointMetadata {
   /// checkpoints from before they were recorded.
   std::optional<int64_t> seed;
   std::string data;
+  /// The run's peak learning rate and its schedule's shape (LearningRateSchedule::shape); absent
+  /// in checkpoints from before the programs took --lr and --schedule.
+  std::optional<double> learningRate;
+  std::string schedule;
 };
 
 /// The safetensors metadata of a checkpoint of `tensors` (in the order they are written): the

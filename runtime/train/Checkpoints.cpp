@@ -76,9 +76,9 @@ bool writeCheckpoint(Executor &executor, const plan::Plan &plan, const std::stri
   std::vector<TensorRef> tensors;
   for (const auto &[name, array] : state)
     tensors.push_back(tensorRef(name, array));
-  CheckpointMetadata fields{step,         programFingerprint(plan),
+  CheckpointMetadata fields{step,     programFingerprint(plan),
                             plan.model(), plan.training().optimizer(),
-                            run.seed,     run.data};
+                            run.seed, run.data, run.schedule.peak, run.schedule.shape()};
   return writeSafetensors(checkpointPath(dir), tensors, checkpointMetadata(fields, tensors), error);
 }
 
@@ -106,8 +106,23 @@ int64_t resumeFrom(Executor &executor, const plan::Plan &plan, const std::string
             std::to_string(saved) + ")";
     return -1;
   }
+  if (!fields.schedule.empty() && fields.schedule != run.schedule.shape()) {
+    error = "--resume " + dir + ": the checkpoint's run followed the schedule '" +
+            fields.schedule + "' and this one '" + run.schedule.shape() +
+            "': the rates from step " + std::to_string(saved + 1) +
+            " on would be another run's; give the same --schedule, --warmup-steps (and, with "
+            "--schedule, --steps), or start without --resume";
+    return -1;
+  }
   if (!executor.restoreParameters(checkpoint, error))
     return -1;
+  if (fields.learningRate && *fields.learningRate != run.schedule.peak) {
+    char text[96];
+    std::snprintf(text, sizeof(text), "had --lr %.9g and this one trains from step %lld at %.9g",
+                  *fields.learningRate, static_cast<long long>(saved + 1), run.schedule.peak);
+    note("--resume " + dir + ": the checkpoint's run " + text + " (the schedule's shape is "
+         "unchanged)");
+  }
   if (fields.seed && *fields.seed != run.seed)
     note("--resume " + dir + ": the checkpoint's run had --seed " + std::to_string(*fields.seed) +
          " and this one has --seed " + std::to_string(run.seed) + ": its dropout masks from step " +

@@ -8,6 +8,8 @@
 #ifndef MEMC_RUNTIME_TRAIN_CHECKPOINTS_H
 #define MEMC_RUNTIME_TRAIN_CHECKPOINTS_H
 
+#include "runtime/train/LearningRateSchedule.h"
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,6 +28,8 @@ struct RunIdentity {
   int64_t seed = 0;
   /// dataFingerprint (TrainingData.h) of the data it reads.
   std::string data;
+  /// The learning rates it trains with.
+  LearningRateSchedule schedule;
 };
 
 /// The checkpoint file of checkpoint folder `dir`.

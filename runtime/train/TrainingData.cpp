@@ -5,6 +5,7 @@
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanVocabulary.h"
 #include "runtime/support/Crc32c.h"
+#include "runtime/train/TokenStream.h"
 
 #include <algorithm>
 #include <cstring>
@@ -12,7 +13,32 @@
 
 namespace memc::runtime {
 
+namespace {
+
+/// Row after row of `sequence` tokens, each from its window's start plus `offset`.
+HostArray windowRows(const Dataset &dataset, int64_t index, DType dtype, int64_t offset) {
+  HostArray rows{dtype, {dataset.batch, dataset.sequence},
+                 std::vector<uint8_t>(dataset.batch * dataset.sequence * elementSize(dtype))};
+  for (int64_t row = 0; row < dataset.batch; ++row) {
+    int64_t start =
+        dataset.tokens->windowStart(dataset.seed, index, dataset.batch, row, dataset.sequence);
+    for (int64_t t = 0; t < dataset.sequence; ++t) {
+      int64_t token = dataset.tokens->at(start + offset + t);
+      if (dtype == DType::I64)
+        rows.as<int64_t>()[row * dataset.sequence + t] = token;
+      else
+        rows.as<int32_t>()[row * dataset.sequence + t] = static_cast<int32_t>(token);
+    }
+  }
+  return rows;
+}
+
+} // namespace
+
 NamedArrays Dataset::microBatch(int64_t index) const {
+  if (tokens)
+    return {{tokenInput, windowRows(*this, index, tokenType, 0)},
+            {labelsInput, windowRows(*this, index, labelsType, 1)}};
   NamedArrays batchArrays;
   for (const auto &[name, array] : arrays) {
     size_t row = array->bytes.size() / samples;
@@ -31,6 +57,8 @@ NamedArrays Dataset::microBatch(int64_t index) const {
 }
 
 std::string dataFingerprint(const Dataset &dataset) {
+  if (dataset.tokens)
+    return dataset.tokens->fingerprint();
   uint32_t crc = 0;
   for (const auto &[name, array] : dataset.arrays) {
     std::string header =
@@ -98,6 +126,57 @@ std::string allIgnored(const plan::Training &training, const NamedArrays &batch,
          std::to_string(training.ignore_index()) +
          ": its loss is undefined (PyTorch's is NaN); training stopped" +
          (checkpoints ? " (the last checkpoint is the last good state)" : "");
+}
+
+bool prepareTokenDataset(const LoadedPlan &plan, const plan::Training &training,
+                         const TokenStream &stream, uint64_t seed, Dataset &dataset,
+                         std::string &error) {
+  const std::string &labels = training.labels_input();
+  std::vector<const PlanBinding *> others;
+  const PlanBinding *labelsBinding = nullptr;
+  for (const PlanBinding &input : plan.inputs) {
+    if (plan::isScalarInput(input.name))
+      continue;
+    if (input.name == labels)
+      labelsBinding = &input;
+    else
+      others.push_back(&input);
+  }
+  auto isTokenRows = [&](const PlanBinding *binding) {
+    const PlanBuffer &buffer = plan.buffers[binding->buffer];
+    return buffer.shape.size() == 2 && (buffer.dtype == DType::I64 || buffer.dtype == DType::I32);
+  };
+  if (!labelsBinding || others.size() != 1 || !isTokenRows(others[0]) ||
+      !isTokenRows(labelsBinding) ||
+      plan.buffers[others[0]->buffer].shape != plan.buffers[labelsBinding->buffer].shape) {
+    std::string inputs;
+    for (const PlanBinding &input : plan.inputs)
+      if (!plan::isScalarInput(input.name))
+        inputs += (inputs.empty() ? "" : ", ") + input.name + " " +
+                  dtypeString(plan.buffers[input.buffer].dtype) +
+                  shapeString(plan.buffers[input.buffer].shape);
+    error = "--tokens feeds a language model: one integer token input and integer labels, both "
+            "[batch, T]; this program takes " +
+            inputs;
+    return false;
+  }
+  const PlanBuffer &rows = plan.buffers[others[0]->buffer];
+  dataset.tokens = &stream;
+  dataset.tokenInput = others[0]->name;
+  dataset.labelsInput = labels;
+  dataset.tokenType = rows.dtype;
+  dataset.labelsType = plan.buffers[labelsBinding->buffer].dtype;
+  dataset.batch = rows.shape[0];
+  dataset.sequence = rows.shape[1];
+  dataset.seed = seed;
+  dataset.samples = stream.size();
+  if (stream.size() <= dataset.sequence) {
+    error = "the token file holds " + std::to_string(stream.size()) +
+            " tokens, fewer than one window of the program's " +
+            std::to_string(dataset.sequence) + " + 1";
+    return false;
+  }
+  return true;
 }
 
 bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &dataset,

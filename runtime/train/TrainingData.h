@@ -23,11 +23,21 @@ namespace memc::runtime {
 
 struct LoadedPlan;
 
-/// The data the loop feeds: one array per data input, samples along axis 0.
+class TokenStream;
+
+/// The data the loop feeds: one array per data input, samples along axis 0; or windows of a
+/// token stream.
 struct Dataset {
   std::vector<std::pair<std::string, const HostArray *>> arrays;
   int64_t samples = 0;
   int64_t batch = 0;
+  /// A token stream (TokenStream.h) instead of arrays: its windows of `sequence` + 1 tokens,
+  /// drawn with `seed`, fill the program's token input and its labels, both [batch, sequence].
+  const TokenStream *tokens = nullptr;
+  std::string tokenInput, labelsInput;
+  DType tokenType = DType::I64, labelsType = DType::I64;
+  int64_t sequence = 0;
+  uint64_t seed = 0;
 
   /// Micro-batch `index` (0-based): `batch` samples from index * batch, wrapping around. The
   /// product is taken in 128 bits: a resumed step near 2^63 must not wrap to a negative sample.
@@ -44,6 +54,12 @@ std::string dataFingerprint(const Dataset &dataset);
 /// micro-batch (the micro-batches wrap around the data's end).
 bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &dataset,
                     const std::function<void(const std::string &)> &note, std::string &error);
+
+/// Matches a token stream to the program: exactly one data input besides the labels, both
+/// integer [batch, T], and a stream longer than T. False naming what does not fit.
+bool prepareTokenDataset(const LoadedPlan &plan, const plan::Training &training,
+                         const TokenStream &stream, uint64_t seed, Dataset &dataset,
+                         std::string &error);
 
 /// cross_entropy labels must be classes or the ignored index: checked for the whole data set
 /// before the first step, naming the first bad sample.

@@ -71,16 +71,17 @@ bool dumpGradients(const plan::Plan &plan, const SafetensorsFile &weights, Devic
 
 } // namespace
 
-double learningRateAt(const plan::Training &training, int64_t step) {
-  double lr = training.learning_rate();
-  int64_t warmup = training.warmup_steps();
-  if (warmup > 0 && step <= warmup)
-    return lr * static_cast<double>(step) / static_cast<double>(warmup);
-  int64_t decay = training.decay_steps();
-  if (decay <= 0)
-    return lr;
-  double progress = std::min(1.0, static_cast<double>(step - warmup) / static_cast<double>(decay));
-  return lr * 0.5 * (1.0 + std::cos(M_PI * progress));
+LearningRateSchedule runSchedule(const plan::Training &training, const TrainingOptions &options) {
+  LearningRateSchedule schedule = LearningRateSchedule::ofPlan(training);
+  if (options.learningRate)
+    schedule.peak = *options.learningRate;
+  if (options.warmupSteps)
+    schedule.warmup = *options.warmupSteps;
+  if (options.schedule) {
+    schedule.kind = *options.schedule;
+    schedule.total = options.steps;
+  }
+  return schedule;
 }
 
 bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device &device,
@@ -89,11 +90,17 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   if (!loaded)
     return false;
   NamedArrays data;
-  if (!readNpz(options.dataPath, data, error))
-    return false;
   Dataset dataset;
-  if (!prepareDataset(*loaded, data, dataset, options.note, error))
+  std::unique_ptr<TokenStream> tokens;
+  if (options.tokens) {
+    if (!(tokens = TokenStream::open(options.dataPath, *options.tokens, error)) ||
+        !prepareTokenDataset(*loaded, plan.training(), *tokens,
+                             static_cast<uint64_t>(options.seed), dataset, error))
+      return false;
+  } else if (!readNpz(options.dataPath, data, error) ||
+             !prepareDataset(*loaded, data, dataset, options.note, error)) {
     return false;
+  }
   for (const auto &[name, array] : dataset.arrays)
     if (name == plan.training().labels_input() && !checkLabels(plan.training(), *array, error))
       return false;
@@ -116,9 +123,11 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     return false;
   int64_t firstStep = 1;
   // The data's CRC only where a checkpoint records or compares it.
-  RunIdentity run{options.seed, options.checkpointDir || options.resumeDir
-                                    ? dataFingerprint(dataset)
-                                    : std::string()};
+  const LearningRateSchedule schedule = runSchedule(plan.training(), options);
+  RunIdentity run{options.seed,
+                  options.checkpointDir || options.resumeDir ? dataFingerprint(dataset)
+                                                             : std::string(),
+                  schedule};
   if (options.resumeDir) {
     int64_t saved =
         resumeFrom(*executor, plan, *options.resumeDir, options.steps, run, options.note, error);
@@ -150,7 +159,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     return false;
   }
   for (int64_t step = firstStep; step <= options.steps; ++step) {
-    double lr = learningRateAt(plan.training(), step);
+    double lr = schedule.at(step);
     auto start = std::chrono::steady_clock::now();
     double lossSum = 0;
     // --precision fp16: the scale the step used and whether it skipped its update, as the
@@ -160,6 +169,9 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     for (int64_t k = 0; k < micro; ++k) {
       int64_t index = (step - 1) * micro + k;
       batches.push_back(dataset.microBatch(index));
+      // A stream's labels are checked as they are drawn (an npz's all before the first step).
+      if (dataset.tokens && !checkLabels(plan.training(), batches.back().back().second, error))
+        return false;
       error = allIgnored(plan.training(), batches.back(), step, index + 1,
                          options.checkpointDir.has_value());
       if (!error.empty())

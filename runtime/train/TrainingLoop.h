@@ -13,6 +13,8 @@
 
 #include "runtime/device/Device.h"
 #include "runtime/io/Safetensors.h"
+#include "runtime/train/LearningRateSchedule.h"
+#include "runtime/train/TokenStream.h"
 
 #include <cstdio>
 #include <functional>
@@ -29,6 +31,8 @@ namespace memc::runtime {
 
 struct TrainingOptions {
   std::string dataPath;
+  /// `dataPath` is a flat token file of this width (TokenStream.h), not an npz.
+  std::optional<TokenStream::Width> tokens;
   int64_t steps = 1;
   /// One JSON object per step: step, loss, lr, ms, peak_bytes (and loss_scale, skipped with fp16
   /// loss scaling).
@@ -54,14 +58,19 @@ struct TrainingOptions {
   /// Seeds the dropout masks: each micro-batch's masks depend on the seed and its index, so a
   /// run (and a resumed run) is reproducible and masks differ between steps.
   int64_t seed = 0;
+  /// The program's own flags over its compiled schedule (LearningRateSchedule.h): --lr,
+  /// --warmup-steps, and --schedule, which decays to zero at `steps`.
+  std::optional<double> learningRate;
+  std::optional<int64_t> warmupSteps;
+  std::optional<LearningRateSchedule::Kind> schedule;
   /// Where notes go (a conversion of the data, an unchecked checkpoint): stderr by default.
   std::function<void(const std::string &)> note = [](const std::string &text) {
     std::fprintf(stderr, "note: %s\n", text.c_str());
   };
 };
 
-/// The learning rate of step `step` (1-based): linear warmup, then cosine decay to zero.
-double learningRateAt(const plan::Training &training, int64_t step);
+/// The schedule a run follows: the program's, with `options`' overrides.
+LearningRateSchedule runSchedule(const plan::Training &training, const TrainingOptions &options);
 
 /// Runs `options.steps` training steps of `plan` on `device`. Returns false with a message;
 /// a loss that is not finite, or a cross_entropy batch whose labels are all the ignored index,

@@ -112,6 +112,7 @@ TEST(TrainStepArguments, SayTheirRolesInTheirAttributes) {
       {"memc.step", plan::KIND_NONE, plan::INPUTS},
       {"memc.apply", plan::KIND_NONE, plan::INPUTS},
       {"memc.salt", plan::KIND_NONE, plan::INPUTS},
+      {"memc.loss_weight", plan::KIND_NONE, plan::INPUTS},
   };
   ASSERT_EQ(step->getNumArguments(), std::size(expected));
   llvm::DenseMap<mlir::Value, plan::Category> categories = classifyValues(*step);
@@ -199,7 +200,8 @@ TEST_F(ReadTrainStepSignature, FindsAdamWStateAndAccumulatorsByTheirParameter) {
   want.trained[0].state = {argumentNamed(step, "w.exp_avg"), argumentNamed(step, "w.exp_avg_sq")};
   want.trained[0].accumulator = argumentNamed(step, "w.grad_accum");
   for (plan::ScalarInput input :
-       {plan::ScalarInput::LearningRate, plan::ScalarInput::StepNumber, plan::ScalarInput::Apply})
+       {plan::ScalarInput::LearningRate, plan::ScalarInput::StepNumber, plan::ScalarInput::Apply,
+        plan::ScalarInput::LossWeight})
     want.scalars[size_t(input)] =
         argumentNamed(step, llvm::StringRef(plan::scalarInputName(input)));
   expectSignature(step, want);
@@ -247,7 +249,8 @@ TEST_F(ReadTrainStepSignature, FindsTheLossScalerAndTheWeightCopies) {
   ASSERT_TRUE(step);
   TrainStepSignature want = commonRoles(step);
   for (plan::ScalarInput input :
-       {plan::ScalarInput::LearningRate, plan::ScalarInput::Apply, plan::ScalarInput::Refresh})
+       {plan::ScalarInput::LearningRate, plan::ScalarInput::Apply, plan::ScalarInput::Refresh,
+        plan::ScalarInput::LossWeight})
     want.scalars[size_t(input)] =
         argumentNamed(step, llvm::StringRef(plan::scalarInputName(input)));
   want.trained[0].accumulator = argumentNamed(step, "w.grad_accum");

@@ -31,6 +31,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -45,7 +47,7 @@ struct Options {
   std::optional<std::string> plan, weights, inputs, outputs;
   // Training programs.
   std::optional<std::string> data, steps, log, dumpGrads, save, checkpoint, checkpointEvery,
-      resume, seed;
+      resume, seed, lr, warmupSteps, schedule, tokens;
   std::string device = "cpu";
   /// Runs of the schedule; the summary reports the median time (benchmarks).
   int repeat = 1;
@@ -93,7 +95,9 @@ void printUsage(bool bundled) {
   const char *name = programName.c_str();
   if (bundled)
     std::printf("usage: %s --inputs IN.npz [--outputs OUT.npz] [--device NAME] [--stats]\n"
-                "   or (training programs): %s --data DATA.npz [--steps N] [--log LOG.jsonl]\n"
+                "   or (training programs): %s --data DATA.npz|TOKENS.bin [--tokens uint16|uint32]\n"
+                "       [--steps N] [--log LOG.jsonl]\n"
+                "       [--lr F] [--warmup-steps N] [--schedule constant|linear|cosine]\n"
                 "       [--dump-grads GRADS.npz] [--save OUT.safetensors|OUT.onnx]\n"
                 "       [--checkpoint DIR [--checkpoint-every N]] [--resume DIR] [--seed S]\n",
                 name, name);
@@ -109,10 +113,29 @@ void printUsage(bool bundled) {
               "  --repeat N       run N times and report the median time\n"
               "  --version        print memc's version and source revision\n");
   if (bundled)
-    std::printf("  --save FILE      after training, the trained parameters and buffers as\n"
-                "                   safetensors; or, when FILE ends in .onnx, the model itself\n"
-                "                   with the trained weights (any ONNX consumer reads it; beyond\n"
-                "                   2 GiB, the weights go to FILE.data beside it)\n");
+    std::printf(
+        "\ntraining programs:\n"
+        "  --data FILE      the data (.npz): one array per model input and the labels, samples\n"
+        "                   along axis 0; each step takes the next micro-batches, wrapping around\n"
+        "  --tokens WIDTH   --data is a flat file of uint16 or uint32 token ids (nanoGPT's\n"
+        "                   train.bin), memory-mapped: each sample is a window of T + 1 tokens\n"
+        "                   at a place drawn from --seed, the labels its last T\n"
+        "  --steps N        optimizer steps to train, counted from the start (default: 1)\n"
+        "  --log FILE       one JSON line per step: step, loss, lr, ms, peak_bytes\n"
+        "  --lr F           the peak learning rate, over the one memc compiled in\n"
+        "  --warmup-steps N linear warmup from 0 over N steps (Hugging Face's: step 1 at lr 0)\n"
+        "  --schedule KIND  constant, linear or cosine decay to 0 at --steps after the warmup\n"
+        "                   (transformers' get_*_schedule_with_warmup; default: the compiled one)\n"
+        "  --dump-grads F   the first step's gradients, one array per trained parameter (.npz)\n"
+        "  --save FILE      after training, the trained parameters and buffers as\n"
+        "                   safetensors; or, when FILE ends in .onnx, the model itself\n"
+        "                   with the trained weights (any ONNX consumer reads it; beyond\n"
+        "                   2 GiB, the weights go to FILE.data beside it)\n"
+        "  --checkpoint DIR parameters, buffers and optimizer state in DIR/checkpoint.safetensors\n"
+        "                   (DIR is made if missing), every --checkpoint-every steps and at the end\n"
+        "  --checkpoint-every N  steps between checkpoints (default: 100)\n"
+        "  --resume DIR     continue from DIR's checkpoint, exactly as an uninterrupted run\n"
+        "  --seed S         seeds the dropout masks (default: 0)\n");
 }
 
 /// The counts the runner's flags accept. Steps and micro-batch indices stay far from int64's
@@ -122,6 +145,7 @@ const std::map<std::string, NumberRange> kCountRanges = {
     {"--steps", {1, kMaxFlagCount, true, true, true}},
     {"--checkpoint-every", {1, kMaxFlagCount, true, true, true}},
     {"--seed", {0, kMaxFlagCount, true, true, true}},
+    {"--warmup-steps", {0, kMaxFlagCount, true, true, true}},
     {"--repeat", {1, 1e6, true, true, true}},
 };
 
@@ -143,7 +167,9 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
       {"--log", &options.log},         {"--dump-grads", &options.dumpGrads},
       {"--save", &options.save},       {"--checkpoint", &options.checkpoint},
       {"--checkpoint-every", &options.checkpointEvery}, {"--resume", &options.resume},
-      {"--seed", &options.seed}};
+      {"--seed", &options.seed},       {"--lr", &options.lr},
+      {"--warmup-steps", &options.warmupSteps}, {"--schedule", &options.schedule},
+      {"--tokens", &options.tokens}};
   std::optional<std::string> device, repeat;
   valued["--device"] = &device;
   valued["--repeat"] = &repeat;
@@ -243,7 +269,11 @@ std::string flagsThatDoNotApply(const Options &options, bool training) {
                      {"--checkpoint", options.checkpoint.has_value()},
                      {"--checkpoint-every", options.checkpointEvery.has_value()},
                      {"--resume", options.resume.has_value()},
-                     {"--seed", options.seed.has_value()}});
+                     {"--seed", options.seed.has_value()},
+                     {"--lr", options.lr.has_value()},
+                     {"--warmup-steps", options.warmupSteps.has_value()},
+                     {"--schedule", options.schedule.has_value()},
+                     {"--tokens", options.tokens.has_value()}});
 }
 
 /// Refuses outputs that would replace what the run reads (the data, the program itself, the
@@ -298,6 +328,27 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
     return fail(error);
   if (options.seed && !parseCount("--seed", *options.seed, training.seed, error))
     return fail(error);
+  if (!options.steps)
+    note("no --steps: training runs 1 step (pass --steps N for more)");
+  if (options.lr) {
+    // PyTorch's range for a learning rate (memc's --lr has the same).
+    const NumberRange range{0, INFINITY, false};
+    char *end = nullptr;
+    double lr = std::strtod(options.lr->c_str(), &end);
+    if (options.lr->empty() || *end != '\0' || !isInRange(lr, range))
+      return fail(rangeError("--lr", range, *options.lr));
+    training.learningRate = lr;
+  }
+  if (options.warmupSteps) {
+    int64_t warmup;
+    if (!parseCount("--warmup-steps", *options.warmupSteps, warmup, error))
+      return fail(error);
+    training.warmupSteps = warmup;
+  }
+  if (options.tokens && !(training.tokens = parseTokenWidth(*options.tokens)))
+    return fail("--tokens must be uint16 or uint32, not '" + *options.tokens + "'");
+  if (options.schedule && !(training.schedule = parseScheduleKind(*options.schedule)))
+    return fail("--schedule must be constant, linear or cosine, not '" + *options.schedule + "'");
   training.checkpointDir = options.checkpoint;
   training.resumeDir = options.resume;
   if (options.checkpointEvery) {

@@ -10,6 +10,7 @@
 #include "kernels/ShapeRules.h"
 #include "runtime/support/Bytes.h"
 #include "runtime/support/NumberRange.h"
+#include "runtime/support/ProgramFlags.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -414,6 +415,15 @@ bool pipelineOptions(memc::PipelineOptions &options) {
 /// stderr, so stderr goes to a temporary file while parsing (--help and --version print to
 /// stdout and exit there).
 bool parseCommandLine(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (memc::runtime::isProgramOnlyFlag(argv[i])) {
+      std::string_view argument = argv[i], name = argument.substr(0, argument.find('='));
+      llvm::errs() << "memc: error: " << name
+                   << " is a flag of the compiled program, not of memc: compile with memc "
+                      "MODEL.onnx ... -o train, then run ./train "
+                   << name << " ...\n";
+      return false;
+    }
   std::string messages;
   llvm::raw_string_ostream messageStream(messages);
   std::FILE *captured = std::tmpfile();
