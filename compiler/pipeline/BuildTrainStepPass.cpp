@@ -42,6 +42,8 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
     options.ignoreIndex = ignoreIndex;
     options.fuseLoss = fuseLoss;
     options.freeze.assign(freeze.begin(), freeze.end());
+    options.noDecay.assign(noDecay.begin(), noDecay.end());
+    options.noDecayNormsAndBiases = noDecayNormsAndBiases;
     options.trainable.assign(trainable.begin(), trainable.end());
     OptimizerOptions &opt = options.optimizer;
     opt.name = optimizer;

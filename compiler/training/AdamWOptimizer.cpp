@@ -37,7 +37,7 @@ public:
         update.param, update.gradient, state[0], state[1],
         update.scalar(plan::ScalarInput::LearningRate),
         update.scalar(plan::ScalarInput::StepNumber), b.getF64FloatAttr(beta1),
-        b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps), b.getF64FloatAttr(weightDecay));
+        b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps), b.getF64FloatAttr(update.decays ? weightDecay : 0.0));
     return {op.getNewParam(), op.getNewFirstMoment(), op.getNewSecondMoment()};
   }
 

@@ -79,6 +79,9 @@ struct ParameterUpdate {
   mlir::ValueRange state;
   /// Indexed by plan::ScalarInput; set for the scalars the optimizer asked for.
   llvm::ArrayRef<mlir::Value> scalars;
+  /// False for a parameter in the no-decay group (--no-decay, --no-decay-norms-and-biases): its
+  /// update leaves weight decay out, as a torch optimizer's param group with weight_decay 0.
+  bool decays = true;
 
   mlir::Value scalar(plan::ScalarInput input) const { return scalars[static_cast<size_t>(input)]; }
 };

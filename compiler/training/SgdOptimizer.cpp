@@ -34,6 +34,7 @@ public:
   SmallVector<Value> buildUpdate(OpBuilder &b, Location loc,
                                  const ParameterUpdate &update) const override {
     Value lr = update.scalar(plan::ScalarInput::LearningRate);
+    const double weightDecay = update.decays ? this->weightDecay : 0.0;
     if (momentum != 0.0) {
       Type type = update.param.getType();
       auto op = b.create<SgdUpdateOp>(loc, TypeRange{type, type}, update.param, update.gradient,

@@ -92,6 +92,71 @@ FailureOr<llvm::SmallVector<bool>> selectTrainable(func::FuncOp forward,
   return selected;
 }
 
+/// Whether a parameter is a norm's scale or bias by the op reading it (through casts), or by
+/// Hugging Face's norm-like name patterns.
+bool isNormParameter(BlockArgument argument, StringRef name) {
+  // transformers' forbidden_name_patterns: layernorm, rmsnorm, a component "norm" or "*_norm".
+  std::string lower = name.lower();
+  if (StringRef(lower).contains("layernorm") || StringRef(lower).contains("rmsnorm"))
+    return true;
+  SmallVector<StringRef> components;
+  StringRef(lower).split(components, '.');
+  for (StringRef component : components)
+    if (component == "norm" || component.ends_with("_norm"))
+      return true;
+  SmallVector<Value> reads = {argument};
+  while (!reads.empty()) {
+    Value value = reads.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<CastOp>(user)) {
+        reads.push_back(user->getResult(0));
+        continue;
+      }
+      // Every operand after the normalized input(s): the scale and the bias.
+      unsigned inputs = isa<AddLayerNormOp>(user) ? 2 : 1;
+      if (isa<LayerNormOp, AddLayerNormOp, RmsNormOp>(user) && use.getOperandNumber() >= inputs)
+        return true;
+    }
+  }
+  return false;
+}
+
+/// Which arguments of @forward take weight decay when they train: all but --no-decay's globs
+/// and, with --no-decay-norms-and-biases, Hugging Face Trainer's group (names with "bias",
+/// layer and RMS norm parameters). Errors on globs that match no trained parameter.
+FailureOr<SmallVector<bool>> selectDecaying(func::FuncOp forward, const TrainStepOptions &options,
+                                            ArrayRef<bool> trainable) {
+  std::vector<llvm::GlobPattern> globs;
+  for (const std::string &text : options.noDecay) {
+    llvm::Expected<llvm::GlobPattern> pattern = llvm::GlobPattern::create(text);
+    if (!pattern)
+      return emitError(forward.getLoc())
+             << "invalid glob '" << text << "': " << llvm::toString(pattern.takeError());
+    globs.push_back(std::move(*pattern));
+  }
+  std::vector<bool> used(globs.size());
+  SmallVector<bool> decaying;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    StringAttr name = argAttr(forward, i, kParamNameAttr);
+    bool decays = true;
+    for (size_t p = 0; name && trainable[i] && p < globs.size(); ++p)
+      if (globs[p].match(name.getValue())) {
+        used[p] = true;
+        decays = false;
+      }
+    if (name && options.noDecayNormsAndBiases &&
+        (name.getValue().contains("bias") || isNormParameter(forward.getArgument(i), name)))
+      decays = false;
+    decaying.push_back(decays);
+  }
+  for (size_t p = 0; p < globs.size(); ++p)
+    if (!used[p])
+      return emitError(forward.getLoc())
+             << "--no-decay '" << options.noDecay[p] << "' matches no trained parameter";
+  return decaying;
+}
+
 /// The index of the @forward result the loss is computed from.
 FailureOr<unsigned> lossInputIndex(func::FuncOp forward, const TrainStepOptions &options) {
   unsigned count = forward.getNumResults();
@@ -471,7 +536,8 @@ void appendLossScalerUpdate(OpBuilder &b, Location loc, func::FuncOp step,
 /// `unreachable` those whose gradient the reverse sweep found no path for (given a zero one).
 FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
                                   const TrainStepOptions &options, const Optimizer *optimizer,
-                                  ArrayRef<unsigned> trainableArgs, unsigned lossIndex,
+                                  ArrayRef<unsigned> trainableArgs, ArrayRef<bool> decaying,
+                                  unsigned lossIndex,
                                   RankedTensorType labels, bool hasDropout,
                                   SmallVectorImpl<unsigned> &unreachable) {
   OpBuilder b(module.getContext());
@@ -612,8 +678,8 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
       for (unsigned index : trained.state)
         state.push_back(argument(index));
       Value param = argument(trained.param);
-      SmallVector<Value> updated =
-          optimizer->buildUpdate(b, loc, {param, gradient, state, optimizerScalars});
+      SmallVector<Value> updated = optimizer->buildUpdate(
+          b, loc, {param, gradient, state, optimizerScalars, decaying[trainableArgs[i]]});
       results.push_back(applied(updated[0], param));
       resultAttrs.push_back(marked(kUpdatesAttr, nameOf(trained.param)));
       for (auto [index, value, newValue] :
@@ -676,6 +742,9 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   FailureOr<SmallVector<bool>> trainable = selectTrainable(forward, options);
   if (failed(lossIndex) || failed(trainable))
     return failure();
+  FailureOr<SmallVector<bool>> decaying = selectDecaying(forward, options, *trainable);
+  if (failed(decaying))
+    return failure();
   auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
   auto prediction = cast<RankedTensorType>(returnOp.getOperand(*lossIndex).getType());
   FailureOr<RankedTensorType> labels = labelsType(prediction, options, forward.getLoc());
@@ -699,8 +768,9 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     if ((*trainable)[i])
       trainableArgs.push_back(i);
-  FailureOr<func::FuncOp> step = buildStep(module, forward, options, optimizer.get(), trainableArgs,
-                                           *lossIndex, *labels, hasDropout, unreachable);
+  FailureOr<func::FuncOp> step =
+      buildStep(module, forward, options, optimizer.get(), trainableArgs, *decaying, *lossIndex,
+                *labels, hasDropout, unreachable);
   // Trainability is the reverse sweep's verdict: a parameter no gradient rule reaches (a mask
   // used only through Equal/Where, say) would still get optimizer state and weight decay, so the
   // step is built again without it.
@@ -709,8 +779,8 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
     step->erase();
     llvm::erase_if(trainableArgs, [&](unsigned i) { return llvm::is_contained(unreachable, i); });
     SmallVector<unsigned> none;
-    step = buildStep(module, forward, options, optimizer.get(), trainableArgs, *lossIndex, *labels,
-                     hasDropout, none);
+    step = buildStep(module, forward, options, optimizer.get(), trainableArgs, *decaying,
+                     *lossIndex, *labels, hasDropout, none);
   }
   if (succeeded(step) && options.warnUnreachable)
     for (unsigned index : unreachable) {

@@ -26,6 +26,11 @@ struct TrainStepOptions {
   /// empty, only parameters it matches train.
   std::vector<std::string> freeze;
   std::vector<std::string> trainable;
+  /// Globs over trained parameters that take no weight decay (a param group with weight_decay
+  /// 0); `noDecayNormsAndBiases` adds Hugging Face Trainer's group: every name with "bias" and
+  /// the scales and biases of layer and RMS norms (by the op reading them, or a norm-like name).
+  std::vector<std::string> noDecay;
+  bool noDecayNormsAndBiases = false;
   /// "none": the step returns the gradients. Otherwise it returns the updated parameters and
   /// optimizer state instead, each marked `memc.updates = NAME` (the argument it replaces).
   OptimizerOptions optimizer;

@@ -165,11 +165,15 @@ CONFIGS = {
     "adamw_accum": dict(ADAMW, accum=3),
     # --grad-accum-mean micro-batches: each step sums (loss / 3).backward() over the 3.
     "adamw_accum_means": dict(ADAMW, accum=3, means=True),
+    # Hugging Face Trainer's parameter groups (--no-decay-norms-and-biases): no weight decay for
+    # biases and LayerNorm parameters; a weight decay of 0.1 makes the difference show.
+    "adamw_groups": dict(ADAMW, weight_decay=0.1, explicit=True, groups=True),
 }
 CASES = [(m.name, "adamw") for m in MODELS] + [("mlp", "sgd_nesterov"),
                                                ("gpt2", "adamw_clip"), ("mlp", "adamw_accum"),
                                                ("gpt2", "adamw_accum"),
-                                               ("gpt2", "adamw_accum_means")]
+                                               ("gpt2", "adamw_accum_means"),
+                                               ("gpt2", "adamw_groups")]
 # Recomputation must not change numerics: these cases train with the adamw references under a
 # budget between the lowest peak memc reaches and the peak without recomputation (measured with
 # `memc --report`), and with --remat full. The test checks that memc did recompute.
@@ -207,13 +211,30 @@ def memc_flags(model, config):
         flags += ["--grad-accum", str(c["accum"])]
     if c.get("means"):
         flags += ["--grad-accum-mean", "micro-batches"]
+    if c.get("groups"):
+        flags.append("--no-decay-norms-and-biases")
     for glob in model.freeze:
         flags += ["--freeze", glob]
     return flags
 
 
-def make_optimizer(config, parameters):
+def hf_parameter_groups(module, weight_decay):
+    """transformers.Trainer's groups: no weight decay for names with "bias" and for the
+    parameters of LayerNorm modules (ALL_LAYERNORM_LAYERS)."""
+    norms = {f"{prefix}.{name}" if prefix else name
+             for prefix, child in module.named_modules() if isinstance(child, torch.nn.LayerNorm)
+             for name, _ in child.named_parameters(recurse=False)}
+    decay, no_decay = [], []
+    for name, parameter in module.named_parameters():
+        (no_decay if "bias" in name or name in norms else decay).append(parameter)
+    return [{"params": decay, "weight_decay": weight_decay},
+            {"params": no_decay, "weight_decay": 0.0}]
+
+
+def make_optimizer(config, parameters, module=None):
     c = CONFIGS[config]
+    if c.get("groups"):
+        parameters = hf_parameter_groups(module, c["weight_decay"])
     if c["optimizer"] == "adamw":
         return torch.optim.AdamW(parameters, lr=c["lr"], betas=c["betas"], eps=c["eps"],
                                  weight_decay=c["weight_decay"])
@@ -352,7 +373,7 @@ def train(model, data, config, dtype=torch.float32):
     """The losses of STEPS optimizer steps and each saved tensor's change."""
     module = fresh_module(model, dtype)
     initial = saved_tensors(module, model)
-    optimizer = make_optimizer(config, module.parameters())
+    optimizer = make_optimizer(config, module.parameters(), module)
     clip = CONFIGS[config]["clip"]
     accum = CONFIGS[config].get("accum", 1)
     means = CONFIGS[config].get("means", False)

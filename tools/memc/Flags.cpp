@@ -134,6 +134,14 @@ cl::list<std::string> freeze("freeze", cl::desc("Glob of parameters that do not 
                              cl::cat(trainingCategory));
 cl::list<std::string> trainable("trainable", cl::desc("Glob of the only parameters that train"),
                                 cl::cat(trainingCategory));
+cl::list<std::string> noDecay("no-decay",
+                              cl::desc("Glob of trained parameters without weight decay"),
+                              cl::cat(trainingCategory));
+cl::opt<bool> noDecayNormsAndBiases(
+    "no-decay-norms-and-biases",
+    cl::desc("No weight decay for biases and layer/RMS norm parameters (Hugging Face "
+             "Trainer's groups)"),
+    cl::cat(trainingCategory));
 cl::opt<bool> acceptFoldedExport(
     "accept-folded-export",
     cl::desc("Train a model that looks folded by torch.onnx.export's defaults (renamed, "
@@ -283,6 +291,8 @@ bool trainingOptions(memc::TrainStepOptions &options, memc::Precision chosenPrec
   options.lossInput = lossInput;
   options.labelsName = labels;
   options.freeze.assign(freeze.begin(), freeze.end());
+  options.noDecay.assign(noDecay.begin(), noDecay.end());
+  options.noDecayNormsAndBiases = noDecayNormsAndBiases;
   options.trainable.assign(trainable.begin(), trainable.end());
   return true;
 }
