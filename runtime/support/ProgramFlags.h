@@ -15,10 +15,11 @@
 
 namespace memc::runtime {
 
-inline constexpr std::array<std::string_view, 17> kProgramOnlyFlags = {
-    "--tokens",     "--data",   "--steps",  "--log",      "--dump-grads",       "--save",
-    "--checkpoint", "--resume", "--seed",   "--inputs",   "--checkpoint-every", "--outputs",
-    "--repeat",     "--stats",  "--device", "--schedule", "--warmup-steps"};
+inline constexpr std::array<std::string_view, 19> kProgramOnlyFlags = {
+    "--data",       "--tokens",           "--steps",        "--epochs",     "--shuffle",
+    "--log",        "--schedule",         "--warmup-steps", "--dump-grads", "--save",
+    "--checkpoint", "--checkpoint-every", "--resume",       "--seed",       "--inputs",
+    "--outputs",    "--repeat",           "--stats",        "--device"};
 
 /// Whether `argument` ("--steps", "--steps=5") is a program's flag memc does not take.
 constexpr bool isProgramOnlyFlag(std::string_view argument) {

@@ -2,6 +2,7 @@
 #include "runtime/train/TokenStream.h"
 #include "runtime/io/Files.h"
 #include "runtime/support/Crc32c.h"
+#include "runtime/support/SplitMix64.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,16 +13,6 @@
 #include <unistd.h>
 
 namespace memc::runtime {
-namespace {
-
-uint64_t splitmix64(uint64_t x) {
-  uint64_t z = x + 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-} // namespace
 
 std::unique_ptr<TokenStream> TokenStream::open(const std::string &path, Width width,
                                                std::string &error) {

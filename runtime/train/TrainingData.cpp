@@ -5,6 +5,7 @@
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanVocabulary.h"
 #include "runtime/support/Crc32c.h"
+#include "runtime/support/SplitMix64.h"
 #include "runtime/train/TokenStream.h"
 
 #include <algorithm>
@@ -35,6 +36,29 @@ HostArray windowRows(const Dataset &dataset, int64_t index, DType dtype, int64_t
 
 } // namespace
 
+int64_t Dataset::sampleAt(int64_t index, int64_t row) const {
+  unsigned __int128 position = static_cast<unsigned __int128>(index) * static_cast<uint64_t>(batch) +
+                               static_cast<uint64_t>(row);
+  auto epoch = static_cast<int64_t>(position / static_cast<uint64_t>(samples));
+  auto offset = static_cast<int64_t>(position % static_cast<uint64_t>(samples));
+  if (!shuffle)
+    return offset;
+  if (epoch != orderedEpoch) {
+    // Fisher-Yates, each swap's draw a hash of the seed, the epoch and the place.
+    order.resize(samples);
+    for (int64_t i = 0; i < samples; ++i)
+      order[i] = i;
+    uint64_t epochKey = splitmix64(seed) ^ splitmix64(static_cast<uint64_t>(epoch));
+    for (int64_t k = samples - 1; k > 0; --k) {
+      auto j = static_cast<int64_t>(splitmix64(epochKey ^ static_cast<uint64_t>(k)) %
+                                    static_cast<uint64_t>(k + 1));
+      std::swap(order[k], order[j]);
+    }
+    orderedEpoch = epoch;
+  }
+  return order[offset];
+}
+
 NamedArrays Dataset::microBatch(int64_t index) const {
   if (tokens)
     return {{tokenInput, windowRows(*this, index, tokenType, 0)},
@@ -45,10 +69,7 @@ NamedArrays Dataset::microBatch(int64_t index) const {
     HostArray slice{array->dtype, array->shape, std::vector<uint8_t>(row * batch)};
     slice.shape[0] = batch;
     for (int64_t i = 0; i < batch; ++i) {
-      auto sample = static_cast<int64_t>(
-          (static_cast<unsigned __int128>(index) * static_cast<uint64_t>(batch) +
-           static_cast<uint64_t>(i)) %
-          static_cast<uint64_t>(samples));
+      int64_t sample = sampleAt(index, i);
       std::memcpy(slice.bytes.data() + i * row, array->bytes.data() + sample * row, row);
     }
     batchArrays.emplace_back(name, std::move(slice));
@@ -66,7 +87,8 @@ std::string dataFingerprint(const Dataset &dataset) {
     crc = crc32c(header, crc);
     crc = crc32c({reinterpret_cast<const char *>(array->bytes.data()), array->bytes.size()}, crc);
   }
-  return std::to_string(dataset.samples) + " samples, crc32c " + crc32cHex(crc);
+  return std::to_string(dataset.samples) + " samples, crc32c " + crc32cHex(crc) +
+         (dataset.shuffle ? ", shuffled per epoch" : "");
 }
 
 bool checkLabels(const plan::Training &training, const HostArray &labels, std::string &error) {
@@ -242,14 +264,11 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
   if (problems.empty()) {
     if (int64_t tail = dataset.samples % dataset.batch; tail != 0)
       note("the data's " + std::to_string(dataset.samples) +
-           " samples are not a multiple of "
-           "the micro-batch (" +
-           std::to_string(dataset.batch) +
-           "): micro-batches run on "
-           "through the end of the data into its start (micro-batch " +
+           " samples are not a multiple of the micro-batch (" + std::to_string(dataset.batch) +
+           "): micro-batches run on from one pass over the data into the next (micro-batch " +
            std::to_string(dataset.samples / dataset.batch) + " takes the last " +
-           std::to_string(tail) + " samples and the first " + std::to_string(dataset.batch - tail) +
-           "), so no sample is dropped");
+           std::to_string(tail) + " samples of the first pass and the first " +
+           std::to_string(dataset.batch - tail) + " of the second), so no sample is dropped");
     return true;
   }
   error = "the data does not fit the program's inputs:";

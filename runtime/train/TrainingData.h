@@ -38,10 +38,21 @@ struct Dataset {
   DType tokenType = DType::I64, labelsType = DType::I64;
   int64_t sequence = 0;
   uint64_t seed = 0;
+  /// Arrays only: each epoch (a pass over the samples) in its own order, a permutation drawn
+  /// from `seed` and the epoch's number; micro-batches still run on across epoch boundaries.
+  bool shuffle = false;
 
-  /// Micro-batch `index` (0-based): `batch` samples from index * batch, wrapping around. The
-  /// product is taken in 128 bits: a resumed step near 2^63 must not wrap to a negative sample.
+  /// The sample in row `row` of micro-batch `index`: position index * batch + row of the data's
+  /// order (epoch after epoch), taken in 128 bits: a resumed step near 2^63 must not wrap.
+  int64_t sampleAt(int64_t index, int64_t row) const;
+
+  /// Micro-batch `index` (0-based): `batch` samples from index * batch, wrapping around.
   NamedArrays microBatch(int64_t index) const;
+
+private:
+  /// The last epoch's order sampleAt drew (drawing one is O(samples)).
+  mutable int64_t orderedEpoch = -1;
+  mutable std::vector<int64_t> order;
 };
 
 /// What identifies the data a run reads, for its checkpoints: the sample count and a CRC-32C

@@ -23,12 +23,15 @@ bool TrainingLog::write(const StepRecord &record, std::string &error) {
   if (record.scalesLoss)
     std::snprintf(scaling, sizeof(scaling), ", \"loss_scale\": %.9g, \"skipped\": %s",
                   record.lossScale, record.skipped ? "true" : "false");
-  char line[352];
+  char epoch[48] = "";
+  if (record.epoch >= 0)
+    std::snprintf(epoch, sizeof(epoch), ", \"epoch\": %.6g", record.epoch);
+  char line[400];
   std::snprintf(line, sizeof(line),
                 "{\"step\": %lld, \"loss\": %s, \"lr\": %.9g, \"ms\": %.3f, "
-                "\"peak_bytes\": %llu%s}\n",
+                "\"peak_bytes\": %llu%s%s}\n",
                 (long long)record.step, lossText, record.learningRate, record.milliseconds,
-                (unsigned long long)record.peakBytes, scaling);
+                (unsigned long long)record.peakBytes, epoch, scaling);
   if (file->write(line, error))
     return true;
   error = "--log: " + error;
@@ -42,11 +45,17 @@ bool TrainingLog::close(std::string &error) {
   return false;
 }
 
-void printStep(const StepRecord &record, bool progress, int64_t steps, int64_t samplesPerStep) {
-  if (progress)
-    std::fprintf(stderr, "\rstep %lld/%lld  loss %.5f  %.1f samples/s  memory %.1f MiB",
+void printStep(const StepRecord &record, bool progress, int64_t steps, int64_t samplesPerStep,
+               double averageMs) {
+  if (progress) {
+    double eta = static_cast<double>(steps - record.step) * averageMs / 1e3;
+    std::fprintf(stderr,
+                 "\rstep %lld/%lld  loss %.5f  %.1f samples/s  %.1f ms/step  ETA %.0f s  "
+                 "memory %.1f MiB",
                  (long long)record.step, (long long)steps, record.loss,
-                 samplesPerStep / (record.milliseconds / 1e3), record.peakBytes / 1048576.0);
+                 samplesPerStep / (record.milliseconds / 1e3), averageMs, eta,
+                 record.peakBytes / 1048576.0);
+  }
   else if (record.scalesLoss)
     std::fprintf(stderr, "step %lld loss %.6f loss_scale %g%s\n", (long long)record.step,
                  record.loss, record.lossScale, record.skipped ? " skipped" : "");

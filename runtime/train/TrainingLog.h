@@ -26,6 +26,8 @@ struct StepRecord {
   bool scalesLoss = false;
   float lossScale = 0;
   bool skipped = false;
+  /// Passes over the data so far (Hugging Face's fractional epoch); negative for token streams.
+  double epoch = -1;
 };
 
 /// The --log file, written as the steps go.
@@ -42,8 +44,9 @@ private:
 };
 
 /// The step's line on stderr; with `progress`, one line of `steps` that rewrites itself, with
-/// the throughput of `samplesPerStep`.
-void printStep(const StepRecord &record, bool progress, int64_t steps, int64_t samplesPerStep);
+/// the throughput of `samplesPerStep`, the mean step time so far and the time left at it.
+void printStep(const StepRecord &record, bool progress, int64_t steps, int64_t samplesPerStep,
+               double averageMs);
 
 } // namespace memc::runtime
 

@@ -85,7 +85,8 @@ LearningRateSchedule runSchedule(const plan::Training &training, const TrainingO
 }
 
 bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device &device,
-                 const TrainingOptions &options, std::string &error) {
+                 const TrainingOptions &given, std::string &error) {
+  TrainingOptions options = given; // its steps resolved from --epochs below
   std::unique_ptr<LoadedPlan> loaded = validatePlan(plan, device, error);
   if (!loaded)
     return false;
@@ -100,6 +101,22 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   } else if (!readNpz(options.dataPath, data, error) ||
              !prepareDataset(*loaded, data, dataset, options.note, error)) {
     return false;
+  } else {
+    dataset.shuffle = options.shuffle;
+    dataset.seed = static_cast<uint64_t>(options.seed);
+  }
+  const int64_t micro = std::max<int64_t>(1, plan.training().accumulation_steps());
+  if (options.epochs) {
+    // Enough optimizer steps to see every sample `epochs` times; the last may run into the
+    // next pass.
+    const int64_t perStep = dataset.batch * micro;
+    options.steps = static_cast<int64_t>(
+        (static_cast<unsigned __int128>(*options.epochs) * static_cast<uint64_t>(dataset.samples) +
+         static_cast<uint64_t>(perStep) - 1) /
+        static_cast<uint64_t>(perStep));
+    options.note("--epochs " + std::to_string(*options.epochs) + ": " +
+                 std::to_string(options.steps) + " steps of " + std::to_string(perStep) +
+                 " samples over " + std::to_string(dataset.samples));
   }
   for (const auto &[name, array] : dataset.arrays)
     if (name == plan.training().labels_input() && !checkLabels(plan.training(), *array, error))
@@ -151,13 +168,13 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   const std::string &lossName = plan.training().loss_output();
   bool scalesLoss = plan.training().has_loss_scaling();
   // A step is one optimizer step: `micro` micro-batches, the last of which applies the update.
-  int64_t micro = std::max<int64_t>(1, plan.training().accumulation_steps());
   // Micro-batch indices are int64: a resumed step near 2^63 must not wrap around.
   if (options.steps > INT64_MAX / micro) {
     error = "--steps " + std::to_string(options.steps) + " with " + std::to_string(micro) +
             " micro-batches per step counts past 2^63 micro-batches";
     return false;
   }
+  double elapsedMs = 0;
   for (int64_t step = firstStep; step <= options.steps; ++step) {
     double lr = schedule.at(step);
     auto start = std::chrono::steady_clock::now();
@@ -221,9 +238,14 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     record.scalesLoss = scalesLoss;
     record.lossScale = lossScale;
     record.skipped = skipped != 0;
+    if (!dataset.tokens)
+      record.epoch = static_cast<double>(step) * static_cast<double>(dataset.batch * micro) /
+                     static_cast<double>(dataset.samples);
+    elapsedMs += record.milliseconds;
     if (log && !log->write(record, error))
       return false;
-    printStep(record, options.progress, options.steps, dataset.batch * micro);
+    printStep(record, options.progress, options.steps, dataset.batch * micro,
+              elapsedMs / static_cast<double>(step - firstStep + 1));
     if (!std::isfinite(record.loss)) {
       error = "the loss is " + std::string(std::isnan(record.loss) ? "NaN" : "infinite") +
               " at step " + std::to_string(step) + "; training stopped" +

@@ -63,6 +63,10 @@ struct TrainingOptions {
   std::optional<double> learningRate;
   std::optional<int64_t> warmupSteps;
   std::optional<LearningRateSchedule::Kind> schedule;
+  /// Instead of `steps`: enough steps to pass over the samples this many times.
+  std::optional<int64_t> epochs;
+  /// Each pass over an npz's samples in its own order, drawn from `seed` (Dataset::shuffle).
+  bool shuffle = false;
   /// Where notes go (a conversion of the data, an unchecked checkpoint): stderr by default.
   std::function<void(const std::string &)> note = [](const std::string &text) {
     std::fprintf(stderr, "note: %s\n", text.c_str());

@@ -47,11 +47,12 @@ struct Options {
   std::optional<std::string> plan, weights, inputs, outputs;
   // Training programs.
   std::optional<std::string> data, steps, log, dumpGrads, save, checkpoint, checkpointEvery,
-      resume, seed, lr, warmupSteps, schedule, tokens;
+      resume, seed, lr, warmupSteps, schedule, tokens, epochs;
   std::string device = "cpu";
   /// Runs of the schedule; the summary reports the median time (benchmarks).
   int repeat = 1;
   bool stats = false;
+  bool shuffle = false;
   bool help = false;
   bool version = false;
 };
@@ -96,7 +97,7 @@ void printUsage(bool bundled) {
   if (bundled)
     std::printf("usage: %s --inputs IN.npz [--outputs OUT.npz] [--device NAME] [--stats]\n"
                 "   or (training programs): %s --data DATA.npz|TOKENS.bin [--tokens uint16|uint32]\n"
-                "       [--steps N] [--log LOG.jsonl]\n"
+                "       [--steps N | --epochs E] [--shuffle] [--log LOG.jsonl]\n"
                 "       [--lr F] [--warmup-steps N] [--schedule constant|linear|cosine]\n"
                 "       [--dump-grads GRADS.npz] [--save OUT.safetensors|OUT.onnx]\n"
                 "       [--checkpoint DIR [--checkpoint-every N]] [--resume DIR] [--seed S]\n",
@@ -121,6 +122,8 @@ void printUsage(bool bundled) {
         "                   train.bin), memory-mapped: each sample is a window of T + 1 tokens\n"
         "                   at a place drawn from --seed, the labels its last T\n"
         "  --steps N        optimizer steps to train, counted from the start (default: 1)\n"
+        "  --epochs E       instead of --steps: enough steps to pass over the data E times\n"
+        "  --shuffle        each pass over the data in its own order, drawn from --seed\n"
         "  --log FILE       one JSON line per step: step, loss, lr, ms, peak_bytes\n"
         "  --lr F           the peak learning rate, over the one memc compiled in\n"
         "  --warmup-steps N linear warmup from 0 over N steps (Hugging Face's: step 1 at lr 0)\n"
@@ -146,6 +149,7 @@ const std::map<std::string, NumberRange> kCountRanges = {
     {"--checkpoint-every", {1, kMaxFlagCount, true, true, true}},
     {"--seed", {0, kMaxFlagCount, true, true, true}},
     {"--warmup-steps", {0, kMaxFlagCount, true, true, true}},
+    {"--epochs", {1, 1048576, true, true, true}},
     {"--repeat", {1, 1e6, true, true, true}},
 };
 
@@ -169,7 +173,7 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
       {"--checkpoint-every", &options.checkpointEvery}, {"--resume", &options.resume},
       {"--seed", &options.seed},       {"--lr", &options.lr},
       {"--warmup-steps", &options.warmupSteps}, {"--schedule", &options.schedule},
-      {"--tokens", &options.tokens}};
+      {"--tokens", &options.tokens},   {"--epochs", &options.epochs}};
   std::optional<std::string> device, repeat;
   valued["--device"] = &device;
   valued["--repeat"] = &repeat;
@@ -185,6 +189,10 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
     }
     if (argument == "--stats") {
       options.stats = true;
+      continue;
+    }
+    if (argument == "--shuffle") {
+      options.shuffle = true;
       continue;
     }
     std::string name = argument.substr(0, argument.find('='));
@@ -273,7 +281,9 @@ std::string flagsThatDoNotApply(const Options &options, bool training) {
                      {"--lr", options.lr.has_value()},
                      {"--warmup-steps", options.warmupSteps.has_value()},
                      {"--schedule", options.schedule.has_value()},
-                     {"--tokens", options.tokens.has_value()}});
+                     {"--tokens", options.tokens.has_value()},
+                     {"--epochs", options.epochs.has_value()},
+                     {"--shuffle", options.shuffle}});
 }
 
 /// Refuses outputs that would replace what the run reads (the data, the program itself, the
@@ -328,8 +338,19 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
     return fail(error);
   if (options.seed && !parseCount("--seed", *options.seed, training.seed, error))
     return fail(error);
-  if (!options.steps)
-    note("no --steps: training runs 1 step (pass --steps N for more)");
+  if (options.steps && options.epochs)
+    return fail("--steps and --epochs both say how long to train: give one");
+  if (options.epochs) {
+    int64_t epochs;
+    if (!parseCount("--epochs", *options.epochs, epochs, error))
+      return fail(error);
+    training.epochs = epochs;
+  } else if (!options.steps) {
+    note("no --steps or --epochs: training runs 1 step (pass --steps N or --epochs E)");
+  }
+  if (options.shuffle && options.tokens)
+    return fail("--shuffle orders an npz's samples; --tokens windows are drawn at random already");
+  training.shuffle = options.shuffle;
   if (options.lr) {
     // PyTorch's range for a learning rate (memc's --lr has the same).
     const NumberRange range{0, INFINITY, false};
