@@ -78,6 +78,12 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   gradientsOnly.warnUnreachable = false; // the training step warns once
   gradientsOnly.zeroUnreachableGradients = false; // what trains, as the training step
   pm.addPass(createBuildTrainStepPass(gradientsOnly));
+  // --eval-data runs @evaluate: the loss in eval mode, without backward or update.
+  TrainStepOptions evaluation = options.training;
+  evaluation.optimizer = {};
+  evaluation.functionName = "evaluate";
+  evaluation.evaluationOnly = true;
+  pm.addPass(createBuildTrainStepPass(evaluation));
   pm.addPass(createBuildTrainStepPass(options.training));
   buildCanonicalizationPipeline(pm);
   if (options.saveMaxPoolArgmax.value_or(!rematMayRun(options)))
@@ -120,7 +126,7 @@ LogicalResult recordTrainingSetup(func::FuncOp step, const PipelineOptions &opti
   return success();
 }
 
-/// Plans @train_step and, when it fits, @gradients, which it carries.
+/// Plans @train_step and, when it fits, @gradients and @evaluate, which it carries.
 LogicalResult planTraining(ModuleOp module, const std::string &modelName,
                            const PipelineOptions &options, CompiledModel &compiled) {
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
@@ -144,10 +150,22 @@ LogicalResult planTraining(ModuleOp module, const std::string &modelName,
     compiled.warnings.push_back("the gradients program of --dump-grads needs " +
                                 runtime::formatBytes(planPeakBytes(gradients->plan)) +
                                 ", more than the budget");
+  gradientsBudget.ilpTimeLimitSeconds -= gradients->solveSeconds;
+  if (gradientsBudget.ilpTimeLimitSeconds <= 0)
+    gradientsBudget.solver = RematSolver::Heuristic;
+  FailureOr<BudgetedPlan> evaluation =
+      planWithinBudget(module.lookupSymbol<func::FuncOp>("evaluate"), modelName, gradientsBudget);
+  if (failed(evaluation))
+    return failure();
+  if (!evaluation->fits)
+    compiled.warnings.push_back("the evaluation program of --eval-data needs " +
+                                runtime::formatBytes(planPeakBytes(evaluation->plan)) +
+                                ", more than the budget");
   plan::Plan &plan = compiled.planned->plan;
   if (failed(recordTrainingSetup(step, options, plan)))
     return failure();
   *plan.mutable_gradients() = std::move(gradients->plan);
+  *plan.mutable_evaluation() = std::move(evaluation->plan);
   // Saving ONNX is optional to training: a model memc cannot make a template of still trains.
   std::string error;
   if (!addOnnxTemplate(plan, modelName, compiled.weights, error)) {

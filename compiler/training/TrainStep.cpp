@@ -717,6 +717,65 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
   return step;
 }
 
+/// @evaluate: the loss of @forward in eval mode (module.eval()): BatchNorm normalizes with its
+/// running statistics, dropout passes its input through, nothing is differentiated or updated.
+/// Its arguments are the step's first ones: graph inputs, labels, parameters and buffers.
+FailureOr<func::FuncOp> buildEvalStep(ModuleOp module, func::FuncOp forward,
+                                      const TrainStepOptions &options, unsigned lossIndex,
+                                      RankedTensorType labels) {
+  OpBuilder b(module.getContext());
+  Location loc = forward.getLoc();
+  ArgumentList arguments;
+  SmallVector<unsigned> forwardToStep;
+  std::optional<unsigned> labelsArgument;
+  unsigned labelsPosition = 0;
+  while (labelsPosition < forward.getNumArguments() &&
+         !argAttr(forward, labelsPosition, kParamNameAttr))
+    ++labelsPosition;
+  for (unsigned i = 0; i <= forward.getNumArguments(); ++i) {
+    if (i == labelsPosition)
+      labelsArgument = arguments.add(labels, inputAttrs(b, options.labelsName));
+    if (i == forward.getNumArguments())
+      break;
+    DictionaryAttr attrs = forward.getArgAttrDict(i);
+    forwardToStep.push_back(
+        arguments.add(forward.getArgument(i).getType(), attrs ? attrs : b.getDictionaryAttr({})));
+  }
+  b.setInsertionPointAfter(forward);
+  auto step =
+      b.create<func::FuncOp>(loc, options.functionName, b.getFunctionType(arguments.types, {}));
+  step.setAllArgAttrs(arguments.attrs);
+  step->setAttr(kLabelsAttr, b.getStringAttr(options.labelsName));
+  b.setInsertionPointToStart(step.addEntryBlock());
+  IRMapping mapping;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    mapping.map(forward.getArgument(i), step.getArgument(forwardToStep[i]));
+  for (Operation &op : forward.getBody().front().without_terminator()) {
+    if (auto dropout = dyn_cast<DropoutOp>(op)) {
+      mapping.map(dropout.getResult(), mapping.lookup(dropout.getInput()));
+      continue;
+    }
+    Operation *clone = b.clone(op, mapping);
+    if (auto batchNorm = dyn_cast<BatchNormOp>(clone))
+      batchNorm.setTraining(false);
+    if (auto attention = dyn_cast<FlashAttentionOp>(clone))
+      attention.setDropoutRatio(APFloat(0.0));
+  }
+  auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+  Value loss = buildLoss(b, NameLoc::get(b.getStringAttr("loss")),
+                         mapping.lookup(returnOp.getOperand(lossIndex)),
+                         step.getArgument(*labelsArgument), options);
+  if (auto crossEntropy = loss.getDefiningOp<CrossEntropyOp>(); crossEntropy && options.fuseLoss) {
+    LossFusionSummary fusion;
+    loss = fuseHeadIntoLoss(crossEntropy, fusion);
+  }
+  b.create<func::ReturnOp>(loc, loss);
+  step.setType(b.getFunctionType(arguments.types, {loss.getType()}));
+  step.setResultAttrs(
+      0, b.getDictionaryAttr(b.getNamedAttr(kOutputNameAttr, b.getStringAttr("loss"))));
+  return step;
+}
+
 } // namespace
 
 std::optional<LossKind> parseLossKind(StringRef name) {
@@ -750,6 +809,8 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
   FailureOr<RankedTensorType> labels = labelsType(prediction, options, forward.getLoc());
   if (failed(labels))
     return failure();
+  if (options.evaluationOnly)
+    return buildEvalStep(module, forward, options, *lossIndex, *labels);
   // Dropout masks must change every step: the step takes a salt (the runtime's seed and step
   // number) that every dropout mixes into its seed.
   bool hasDropout = forward

@@ -31,6 +31,9 @@ struct TrainStepOptions {
   /// the scales and biases of layer and RMS norms (by the op reading them, or a norm-like name).
   std::vector<std::string> noDecay;
   bool noDecayNormsAndBiases = false;
+  /// Build `functionName` as the loss of @forward in eval mode instead (no backward, no update;
+  /// BatchNorm on its running statistics, no dropout): the training program's --eval-data.
+  bool evaluationOnly = false;
   /// "none": the step returns the gradients. Otherwise it returns the updated parameters and
   /// optimizer state instead, each marked `memc.updates = NAME` (the argument it replaces).
   OptimizerOptions optimizer;

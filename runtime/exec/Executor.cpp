@@ -4,6 +4,7 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/PlanVocabulary.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -248,6 +249,32 @@ bool Executor::run(std::string &error) {
     return false;
   }
   outputsReady = true;
+  return true;
+}
+
+bool Executor::setParameters(const NamedArrays &values, std::string &error) {
+  std::vector<Upload> loads;
+  std::vector<std::string> problems;
+  for (const PlanBinding &parameter : loaded->parameters) {
+    const PlanBuffer &buffer = loaded->buffers[parameter.buffer];
+    auto found = std::find_if(values.begin(), values.end(),
+                              [&](const auto &named) { return named.first == parameter.name; });
+    if (found == values.end() || found->second.dtype != buffer.dtype ||
+        found->second.shape != buffer.shape || found->second.bytes.size() != buffer.size) {
+      problems.push_back("'" + parameter.name + "': expected " +
+                         describe(buffer.dtype, buffer.shape) +
+                         (found == values.end() ? ", missing" : ", given another"));
+      continue;
+    }
+    loads.push_back({parameter.buffer, found->second.bytes.data(), found->second.bytes.size()});
+  }
+  if (!problems.empty()) {
+    error = listProblems("the parameters do not match the program:", problems);
+    return false;
+  }
+  if (!upload(loads, error))
+    return false;
+  parametersLoaded = true;
   return true;
 }
 

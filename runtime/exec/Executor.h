@@ -64,6 +64,10 @@ public:
   /// named after the bindings: what training has made of them.
   bool readParameters(NamedArrays &arrays, std::string &error);
 
+  /// Uploads every parameter binding of this plan from the array of its name in `values` (another
+  /// executor's readParameters: the evaluation plan takes the training plan's current weights).
+  bool setParameters(const NamedArrays &values, std::string &error);
+
   /// Restores every parameter binding, optimizer state included, from a checkpoint written
   /// with readParameters' names. Checks all first and names every mismatch.
   bool restoreParameters(const SafetensorsFile &checkpoint, std::string &error);

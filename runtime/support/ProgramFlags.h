@@ -15,11 +15,12 @@
 
 namespace memc::runtime {
 
-inline constexpr std::array<std::string_view, 19> kProgramOnlyFlags = {
-    "--data",       "--tokens",           "--steps",        "--epochs",     "--shuffle",
-    "--log",        "--schedule",         "--warmup-steps", "--dump-grads", "--save",
-    "--checkpoint", "--checkpoint-every", "--resume",       "--seed",       "--inputs",
-    "--outputs",    "--repeat",           "--stats",        "--device"};
+inline constexpr std::array<std::string_view, 21> kProgramOnlyFlags = {
+    "--eval-data",  "--eval-every", "--data",       "--tokens",           "--steps",
+    "--epochs",     "--shuffle",    "--log",        "--schedule",         "--warmup-steps",
+    "--dump-grads", "--save",       "--checkpoint", "--checkpoint-every", "--resume",
+    "--seed",       "--inputs",     "--outputs",    "--repeat",           "--stats",
+    "--device"};
 
 /// Whether `argument` ("--steps", "--steps=5") is a program's flag memc does not take.
 constexpr bool isProgramOnlyFlag(std::string_view argument) {

@@ -23,9 +23,12 @@ bool TrainingLog::write(const StepRecord &record, std::string &error) {
   if (record.scalesLoss)
     std::snprintf(scaling, sizeof(scaling), ", \"loss_scale\": %.9g, \"skipped\": %s",
                   record.lossScale, record.skipped ? "true" : "false");
-  char epoch[48] = "";
+  char epoch[96] = "";
+  int used = 0;
   if (record.epoch >= 0)
-    std::snprintf(epoch, sizeof(epoch), ", \"epoch\": %.6g", record.epoch);
+    used = std::snprintf(epoch, sizeof(epoch), ", \"epoch\": %.6g", record.epoch);
+  if (record.evalLoss)
+    std::snprintf(epoch + used, sizeof(epoch) - used, ", \"eval_loss\": %.9g", *record.evalLoss);
   char line[400];
   std::snprintf(line, sizeof(line),
                 "{\"step\": %lld, \"loss\": %s, \"lr\": %.9g, \"ms\": %.3f, "
@@ -55,12 +58,16 @@ void printStep(const StepRecord &record, bool progress, int64_t steps, int64_t s
                  (long long)record.step, (long long)steps, record.loss,
                  samplesPerStep / (record.milliseconds / 1e3), averageMs, eta,
                  record.peakBytes / 1048576.0);
-  }
-  else if (record.scalesLoss)
+  } else if (record.scalesLoss) {
     std::fprintf(stderr, "step %lld loss %.6f loss_scale %g%s\n", (long long)record.step,
                  record.loss, record.lossScale, record.skipped ? " skipped" : "");
-  else
+  } else {
     std::fprintf(stderr, "step %lld loss %.6f\n", (long long)record.step, record.loss);
+  }
+  // The progress line stays above the evaluations, one line each.
+  if (record.evalLoss)
+    std::fprintf(stderr, "%sstep %lld eval_loss %.6f\n", progress ? "\n" : "",
+                 (long long)record.step, *record.evalLoss);
 }
 
 } // namespace memc::runtime

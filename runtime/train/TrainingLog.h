@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace memc::runtime {
@@ -28,6 +29,8 @@ struct StepRecord {
   bool skipped = false;
   /// Passes over the data so far (Hugging Face's fractional epoch); negative for token streams.
   double epoch = -1;
+  /// --eval-data on this step: the held-out loss.
+  std::optional<double> evalLoss;
 };
 
 /// The --log file, written as the steps go.

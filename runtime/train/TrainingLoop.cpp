@@ -69,6 +69,73 @@ bool dumpGradients(const plan::Plan &plan, const SafetensorsFile &weights, Devic
   return writeNpz(path, gradients, /*compress=*/false, error);
 }
 
+/// The held-out data and the program that computes its loss (--eval-data).
+struct Evaluation {
+  NamedArrays data;
+  Dataset dataset;
+  std::unique_ptr<Executor> executor;
+};
+
+/// Loads --eval-data against the program's evaluation plan; false with a message.
+bool prepareEvaluation(const plan::Plan &plan, Device &device, const TrainingOptions &options,
+                       Evaluation &evaluation, std::string &error) {
+  if (!plan.has_evaluation()) {
+    error = "--eval-data: this program has no evaluation plan (compile it again with this memc)";
+    return false;
+  }
+  std::unique_ptr<LoadedPlan> loaded = validatePlan(plan.evaluation(), device, error);
+  if (!loaded) {
+    error = "the evaluation plan: " + error;
+    return false;
+  }
+  auto note = [&](const std::string &text) { options.note("--eval-data: " + text); };
+  if (!readNpz(*options.evalDataPath, evaluation.data, error) ||
+      !prepareDataset(*loaded, evaluation.data, evaluation.dataset, note, error)) {
+    error = "--eval-data " + *options.evalDataPath + ": " + error;
+    return false;
+  }
+  for (const auto &[name, array] : evaluation.dataset.arrays)
+    if (name == plan.training().labels_input() && !checkLabels(plan.training(), *array, error)) {
+      error = "--eval-data: " + error;
+      return false;
+    }
+  evaluation.executor = Executor::create(std::move(loaded), device, {}, error);
+  return evaluation.executor != nullptr;
+}
+
+/// The loss over every held-out sample with the training's current weights: the mean over the
+/// micro-batches that cover them once (the last wrapping around), weighted by counted labels
+/// under cross_entropy as one batch of them all would be.
+bool evaluate(Executor &training, Evaluation &evaluation, const plan::Training &setup,
+              double &loss, std::string &error) {
+  NamedArrays weights;
+  if (!training.readParameters(weights, error) ||
+      !evaluation.executor->setParameters(weights, error))
+    return false;
+  const Dataset &dataset = evaluation.dataset;
+  int64_t batches = (dataset.samples + dataset.batch - 1) / dataset.batch;
+  double sum = 0, weight = 0;
+  for (int64_t index = 0; index < batches; ++index) {
+    NamedArrays inputs = dataset.microBatch(index), outputs;
+    int64_t counted = countedLabels(setup, inputs);
+    double batchWeight = counted >= 0 ? static_cast<double>(counted) : 1.0;
+    if (batchWeight == 0)
+      continue; // every label ignored: nothing to count
+    if (!evaluation.executor->bindInputs(inputs, error) || !evaluation.executor->run(error) ||
+        !evaluation.executor->readOutputs(outputs, error))
+      return false;
+    for (const auto &[name, array] : outputs)
+      if (name == setup.loss_output() && array.bytes.size() == sizeof(float)) {
+        float value;
+        std::memcpy(&value, array.bytes.data(), sizeof(float));
+        sum += batchWeight * value;
+        weight += batchWeight;
+      }
+  }
+  loss = weight > 0 ? sum / weight : std::nan("");
+  return true;
+}
+
 } // namespace
 
 LearningRateSchedule runSchedule(const plan::Training &training, const TrainingOptions &options) {
@@ -131,6 +198,9 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   }
   if (options.dumpGradientsPath && !dumpGradients(plan, weights, device, dataset.microBatch(0),
                                                   options.seed, *options.dumpGradientsPath, error))
+    return false;
+  Evaluation evaluation;
+  if (options.evalDataPath && !prepareEvaluation(plan, device, options, evaluation, error))
     return false;
 
   if (!Executor::checkParameters(*loaded, weights, error))
@@ -242,6 +312,13 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       record.epoch = static_cast<double>(step) * static_cast<double>(dataset.batch * micro) /
                      static_cast<double>(dataset.samples);
     elapsedMs += record.milliseconds;
+    if (options.evalDataPath &&
+        ((options.evalEvery > 0 && step % options.evalEvery == 0) || step == options.steps)) {
+      double evalLoss;
+      if (!evaluate(*executor, evaluation, plan.training(), evalLoss, error))
+        return false;
+      record.evalLoss = evalLoss;
+    }
     if (log && !log->write(record, error))
       return false;
     printStep(record, options.progress, options.steps, dataset.batch * micro,

@@ -63,6 +63,11 @@ struct TrainingOptions {
   std::optional<double> learningRate;
   std::optional<int64_t> warmupSteps;
   std::optional<LearningRateSchedule::Kind> schedule;
+  /// An npz of held-out samples (arrays as --data's): every `evalEvery` steps and after the last,
+  /// the loss over all of it in eval mode (the program's evaluation plan: no update, no dropout,
+  /// BatchNorm on its running statistics), logged as eval_loss.
+  std::optional<std::string> evalDataPath;
+  int64_t evalEvery = 0;
   /// Instead of `steps`: enough steps to pass over the samples this many times.
   std::optional<int64_t> epochs;
   /// Each pass over an npz's samples in its own order, drawn from `seed` (Dataset::shuffle).

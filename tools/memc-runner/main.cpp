@@ -47,7 +47,7 @@ struct Options {
   std::optional<std::string> plan, weights, inputs, outputs;
   // Training programs.
   std::optional<std::string> data, steps, log, dumpGrads, save, checkpoint, checkpointEvery,
-      resume, seed, lr, warmupSteps, schedule, tokens, epochs;
+      resume, seed, lr, warmupSteps, schedule, tokens, epochs, evalData, evalEvery;
   std::string device = "cpu";
   /// Runs of the schedule; the summary reports the median time (benchmarks).
   int repeat = 1;
@@ -98,6 +98,7 @@ void printUsage(bool bundled) {
     std::printf("usage: %s --inputs IN.npz [--outputs OUT.npz] [--device NAME] [--stats]\n"
                 "   or (training programs): %s --data DATA.npz|TOKENS.bin [--tokens uint16|uint32]\n"
                 "       [--steps N | --epochs E] [--shuffle] [--log LOG.jsonl]\n"
+                "       [--eval-data EVAL.npz [--eval-every N]]\n"
                 "       [--lr F] [--warmup-steps N] [--schedule constant|linear|cosine]\n"
                 "       [--dump-grads GRADS.npz] [--save OUT.safetensors|OUT.onnx]\n"
                 "       [--checkpoint DIR [--checkpoint-every N]] [--resume DIR] [--seed S]\n",
@@ -124,6 +125,10 @@ void printUsage(bool bundled) {
         "  --steps N        optimizer steps to train, counted from the start (default: 1)\n"
         "  --epochs E       instead of --steps: enough steps to pass over the data E times\n"
         "  --shuffle        each pass over the data in its own order, drawn from --seed\n"
+        "  --eval-data FILE held-out samples (.npz, as --data): their loss in eval mode (no\n"
+        "                   update, no dropout, BatchNorm's running statistics), logged as\n"
+        "                   eval_loss every --eval-every steps and after the last\n"
+        "  --eval-every N   steps between evaluations (default: only after the last)\n"
         "  --log FILE       one JSON line per step: step, loss, lr, ms, peak_bytes\n"
         "  --lr F           the peak learning rate, over the one memc compiled in\n"
         "  --warmup-steps N linear warmup from 0 over N steps (Hugging Face's: step 1 at lr 0)\n"
@@ -150,6 +155,7 @@ const std::map<std::string, NumberRange> kCountRanges = {
     {"--seed", {0, kMaxFlagCount, true, true, true}},
     {"--warmup-steps", {0, kMaxFlagCount, true, true, true}},
     {"--epochs", {1, 1048576, true, true, true}},
+    {"--eval-every", {1, kMaxFlagCount, true, true, true}},
     {"--repeat", {1, 1e6, true, true, true}},
 };
 
@@ -173,7 +179,8 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
       {"--checkpoint-every", &options.checkpointEvery}, {"--resume", &options.resume},
       {"--seed", &options.seed},       {"--lr", &options.lr},
       {"--warmup-steps", &options.warmupSteps}, {"--schedule", &options.schedule},
-      {"--tokens", &options.tokens},   {"--epochs", &options.epochs}};
+      {"--tokens", &options.tokens},   {"--epochs", &options.epochs},
+      {"--eval-data", &options.evalData}, {"--eval-every", &options.evalEvery}};
   std::optional<std::string> device, repeat;
   valued["--device"] = &device;
   valued["--repeat"] = &repeat;
@@ -283,6 +290,8 @@ std::string flagsThatDoNotApply(const Options &options, bool training) {
                      {"--schedule", options.schedule.has_value()},
                      {"--tokens", options.tokens.has_value()},
                      {"--epochs", options.epochs.has_value()},
+                     {"--eval-data", options.evalData.has_value()},
+                     {"--eval-every", options.evalEvery.has_value()},
                      {"--shuffle", options.shuffle}});
 }
 
@@ -351,6 +360,13 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   if (options.shuffle && options.tokens)
     return fail("--shuffle orders an npz's samples; --tokens windows are drawn at random already");
   training.shuffle = options.shuffle;
+  training.evalDataPath = options.evalData;
+  if (options.evalEvery) {
+    if (!options.evalData)
+      return fail("--eval-every needs --eval-data FILE.npz");
+    if (!parseCount("--eval-every", *options.evalEvery, training.evalEvery, error))
+      return fail(error);
+  }
   if (options.lr) {
     // PyTorch's range for a learning rate (memc's --lr has the same).
     const NumberRange range{0, INFINITY, false};
