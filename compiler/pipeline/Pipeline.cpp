@@ -136,31 +136,33 @@ LogicalResult planTraining(ModuleOp module, const std::string &modelName,
   compiled.planned = std::move(*planned);
   if (!compiled.planned->fits)
     return success();
-  // --dump-grads runs this one on its own; it gets the same budget, and what the step left of
-  // the ILP's time limit (a total for the compilation).
-  BudgetOptions gradientsBudget = options.budget;
-  gradientsBudget.ilpTimeLimitSeconds -= compiled.planned->solveSeconds;
-  if (gradientsBudget.ilpTimeLimitSeconds <= 0)
-    gradientsBudget.solver = RematSolver::Heuristic;
+  // --dump-grads and --eval-data run these on their own; each gets the same budget, and what
+  // the plans before it left of the ILP's time limit (a total for the compilation).
+  BudgetOptions carriedBudget = options.budget;
+  double solveSeconds = compiled.planned->solveSeconds;
+  auto planCarried = [&](StringRef function, StringRef what) -> FailureOr<BudgetedPlan> {
+    carriedBudget.ilpTimeLimitSeconds = options.budget.ilpTimeLimitSeconds - solveSeconds;
+    if (carriedBudget.ilpTimeLimitSeconds <= 0)
+      carriedBudget.solver = RematSolver::Heuristic;
+    FailureOr<BudgetedPlan> carried =
+        planWithinBudget(module.lookupSymbol<func::FuncOp>(function), modelName, carriedBudget);
+    if (failed(carried))
+      return failure();
+    solveSeconds += carried->solveSeconds;
+    if (!carried->fits)
+      compiled.warnings.push_back(what.str() + " needs " +
+                                  runtime::formatBytes(planPeakBytes(carried->plan)) +
+                                  ", more than the budget");
+    return carried;
+  };
   FailureOr<BudgetedPlan> gradients =
-      planWithinBudget(module.lookupSymbol<func::FuncOp>("gradients"), modelName, gradientsBudget);
+      planCarried("gradients", "the gradients program of --dump-grads");
   if (failed(gradients))
     return failure();
-  if (!gradients->fits)
-    compiled.warnings.push_back("the gradients program of --dump-grads needs " +
-                                runtime::formatBytes(planPeakBytes(gradients->plan)) +
-                                ", more than the budget");
-  gradientsBudget.ilpTimeLimitSeconds -= gradients->solveSeconds;
-  if (gradientsBudget.ilpTimeLimitSeconds <= 0)
-    gradientsBudget.solver = RematSolver::Heuristic;
   FailureOr<BudgetedPlan> evaluation =
-      planWithinBudget(module.lookupSymbol<func::FuncOp>("evaluate"), modelName, gradientsBudget);
+      planCarried("evaluate", "the evaluation program of --eval-data");
   if (failed(evaluation))
     return failure();
-  if (!evaluation->fits)
-    compiled.warnings.push_back("the evaluation program of --eval-data needs " +
-                                runtime::formatBytes(planPeakBytes(evaluation->plan)) +
-                                ", more than the budget");
   plan::Plan &plan = compiled.planned->plan;
   if (failed(recordTrainingSetup(step, options, plan)))
     return failure();

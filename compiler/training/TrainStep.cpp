@@ -401,27 +401,38 @@ SmallVector<WeightCast> weightCastsToKeep(func::FuncOp forward, const TrainStepO
 /// the gradient accumulators, the weight copies, the loss scaler's state, and the run-time
 /// scalars in PlanVocabulary.h's order.
 /// `forwardToStep` maps @forward's argument indices to the step's.
+/// The arguments every step starts with: @forward's, with the labels before the first
+/// parameter or buffer; returns the labels' index.
+unsigned layOutForwardArguments(OpBuilder &b, func::FuncOp forward, Type labels,
+                                const TrainStepOptions &options, ArgumentList &arguments,
+                                SmallVector<unsigned> &forwardToStep) {
+  unsigned labelsPosition = 0, labelsIndex = 0;
+  while (labelsPosition < forward.getNumArguments() &&
+         !argAttr(forward, labelsPosition, kParamNameAttr))
+    ++labelsPosition;
+  for (unsigned i = 0; i <= forward.getNumArguments(); ++i) {
+    if (i == labelsPosition)
+      labelsIndex = arguments.add(labels, inputAttrs(b, options.labelsName));
+    if (i == forward.getNumArguments())
+      break;
+    DictionaryAttr attrs = forward.getArgAttrDict(i);
+    forwardToStep.push_back(
+        arguments.add(forward.getArgument(i).getType(), attrs ? attrs : b.getDictionaryAttr({})));
+  }
+  return labelsIndex;
+}
+
 TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labels,
                                    const TrainStepOptions &options, ArrayRef<unsigned> trainable,
                                    const Optimizer *optimizer, bool hasDropout,
                                    ArrayRef<WeightCast> weightCasts, ArgumentList &arguments,
                                    SmallVector<unsigned> &forwardToStep) {
   TrainStepSignature signature;
-  unsigned labelsPosition = 0;
-  while (labelsPosition < forward.getNumArguments() &&
-         !argAttr(forward, labelsPosition, kParamNameAttr))
-    ++labelsPosition;
-  for (unsigned i = 0; i <= forward.getNumArguments(); ++i) {
-    if (i == labelsPosition)
-      signature.labels = arguments.add(labels, inputAttrs(b, options.labelsName));
-    if (i == forward.getNumArguments())
-      break;
-    DictionaryAttr attrs = forward.getArgAttrDict(i);
-    forwardToStep.push_back(
-        arguments.add(forward.getArgument(i).getType(), attrs ? attrs : b.getDictionaryAttr({})));
+  signature.labels =
+      layOutForwardArguments(b, forward, labels, options, arguments, forwardToStep);
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     (argAttr(forward, i, kParamNameAttr) ? signature.modelTensors : signature.graphInputs)
-        .push_back(forwardToStep.back());
-  }
+        .push_back(forwardToStep[i]);
   for (unsigned index : trainable)
     signature.trained.push_back({forwardToStep[index], {}, std::nullopt});
   SmallVector<plan::ScalarInput> scalars;
@@ -727,20 +738,8 @@ FailureOr<func::FuncOp> buildEvalStep(ModuleOp module, func::FuncOp forward,
   Location loc = forward.getLoc();
   ArgumentList arguments;
   SmallVector<unsigned> forwardToStep;
-  std::optional<unsigned> labelsArgument;
-  unsigned labelsPosition = 0;
-  while (labelsPosition < forward.getNumArguments() &&
-         !argAttr(forward, labelsPosition, kParamNameAttr))
-    ++labelsPosition;
-  for (unsigned i = 0; i <= forward.getNumArguments(); ++i) {
-    if (i == labelsPosition)
-      labelsArgument = arguments.add(labels, inputAttrs(b, options.labelsName));
-    if (i == forward.getNumArguments())
-      break;
-    DictionaryAttr attrs = forward.getArgAttrDict(i);
-    forwardToStep.push_back(
-        arguments.add(forward.getArgument(i).getType(), attrs ? attrs : b.getDictionaryAttr({})));
-  }
+  unsigned labelsArgument =
+      layOutForwardArguments(b, forward, labels, options, arguments, forwardToStep);
   b.setInsertionPointAfter(forward);
   auto step =
       b.create<func::FuncOp>(loc, options.functionName, b.getFunctionType(arguments.types, {}));
@@ -764,7 +763,7 @@ FailureOr<func::FuncOp> buildEvalStep(ModuleOp module, func::FuncOp forward,
   auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
   Value loss = buildLoss(b, NameLoc::get(b.getStringAttr("loss")),
                          mapping.lookup(returnOp.getOperand(lossIndex)),
-                         step.getArgument(*labelsArgument), options);
+                         step.getArgument(labelsArgument), options);
   if (auto crossEntropy = loss.getDefiningOp<CrossEntropyOp>(); crossEntropy && options.fuseLoss) {
     LossFusionSummary fusion;
     loss = fuseHeadIntoLoss(crossEntropy, fusion);
