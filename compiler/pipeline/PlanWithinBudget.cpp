@@ -3,8 +3,10 @@
 #include "compiler/remat/RematHeuristic.h"
 #include "compiler/remat/RematIR.h"
 #include "compiler/remat/RematIlp.h"
+#include "runtime/support/Bytes.h"
 
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
 #include <cmath>
@@ -104,7 +106,7 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
     // attempt's simulated peak moved by what its real plan missed (until one fits) or by half of
     // what it had to spare (to buy back recomputation); the cheapest plan that fits wins.
     uint64_t budget = *options.budgetBytes;
-    bool useIlp = options.solver == RematSolver::Ilp;
+    bool useIlp = options.solver == RematSolver::Ilp, notedKept = false;
     auto decide = [&](uint64_t limit, std::string &strategy) {
       strategy = "auto (heuristic)";
       remat::RematDecision greedy = remat::greedyRemat(extracted.graph, limit);
@@ -124,11 +126,23 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
       remat::IlpOptions ilpOptions;
       ilpOptions.timeLimitSeconds = left;
       ilpOptions.start = greedy;
+      double solveStart = secondsSince(start);
       remat::IlpResult ilp = remat::solveRematIlp(extracted.graph, limit, ilpOptions);
       if (ilp.solved) {
-        // The solver keeps its start where it found nothing cheaper: the heuristic decided.
+        // The solver keeps its start where it found nothing cheaper: the heuristic decided,
+        // which the report would otherwise show without saying why.
         if (ilp.decision != greedy)
           strategy = ilp.provedOptimal ? "auto (ilp, optimal)" : "auto (ilp)";
+        else if (!notedKept) // once: the refinement solves a few limits
+          result.notes.push_back(
+              "the ILP solver " +
+              std::string(ilp.provedOptimal ? "proved the heuristic's decision optimal"
+                                            : "found nothing cheaper than the heuristic's "
+                                              "decision (" + ilp.status + ")") +
+              " in " + llvm::formatv("{0:f1}", secondsSince(start) - solveStart).str() +
+              " s for a limit of " + runtime::formatBytes(limit) +
+              "; the plan is the heuristic's");
+        notedKept |= ilp.decision == greedy;
         return ilp.decision;
       }
       // The heuristic takes over for this and every later round.
