@@ -29,7 +29,79 @@ bool readOutside(Value value, const llvm::DenseSet<Operation *> &forward) {
   });
 }
 
+/// Parameter gradients, each with the name of its parameter: what updates read as gradients
+/// (an update's first operand is its parameter) and the step returns as gradients, new
+/// gradient accumulators, and the same-typed adds, scalings and views producing them.
+llvm::DenseMap<Value, StringAttr> gradientsByParameter(func::FuncOp function) {
+  Block &body = function.getBody().front();
+  Operation *terminator = body.getTerminator();
+  auto nameOf = [&](Value value) {
+    auto argument = dyn_cast<BlockArgument>(value);
+    return argument ? function.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                            kParamNameAttr)
+                    : StringAttr();
+  };
+  std::vector<std::pair<Value, StringAttr>> work;
+  for (Operation &op : body)
+    if (Value gradient = gradientOfUpdate(&op))
+      work.push_back({gradient, nameOf(op.getOperand(0))});
+  llvm::StringMap<StringAttr> accumulators; // accumulator name -> its parameter's
+  for (BlockArgument argument : function.getArguments())
+    if (argumentKind(function, argument.getArgNumber()) == plan::KIND_GRADIENT_ACCUMULATOR)
+      accumulators[nameOf(argument).getValue()] =
+          function.getArgAttrOfType<StringAttr>(argument.getArgNumber(), kStateOfAttr);
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+    if (auto of = function.getResultAttrOfType<StringAttr>(index, kGradientOfAttr))
+      work.push_back({value, of});
+    if (auto updated = function.getResultAttrOfType<StringAttr>(index, kUpdatesAttr))
+      if (auto found = accumulators.find(updated.getValue()); found != accumulators.end())
+        work.push_back({value, found->second});
+  }
+  llvm::DenseMap<Value, StringAttr> gradients;
+  while (!work.empty()) {
+    auto [value, parameter] = work.back();
+    work.pop_back();
+    if (!gradients.try_emplace(value, parameter).second)
+      continue;
+    Operation *producer = value.getDefiningOp();
+    // A 16-bit gradient cast to its f32 parameter's type is a gradient too.
+    if (auto widened = dyn_cast_if_present<CastOp>(producer)) {
+      if (!isa<BlockArgument>(widened.getInput()))
+        work.push_back({widened.getInput(), parameter});
+      continue;
+    }
+    if (!producer || !isa<AddOp, MulOp, DivOp, ReshapeOp, WhereOp>(producer))
+      continue;
+    for (Value operand : producer->getOperands())
+      if (operand.getType() == value.getType() && !isa<BlockArgument>(operand))
+        work.push_back({operand, parameter});
+  }
+  return gradients;
+}
+
 } // namespace
+
+llvm::DenseMap<Value, std::string> describedValues(func::FuncOp function) {
+  llvm::DenseMap<Value, std::string> names;
+  for (auto [value, parameter] : gradientsByParameter(function))
+    if (parameter)
+      names[value] = "gradient of " + parameter.str();
+  // A parameter's 16-bit copy (--precision): "NAME as bf16".
+  for (Operation &op : function.getBody().front()) {
+    auto narrowing = dyn_cast<CastOp>(op);
+    auto source = narrowing ? dyn_cast<BlockArgument>(narrowing.getInput()) : BlockArgument();
+    auto parameter = source ? function.getArgAttrOfType<StringAttr>(source.getArgNumber(),
+                                                                    kParamNameAttr)
+                            : StringAttr();
+    if (!parameter)
+      continue;
+    std::string element;
+    llvm::raw_string_ostream os(element);
+    os << cast<RankedTensorType>(narrowing.getType()).getElementType();
+    names[narrowing.getResult()] = parameter.str() + " as " + os.str();
+  }
+  return names;
+}
 
 llvm::DenseSet<Operation *> lossAncestors(func::FuncOp function) {
   llvm::DenseSet<Operation *> ancestors;
@@ -69,44 +141,7 @@ llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
 
   llvm::DenseSet<Operation *> forward = lossAncestors(function);
 
-  // Gradients: what updates read as gradients and the step returns as gradients, and the
-  // same-typed adds, scalings and views producing them.
-  llvm::DenseSet<Value> gradients;
-  std::vector<Value> gradientWork;
-  for (Operation &op : body)
-    if (Value gradient = gradientOfUpdate(&op))
-      gradientWork.push_back(gradient);
-  llvm::StringSet<> accumulators;
-  for (BlockArgument argument : function.getArguments())
-    if (argumentKind(function, argument.getArgNumber()) == plan::KIND_GRADIENT_ACCUMULATOR)
-      accumulators.insert(
-          function.getArgAttrOfType<StringAttr>(argument.getArgNumber(), kParamNameAttr));
-  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
-    if (function.getResultAttr(index, kGradientOfAttr))
-      gradientWork.push_back(value);
-    // A new gradient accumulator is a gradient too.
-    if (auto updated = function.getResultAttrOfType<StringAttr>(index, kUpdatesAttr);
-        updated && accumulators.contains(updated.getValue()))
-      gradientWork.push_back(value);
-  }
-  while (!gradientWork.empty()) {
-    Value value = gradientWork.back();
-    gradientWork.pop_back();
-    if (!gradients.insert(value).second)
-      continue;
-    Operation *producer = value.getDefiningOp();
-    // A 16-bit gradient cast to its f32 parameter's type is a gradient too.
-    if (auto widened = dyn_cast_if_present<CastOp>(producer)) {
-      if (!isa<BlockArgument>(widened.getInput()))
-        gradientWork.push_back(widened.getInput());
-      continue;
-    }
-    if (!producer || !isa<AddOp, MulOp, DivOp, ReshapeOp, WhereOp>(producer))
-      continue;
-    for (Value operand : producer->getOperands())
-      if (operand.getType() == value.getType() && !isa<BlockArgument>(operand))
-        gradientWork.push_back(operand);
-  }
+  llvm::DenseMap<Value, StringAttr> gradients = gradientsByParameter(function);
 
   // Weights as the step reads them: parameters and buffers, and their views and transposes.
   llvm::DenseSet<Value> weights;

@@ -21,10 +21,17 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <string>
+
 namespace memc {
 
 /// The category of every argument and op result of `function`.
 llvm::DenseMap<mlir::Value, plan::Category> classifyValues(mlir::func::FuncOp function);
+
+/// What the report calls the values whose op's location says little about them: each
+/// parameter gradient "gradient of NAME" (a tied embedding's summed gradient was named after
+/// the loss), each 16-bit weight copy "NAME as bf16".
+llvm::DenseMap<mlir::Value, std::string> describedValues(mlir::func::FuncOp function);
 
 /// The ops the result named "loss" is computed from: the forward of a training step (empty for
 /// a function without a loss).

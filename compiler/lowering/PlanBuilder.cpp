@@ -239,6 +239,7 @@ LogicalResult PlanBuilder::assignStorage() {
     }
   }
   result.set_persistent_bytes(persistent);
+  const llvm::DenseMap<Value, std::string> descriptions = describedValues(function);
 
   for (Operation &op : function.getBody().front().without_terminator()) {
     for (Value result : op.getResults())
@@ -284,7 +285,8 @@ LogicalResult PlanBuilder::assignStorage() {
         result.mutable_buffers(buffer)->set_offset(target.offset());
         continue;
       }
-      addBuffer(value, plan::ARENA, name);
+      auto described = descriptions.find(value);
+      addBuffer(value, plan::ARENA, described != descriptions.end() ? described->second : name);
     }
     stepOps.push_back(&op);
   }
