@@ -745,6 +745,22 @@ bool evaluateSlice(const Operands &in, const HostAttributes &, HostTensor &resul
   return true;
 }
 
+bool evaluateExpand(const Operands &in, const HostAttributes &, HostTensor &result,
+                    std::string &error) {
+  const HostTensor &data = *in[0];
+  std::vector<int64_t> target, shape;
+  if (!readIndexVector("Expand shape", *in[1], target, error))
+    return false;
+  kernels::BroadcastConflict conflict;
+  if (!kernels::broadcastShapes({data.shape, target}, shape, conflict))
+    return fail(error, "Expand cannot broadcast dimension of size " + str(conflict.size) +
+                           " against " + str(conflict.against));
+  if (!checkResultShape("Expand", shape, data.splat, error))
+    return false;
+  result = viewOf(data, shape, 0, broadcastStrides(data, shape));
+  return true;
+}
+
 bool evaluateTranspose(const Operands &in, const HostAttributes &attributes,
                        HostTensor &result, std::string &error) {
   const HostTensor &data = *in[0];
@@ -1110,6 +1126,7 @@ const HostOp kHostOps[] = {
     {"Cast", 1, 1, evaluateCast},
     {"Concat", 1, kVariadic, evaluateConcat},
     {"ConstantOfShape", 1, 1, evaluateConstantOfShape},
+    {"Expand", 2, 2, evaluateExpand},
     {"Div", 2, 2,
      [](const Operands &in, const HostAttributes &, HostTensor &out, std::string &error) {
        return evaluateArithmetic(Arithmetic::Div, in, out, error);
@@ -1261,12 +1278,62 @@ HostTensor HostTensor::splatOf(int32_t dataType, std::vector<int64_t> shape, dou
   return tensor;
 }
 
-bool isHostEvaluable(const std::string &opType) { return findHostOp(opType) != nullptr; }
+/// Split's outputs: slices along the axis, of the sizes its second input (or, before opset 13,
+/// its `split` attribute) gives, or equal parts (the last smaller) for each of its outputs.
+/// torch.onnx.export writes repeat_interleave as a Split of constants whose parts size Expands.
+bool evaluateSplit(const std::vector<const HostTensor *> &in, const HostAttributes &attributes,
+                   std::vector<HostTensor> &outputs, std::string &error) {
+  if (in.empty() || !in[0] || in.size() > 2)
+    return fail(error, "Split takes an input and optional split sizes");
+  const HostTensor &data = *in[0];
+  int64_t axis = 0;
+  if (!normalizeAxis("Split", attributes.axis.value_or(0), static_cast<int64_t>(data.shape.size()),
+                     axis, error))
+    return false;
+  int64_t length = data.shape[axis];
+  std::vector<int64_t> sizes;
+  if (in.size() > 1 && in[1]) {
+    if (!readIndexVector("Split sizes", *in[1], sizes, error))
+      return false;
+  } else if (attributes.split) {
+    sizes = *attributes.split;
+  } else {
+    int64_t parts = static_cast<int64_t>(attributes.outputCount);
+    int64_t part = (length + parts - 1) / std::max<int64_t>(1, parts);
+    for (int64_t k = 0; k < parts; ++k)
+      sizes.push_back(std::max<int64_t>(0, std::min(part, length - k * part)));
+  }
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    if (size < 0)
+      return fail(error, "Split sizes must not be negative");
+    total += size;
+  }
+  if (total != length || sizes.size() != attributes.outputCount)
+    return fail(error, "Split sizes sum to " + str(total) + " over " + str(sizes.size()) +
+                           " parts; the axis has " + str(length) + " and the node " +
+                           str(attributes.outputCount) + " outputs");
+  std::vector<int64_t> strides = rowMajorStrides(data.shape);
+  int64_t offset = 0;
+  for (int64_t size : sizes) {
+    std::vector<int64_t> shape = data.shape;
+    shape[axis] = size;
+    outputs.push_back(viewOf(data, shape, offset * strides[axis], strides));
+    offset += size;
+  }
+  return true;
+}
+
+bool isHostEvaluable(const std::string &opType) {
+  return opType == "Split" || findHostOp(opType) != nullptr;
+}
 
 bool evaluateOnHost(const std::string &opType, const std::vector<const HostTensor *> &inputs,
                     const HostAttributes &attributes, std::vector<HostTensor> &outputs,
                     std::string &error) {
   outputs.clear();
+  if (opType == "Split")
+    return evaluateSplit(inputs, attributes, outputs, error);
   const HostOp *op = findHostOp(opType);
   if (!op)
     return fail(error, opType + " is not evaluated on the host");

@@ -56,12 +56,14 @@ struct HostAttributes {
   std::optional<std::vector<int64_t>> axes, perm;
   std::optional<HostTensor> value;    // ConstantOfShape
   int64_t keepdims = 1;
+  std::optional<std::vector<int64_t>> split; // Split before opset 13
+  size_t outputCount = 1;                    // Split: the node's outputs
 };
 
 /// Evaluates one node of the default domain whose inputs are all host tensors (optional inputs
 /// that are absent are null). Supported: Gather, Slice, Concat,
 /// Unsqueeze, Squeeze, Reshape, Cast, Equal, Less, Greater, Not, Where, Range, ConstantOfShape,
-/// Add, Sub, Mul, Div, Neg, Identity, Transpose, ReduceProd.
+/// Add, Sub, Mul, Div, Neg, Identity, Transpose, ReduceProd, Expand, and Split (one output each).
 /// Outputs over kMaxHostElements elements (except splats) are refused rather than allocated.
 /// Returns false with a message in `error` on unsupported input or an ONNX rule violation.
 bool evaluateOnHost(const std::string &opType, const std::vector<const HostTensor *> &inputs,

@@ -169,6 +169,7 @@ private:
   LogicalResult importNodes();
   LogicalResult importGraphNode(const onnx::NodeProto &node, Location loc);
   LogicalResult importNode(const onnx::NodeProto &node, Location loc);
+  bool foldsSmall(const onnx::NodeProto &node);
   LogicalResult foldOnHost(const onnx::NodeProto &node, Location loc);
   LogicalResult createReturn();
   Location modelLocation() { return FileLineColLoc::get(&context, modelPath, 0, 0); }
@@ -644,6 +645,26 @@ LogicalResult OnnxImporter::importGraphNode(const onnx::NodeProto &node, Locatio
   return success();
 }
 
+/// Expand of constants folds only when its result is shape-sized (torch.onnx.export writes
+/// repeat_interleave as Expands of constant shapes); a large one, a mask say, stays a broadcast
+/// computed at run time instead of a constant carried in the program.
+bool OnnxImporter::foldsSmall(const onnx::NodeProto &node) {
+  if (node.op_type() != "Expand" || node.input_size() != 2)
+    return true;
+  const HostTensor &data = *tensors[node.input(0)].constant;
+  const HostTensor &shape = *tensors[node.input(1)].constant;
+  constexpr int64_t kShapeSized = 4096;
+  // At least the result's elements: the data's times every target dimension above 1.
+  int64_t count = std::max<int64_t>(1, data.numElements());
+  for (int64_t d = 0; d < shape.numElements() && !shape.ints.empty(); ++d) {
+    int64_t dim = shape.ints[shape.splat ? 0 : d];
+    if (dim > 1 && count > kShapeSized / dim)
+      return false;
+    count *= std::max<int64_t>(1, dim);
+  }
+  return true;
+}
+
 LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node, Location loc) {
   // Range and ConstantOfShape exist only on the host: read initializers they take as constants.
   if (node.op_type() == "Range" || node.op_type() == "ConstantOfShape")
@@ -654,7 +675,7 @@ LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node, Location loc
   bool allConstant = node.input_size() > 0;
   for (const std::string &input : node.input())
     allConstant &= input.empty() || tensors[input].constant.has_value();
-  if (allConstant && isHostEvaluable(node.op_type()))
+  if (allConstant && isHostEvaluable(node.op_type()) && foldsSmall(node))
     return foldOnHost(node, loc);
   NodeImporter importer(node, opset, builder, *this, loc);
   if (node.op_type() == "Loop")
@@ -682,6 +703,8 @@ LogicalResult OnnxImporter::foldOnHost(const onnx::NodeProto &node, Location loc
         attributes.axes = values;
       else if (name == "perm")
         attributes.perm = values;
+      else if (name == "split")
+        attributes.split = values;
     } else if (attr.type() == onnx::AttributeProto::TENSOR && name == "value") {
       std::string error;
       FailureOr<HostTensor> value = decodeTensorProto(attr.t(), error);
@@ -690,6 +713,7 @@ LogicalResult OnnxImporter::foldOnHost(const onnx::NodeProto &node, Location loc
       attributes.value = std::move(*value);
     }
   }
+  attributes.outputCount = static_cast<size_t>(node.output_size());
   std::vector<const HostTensor *> inputs;
   for (const std::string &input : node.input())
     inputs.push_back(input.empty() ? nullptr : &*tensors[input].constant);
