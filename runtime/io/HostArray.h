@@ -37,6 +37,22 @@ struct HostArray {
 /// Arrays with their names, in file order.
 using NamedArrays = std::vector<std::pair<std::string, HostArray>>;
 
+/// An array's description and bytes, wherever they live: a HostArray's, or an uncompressed npz
+/// entry read in place from a memory-mapped file (NpzView, Npz.h).
+struct ArrayView {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  FileType fileType = FileType::Same;
+  const uint8_t *data = nullptr;
+  size_t size = 0;
+
+  static ArrayView of(const HostArray &array) {
+    return {array.dtype, array.shape, array.fileType, array.bytes.data(), array.bytes.size()};
+  }
+};
+
+using NamedViews = std::vector<std::pair<std::string, ArrayView>>;
+
 } // namespace memc::runtime
 
 #endif // MEMC_RUNTIME_IO_HOSTARRAY_H

@@ -31,8 +31,14 @@ constexpr size_t kNpyHeaderProbe = 64 * 1024;
 /// header's dtype and shape need, and all arrays together fit in the memory this process may
 /// take (the least of RAM, RLIMIT_AS and its cgroup's limit, MemoryLimit.h). A
 /// corrupted or hostile archive is refused here instead of by a failed allocation.
+/// Whether an entry can be read in place: stored, and its bytes are its dtype's (no float64
+/// to narrow).
+bool readsInPlace(const ZipEntryInfo &entry, const NpyLayout &layout) {
+  return entry.method == 0 && layout.fileType != FileType::Float64;
+}
+
 bool checkDeclaredSizes(std::string_view archive, const std::vector<ZipEntryInfo> &entries,
-                        std::string &error) {
+                        bool inPlace, std::string &error) {
   std::set<std::string> names;
   uint64_t total = 0, largest = 0;
   for (const ZipEntryInfo &entry : entries) {
@@ -53,6 +59,8 @@ bool checkDeclaredSizes(std::string_view archive, const std::vector<ZipEntryInfo
               " needs " + std::to_string(layout.dataOffset + layout.dataBytes);
       return false;
     }
+    if (inPlace && readsInPlace(entry, layout))
+      continue; // read from the mapping a page at a time, never held whole
     total += layout.memoryBytes;
     largest = std::max(largest, entry.size);
   }
@@ -71,7 +79,8 @@ bool checkDeclaredSizes(std::string_view archive, const std::vector<ZipEntryInfo
 bool parseNpz(std::string_view archive, NamedArrays &out, std::string &error) {
   out.clear();
   std::vector<ZipEntryInfo> entries;
-  if (!listZip(archive, entries, error) || !checkDeclaredSizes(archive, entries, error)) {
+  if (!listZip(archive, entries, error) ||
+      !checkDeclaredSizes(archive, entries, /*inPlace=*/false, error)) {
     error = "npz: " + error;
     return false;
   }
@@ -95,6 +104,49 @@ bool readNpz(const std::string &path, NamedArrays &out, std::string &error) {
   if (!parseNpz(file->bytes(), out, error)) {
     error = path + ": " + error;
     return false;
+  }
+  return true;
+}
+
+bool mapNpz(const std::string &path, NpzView &out, std::string &error) {
+  out = NpzView();
+  if (!(out.file = MappedFile::open(path, error)))
+    return false;
+  std::string_view archive = out.file->bytes();
+  std::vector<ZipEntryInfo> entries;
+  if (!listZip(archive, entries, error) ||
+      !checkDeclaredSizes(archive, entries, /*inPlace=*/true, error)) {
+    error = path + ": npz: " + error;
+    return false;
+  }
+  out.owned.reserve(entries.size()); // views of `owned` must not move
+  for (const ZipEntryInfo &entry : entries) {
+    std::string name = arrayName(entry.name), header;
+    NpyLayout layout;
+    if (!readZipEntryPrefix(archive, entry, kNpyHeaderProbe, header, error) ||
+        !parseNpyLayout(header, layout, error)) {
+      error = path + ": npz: array '" + name + "': " + error;
+      return false;
+    }
+    if (readsInPlace(entry, layout)) {
+      if (!checkStoredZipEntry(archive, entry, error)) {
+        error = path + ": npz: array '" + name + "': " + error;
+        return false;
+      }
+      const uint8_t *start = reinterpret_cast<const uint8_t *>(archive.data()) +
+                             entry.dataStart + layout.dataOffset;
+      out.arrays.emplace_back(name, ArrayView{layout.dtype, layout.shape, layout.fileType, start,
+                                              static_cast<size_t>(layout.dataBytes)});
+      continue;
+    }
+    std::string bytes;
+    HostArray array;
+    if (!readZipEntry(archive, entry, bytes, error) || !parseNpy(bytes, array, error)) {
+      error = path + ": npz: array '" + name + "': " + error;
+      return false;
+    }
+    out.owned.emplace_back(name, std::move(array));
+    out.arrays.emplace_back(name, ArrayView::of(out.owned.back().second));
   }
   return true;
 }

@@ -8,8 +8,10 @@
 #ifndef MEMC_RUNTIME_IO_NPZ_H
 #define MEMC_RUNTIME_IO_NPZ_H
 
+#include "runtime/io/Files.h"
 #include "runtime/io/HostArray.h"
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -22,6 +24,17 @@ namespace memc::runtime {
 /// time.
 bool parseNpz(std::string_view archive, NamedArrays &out, std::string &error);
 bool readNpz(const std::string &path, NamedArrays &out, std::string &error);
+
+/// An npz read in place, for data larger than memory: the archive stays memory-mapped and each
+/// stored (uncompressed: np.savez's) entry is a view of its bytes, read as pages are touched;
+/// deflated entries (np.savez_compressed) and float64 ones (narrowed to f32) are parsed into
+/// `owned`, and only they count against the memory this process may take.
+struct NpzView {
+  std::unique_ptr<MappedFile> file;
+  NamedArrays owned;
+  NamedViews arrays;
+};
+bool mapNpz(const std::string &path, NpzView &out, std::string &error);
 
 bool serializeNpz(const NamedArrays &arrays, bool compress, std::string &out, std::string &error);
 /// serializeNpz, then an atomic write to `path`.

@@ -296,17 +296,36 @@ bool readZipEntryPrefix(std::string_view archive, const ZipEntryInfo &entry, siz
   return true;
 }
 
+namespace {
+
+/// zlib's CRC-32 over `bytes` of any size (its length argument is 32 bits).
+uLong crc32Of(std::string_view bytes) {
+  uLong crc = crc32(0, nullptr, 0);
+  constexpr size_t kChunk = size_t(1) << 30;
+  for (size_t at = 0; at < bytes.size(); at += kChunk)
+    crc = crc32(crc, reinterpret_cast<const Bytef *>(bytes.data() + at),
+                static_cast<uInt>(std::min(kChunk, bytes.size() - at)));
+  return crc;
+}
+
+bool checkCrc(const ZipEntryInfo &entry, std::string_view bytes, std::string &error) {
+  if (crc32Of(bytes) == entry.crc)
+    return true;
+  error = "entry '" + entry.name + "': CRC-32 mismatch (corrupted data)";
+  return false;
+}
+
+} // namespace
+
 bool readZipEntry(std::string_view archive, const ZipEntryInfo &entry, std::string &out,
                   std::string &error) {
-  if (!readZipEntryPrefix(archive, entry, entry.size, out, error))
-    return false;
-  uLong actual =
-      crc32(0, reinterpret_cast<const Bytef *>(out.data()), static_cast<uInt>(out.size()));
-  if (actual != entry.crc) {
-    error = "entry '" + entry.name + "': CRC-32 mismatch (corrupted data)";
-    return false;
-  }
-  return true;
+  return readZipEntryPrefix(archive, entry, entry.size, out, error) &&
+         checkCrc(entry, out, error);
+}
+
+bool checkStoredZipEntry(std::string_view archive, const ZipEntryInfo &entry,
+                         std::string &error) {
+  return checkCrc(entry, archive.substr(entry.dataStart, entry.compressedSize), error);
 }
 
 bool writeZip(const std::vector<ZipEntryRef> &entries, bool compress, std::string &out,

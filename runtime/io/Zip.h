@@ -44,6 +44,10 @@ bool readZipEntryPrefix(std::string_view archive, const ZipEntryInfo &entry, siz
 /// The entry's data: exactly entry.size bytes (inflation stops there), CRC-32 verified.
 bool readZipEntry(std::string_view archive, const ZipEntryInfo &entry, std::string &out,
                   std::string &error);
+/// Checks a stored entry's CRC-32 in place, reading its bytes once without copying them (for
+/// entries read from the mapping, NpzView).
+bool checkStoredZipEntry(std::string_view archive, const ZipEntryInfo &entry,
+                         std::string &error);
 
 /// An entry to write; the data is the caller's.
 struct ZipEntryRef {

@@ -65,12 +65,12 @@ NamedArrays Dataset::microBatch(int64_t index) const {
             {labelsInput, windowRows(*this, index, labelsType, 1)}};
   NamedArrays batchArrays;
   for (const auto &[name, array] : arrays) {
-    size_t row = array->bytes.size() / samples;
-    HostArray slice{array->dtype, array->shape, std::vector<uint8_t>(row * batch)};
+    size_t row = array.size / samples;
+    HostArray slice{array.dtype, array.shape, std::vector<uint8_t>(row * batch)};
     slice.shape[0] = batch;
     for (int64_t i = 0; i < batch; ++i) {
       int64_t sample = sampleAt(index, i);
-      std::memcpy(slice.bytes.data() + i * row, array->bytes.data() + sample * row, row);
+      std::memcpy(slice.bytes.data() + i * row, array.data + sample * row, row);
     }
     batchArrays.emplace_back(name, std::move(slice));
   }
@@ -83,20 +83,32 @@ std::string dataFingerprint(const Dataset &dataset) {
   uint32_t crc = 0;
   for (const auto &[name, array] : dataset.arrays) {
     std::string header =
-        name + " " + std::string(dtypeString(array->dtype)) + shapeString(array->shape);
+        name + " " + std::string(dtypeString(array.dtype)) + shapeString(array.shape);
     crc = crc32c(header, crc);
-    crc = crc32c({reinterpret_cast<const char *>(array->bytes.data()), array->bytes.size()}, crc);
+    crc = crc32c({reinterpret_cast<const char *>(array.data), array.size}, crc);
   }
   return std::to_string(dataset.samples) + " samples, crc32c " + crc32cHex(crc) +
          (dataset.shuffle ? ", shuffled per epoch" : "");
 }
 
 bool checkLabels(const plan::Training &training, const HostArray &labels, std::string &error) {
+  return checkLabels(training, ArrayView::of(labels), error);
+}
+
+bool checkLabels(const plan::Training &training, const ArrayView &labels, std::string &error) {
   if (training.classes() <= 0 || (labels.dtype != DType::I64 && labels.dtype != DType::I32))
     return true;
-  size_t count = labels.bytes.size() / elementSize(labels.dtype);
+  size_t count = labels.size / elementSize(labels.dtype);
   for (size_t i = 0; i < count; ++i) {
-    int64_t label = labels.dtype == DType::I64 ? labels.as<int64_t>()[i] : labels.as<int32_t>()[i];
+    // memcpy: an array read in place from an npz need not be aligned.
+    int64_t label;
+    if (labels.dtype == DType::I64) {
+      std::memcpy(&label, labels.data + i * 8, 8);
+    } else {
+      int32_t narrow;
+      std::memcpy(&narrow, labels.data + i * 4, 4);
+      label = narrow;
+    }
     if (label != training.ignore_index() && (label < 0 || label >= training.classes())) {
       error = "label " + std::to_string(label) + " at flat index " + std::to_string(i) + " of '" +
               training.labels_input() + "' is outside [0, " + std::to_string(training.classes()) +
@@ -201,9 +213,9 @@ bool prepareTokenDataset(const LoadedPlan &plan, const plan::Training &training,
   return true;
 }
 
-bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &dataset,
+bool prepareDataset(const LoadedPlan &plan, const NamedViews &data, Dataset &dataset,
                     const std::function<void(const std::string &)> &note, std::string &error) {
-  std::map<std::string, const HostArray *> byName;
+  std::map<std::string, const ArrayView *> byName;
   for (const auto &[name, array] : data)
     byName[name] = &array;
   std::vector<std::string> problems;
@@ -221,14 +233,15 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
       problems.push_back("'" + input.name + "' is missing (expected " + expected + ")");
       continue;
     }
-    const HostArray &array = *it->second;
-    std::string problem = inputTypeProblem(array, buffer.dtype);
+    const ArrayView &array = *it->second;
+    HostArray described{array.dtype, array.shape, {}, array.fileType}; // for the messages
+    std::string problem = inputTypeProblem(described, buffer.dtype);
     bool fits = problem.empty() && !buffer.shape.empty() && array.dtype == buffer.dtype &&
                 array.shape.size() == buffer.shape.size() && !array.shape.empty() &&
                 array.shape[0] > 0 &&
                 std::equal(array.shape.begin() + 1, array.shape.end(), buffer.shape.begin() + 1);
     if (!fits) {
-      problems.push_back("'" + input.name + "' is " + fileDTypeString(array) +
+      problems.push_back("'" + input.name + "' is " + fileDTypeString(described) +
                          shapeString(array.shape) + ", expected " + expected +
                          (problem.empty() ? "" : " (" + problem + ")"));
       continue;
@@ -242,7 +255,7 @@ bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &da
     }
     dataset.samples = array.shape[0];
     dataset.batch = buffer.shape[0];
-    dataset.arrays.emplace_back(input.name, &array);
+    dataset.arrays.emplace_back(input.name, array);
   }
   // An array the program does not read would be ignored: most often a misspelled input.
   std::string inputNames;

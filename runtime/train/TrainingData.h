@@ -28,7 +28,7 @@ class TokenStream;
 /// The data the loop feeds: one array per data input, samples along axis 0; or windows of a
 /// token stream.
 struct Dataset {
-  std::vector<std::pair<std::string, const HostArray *>> arrays;
+  NamedViews arrays;
   int64_t samples = 0;
   int64_t batch = 0;
   /// A token stream (TokenStream.h) instead of arrays: its windows of `sequence` + 1 tokens,
@@ -63,7 +63,7 @@ std::string dataFingerprint(const Dataset &dataset);
 /// `dataset`; false with every mismatch listed, an array that is no input among them. A float64
 /// array (converted) is a `note`, and so is a sample count that is not a multiple of the
 /// micro-batch (the micro-batches wrap around the data's end).
-bool prepareDataset(const LoadedPlan &plan, const NamedArrays &data, Dataset &dataset,
+bool prepareDataset(const LoadedPlan &plan, const NamedViews &data, Dataset &dataset,
                     const std::function<void(const std::string &)> &note, std::string &error);
 
 /// Matches a token stream to the program: exactly one data input besides the labels, both
@@ -75,6 +75,7 @@ bool prepareTokenDataset(const LoadedPlan &plan, const plan::Training &training,
 /// cross_entropy labels must be classes or the ignored index: checked for the whole data set
 /// before the first step, naming the first bad sample.
 bool checkLabels(const plan::Training &training, const HostArray &labels, std::string &error);
+bool checkLabels(const plan::Training &training, const ArrayView &labels, std::string &error);
 
 /// The labels of `batch` that cross_entropy counts (not the ignored index); -1 without labels.
 int64_t countedLabels(const plan::Training &training, const NamedArrays &batch);

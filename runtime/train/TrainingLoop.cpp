@@ -71,7 +71,7 @@ bool dumpGradients(const plan::Plan &plan, const SafetensorsFile &weights, Devic
 
 /// The held-out data and the program that computes its loss (--eval-data).
 struct Evaluation {
-  NamedArrays data;
+  NpzView data;
   Dataset dataset;
   std::unique_ptr<Executor> executor;
 };
@@ -89,13 +89,13 @@ bool prepareEvaluation(const plan::Plan &plan, Device &device, const TrainingOpt
     return false;
   }
   auto note = [&](const std::string &text) { options.note("--eval-data: " + text); };
-  if (!readNpz(*options.evalDataPath, evaluation.data, error) ||
-      !prepareDataset(*loaded, evaluation.data, evaluation.dataset, note, error)) {
+  if (!mapNpz(*options.evalDataPath, evaluation.data, error) ||
+      !prepareDataset(*loaded, evaluation.data.arrays, evaluation.dataset, note, error)) {
     error = "--eval-data " + *options.evalDataPath + ": " + error;
     return false;
   }
   for (const auto &[name, array] : evaluation.dataset.arrays)
-    if (name == plan.training().labels_input() && !checkLabels(plan.training(), *array, error)) {
+    if (name == plan.training().labels_input() && !checkLabels(plan.training(), array, error)) {
       error = "--eval-data: " + error;
       return false;
     }
@@ -157,7 +157,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   std::unique_ptr<LoadedPlan> loaded = validatePlan(plan, device, error);
   if (!loaded)
     return false;
-  NamedArrays data;
+  NpzView data; // read in place: stored entries stay in the file, paged in as used
   Dataset dataset;
   std::unique_ptr<TokenStream> tokens;
   if (options.tokens) {
@@ -165,8 +165,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
         !prepareTokenDataset(*loaded, plan.training(), *tokens,
                              static_cast<uint64_t>(options.seed), dataset, error))
       return false;
-  } else if (!readNpz(options.dataPath, data, error) ||
-             !prepareDataset(*loaded, data, dataset, options.note, error)) {
+  } else if (!mapNpz(options.dataPath, data, error) ||
+             !prepareDataset(*loaded, data.arrays, dataset, options.note, error)) {
     return false;
   } else {
     dataset.shuffle = options.shuffle;
@@ -186,7 +186,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
                  " samples over " + std::to_string(dataset.samples));
   }
   for (const auto &[name, array] : dataset.arrays)
-    if (name == plan.training().labels_input() && !checkLabels(plan.training(), *array, error))
+    if (name == plan.training().labels_input() && !checkLabels(plan.training(), array, error))
       return false;
   if (options.savePath && !checkSavePath(plan.training(), *loaded, *options.savePath, error))
     return false;

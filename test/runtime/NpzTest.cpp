@@ -360,3 +360,47 @@ TEST(NpzTest, WriteIsAtomicAndReportsUnwritablePaths) {
 }
 
 } // namespace
+
+namespace {
+
+// mapNpz, the training data's reader: a stored archive's arrays are views into the mapped file
+// (no copy, so data larger than memory pages in as micro-batches touch it), a deflated one's
+// are parsed into owned arrays; both hold the values written, and a flipped bit in a stored
+// entry is still caught by its CRC.
+TEST(NpzTest, MapReadsStoredEntriesInPlaceAndChecksThem) {
+  std::string dir = ::testing::TempDir();
+  std::string stored = dir + "/map_stored_" + std::to_string(getpid()) + ".npz";
+  std::string deflated = dir + "/map_deflated_" + std::to_string(getpid()) + ".npz", error;
+  NamedArrays written = sampleArrays();
+  ASSERT_TRUE(writeNpz(stored, written, false, error)) << error;
+  ASSERT_TRUE(writeNpz(deflated, written, true, error)) << error;
+  for (const std::string &path : {stored, deflated}) {
+    NpzView view;
+    ASSERT_TRUE(mapNpz(path, view, error)) << error;
+    ASSERT_EQ(view.arrays.size(), written.size());
+    std::string_view file = view.file->bytes();
+    for (size_t i = 0; i < written.size(); ++i) {
+      const ArrayView &array = view.arrays[i].second;
+      EXPECT_EQ(view.arrays[i].first, written[i].first);
+      EXPECT_EQ(array.shape, written[i].second.shape);
+      ASSERT_EQ(array.size, written[i].second.bytes.size());
+      EXPECT_EQ(std::memcmp(array.data, written[i].second.bytes.data(), array.size), 0);
+      bool inFile = reinterpret_cast<const char *>(array.data) >= file.data() &&
+                    reinterpret_cast<const char *>(array.data) + array.size <=
+                        file.data() + file.size();
+      EXPECT_EQ(inFile, path == stored) << path << " array " << i;
+    }
+    EXPECT_EQ(view.owned.size(), path == stored ? 0u : written.size());
+  }
+  std::string bytes;
+  ASSERT_TRUE(readFile(stored, bytes, error)) << error;
+  bytes[30 + 7 + 128 + 1] ^= 0x40; // in the first array's data, as DetectsCorruption
+  std::ofstream(stored, std::ios::binary | std::ios::trunc) << bytes;
+  NpzView corrupted;
+  EXPECT_FALSE(mapNpz(stored, corrupted, error));
+  EXPECT_NE(error.find("CRC-32 mismatch"), std::string::npos) << error;
+  std::remove(stored.c_str());
+  std::remove(deflated.c_str());
+}
+
+} // namespace
