@@ -218,7 +218,7 @@ Value scalarLike(OpBuilder &b, Location loc, Value like, double value) {
 /// Sum of squares of every gradient, sqrt, and the scale clip_grad_norm_ applies:
 /// min(1, max_norm / (norm + 1e-6)).
 SmallVector<Value> clipByGlobalNorm(OpBuilder &b, Location loc, ArrayRef<Value> gradients,
-                                    double maxNorm) {
+                                    Value maxNorm) {
   auto scalarType = RankedTensorType::get({}, b.getF32Type());
   Value total;
   for (Value gradient : gradients) {
@@ -238,7 +238,7 @@ SmallVector<Value> clipByGlobalNorm(OpBuilder &b, Location loc, ArrayRef<Value> 
   };
   Value norm = b.create<SqrtOp>(loc, total);
   Value coefficient =
-      b.create<DivOp>(loc, constant(maxNorm), b.create<AddOp>(loc, norm, constant(1e-6)));
+      b.create<DivOp>(loc, maxNorm, b.create<AddOp>(loc, norm, constant(1e-6)));
   Value clamped = b.create<ClipOp>(loc, coefficient, FloatAttr(), b.getF64FloatAttr(1.0));
   SmallVector<Value> clipped;
   for (Value gradient : gradients) {
@@ -473,6 +473,8 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
     if (accumulates && options.loss == LossKind::CrossEntropy &&
         options.optimizer.tokenWeightedAccumulation)
       scalars.push_back(plan::ScalarInput::LossWeight);
+    if (options.optimizer.clipGradNorm > 0)
+      scalars.push_back(plan::ScalarInput::ClipNorm);
     if (!weightCasts.empty())
       scalars.push_back(plan::ScalarInput::Refresh);
   }
@@ -648,8 +650,9 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
   // Unscaled before clipping and the update, once per optimizer step: on the accumulated mean.
   if (scaler.scale && !gradients->empty())
     scaler.foundInf = unscaleGradients(b, loc, *gradients, scaler.scale);
-  if (options.optimizer.clipGradNorm > 0 && !gradients->empty())
-    *gradients = clipByGlobalNorm(b, loc, *gradients, options.optimizer.clipGradNorm);
+  if (scalars[size_t(plan::ScalarInput::ClipNorm)] && !gradients->empty())
+    *gradients =
+        clipByGlobalNorm(b, loc, *gradients, scalars[size_t(plan::ScalarInput::ClipNorm)]);
 
   SmallVector<Value> results = {loss};
   SmallVector<DictionaryAttr> resultAttrs = {

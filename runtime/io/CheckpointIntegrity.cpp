@@ -107,6 +107,8 @@ std::map<std::string, std::string> checkpointMetadata(const CheckpointMetadata &
   }
   if (!fields.schedule.empty())
     metadata["schedule"] = fields.schedule;
+  if (!fields.settings.empty())
+    metadata["settings"] = fields.settings;
   sealCheckpointMetadata(metadata, tensors);
   return metadata;
 }
@@ -177,6 +179,8 @@ bool readCheckpointMetadata(const SafetensorsFile &checkpoint, CheckpointMetadat
   }
   if (const std::string *schedule = findEntry(metadata, "schedule"))
     fields.schedule = *schedule;
+  if (const std::string *settings = findEntry(metadata, "settings"))
+    fields.settings = *settings;
   return true;
 }
 

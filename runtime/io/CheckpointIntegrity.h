@@ -42,6 +42,8 @@ struct CheckpointMetadata {
   /// in checkpoints from before the programs took --lr and --schedule.
   std::optional<double> learningRate;
   std::string schedule;
+  /// "weight_decay W, clip_grad_norm C": what else the run could set at run time.
+  std::string settings;
 };
 
 /// The safetensors metadata of a checkpoint of `tensors` (in the order they are written): the

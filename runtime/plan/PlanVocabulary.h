@@ -20,7 +20,15 @@ namespace memc::plan {
 
 /// Scalars the runtime binds every micro-batch besides the data, in the order a training step
 /// takes them.
-enum class ScalarInput : uint8_t { LearningRate, StepNumber, Apply, Salt, Refresh, LossWeight };
+enum class ScalarInput : uint8_t {
+  LearningRate,
+  StepNumber,
+  Apply,
+  Salt,
+  Refresh,
+  LossWeight,
+  ClipNorm
+};
 
 struct ScalarInputInfo {
   ScalarInput input;
@@ -47,6 +55,9 @@ inline constexpr std::array kScalarInputs = {
     // backward's seed, so the accumulated mean is the token-weighted one that one bigger batch
     // gives (Hugging Face's rule), not the mean of the micro-batches' means.
     ScalarInputInfo{ScalarInput::LossWeight, "memc.loss_weight", F32},
+    // With --clip-grad-norm: the global norm the gradients are clipped to, a run-time setting
+    // (the program's --clip-grad-norm overrides the compiled one).
+    ScalarInputInfo{ScalarInput::ClipNorm, "memc.clip_grad_norm", F32},
 };
 
 constexpr std::string_view scalarInputName(ScalarInput input) {

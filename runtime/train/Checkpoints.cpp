@@ -78,7 +78,8 @@ bool writeCheckpoint(Executor &executor, const plan::Plan &plan, const std::stri
     tensors.push_back(tensorRef(name, array));
   CheckpointMetadata fields{step,     programFingerprint(plan),
                             plan.model(), plan.training().optimizer(),
-                            run.seed, run.data, run.schedule.peak, run.schedule.shape()};
+                            run.seed, run.data, run.schedule.peak, run.schedule.shape(),
+                            run.settings};
   return writeSafetensors(checkpointPath(dir), tensors, checkpointMetadata(fields, tensors), error);
 }
 
@@ -116,6 +117,9 @@ int64_t resumeFrom(Executor &executor, const plan::Plan &plan, const std::string
   }
   if (!executor.restoreParameters(checkpoint, error))
     return -1;
+  if (!fields.settings.empty() && fields.settings != run.settings)
+    note("--resume " + dir + ": the checkpoint's run had " + fields.settings + " and this one " +
+         run.settings + " from step " + std::to_string(saved + 1));
   if (fields.learningRate && *fields.learningRate != run.schedule.peak) {
     char text[96];
     std::snprintf(text, sizeof(text), "had --lr %.9g and this one trains from step %lld at %.9g",

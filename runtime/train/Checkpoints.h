@@ -30,6 +30,9 @@ struct RunIdentity {
   std::string data;
   /// The learning rates it trains with.
   LearningRateSchedule schedule;
+  /// The global norm it clips to (0: none), and its weight decay and clipping as text.
+  double clipNorm = 0;
+  std::string settings;
 };
 
 /// The checkpoint file of checkpoint folder `dir`.

@@ -69,6 +69,33 @@ bool dumpGradients(const plan::Plan &plan, const SafetensorsFile &weights, Devic
   return writeNpz(path, gradients, /*compress=*/false, error);
 }
 
+/// --weight-decay over the compiled one: every optimizer update that decays (those of the
+/// no-decay group keep 0). False where none does: plain SGD decays through constants, and a
+/// program compiled without weight decay has nothing to override.
+bool overrideWeightDecay(LoadedPlan &plan, double decay, std::string &error) {
+  int overridden = 0;
+  for (PlanStep &step : plan.steps)
+    if (step.attributes.floatOr("weight_decay", 0) != 0) {
+      step.attributes.set("weight_decay", kernels::AttributeValue(decay));
+      ++overridden;
+    }
+  if (overridden > 0)
+    return true;
+  error = "--weight-decay: no update of this program applies weight decay (compile it with "
+          "memc's --weight-decay > 0, with adamw or sgd with momentum, to set it at run time)";
+  return false;
+}
+
+/// The hyper-parameters a run trains with besides the learning rate, as checkpoints record them.
+std::string runSettings(const Executor &executor, double clipNorm) {
+  double decay = 0;
+  for (const PlanStep &step : executor.plan().steps)
+    decay = std::max(decay, step.attributes.floatOr("weight_decay", 0));
+  char text[96];
+  std::snprintf(text, sizeof(text), "weight_decay %.9g, clip_grad_norm %.9g", decay, clipNorm);
+  return text;
+}
+
 /// The held-out data and the program that computes its loss (--eval-data).
 struct Evaluation {
   NpzView data;
@@ -205,6 +232,14 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
 
   if (!Executor::checkParameters(*loaded, weights, error))
     return false;
+  const bool compiledClipping = hasInput(*loaded, ScalarInput::ClipNorm);
+  if (options.clipGradNorm && !compiledClipping) {
+    error = "--clip-grad-norm: this program does not clip (compile it with memc's "
+            "--clip-grad-norm to set the norm at run time)";
+    return false;
+  }
+  if (options.weightDecay && !overrideWeightDecay(*loaded, *options.weightDecay, error))
+    return false;
   std::unique_ptr<Executor> executor = Executor::create(std::move(loaded), device, {}, error);
   if (!executor || !executor->loadParameters(weights, error))
     return false;
@@ -215,6 +250,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
                   options.checkpointDir || options.resumeDir ? dataFingerprint(dataset)
                                                              : std::string(),
                   schedule};
+  run.clipNorm = options.clipGradNorm.value_or(plan.training().clip_grad_norm());
+  run.settings = runSettings(*executor, run.clipNorm);
   if (options.resumeDir) {
     int64_t saved =
         resumeFrom(*executor, plan, *options.resumeDir, options.steps, run, options.note, error);
@@ -235,6 +272,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   bool needsSalt = hasInput(executor->plan(), ScalarInput::Salt);
   bool needsRefresh = hasInput(executor->plan(), ScalarInput::Refresh);
   bool weighsTokens = hasInput(executor->plan(), ScalarInput::LossWeight);
+  bool clips = hasInput(executor->plan(), ScalarInput::ClipNorm);
   const std::string &lossName = plan.training().loss_output();
   bool scalesLoss = plan.training().has_loss_scaling();
   // A step is one optimizer step: `micro` micro-batches, the last of which applies the update.
@@ -271,6 +309,9 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       if (weighsTokens)
         inputs.emplace_back(inputName(ScalarInput::LossWeight),
                             scalar(static_cast<float>(weights[k])));
+      if (clips)
+        inputs.emplace_back(inputName(ScalarInput::ClipNorm),
+                            scalar(static_cast<float>(run.clipNorm)));
       if (needsSalt)
         inputs.emplace_back(inputName(ScalarInput::Salt), salt(options.seed, index));
       inputs.emplace_back(inputName(ScalarInput::LearningRate), scalar(static_cast<float>(lr)));

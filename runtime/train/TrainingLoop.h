@@ -63,6 +63,8 @@ struct TrainingOptions {
   std::optional<double> learningRate;
   std::optional<int64_t> warmupSteps;
   std::optional<LearningRateSchedule::Kind> schedule;
+  /// --weight-decay and --clip-grad-norm over the compiled values (the program must have them).
+  std::optional<double> weightDecay, clipGradNorm;
   /// An npz of held-out samples (arrays as --data's): every `evalEvery` steps and after the last,
   /// the loss over all of it in eval mode (the program's evaluation plan: no update, no dropout,
   /// BatchNorm on its running statistics), logged as eval_loss.

@@ -47,7 +47,8 @@ struct Options {
   std::optional<std::string> plan, weights, inputs, outputs;
   // Training programs.
   std::optional<std::string> data, steps, log, dumpGrads, save, checkpoint, checkpointEvery,
-      resume, seed, lr, warmupSteps, schedule, tokens, epochs, evalData, evalEvery;
+      resume, seed, lr, warmupSteps, schedule, tokens, epochs, evalData, evalEvery, weightDecay,
+      clipGradNorm;
   std::string device = "cpu";
   /// Runs of the schedule; the summary reports the median time (benchmarks).
   int repeat = 1;
@@ -100,6 +101,7 @@ void printUsage(bool bundled) {
                 "       [--steps N | --epochs E] [--shuffle] [--log LOG.jsonl]\n"
                 "       [--eval-data EVAL.npz [--eval-every N]]\n"
                 "       [--lr F] [--warmup-steps N] [--schedule constant|linear|cosine]\n"
+                "       [--weight-decay F] [--clip-grad-norm F]\n"
                 "       [--dump-grads GRADS.npz] [--save OUT.safetensors|OUT.onnx]\n"
                 "       [--checkpoint DIR [--checkpoint-every N]] [--resume DIR] [--seed S]\n",
                 name, name);
@@ -132,6 +134,8 @@ void printUsage(bool bundled) {
         "  --log FILE       one JSON line per step: step, loss, lr, ms, peak_bytes\n"
         "  --lr F           the peak learning rate, over the one memc compiled in\n"
         "  --warmup-steps N linear warmup from 0 over N steps (Hugging Face's: step 1 at lr 0)\n"
+        "  --weight-decay F over the compiled weight decay (of the parameters that decay)\n"
+        "  --clip-grad-norm F  over the compiled global-norm clip (the program must clip)\n"
         "  --schedule KIND  constant, linear or cosine decay to 0 at --steps after the warmup\n"
         "                   (transformers' get_*_schedule_with_warmup; default: the compiled one)\n"
         "  --dump-grads F   the first step's gradients, one array per trained parameter (.npz)\n"
@@ -180,7 +184,8 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
       {"--seed", &options.seed},       {"--lr", &options.lr},
       {"--warmup-steps", &options.warmupSteps}, {"--schedule", &options.schedule},
       {"--tokens", &options.tokens},   {"--epochs", &options.epochs},
-      {"--eval-data", &options.evalData}, {"--eval-every", &options.evalEvery}};
+      {"--eval-data", &options.evalData}, {"--eval-every", &options.evalEvery},
+      {"--weight-decay", &options.weightDecay}, {"--clip-grad-norm", &options.clipGradNorm}};
   std::optional<std::string> device, repeat;
   valued["--device"] = &device;
   valued["--repeat"] = &repeat;
@@ -292,6 +297,8 @@ std::string flagsThatDoNotApply(const Options &options, bool training) {
                      {"--epochs", options.epochs.has_value()},
                      {"--eval-data", options.evalData.has_value()},
                      {"--eval-every", options.evalEvery.has_value()},
+                     {"--weight-decay", options.weightDecay.has_value()},
+                     {"--clip-grad-norm", options.clipGradNorm.has_value()},
                      {"--shuffle", options.shuffle}});
 }
 
@@ -367,15 +374,25 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
     if (!parseCount("--eval-every", *options.evalEvery, training.evalEvery, error))
       return fail(error);
   }
-  if (options.lr) {
-    // PyTorch's range for a learning rate (memc's --lr has the same).
-    const NumberRange range{0, INFINITY, false};
+  // The ranges memc's flags of the same names take (PyTorch's).
+  auto parseReal = [&](const char *flag, const std::optional<std::string> &text,
+                       const NumberRange &range, std::optional<double> &value) {
+    if (!text)
+      return true;
     char *end = nullptr;
-    double lr = std::strtod(options.lr->c_str(), &end);
-    if (options.lr->empty() || *end != '\0' || !isInRange(lr, range))
-      return fail(rangeError("--lr", range, *options.lr));
-    training.learningRate = lr;
-  }
+    double parsed = std::strtod(text->c_str(), &end);
+    if (text->empty() || *end != '\0' || !isInRange(parsed, range)) {
+      error = rangeError(flag, range, *text);
+      return false;
+    }
+    value = parsed;
+    return true;
+  };
+  if (!parseReal("--lr", options.lr, {0, INFINITY, false}, training.learningRate) ||
+      !parseReal("--weight-decay", options.weightDecay, {0, INFINITY}, training.weightDecay) ||
+      !parseReal("--clip-grad-norm", options.clipGradNorm, {0, INFINITY, false},
+                 training.clipGradNorm))
+    return fail(error);
   if (options.warmupSteps) {
     int64_t warmup;
     if (!parseCount("--warmup-steps", *options.warmupSteps, warmup, error))
