@@ -83,8 +83,9 @@ void panel(llvm::raw_ostream &os, const MemoryTimeline &timeline, double top, do
     os << llvm::format("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#d00\" "
                        "stroke-width=\"2\" stroke-dasharray=\"6,4\"/>\n",
                        kLeft, y(*budget), kLeft + plotWidth, y(*budget))
+       // Inside the plot, above the line's left end: right of the plot is the legend's.
        << llvm::format("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" fill=\"#d00\">budget ",
-                       kLeft + plotWidth + 4, y(*budget) + 4)
+                       kLeft + 4, y(*budget) - 4)
        << formatBytes(*budget) << "</text>\n";
   os << llvm::format("<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"middle\">"
                      "schedule step (%zu steps)</text>\n",
