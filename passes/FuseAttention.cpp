@@ -9,7 +9,8 @@
 //   %k = memc.transpose %k4 {perm = [0, 2, 1, 3]}
 //   %o, %lse = memc.flash_attention %q, %k, %v {causal = true, scale = 0.35}
 //
-// Each softmax whose input comes from a matmul is an attention candidate. From the softmax the
+// Each softmax between two matmuls (its input from one, its result the left operand of another)
+// is an attention candidate. From the softmax the
 // matcher walks back to that matmul through scalings by constants (Mul, Div: the scale), casts
 // (a softmax computed in f32), one additive mask (Add) or one masked_fill (Where with a constant
 // of -inf or below -1e30, which becomes the additive mask where(cond, fill, 0)); Llama's Trilu of
@@ -97,6 +98,25 @@ bool reachesProduct(Value value) {
       value = reachesProduct(where.getOnTrue()) ? where.getOnTrue() : where.getOnFalse();
     else
       return false;
+  }
+  return false;
+}
+
+/// Whether `value` (a softmax's probabilities) is the left operand of a matmul, through casts and
+/// dropouts: a softmax that feeds no product (a classifier's) is no attention at all.
+bool feedsProduct(Value value) {
+  for (int depth = 0; depth < 4; ++depth) {
+    Value next;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<MatMulOp>(user) && use.getOperandNumber() == 0)
+        return true;
+      if (isa<CastOp, DropoutOp>(user))
+        next = user->getResult(0);
+    }
+    if (!next)
+      return false;
+    value = next;
   }
   return false;
 }
@@ -558,7 +578,7 @@ AttentionFusionSummary memc::fuseAttention(func::FuncOp function) {
   AttentionFusionSummary summary;
   SmallVector<SoftmaxOp> candidates;
   function.walk([&](SoftmaxOp softmax) {
-    if (reachesProduct(softmax.getInput()))
+    if (reachesProduct(softmax.getInput()) && feedsProduct(softmax.getResult()))
       candidates.push_back(softmax);
   });
   for (SoftmaxOp softmax : candidates) {

@@ -54,6 +54,7 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
     opt.beta2 = beta2;
     opt.eps = eps;
     opt.clipGradNorm = clipGradNorm;
+    opt.logGradNorm = logGradNorm;
     opt.accumulationSteps = accumulationSteps;
     opt.tokenWeightedAccumulation = tokenWeightedAccumulation;
     if (lossScale != "none") {

@@ -58,6 +58,8 @@ def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
     Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
     Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
            "Clip the gradients' global norm to this value (0: off)">,
+    Option<"logGradNorm", "log-grad-norm", "bool", /*default=*/"false",
+           "Output the gradients' global norm (memc.grad_norm)">,
     Option<"accumulationSteps", "accumulation-steps", "int64_t", /*default=*/"1",
            "Micro-batches per optimizer step (gradient accumulation)">,
     Option<"tokenWeightedAccumulation", "token-weighted-accumulation", "bool",

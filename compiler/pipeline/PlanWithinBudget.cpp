@@ -126,6 +126,7 @@ FailureOr<BudgetedPlan> planWithinBudget(func::FuncOp function, const std::strin
       remat::IlpOptions ilpOptions;
       ilpOptions.timeLimitSeconds = left;
       ilpOptions.start = greedy;
+      ilpOptions.progress = options.progress;
       double solveStart = secondsSince(start);
       remat::IlpResult ilp = remat::solveRematIlp(extracted.graph, limit, ilpOptions);
       if (ilp.solved) {

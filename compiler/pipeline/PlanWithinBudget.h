@@ -16,6 +16,7 @@
 #include "passes/AttentionFusion.h"
 #include "passes/LossFusion.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -29,6 +30,8 @@ struct BudgetOptions {
   RematMode mode = RematMode::Auto;
   RematSolver solver = RematSolver::Heuristic;
   double ilpTimeLimitSeconds = 20;
+  /// Where a long ILP solve reports its progress as it runs (remat::IlpOptions::progress).
+  std::function<void(const std::string &)> progress;
   /// What every attempt is planned for (its target).
   PlanOptions plan;
 };

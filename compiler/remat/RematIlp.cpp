@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/remat/RematIlp.h"
 
+#include <CbcEventHandler.hpp>
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
 #include <CoinPackedMatrix.hpp>
@@ -48,6 +49,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 
 namespace memc::remat {
@@ -445,10 +447,47 @@ struct CbcAnswer {
 
 int silentCallback(CbcModel *, int) { return 0; }
 
+/// Says at most every `interval` seconds how CBC's search goes: the best decision's recompute cost, the
+/// bound on it, the nodes explored. CBC clones its handlers; the clones share the last report.
+class ProgressReporter : public CbcEventHandler {
+public:
+  ProgressReporter(const IlpOptions &options, Clock::time_point solveStart, double costScale)
+      : report(options.progress), interval(options.progressSeconds),
+        limit(options.timeLimitSeconds), start(solveStart), costScale(costScale),
+        lastReport(std::make_shared<Clock::time_point>(solveStart)) {}
+
+  // Any event is a chance to report: the root's heuristics and cuts, then the nodes.
+  CbcAction event(CbcEvent) override {
+    Clock::time_point now = Clock::now();
+    if (std::chrono::duration<double>(now - *lastReport).count() < interval)
+      return noAction;
+    *lastReport = now;
+    char text[200];
+    bool found = model_->bestSolution() != nullptr;
+    std::snprintf(text, sizeof(text),
+                  "remat ILP: %.0f s of %.0f s, %d nodes, best recompute cost %s, bound %.4g",
+                  secondsSince(start), limit, model_->getNodeCount(),
+                  found ? std::to_string(model_->getObjValue() * costScale).c_str() : "none yet",
+                  model_->getBestPossibleObjValue() * costScale);
+    report(text);
+    return noAction;
+  }
+  CbcEventHandler *clone() const override { return new ProgressReporter(*this); }
+
+private:
+  std::function<void(const std::string &)> report;
+  double interval, limit;
+  Clock::time_point start;
+  double costScale;
+  std::shared_ptr<Clock::time_point> lastReport;
+};
+
 /// Solves `model` with memory rows capped at `capacity` bytes, starting from the integer values
 /// `start` gives (column, value) if any.
-CbcAnswer solveWithCbc(const MipModel &model, double capacity, double seconds, int64_t maxNodes,
+CbcAnswer solveWithCbc(const MipModel &model, double capacity, double seconds,
+                       const IlpOptions &options, Clock::time_point solveStart,
                        const std::vector<std::pair<int, double>> &start) {
+  const int64_t maxNodes = options.maxNodes;
   CbcAnswer answer;
   std::vector<int> rowIndices, colIndices;
   std::vector<double> elements, rowLower, rowUpper;
@@ -505,6 +544,10 @@ CbcAnswer solveWithCbc(const MipModel &model, double capacity, double seconds, i
   CbcModel cbc(solver);
   if (!mipStart.empty())
     cbc.setMIPStart(mipStart);
+  if (options.progress) {
+    ProgressReporter reporter(options, solveStart, costScale);
+    cbc.passInEventHandler(&reporter);
+  }
   cbc.setLogLevel(0);
   cbc.messageHandler()->setLogLevel(0);
   CbcSolverUsefulData data;
@@ -606,11 +649,11 @@ IlpResult solveRematIlp(const RematGraph &graph, uint64_t peakLimitBytes,
       result.status = "time limit reached after " + std::to_string(round) + " rounds";
       return finish(result);
     }
-    std::vector<std::pair<int, double>> start;
+    std::vector<std::pair<int, double>> warmStart;
     if (options.start.size() == static_cast<size_t>(graph.numNodes()))
       for (size_t k = 0; k < problem.candidates.size(); ++k)
-        start.emplace_back(builder.rColumns[k], options.start[problem.candidates[k]] ? 1.0 : 0.0);
-    CbcAnswer answer = solveWithCbc(model, capacity, left, options.maxNodes, start);
+        warmStart.emplace_back(builder.rColumns[k], options.start[problem.candidates[k]] ? 1.0 : 0.0);
+    CbcAnswer answer = solveWithCbc(model, capacity, left, options, start, warmStart);
     if (answer.solution.empty()) {
       result.status = answer.provedInfeasible
                           ? "infeasible: no decision meets the limit in the model (which may "

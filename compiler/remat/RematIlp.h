@@ -17,6 +17,7 @@
 
 #include "compiler/remat/RematGraph.h"
 
+#include <functional>
 #include <string>
 
 namespace memc::remat {
@@ -32,6 +33,10 @@ struct IlpOptions {
   /// start that meets the limit is also the answer wherever the solver finds nothing cheaper
   /// (time or nodes run out, the graph is too large), so a start always gets at least itself.
   RematDecision start;
+  /// Where a long solve says how it goes: every `progressSeconds`, CBC's best decision's cost
+  /// beside its bound and the nodes explored. Nothing when unset.
+  std::function<void(const std::string &)> progress;
+  double progressSeconds = 5;
 };
 
 struct IlpResult {

@@ -51,6 +51,9 @@ struct OptimizerOptions {
   /// Clip the gradients' global L2 norm to this value first (torch.nn.utils.clip_grad_norm_);
   /// 0 disables.
   double clipGradNorm = 0.0;
+  /// Output the gradients' global L2 norm (memc.grad_norm, after unscaling) for the log; always
+  /// so when clipping, which computes it anyway.
+  bool logGradNorm = false;
   /// Gradient accumulation: the step adds its gradients into accumulators (state NAME.grad_accum)
   /// and updates the parameters, with the mean of the accumulated gradients, only where the
   /// run-time input memc.apply is 1 (every `accumulationSteps`-th micro-batch).

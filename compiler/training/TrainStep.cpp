@@ -215,11 +215,8 @@ Value scalarLike(OpBuilder &b, Location loc, Value like, double value) {
                                                           b.getFloatAttr(element, value)));
 }
 
-/// Sum of squares of every gradient, sqrt, and the scale clip_grad_norm_ applies:
-/// min(1, max_norm / (norm + 1e-6)).
-SmallVector<Value> clipByGlobalNorm(OpBuilder &b, Location loc, ArrayRef<Value> gradients,
-                                    Value maxNorm) {
-  auto scalarType = RankedTensorType::get({}, b.getF32Type());
+/// The global L2 norm of the gradients (in f32): the square root of every element's square.
+Value globalGradientNorm(OpBuilder &b, Location loc, ArrayRef<Value> gradients) {
   Value total;
   for (Value gradient : gradients) {
     auto type = cast<RankedTensorType>(gradient.getType());
@@ -233,10 +230,16 @@ SmallVector<Value> clipByGlobalNorm(OpBuilder &b, Location loc, ArrayRef<Value> 
         b.create<ReduceSumOp>(loc, squares, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
     total = total ? b.create<AddOp>(loc, total, sum).getResult() : sum;
   }
+  return b.create<SqrtOp>(loc, total);
+}
+
+/// The gradients times the scale clip_grad_norm_ applies: min(1, max_norm / (norm + 1e-6)).
+SmallVector<Value> clipByGlobalNorm(OpBuilder &b, Location loc, ArrayRef<Value> gradients,
+                                    Value norm, Value maxNorm) {
+  auto scalarType = RankedTensorType::get({}, b.getF32Type());
   auto constant = [&](double value) {
     return b.create<ConstantOp>(loc, DenseElementsAttr::get(scalarType, b.getF32FloatAttr(value)));
   };
-  Value norm = b.create<SqrtOp>(loc, total);
   Value coefficient =
       b.create<DivOp>(loc, maxNorm, b.create<AddOp>(loc, norm, constant(1e-6)));
   Value clamped = b.create<ClipOp>(loc, coefficient, FloatAttr(), b.getF64FloatAttr(1.0));
@@ -650,13 +653,22 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
   // Unscaled before clipping and the update, once per optimizer step: on the accumulated mean.
   if (scaler.scale && !gradients->empty())
     scaler.foundInf = unscaleGradients(b, loc, *gradients, scaler.scale);
-  if (scalars[size_t(plan::ScalarInput::ClipNorm)] && !gradients->empty())
-    *gradients =
-        clipByGlobalNorm(b, loc, *gradients, scalars[size_t(plan::ScalarInput::ClipNorm)]);
+  Value maxNorm = scalars[size_t(plan::ScalarInput::ClipNorm)];
+  Value norm;
+  if ((maxNorm || options.optimizer.logGradNorm) && optimizer && !gradients->empty())
+    norm = globalGradientNorm(b, loc, *gradients);
+  if (maxNorm && norm)
+    *gradients = clipByGlobalNorm(b, loc, *gradients, norm, maxNorm);
 
   SmallVector<Value> results = {loss};
   SmallVector<DictionaryAttr> resultAttrs = {
       b.getDictionaryAttr(b.getNamedAttr(kOutputNameAttr, b.getStringAttr("loss")))};
+  if (norm) {
+    results.push_back(norm);
+    resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+        kOutputNameAttr,
+        b.getStringAttr(StringRef(plan::kGradNormOutput.data(), plan::kGradNormOutput.size())))));
+  }
   auto marked = [&](StringRef attr, StringRef name) {
     return b.getDictionaryAttr(b.getNamedAttr(attr, b.getStringAttr(name)));
   };

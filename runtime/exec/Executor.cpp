@@ -327,6 +327,16 @@ bool Executor::readParameters(NamedArrays &arrays, std::string &error) {
   return readBindings(loaded->parameters, arrays, error);
 }
 
+bool Executor::readParametersOf(const LoadedPlan &other, NamedArrays &arrays,
+                                std::string &error) {
+  std::vector<PlanBinding> shared;
+  for (const PlanBinding &parameter : loaded->parameters)
+    if (std::any_of(other.parameters.begin(), other.parameters.end(),
+                    [&](const PlanBinding &wanted) { return wanted.name == parameter.name; }))
+      shared.push_back(parameter);
+  return readBindings(shared, arrays, error);
+}
+
 bool Executor::readOutputs(NamedArrays &arrays, std::string &error) {
   if (!outputsReady) {
     error = "no outputs to read: run the program first (after binding inputs)";

@@ -63,6 +63,9 @@ public:
   /// The current values of every parameter binding (parameters, buffers, optimizer state),
   /// named after the bindings: what training has made of them.
   bool readParameters(NamedArrays &arrays, std::string &error);
+  /// Those of them that `other` binds by name too (the evaluation plan's weights and buffers,
+  /// without the training's optimizer state).
+  bool readParametersOf(const LoadedPlan &other, NamedArrays &arrays, std::string &error);
 
   /// Uploads every parameter binding of this plan from the array of its name in `values` (another
   /// executor's readParameters: the evaluation plan takes the training plan's current weights).

@@ -123,6 +123,10 @@ inline constexpr std::array kLossScalerStates = {
 inline constexpr std::string_view kLossScaleOutput = "memc.loss_scale";
 inline constexpr std::string_view kSkippedOutput = "memc.skipped";
 
+/// The gradients' global L2 norm (after unscaling), an output of steps that clip or were
+/// compiled with --log-grad-norm (read on the micro-batch that applies).
+inline constexpr std::string_view kGradNormOutput = "memc.grad_norm";
+
 /// The entry of `kind`; KIND_NONE's for a value this table does not know (the plan loader
 /// refuses those).
 constexpr const BindingKindInfo &bindingKindInfo(BindingKind kind) {

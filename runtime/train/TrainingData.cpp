@@ -22,7 +22,9 @@ HostArray windowRows(const Dataset &dataset, int64_t index, DType dtype, int64_t
                  std::vector<uint8_t>(dataset.batch * dataset.sequence * elementSize(dtype))};
   for (int64_t row = 0; row < dataset.batch; ++row) {
     int64_t start =
-        dataset.tokens->windowStart(dataset.seed, index, dataset.batch, row, dataset.sequence);
+        dataset.tiled
+            ? dataset.sampleAt(index, row) * dataset.sequence
+            : dataset.tokens->windowStart(dataset.seed, index, dataset.batch, row, dataset.sequence);
     for (int64_t t = 0; t < dataset.sequence; ++t) {
       int64_t token = dataset.tokens->at(start + offset + t);
       if (dtype == DType::I64)
@@ -136,24 +138,19 @@ int64_t countedLabels(const plan::Training &training, const NamedArrays &batch) 
   return -1;
 }
 
-std::vector<double> lossWeights(const plan::Training &training,
-                                const std::vector<NamedArrays> &batches, bool byTokens) {
-  std::vector<double> weights(batches.size(), 1.0);
-  if (!byTokens)
-    return weights;
-  double total = 0;
-  for (size_t k = 0; k < batches.size(); ++k) {
-    weights[k] = static_cast<double>(std::max<int64_t>(0, countedLabels(training, batches[k])));
-    total += weights[k];
-  }
-  for (double &weight : weights)
-    weight = total > 0 ? weight * static_cast<double>(batches.size()) / total : 1.0;
+std::vector<double> lossWeights(const std::vector<int64_t> &counted, int64_t microBatches,
+                                double totalCounted) {
+  std::vector<double> weights;
+  for (int64_t count : counted)
+    weights.push_back(totalCounted > 0 ? static_cast<double>(std::max<int64_t>(0, count)) *
+                                             static_cast<double>(microBatches) / totalCounted
+                                       : 1.0);
   return weights;
 }
 
-std::string allIgnored(const plan::Training &training, const NamedArrays &batch, int64_t step,
+std::string allIgnored(const plan::Training &training, int64_t counted, int64_t step,
                        int64_t microBatch, bool checkpoints) {
-  if (training.classes() <= 0 || countedLabels(training, batch) != 0)
+  if (training.classes() <= 0 || counted != 0)
     return "";
   return "every label of step " + std::to_string(step) + "'s batch (micro-batch " +
          std::to_string(microBatch) + ") is the ignored index " +
@@ -210,6 +207,16 @@ bool prepareTokenDataset(const LoadedPlan &plan, const plan::Training &training,
             std::to_string(dataset.sequence) + " + 1";
     return false;
   }
+  return true;
+}
+
+bool prepareTiledTokenDataset(const LoadedPlan &plan, const plan::Training &training,
+                              const TokenStream &stream, Dataset &dataset, std::string &error) {
+  if (!prepareTokenDataset(plan, training, stream, 0, dataset, error))
+    return false;
+  dataset.tiled = true;
+  // Each window needs its T + 1 tokens: the last one ends on the file's last token at most.
+  dataset.samples = (stream.size() - 1) / dataset.sequence;
   return true;
 }
 

@@ -38,6 +38,9 @@ struct Dataset {
   DType tokenType = DType::I64, labelsType = DType::I64;
   int64_t sequence = 0;
   uint64_t seed = 0;
+  /// A held-out stream is read in order instead: window w starts at token w * sequence, and the
+  /// `samples` windows cover the file once (--eval-data with --tokens).
+  bool tiled = false;
   /// Arrays only: each epoch (a pass over the samples) in its own order, a permutation drawn
   /// from `seed` and the epoch's number; micro-batches still run on across epoch boundaries.
   bool shuffle = false;
@@ -72,6 +75,10 @@ bool prepareTokenDataset(const LoadedPlan &plan, const plan::Training &training,
                          const TokenStream &stream, uint64_t seed, Dataset &dataset,
                          std::string &error);
 
+/// The same for held-out tokens, read as consecutive windows (`Dataset::tiled`).
+bool prepareTiledTokenDataset(const LoadedPlan &plan, const plan::Training &training,
+                              const TokenStream &stream, Dataset &dataset, std::string &error);
+
 /// cross_entropy labels must be classes or the ignored index: checked for the whole data set
 /// before the first step, naming the first bad sample.
 bool checkLabels(const plan::Training &training, const HostArray &labels, std::string &error);
@@ -80,16 +87,17 @@ bool checkLabels(const plan::Training &training, const ArrayView &labels, std::s
 /// The labels of `batch` that cross_entropy counts (not the ignored index); -1 without labels.
 int64_t countedLabels(const plan::Training &training, const NamedArrays &batch);
 
-/// Each micro-batch's memc.loss_weight for one optimizer step of `batches`: its counted labels
-/// times the number of micro-batches over the step's counted labels (the weights average 1, and
-/// the weighted mean of the micro-batches' losses is the loss of one batch of them all); all 1
-/// unless `byTokens`.
-std::vector<double> lossWeights(const plan::Training &training,
-                                const std::vector<NamedArrays> &batches, bool byTokens);
+/// Each micro-batch's memc.loss_weight for one optimizer step from its `counted` labels: the
+/// count times the number of micro-batches the step averages over over the counted labels of
+/// them all (the weights average 1, and the weighted mean of the micro-batches' losses is the
+/// loss of one batch of them all). `microBatches` and `totalCounted` are the step's whole,
+/// beyond this process's `counted` where ranks share the step.
+std::vector<double> lossWeights(const std::vector<int64_t> &counted, int64_t microBatches,
+                                double totalCounted);
 
-/// cross_entropy over a batch whose labels are all the ignored index has no value (PyTorch's is
-/// NaN): the message that stops training at `step`, or empty.
-std::string allIgnored(const plan::Training &training, const NamedArrays &batch, int64_t step,
+/// cross_entropy over a batch whose labels are all the ignored index (`counted` is 0) has no
+/// value (PyTorch's is NaN): the message that stops training at `step`, or empty.
+std::string allIgnored(const plan::Training &training, int64_t counted, int64_t step,
                        int64_t microBatch, bool checkpoints);
 
 } // namespace memc::runtime

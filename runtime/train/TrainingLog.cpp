@@ -15,26 +15,36 @@ std::unique_ptr<TrainingLog> TrainingLog::create(const std::string &path, std::s
   return std::unique_ptr<TrainingLog>(new TrainingLog(std::move(file)));
 }
 
+namespace {
+
+/// A JSON number, or null for a non-finite value (JSON has no NaN).
+std::string jsonNumber(double value) {
+  if (!std::isfinite(value))
+    return "null";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", value);
+  return text;
+}
+
+} // namespace
+
 bool TrainingLog::write(const StepRecord &record, std::string &error) {
-  char lossText[32] = "null";
-  if (std::isfinite(record.loss))
-    std::snprintf(lossText, sizeof(lossText), "%.9g", record.loss);
-  char scaling[96] = "";
-  if (record.scalesLoss)
-    std::snprintf(scaling, sizeof(scaling), ", \"loss_scale\": %.9g, \"skipped\": %s",
-                  record.lossScale, record.skipped ? "true" : "false");
-  char epoch[96] = "";
-  int used = 0;
+  char head[200];
+  std::snprintf(head, sizeof(head), "{\"step\": %lld, \"loss\": %s, \"lr\": %.9g, \"ms\": %.3f, "
+                "\"peak_bytes\": %llu",
+                (long long)record.step, jsonNumber(record.loss).c_str(), record.learningRate,
+                record.milliseconds, (unsigned long long)record.peakBytes);
+  std::string line = head;
   if (record.epoch >= 0)
-    used = std::snprintf(epoch, sizeof(epoch), ", \"epoch\": %.6g", record.epoch);
+    line += ", \"epoch\": " + jsonNumber(record.epoch);
   if (record.evalLoss)
-    std::snprintf(epoch + used, sizeof(epoch) - used, ", \"eval_loss\": %.9g", *record.evalLoss);
-  char line[400];
-  std::snprintf(line, sizeof(line),
-                "{\"step\": %lld, \"loss\": %s, \"lr\": %.9g, \"ms\": %.3f, "
-                "\"peak_bytes\": %llu%s%s}\n",
-                (long long)record.step, lossText, record.learningRate, record.milliseconds,
-                (unsigned long long)record.peakBytes, epoch, scaling);
+    line += ", \"eval_loss\": " + jsonNumber(*record.evalLoss);
+  if (record.gradNorm)
+    line += ", \"grad_norm\": " + jsonNumber(*record.gradNorm);
+  if (record.scalesLoss)
+    line += ", \"loss_scale\": " + jsonNumber(record.lossScale) +
+            ", \"skipped\": " + (record.skipped ? "true" : "false");
+  line += "}\n";
   if (file->write(line, error))
     return true;
   error = "--log: " + error;
@@ -48,21 +58,25 @@ bool TrainingLog::close(std::string &error) {
   return false;
 }
 
-void printStep(const StepRecord &record, bool progress, int64_t steps, int64_t samplesPerStep,
+void printStep(const StepRecord &record, bool progress, int64_t steps, const Throughput &rate,
                double averageMs) {
+  char norm[48] = "";
+  if (record.gradNorm)
+    std::snprintf(norm, sizeof(norm), progress ? "  grad norm %.4g" : " grad_norm %.6g",
+                  *record.gradNorm);
   if (progress) {
     double eta = static_cast<double>(steps - record.step) * averageMs / 1e3;
     std::fprintf(stderr,
-                 "\rstep %lld/%lld  loss %.5f  %.1f samples/s  %.1f ms/step  ETA %.0f s  "
+                 "\rstep %lld/%lld  loss %.5f%s  %.1f %s/s  %.1f ms/step  ETA %.0f s  "
                  "memory %.1f MiB",
-                 (long long)record.step, (long long)steps, record.loss,
-                 samplesPerStep / (record.milliseconds / 1e3), averageMs, eta,
-                 record.peakBytes / 1048576.0);
+                 (long long)record.step, (long long)steps, record.loss, norm,
+                 static_cast<double>(rate.perStep) / (record.milliseconds / 1e3), rate.unit,
+                 averageMs, eta, record.peakBytes / 1048576.0);
   } else if (record.scalesLoss) {
-    std::fprintf(stderr, "step %lld loss %.6f loss_scale %g%s\n", (long long)record.step,
-                 record.loss, record.lossScale, record.skipped ? " skipped" : "");
+    std::fprintf(stderr, "step %lld loss %.6f%s loss_scale %g%s\n", (long long)record.step,
+                 record.loss, norm, record.lossScale, record.skipped ? " skipped" : "");
   } else {
-    std::fprintf(stderr, "step %lld loss %.6f\n", (long long)record.step, record.loss);
+    std::fprintf(stderr, "step %lld loss %.6f%s\n", (long long)record.step, record.loss, norm);
   }
   // The progress line stays above the evaluations, one line each.
   if (record.evalLoss)

@@ -1,8 +1,8 @@
 //===- TrainingLog.h - what a training run reports each step ----*- C++ -*-===//
 //
 // Each optimizer step's record goes to stderr (a line, or a progress line that rewrites itself)
-// and, with --log, to a JSON-lines file: step, loss, lr, ms, peak_bytes, and loss_scale and
-// skipped under fp16 loss scaling. JSON has no NaN: a non-finite loss is written as null.
+// and, with --log, to a JSON-lines file: step, loss, lr, ms, peak_bytes, grad_norm where the
+// program computes it, and loss_scale and skipped under fp16 loss scaling. JSON has no NaN: a non-finite loss is written as null.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_RUNTIME_TRAIN_TRAININGLOG_H
@@ -29,6 +29,8 @@ struct StepRecord {
   bool skipped = false;
   /// Passes over the data so far (Hugging Face's fractional epoch); negative for token streams.
   double epoch = -1;
+  /// The gradients' global norm, where the program computes it (clipping, --log-grad-norm).
+  std::optional<float> gradNorm;
   /// --eval-data on this step: the held-out loss.
   std::optional<double> evalLoss;
 };
@@ -46,9 +48,15 @@ private:
   std::unique_ptr<StreamedFile> file;
 };
 
+/// What one step processes: tokens for language models (labels [batch, T]), samples otherwise.
+struct Throughput {
+  int64_t perStep = 0;
+  const char *unit = "samples";
+};
+
 /// The step's line on stderr; with `progress`, one line of `steps` that rewrites itself, with
-/// the throughput of `samplesPerStep`, the mean step time so far and the time left at it.
-void printStep(const StepRecord &record, bool progress, int64_t steps, int64_t samplesPerStep,
+/// the throughput, the mean step time so far and the time left at it.
+void printStep(const StepRecord &record, bool progress, int64_t steps, const Throughput &rate,
                double averageMs);
 
 } // namespace memc::runtime

@@ -99,6 +99,7 @@ std::string runSettings(const Executor &executor, double clipNorm) {
 /// The held-out data and the program that computes its loss (--eval-data).
 struct Evaluation {
   NpzView data;
+  std::unique_ptr<TokenStream> tokens;
   Dataset dataset;
   std::unique_ptr<Executor> executor;
 };
@@ -116,8 +117,16 @@ bool prepareEvaluation(const plan::Plan &plan, Device &device, const TrainingOpt
     return false;
   }
   auto note = [&](const std::string &text) { options.note("--eval-data: " + text); };
-  if (!mapNpz(*options.evalDataPath, evaluation.data, error) ||
-      !prepareDataset(*loaded, evaluation.data.arrays, evaluation.dataset, note, error)) {
+  // With --tokens the held-out data is a token file too, read window after window.
+  bool prepared =
+      options.tokens
+          ? (evaluation.tokens =
+                 TokenStream::open(*options.evalDataPath, *options.tokens, error)) &&
+                prepareTiledTokenDataset(*loaded, plan.training(), *evaluation.tokens,
+                                         evaluation.dataset, error)
+          : mapNpz(*options.evalDataPath, evaluation.data, error) &&
+                prepareDataset(*loaded, evaluation.data.arrays, evaluation.dataset, note, error);
+  if (!prepared) {
     error = "--eval-data " + *options.evalDataPath + ": " + error;
     return false;
   }
@@ -136,7 +145,7 @@ bool prepareEvaluation(const plan::Plan &plan, Device &device, const TrainingOpt
 bool evaluate(Executor &training, Evaluation &evaluation, const plan::Training &setup,
               double &loss, std::string &error) {
   NamedArrays weights;
-  if (!training.readParameters(weights, error) ||
+  if (!training.readParametersOf(evaluation.executor->plan(), weights, error) ||
       !evaluation.executor->setParameters(weights, error))
     return false;
   const Dataset &dataset = evaluation.dataset;
@@ -161,6 +170,16 @@ bool evaluate(Executor &training, Evaluation &evaluation, const plan::Training &
   }
   loss = weight > 0 ? sum / weight : std::nan("");
   return true;
+}
+
+/// Tokens per step for a language model (integer labels [batch, T]), samples otherwise.
+Throughput stepThroughput(const Dataset &dataset, const plan::Training &setup, int64_t micro) {
+  if (dataset.tokens)
+    return {dataset.batch * dataset.sequence * micro, "tokens"};
+  for (const auto &[name, array] : dataset.arrays)
+    if (name == setup.labels_input() && setup.classes() > 0 && array.shape.size() == 2)
+      return {dataset.batch * array.shape[1] * micro, "tokens"};
+  return {dataset.batch * micro, "samples"};
 }
 
 } // namespace
@@ -219,7 +238,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     return false;
   // --dump-grads runs the first micro-batch before the loop would check it.
   if (options.dumpGradientsPath) {
-    error = allIgnored(plan.training(), dataset.microBatch(0), 1, 1, false);
+    error = allIgnored(plan.training(), countedLabels(plan.training(), dataset.microBatch(0)), 1,
+                       1, false);
     if (!error.empty())
       return false;
   }
@@ -282,6 +302,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
             " micro-batches per step counts past 2^63 micro-batches";
     return false;
   }
+  const Throughput rate = stepThroughput(dataset, plan.training(), micro);
   double elapsedMs = 0;
   for (int64_t step = firstStep; step <= options.steps; ++step) {
     double lr = schedule.at(step);
@@ -290,19 +311,26 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     // --precision fp16: the scale the step used and whether it skipped its update, as the
     // micro-batch that applies reports them.
     float lossScale = 0, skipped = 0;
+    std::optional<float> gradNorm;
     std::vector<NamedArrays> batches;
+    std::vector<int64_t> counted;
     for (int64_t k = 0; k < micro; ++k) {
       int64_t index = (step - 1) * micro + k;
       batches.push_back(dataset.microBatch(index));
       // A stream's labels are checked as they are drawn (an npz's all before the first step).
       if (dataset.tokens && !checkLabels(plan.training(), batches.back().back().second, error))
         return false;
-      error = allIgnored(plan.training(), batches.back(), step, index + 1,
+      counted.push_back(countedLabels(plan.training(), batches.back()));
+      error = allIgnored(plan.training(), counted.back(), step, index + 1,
                          options.checkpointDir.has_value());
       if (!error.empty())
         return false;
     }
-    std::vector<double> weights = lossWeights(plan.training(), batches, weighsTokens);
+    double totalCounted = 0;
+    for (int64_t count : counted)
+      totalCounted += static_cast<double>(std::max<int64_t>(0, count));
+    std::vector<double> weights = weighsTokens ? lossWeights(counted, micro, totalCounted)
+                                               : std::vector<double>(micro, 1.0);
     for (int64_t k = 0; k < micro; ++k) {
       int64_t index = (step - 1) * micro + k;
       NamedArrays &inputs = batches[k];
@@ -336,6 +364,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
           lossScale = value;
         else if (name == plan::kSkippedOutput)
           skipped = value;
+        else if (name == plan::kGradNormOutput)
+          gradNorm = value;
       }
     }
     StepRecord record;
@@ -349,6 +379,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     record.scalesLoss = scalesLoss;
     record.lossScale = lossScale;
     record.skipped = skipped != 0;
+    record.gradNorm = gradNorm;
     if (!dataset.tokens)
       record.epoch = static_cast<double>(step) * static_cast<double>(dataset.batch * micro) /
                      static_cast<double>(dataset.samples);
@@ -362,7 +393,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     }
     if (log && !log->write(record, error))
       return false;
-    printStep(record, options.progress, options.steps, dataset.batch * micro,
+    printStep(record, options.progress, options.steps, rate,
               elapsedMs / static_cast<double>(step - firstStep + 1));
     if (!std::isfinite(record.loss)) {
       error = "the loss is " + std::string(std::isnan(record.loss) ? "NaN" : "infinite") +

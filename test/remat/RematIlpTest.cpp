@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include <chrono>
 #include <functional>
 #include <limits>
@@ -203,6 +206,31 @@ TEST(RematIlp, ReturnsItsStartWhenItRunsOutOfTime) {
   // Without a start, the same solve has no answer.
   options.start.clear();
   EXPECT_FALSE(solveRematIlp(graph, limit, options).solved);
+}
+
+// A long solve says how it goes as it runs. With reports due at every event and a node limit
+// (not the clock) bounding the search, each report names the time, the nodes, the best cost
+// and the bound, whatever the machine's speed.
+TEST(RematIlp, ReportsProgressAsItSearches) {
+  RematGraph graph = transformerLikeGraph(4);
+  uint64_t peak = simulateRemat(graph, RematDecision(graph.numNodes(), 0)).peakBytes;
+  std::vector<std::string> reports;
+  IlpOptions options;
+  options.timeLimitSeconds = 600;
+  options.maxNodes = 20;
+  options.progressSeconds = 0;
+  options.progress = [&](const std::string &text) { reports.push_back(text); };
+  uint64_t lowest = simulateRemat(graph, greedyRemat(graph, 0)).peakBytes;
+  uint64_t limit = lowest + (peak - lowest) / 2;
+  options.start = greedyRemat(graph, limit);
+  IlpResult result = solveRematIlp(graph, limit, options);
+  ASSERT_TRUE(result.solved) << result.status;
+  ASSERT_FALSE(reports.empty());
+  for (const std::string &report : reports) {
+    EXPECT_EQ(report.rfind("remat ILP: ", 0), 0u) << report;
+    EXPECT_NE(report.find(" nodes, best recompute cost "), std::string::npos) << report;
+    EXPECT_NE(report.find(", bound "), std::string::npos) << report;
+  }
 }
 
 } // namespace

@@ -4,8 +4,11 @@ the windows memc's training program draws from it (runtime/train/TokenStream.h):
 micro-batch i starts at splitmix64(splitmix64(seed) ^ (i * batch + r)) mod (tokens - T), its
 input is the T tokens from there and its labels the T tokens one further.
 
-Writes test/training/data/tokens.bin and tokens.reference.json (the seed, the steps, memc's flags
-and the losses). Run with Debian's python: /usr/bin/python3 test/training/make_token_reference.py
+After the steps, the loss on a held-out token file (--eval-data with --tokens) in eval mode, over
+its consecutive windows: window w's input is the T tokens from w * T, its labels one further.
+
+Writes test/training/data/tokens.bin, tokens.val.bin and tokens.reference.json (the seed, the
+steps, memc's flags, the losses and the eval loss). Run with Debian's python: /usr/bin/python3 test/training/make_token_reference.py
 """
 import json
 import os
@@ -55,8 +58,21 @@ def main():
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
+    # Held-out windows: a whole number of micro-batches (memc wraps a partial last one).
+    val = np.random.default_rng(29).integers(0, model.vocab, 3 * batch * length + 1)
+    val.astype(np.uint16).tofile(os.path.join(references.DATA_DIR, "tokens.val.bin"))
+    val_ids = torch.from_numpy(val.astype(np.int64))
+    module.eval()
+    with torch.no_grad():
+        windows = len(val) // length
+        eval_losses = []
+        for first in range(0, windows, batch):
+            starts = [w * length for w in range(first, first + batch)]
+            inputs = torch.stack([val_ids[s:s + length] for s in starts])
+            labels = torch.stack([val_ids[s + 1:s + length + 1] for s in starts])
+            eval_losses.append(references.loss_of(module, inputs, labels).item())
     reference = {"seed": SEED, "steps": STEPS, "flags": references.memc_flags(model, "adamw"),
-                 "losses": losses}
+                 "losses": losses, "eval_loss": sum(eval_losses) / len(eval_losses)}
     with open(os.path.join(references.DATA_DIR, "tokens.reference.json"), "w") as f:
         json.dump(reference, f, indent=1)
         f.write("\n")

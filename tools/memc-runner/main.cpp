@@ -99,7 +99,7 @@ void printUsage(bool bundled) {
     std::printf("usage: %s --inputs IN.npz [--outputs OUT.npz] [--device NAME] [--stats]\n"
                 "   or (training programs): %s --data DATA.npz|TOKENS.bin [--tokens uint16|uint32]\n"
                 "       [--steps N | --epochs E] [--shuffle] [--log LOG.jsonl]\n"
-                "       [--eval-data EVAL.npz [--eval-every N]]\n"
+                "       [--eval-data EVAL.npz|EVAL.bin [--eval-every N]]\n"
                 "       [--lr F] [--warmup-steps N] [--schedule constant|linear|cosine]\n"
                 "       [--weight-decay F] [--clip-grad-norm F]\n"
                 "       [--dump-grads GRADS.npz] [--save OUT.safetensors|OUT.onnx]\n"
@@ -129,9 +129,11 @@ void printUsage(bool bundled) {
         "  --shuffle        each pass over the data in its own order, drawn from --seed\n"
         "  --eval-data FILE held-out samples (.npz, as --data): their loss in eval mode (no\n"
         "                   update, no dropout, BatchNorm's running statistics), logged as\n"
-        "                   eval_loss every --eval-every steps and after the last\n"
+        "                   eval_loss every --eval-every steps and after the last; with\n"
+        "                   --tokens a token file, read as consecutive windows of T + 1\n"
         "  --eval-every N   steps between evaluations (default: only after the last)\n"
-        "  --log FILE       one JSON line per step: step, loss, lr, ms, peak_bytes\n"
+        "  --log FILE       one JSON line per step: step, loss, lr, ms, peak_bytes (and\n"
+        "                   grad_norm where memc computes it: --clip-grad-norm, --log-grad-norm)\n"
         "  --lr F           the peak learning rate, over the one memc compiled in\n"
         "  --warmup-steps N linear warmup from 0 over N steps (Hugging Face's: step 1 at lr 0)\n"
         "  --weight-decay F over the compiled weight decay (of the parameters that decay)\n"
@@ -370,7 +372,7 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   training.evalDataPath = options.evalData;
   if (options.evalEvery) {
     if (!options.evalData)
-      return fail("--eval-every needs --eval-data FILE.npz");
+      return fail("--eval-every needs --eval-data FILE");
     if (!parseCount("--eval-every", *options.evalEvery, training.evalEvery, error))
       return fail(error);
   }

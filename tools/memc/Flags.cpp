@@ -98,6 +98,10 @@ RangedOpt<double> clipGradNorm({0, kInf, false}, "clip-grad-norm",
                                cl::desc("Clip the gradients' global norm to this (default: no "
                                         "clipping)"),
                                cl::init(0.0), cl::cat(trainingCategory));
+cl::opt<bool> logGradNorm("log-grad-norm",
+                          cl::desc("Compute the gradients' global norm each step for the log "
+                                   "(on whenever --clip-grad-norm is given)"),
+                          cl::cat(trainingCategory));
 RangedOpt<int64_t> gradAccum({1, 65536, true, true, true}, "grad-accum",
                              cl::desc("Micro-batches per optimizer step (default: 1)"), cl::init(1),
                              cl::cat(trainingCategory));
@@ -241,6 +245,10 @@ bool budgetOptions(memc::BudgetOptions &options) {
   options.mode = rematMode;
   options.solver = rematSolver;
   options.ilpTimeLimitSeconds = ilpTimeLimit;
+  // A long solve is not silent: its progress as it runs, as notes.
+  options.progress = [](const std::string &text) {
+    llvm::errs() << "memc: note: " << text << "\n";
+  };
   options.plan.target = target;
   return true;
 }
@@ -273,6 +281,7 @@ bool trainingOptions(memc::TrainStepOptions &options, memc::Precision chosenPrec
   opt.beta2 = beta2;
   opt.eps = epsilon;
   opt.clipGradNorm = clipGradNorm;
+  opt.logGradNorm = logGradNorm;
   if (chosenPrecision == memc::Precision::Fp16) {
     opt.lossScale.enabled = true;
     opt.lossScale.dynamic = !lossScale.getNumOccurrences();

@@ -3,19 +3,20 @@
 // RUN: memc-opt '--memc-build-train-step=optimizer=sgd' --canonicalize %s | FileCheck %s --check-prefix=PLAIN
 
 // AdamW: two f32 moments per parameter, the learning rate and the step number as inputs, the
-// gradients clipped by their global norm, and results that replace their arguments.
+// gradients clipped by their global norm (an output too, for the log), and results that replace
+// their arguments.
 // ADAMW-LABEL: func.func @train_step
 // ADAMW-SAME: %[[W:[a-z0-9]+]]: tensor<16x10xf32> {memc.param = "w", memc.param_kind = "parameter"}
 // ADAMW-SAME: %[[M:[a-z0-9]+]]: tensor<16x10xf32> {memc.param = "w.exp_avg", memc.param_kind = "optimizer_state", memc.state_of = "w"}
 // ADAMW-SAME: %[[V:[a-z0-9]+]]: tensor<16x10xf32> {memc.param = "w.exp_avg_sq", memc.param_kind = "optimizer_state", memc.state_of = "w"}
 // ADAMW-SAME: %[[LR:[a-z0-9]+]]: tensor<f32> {memc.input = "memc.lr"}
 // ADAMW-SAME: %[[T:[a-z0-9]+]]: tensor<f32> {memc.input = "memc.step"}
-// ADAMW-SAME: -> (tensor<f32> {memc.output = "loss"}, tensor<16x10xf32> {memc.updates = "w"}, tensor<16x10xf32> {memc.updates = "w.exp_avg"}, tensor<16x10xf32> {memc.updates = "w.exp_avg_sq"})
+// ADAMW-SAME: -> (tensor<f32> {memc.output = "loss"}, tensor<f32> {memc.output = "memc.grad_norm"}, tensor<16x10xf32> {memc.updates = "w"}, tensor<16x10xf32> {memc.updates = "w.exp_avg"}, tensor<16x10xf32> {memc.updates = "w.exp_avg_sq"})
 // ADAMW: %[[NORM:.*]] = memc.sqrt
 // ADAMW: memc.clip %{{.*}} {max = 1.000000e+00 : f64}
 // ADAMW: %[[CLIPPED:.*]] = memc.mul
 // ADAMW: %[[P:.*]], %[[M1:.*]], %[[V1:.*]] = memc.adamw_update %[[W]], %[[CLIPPED]], %[[M]], %[[V]], %[[LR]], %[[T]] {beta1 = 9.000000e-01 : f64, beta2 = {{.*}}, eps = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64}
-// ADAMW: return %{{.*}}, %[[P]], %[[M1]], %[[V1]]
+// ADAMW: return %{{.*}}, %[[NORM]], %[[P]], %[[M1]], %[[V1]]
 
 // SGD-LABEL: func.func @train_step
 // SGD-SAME: {memc.param = "w.momentum_buffer", memc.param_kind = "optimizer_state", memc.state_of = "w"}

@@ -300,3 +300,16 @@ func.func @dropout_interleaved_repeats(%q: tensor<1x4x4x8xf32>, %k: tensor<1x1x2
   %o = memc.matmul %d, %vr : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
   return %o : tensor<1x4x4x8xf32>
 }
+
+// -----
+
+// A classifier's softmax over a linear layer's logits feeds no product: no attention, fused or
+// not (the report used to count it as an unfused attention).
+// CHECK-LABEL: func @classifier_softmax
+// CHECK-SAME: attributes {memc.attention_fused = 0 : i64, memc.attention_unfused = []}
+// CHECK: memc.softmax
+func.func @classifier_softmax(%x: tensor<4x16xf32>, %w: tensor<16x10xf32>) -> tensor<4x10xf32> {
+  %logits = memc.matmul %x, %w : (tensor<4x16xf32>, tensor<16x10xf32>) -> tensor<4x10xf32>
+  %p = memc.softmax %logits {axis = 1 : i64} : tensor<4x10xf32>
+  return %p : tensor<4x10xf32>
+}
