@@ -447,8 +447,8 @@ struct CbcAnswer {
 
 int silentCallback(CbcModel *, int) { return 0; }
 
-/// Says at most every `interval` seconds how CBC's search goes: the best decision's recompute cost, the
-/// bound on it, the nodes explored. CBC clones its handlers; the clones share the last report.
+/// Says at most every `interval` seconds how CBC's search goes: the best decision's recompute cost,
+/// the bound on it, the nodes explored. CBC clones its handlers; the clones share the last report.
 class ProgressReporter : public CbcEventHandler {
 public:
   ProgressReporter(const IlpOptions &options, Clock::time_point solveStart, double costScale)
@@ -462,12 +462,12 @@ public:
     if (std::chrono::duration<double>(now - *lastReport).count() < interval)
       return noAction;
     *lastReport = now;
-    char text[200];
-    bool found = model_->bestSolution() != nullptr;
+    char best[32] = "none yet", text[200];
+    if (model_->bestSolution())
+      std::snprintf(best, sizeof(best), "%.4g", model_->getObjValue() * costScale);
     std::snprintf(text, sizeof(text),
                   "remat ILP: %.0f s of %.0f s, %d nodes, best recompute cost %s, bound %.4g",
-                  secondsSince(start), limit, model_->getNodeCount(),
-                  found ? std::to_string(model_->getObjValue() * costScale).c_str() : "none yet",
+                  secondsSince(start), limit, model_->getNodeCount(), best,
                   model_->getBestPossibleObjValue() * costScale);
     report(text);
     return noAction;
@@ -652,7 +652,8 @@ IlpResult solveRematIlp(const RematGraph &graph, uint64_t peakLimitBytes,
     std::vector<std::pair<int, double>> warmStart;
     if (options.start.size() == static_cast<size_t>(graph.numNodes()))
       for (size_t k = 0; k < problem.candidates.size(); ++k)
-        warmStart.emplace_back(builder.rColumns[k], options.start[problem.candidates[k]] ? 1.0 : 0.0);
+        warmStart.emplace_back(builder.rColumns[k],
+                               options.start[problem.candidates[k]] ? 1.0 : 0.0);
     CbcAnswer answer = solveWithCbc(model, capacity, left, options, start, warmStart);
     if (answer.solution.empty()) {
       result.status = answer.provedInfeasible

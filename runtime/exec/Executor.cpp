@@ -327,8 +327,7 @@ bool Executor::readParameters(NamedArrays &arrays, std::string &error) {
   return readBindings(loaded->parameters, arrays, error);
 }
 
-bool Executor::readParametersOf(const LoadedPlan &other, NamedArrays &arrays,
-                                std::string &error) {
+bool Executor::readParametersOf(const LoadedPlan &other, NamedArrays &arrays, std::string &error) {
   std::vector<PlanBinding> shared;
   for (const PlanBinding &parameter : loaded->parameters)
     if (std::any_of(other.parameters.begin(), other.parameters.end(),

@@ -21,10 +21,9 @@ HostArray windowRows(const Dataset &dataset, int64_t index, DType dtype, int64_t
   HostArray rows{dtype, {dataset.batch, dataset.sequence},
                  std::vector<uint8_t>(dataset.batch * dataset.sequence * elementSize(dtype))};
   for (int64_t row = 0; row < dataset.batch; ++row) {
-    int64_t start =
-        dataset.tiled
-            ? dataset.sampleAt(index, row) * dataset.sequence
-            : dataset.tokens->windowStart(dataset.seed, index, dataset.batch, row, dataset.sequence);
+    int64_t start = dataset.tiled ? dataset.sampleAt(index, row) * dataset.sequence
+                                  : dataset.tokens->windowStart(dataset.seed, index, dataset.batch,
+                                                                row, dataset.sequence);
     for (int64_t t = 0; t < dataset.sequence; ++t) {
       int64_t token = dataset.tokens->at(start + offset + t);
       if (dtype == DType::I64)

@@ -17,12 +17,13 @@ std::unique_ptr<TrainingLog> TrainingLog::create(const std::string &path, std::s
 
 namespace {
 
-/// A JSON number, or null for a non-finite value (JSON has no NaN).
-std::string jsonNumber(double value) {
+/// A JSON number of `digits` significant digits, or null for a non-finite value (JSON has no
+/// NaN).
+std::string jsonNumber(double value, int digits = 9) {
   if (!std::isfinite(value))
     return "null";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.9g", value);
+  char text[40];
+  std::snprintf(text, sizeof(text), "%.*g", digits, value);
   return text;
 }
 
@@ -30,13 +31,14 @@ std::string jsonNumber(double value) {
 
 bool TrainingLog::write(const StepRecord &record, std::string &error) {
   char head[200];
-  std::snprintf(head, sizeof(head), "{\"step\": %lld, \"loss\": %s, \"lr\": %.9g, \"ms\": %.3f, "
+  std::snprintf(head, sizeof(head),
+                "{\"step\": %lld, \"loss\": %s, \"lr\": %.9g, \"ms\": %.3f, "
                 "\"peak_bytes\": %llu",
                 (long long)record.step, jsonNumber(record.loss).c_str(), record.learningRate,
                 record.milliseconds, (unsigned long long)record.peakBytes);
   std::string line = head;
   if (record.epoch >= 0)
-    line += ", \"epoch\": " + jsonNumber(record.epoch);
+    line += ", \"epoch\": " + jsonNumber(record.epoch, 6);
   if (record.evalLoss)
     line += ", \"eval_loss\": " + jsonNumber(*record.evalLoss);
   if (record.gradNorm)

@@ -2,7 +2,8 @@
 //
 // Each optimizer step's record goes to stderr (a line, or a progress line that rewrites itself)
 // and, with --log, to a JSON-lines file: step, loss, lr, ms, peak_bytes, grad_norm where the
-// program computes it, and loss_scale and skipped under fp16 loss scaling. JSON has no NaN: a non-finite loss is written as null.
+// program computes it, and loss_scale and skipped under fp16 loss scaling. JSON has no NaN: a
+// non-finite value is written as null.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_RUNTIME_TRAIN_TRAININGLOG_H

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 namespace memc::runtime {
 namespace {
@@ -238,8 +239,8 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     return false;
   // --dump-grads runs the first micro-batch before the loop would check it.
   if (options.dumpGradientsPath) {
-    error = allIgnored(plan.training(), countedLabels(plan.training(), dataset.microBatch(0)), 1,
-                       1, false);
+    error = allIgnored(plan.training(), countedLabels(plan.training(), dataset.microBatch(0)), 1, 1,
+                       false);
     if (!error.empty())
       return false;
   }
@@ -326,11 +327,11 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       if (!error.empty())
         return false;
     }
-    double totalCounted = 0;
-    for (int64_t count : counted)
-      totalCounted += static_cast<double>(std::max<int64_t>(0, count));
-    std::vector<double> weights = weighsTokens ? lossWeights(counted, micro, totalCounted)
-                                               : std::vector<double>(micro, 1.0);
+    // Token weighting implies cross_entropy labels: every count is one (none is -1).
+    std::vector<double> weights =
+        weighsTokens
+            ? lossWeights(counted, micro, std::accumulate(counted.begin(), counted.end(), 0.0))
+            : std::vector<double>(micro, 1.0);
     for (int64_t k = 0; k < micro; ++k) {
       int64_t index = (step - 1) * micro + k;
       NamedArrays &inputs = batches[k];
