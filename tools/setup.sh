@@ -8,11 +8,12 @@ packages=(
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libprotobuf-dev protobuf-compiler libonnx-dev
   googletest libgtest-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev zlib1g-dev
-  coinor-libcbc-dev pkg-config
+  coinor-libcbc-dev pkg-config openmpi-bin libopenmpi-dev
   python3-onnx python3-numpy libonnx-testdata
 )
 # ocl-icd-opencl-dev: oneDNN's CMake config finds OpenCL, and libdnnl-dev only recommends it
-# (--no-install-recommends below skips it).
+# (--no-install-recommends below skips it). openmpi-bin, libopenmpi-dev: data-parallel programs
+# run their ranks under mpirun and talk over MPI (runtime/comm/).
 
 missing=()
 for package in "${packages[@]}"; do
