@@ -5,6 +5,8 @@
 //  - stream and libraries: the device's native handles (a cudaStream_t, a struct of cuBLAS /
 //    cuDNN / NCCL handles), opaque here and defined by the backend that sets them; null on the
 //    CPU, whose kernels run on the calling thread.
+//  - collectives: the other ranks of a data-parallel program (kernels/Collectives.h); null in a
+//    program of one process.
 //  - errors: where a kernel records a failure that depends on tensor values (a gather index out
 //    of range). A device kernel cannot return a message from device code: it sets a flag in
 //    device memory, and its backend turns the flag into this message when the stream
@@ -19,6 +21,8 @@
 #include <string>
 
 namespace memc::kernels {
+
+class Collectives;
 
 /// The first data-dependent failure recorded since the slot was last taken.
 class KernelErrorSlot {
@@ -51,6 +55,8 @@ struct KernelContext {
   void *stream = nullptr;
   /// The device's library handles, as its backend defines them; null on the CPU.
   void *libraries = nullptr;
+  /// The ranks' collectives; null when the program is one process.
+  Collectives *collectives = nullptr;
   KernelErrorSlot errors;
 
   /// Records `message` and returns false, so a kernel reports with `return context.fail(...)`.

@@ -60,6 +60,7 @@ bool Executor::allocateRegions(std::string &error) {
   stream = device.createStream(error);
   if (!stream)
     return false;
+  stream->kernelContext().collectives = options.collectives;
   const LoadedPlan &plan = *loaded;
   return arena.allocate(device, plan.arenaBytes, plan.alignment, "arena", error) &&
          persistent.allocate(device, plan.persistentBytes, plan.alignment, "persistent region",

@@ -32,6 +32,9 @@ class SafetensorsFile;
 struct ExecutorOptions {
   /// Time every step (synchronizing the device after each).
   bool timeSteps = false;
+  /// The ranks' collectives, which the plan's collective steps call (a data-parallel program);
+  /// null for one process.
+  kernels::Collectives *collectives = nullptr;
 };
 
 class Executor {
