@@ -30,8 +30,9 @@ bool readOutside(Value value, const llvm::DenseSet<Operation *> &forward) {
 }
 
 /// Parameter gradients, each with the name of its parameter: what updates read as gradients
-/// (an update's first operand is its parameter) and the step returns as gradients, new
-/// gradient accumulators, and the same-typed adds, scalings and views producing them.
+/// (an update's first operand is its parameter, or its shard) and the step returns as
+/// gradients, new gradient accumulators, and the same-typed adds, scalings and views, and the
+/// collectives (sums over the ranks, shards), producing them.
 llvm::DenseMap<Value, StringAttr> gradientsByParameter(func::FuncOp function) {
   Block &body = function.getBody().front();
   Operation *terminator = body.getTerminator();
@@ -43,8 +44,13 @@ llvm::DenseMap<Value, StringAttr> gradientsByParameter(func::FuncOp function) {
   };
   std::vector<std::pair<Value, StringAttr>> work;
   for (Operation &op : body)
-    if (Value gradient = gradientOfUpdate(&op))
-      work.push_back({gradient, nameOf(op.getOperand(0))});
+    if (Value gradient = gradientOfUpdate(&op)) {
+      // Under ZeRO the update reads this rank's shard of the parameter.
+      Value param = op.getOperand(0);
+      if (auto shard = param.getDefiningOp<ShardOp>())
+        param = shard.getInput();
+      work.push_back({gradient, nameOf(param)});
+    }
   llvm::StringMap<StringAttr> accumulators; // accumulator name -> its parameter's
   for (BlockArgument argument : function.getArguments())
     if (argumentKind(function, argument.getArgNumber()) == plan::KIND_GRADIENT_ACCUMULATOR)
@@ -68,6 +74,12 @@ llvm::DenseMap<Value, StringAttr> gradientsByParameter(func::FuncOp function) {
     if (auto widened = dyn_cast_if_present<CastOp>(producer)) {
       if (!isa<BlockArgument>(widened.getInput()))
         work.push_back({widened.getInput(), parameter});
+      continue;
+    }
+    // Summed over the ranks, or this rank's shard of one: a gradient too.
+    if (isa_and_present<AllReduceOp, ReduceScatterOp, ShardOp>(producer)) {
+      if (!isa<BlockArgument>(producer->getOperand(0)))
+        work.push_back({producer->getOperand(0), parameter});
       continue;
     }
     if (!producer || !isa<AddOp, MulOp, DivOp, ReshapeOp, WhereOp>(producer))

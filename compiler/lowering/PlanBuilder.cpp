@@ -57,10 +57,11 @@ uint64_t alignUp(uint64_t value, uint64_t alignment) {
 }
 
 /// Elementwise ops whose kernels may write their result over a same-typed operand (bias_gelu's
-/// read element i of their data operands before writing element i; the bias is never that type).
+/// read element i of their data operands before writing element i; the bias is never that type),
+/// and all_reduce, which reduces its buffer in place.
 bool supportsInPlace(Operation *op) {
   return (op->hasTrait<OpTrait::Elementwise>() && !isa<CastOp, DropoutOp>(op)) ||
-         isa<BiasGeluOp, BiasGeluGradOp>(op);
+         isa<BiasGeluOp, BiasGeluGradOp, AllReduceOp>(op);
 }
 
 /// Little-endian bytes of a constant, as kernels read them (i1 as one byte per element).

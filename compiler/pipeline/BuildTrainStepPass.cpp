@@ -41,6 +41,8 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
     options.labelsName = labels;
     options.ignoreIndex = ignoreIndex;
     options.fuseLoss = fuseLoss;
+    options.worldSize = worldSize;
+    options.zeroStage = zeroStage;
     options.freeze.assign(freeze.begin(), freeze.end());
     options.noDecay.assign(noDecay.begin(), noDecay.end());
     options.noDecayNormsAndBiases = noDecayNormsAndBiases;

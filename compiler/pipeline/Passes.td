@@ -71,7 +71,11 @@ def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
     Option<"lossScaleWindow", "loss-scale-window", "int64_t", /*default=*/"2000",
            "Consecutive finite steps before a dynamic scale doubles">,
     Option<"fuseLoss", "fuse-loss", "bool", /*default=*/"true",
-           "cross_entropy: fuse the head product into memc.linear_cross_entropy">
+           "cross_entropy: fuse the head product into memc.linear_cross_entropy">,
+    Option<"worldSize", "world-size", "int64_t", /*default=*/"1",
+           "Data parallel: ranks whose gradients each update sums (memc.all_reduce)">,
+    Option<"zeroStage", "zero-stage", "int64_t", /*default=*/"0",
+           "With world-size > 1: ZeRO's sharding, 1 the optimizer state, 2 also the gradients">
   ];
   let dependentDialects = ["::memc::MemcDialect", "::mlir::func::FuncDialect"];
 }

@@ -109,6 +109,8 @@ LogicalResult recordTrainingSetup(func::FuncOp step, const PipelineOptions &opti
   setup->set_warmup_steps(options.schedule.warmupSteps);
   setup->set_decay_steps(options.schedule.decaySteps);
   setup->set_accumulation_steps(training.optimizer.accumulationSteps);
+  setup->set_world_size(training.worldSize);
+  setup->set_zero_stage(training.worldSize > 1 ? training.zeroStage : 0);
   setup->set_clip_grad_norm(training.optimizer.clipGradNorm);
   if (const LossScaleOptions &scaling = training.optimizer.lossScale; scaling.enabled) {
     plan::LossScaling *recorded = setup->mutable_loss_scaling();

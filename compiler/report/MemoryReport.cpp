@@ -90,6 +90,18 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
   for (const CategoryBytes &step : steps)
     for (size_t c = 0; c < step.size(); ++c)
       report.mostLive[c] = std::max(report.mostLive[c], step[c]);
+  report.worldSize = std::max<int64_t>(1, plan.training().world_size());
+  report.zeroStage = plan.training().zero_stage();
+  for (plan::Category category :
+       {plan::PARAMETERS, plan::GRADIENTS, plan::OPTIMIZER_STATE, plan::WEIGHT_COPIES})
+    report.modelStateBytes += report.mostLive[category];
+  for (const plan::Binding &binding : plan.parameters())
+    if (binding.kind() == plan::KIND_PARAMETER) {
+      int64_t elements = 1;
+      for (int64_t dim : plan.buffers(static_cast<int>(binding.buffer())).shape())
+        elements *= dim;
+      report.parameterCount += elements;
+    }
   uint64_t live = totalBytes(report.breakdown);
   report.unusedArenaBytes = report.peakBytes > live ? report.peakBytes - live : 0;
   if (report.peakStep < plan.steps_size()) {
@@ -141,6 +153,18 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os) {
          << " of logits avoided (as much again for their gradient)";
     for (const UnfusedLoss &unfused : report.loss->unfused)
       os << "\n    " << unfused.node << ": " << unfused.reason;
+  }
+  if (report.worldSize > 1) {
+    double n = static_cast<double>(report.worldSize);
+    os << "\n  data parallel   " << report.worldSize << " ranks, ZeRO stage " << report.zeroStage
+       << ": every number here is one rank's"
+       << llvm::format("\n    model state   %s, %.2f bytes/parameter (ZeRO's mixed-precision "
+                       "AdamW: 16 unsharded, 4 + 12/N = %.2f at stage 1, 2 + 14/N = %.2f at "
+                       "stage 2, 16/N = %.2f at stage 3)",
+                       formatBytes(report.modelStateBytes).c_str(),
+                       double(report.modelStateBytes) /
+                           double(std::max<int64_t>(1, report.parameterCount)),
+                       4 + 12 / n, 2 + 14 / n, 16 / n);
   }
   os << "\n  at the peak (step " << report.peakStep << ", " << report.peakKernel;
   if (!report.peakLocation.empty())
@@ -206,6 +230,13 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
                               {"logits_bytes_avoided", report.loss->logitsBytesAvoided},
                               {"unfused", std::move(unfused)}};
   }
+  llvm::json::Value dataParallel(nullptr);
+  if (report.worldSize > 1)
+    dataParallel = llvm::json::Object{
+        {"world_size", report.worldSize},
+        {"zero_stage", report.zeroStage},
+        {"model_state_bytes", static_cast<int64_t>(report.modelStateBytes)},
+        {"parameters", report.parameterCount}};
   llvm::json::Object root{
       {"peak_bytes", static_cast<int64_t>(report.peakBytes)},
       {"lower_bound_bytes", static_cast<int64_t>(report.lowerBoundBytes)},
@@ -229,6 +260,7 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
       {"largest_tensors", std::move(largest)},
       {"attention", std::move(attention)},
       {"loss", std::move(loss)},
+      {"data_parallel", std::move(dataParallel)},
       {"live_bytes_per_step", series(report.after)},
       {"baseline_live_bytes_per_step", series(report.before)},
   };

@@ -70,6 +70,12 @@ struct MemoryReport {
   std::optional<AttentionFusionSummary> attention;
   /// Loss fusion's outcome (nothing with --fuse-loss off, mse or inference).
   std::optional<LossFusionSummary> loss;
+  /// Data parallel: the ranks and the ZeRO stage the plan is for (every number above is one
+  /// rank's); the model state a rank holds (parameters, gradients, optimizer state and weight
+  /// copies, each at its most live) and the parameters' elements, for ZeRO's bytes/parameter.
+  int64_t worldSize = 1, zeroStage = 0;
+  uint64_t modelStateBytes = 0;
+  int64_t parameterCount = 0;
 };
 
 MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64_t> budget);

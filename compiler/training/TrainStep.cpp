@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/training/TrainStep.h"
 #include "compiler/training/Autodiff.h"
+#include "compiler/training/DataParallel.h"
 #include "compiler/training/TrainStepSignature.h"
 #include "dialects/memc/MemcDialect.h"
 #include "passes/LossFusion.h"
@@ -215,8 +216,14 @@ Value scalarLike(OpBuilder &b, Location loc, Value like, double value) {
                                                           b.getFloatAttr(element, value)));
 }
 
-/// The global L2 norm of the gradients (in f32): the square root of every element's square.
-Value globalGradientNorm(OpBuilder &b, Location loc, ArrayRef<Value> gradients) {
+/// What each rank shards (DataParallel.h): nothing when there is one.
+int64_t zeroStageOf(const TrainStepOptions &options) {
+  return options.worldSize > 1 ? options.zeroStage : 0;
+}
+
+/// The sum of the squares of every element of the gradients, in f32 (the square of their
+/// global L2 norm).
+Value sumOfSquares(OpBuilder &b, Location loc, ArrayRef<Value> gradients) {
   Value total;
   for (Value gradient : gradients) {
     auto type = cast<RankedTensorType>(gradient.getType());
@@ -230,7 +237,7 @@ Value globalGradientNorm(OpBuilder &b, Location loc, ArrayRef<Value> gradients) 
         b.create<ReduceSumOp>(loc, squares, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
     total = total ? b.create<AddOp>(loc, total, sum).getResult() : sum;
   }
-  return b.create<SqrtOp>(loc, total);
+  return total;
 }
 
 /// The gradients times the scale clip_grad_norm_ applies: min(1, max_norm / (norm + 1e-6)).
@@ -441,17 +448,21 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
   SmallVector<plan::ScalarInput> scalars;
   if (optimizer) {
     bool accumulates = options.optimizer.accumulationSteps > 1;
-    for (auto [index, trained] : llvm::zip(trainable, signature.trained)) {
+    // Under ZeRO a rank keeps its shard of what the stage partitions.
+    auto kept = [&](unsigned index, int64_t fromStage) {
       auto type = cast<RankedTensorType>(forward.getArgument(index).getType());
+      return zeroStageOf(options) >= fromStage ? shardType(type, options.worldSize) : type;
+    };
+    for (auto [index, trained] : llvm::zip(trainable, signature.trained)) {
       StringRef param = argAttr(forward, index, kParamNameAttr).getValue();
-      for (const OptimizerStateSpec &spec : optimizer->stateSpecs(type))
+      for (const OptimizerStateSpec &spec : optimizer->stateSpecs(kept(index, 1)))
         trained.state.push_back(
             arguments.add(spec.type, stateAttrs(b, param, spec.suffix, spec.kind)));
     }
     if (accumulates)
       for (auto [index, trained] : llvm::zip(trainable, signature.trained))
         trained.accumulator =
-            arguments.add(forward.getArgument(index).getType(),
+            arguments.add(kept(index, 2),
                           stateAttrs(b, argAttr(forward, index, kParamNameAttr).getValue(),
                                      "grad_accum", plan::KIND_GRADIENT_ACCUMULATOR));
     for (const WeightCast &weightCast : weightCasts)
@@ -473,7 +484,7 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
     scalars = optimizer->scalarInputs();
     if (accumulates)
       scalars.push_back(plan::ScalarInput::Apply);
-    if (accumulates && options.loss == LossKind::CrossEntropy &&
+    if ((accumulates || options.worldSize > 1) && options.loss == LossKind::CrossEntropy &&
         options.optimizer.tokenWeightedAccumulation)
       scalars.push_back(plan::ScalarInput::LossWeight);
     if (options.optimizer.clipGradNorm > 0)
@@ -546,6 +557,22 @@ void appendLossScalerUpdate(OpBuilder &b, Location loc, func::FuncOp step,
     resultAttrs.push_back(b.getDictionaryAttr(
         b.getNamedAttr(kOutputNameAttr, b.getStringAttr(StringRef(name.data(), name.size())))));
   }
+}
+
+/// Gradient accumulation: each trained parameter's gradient becomes the sum of its accumulator
+/// (the micro-batches before this one) and this micro-batch's; returns those sums, which the
+/// accumulators keep until an update restarts them.
+SmallVector<Value> accumulateGradients(OpBuilder &b, Location loc, func::FuncOp step,
+                                       const TrainStepSignature &signature,
+                                       MutableArrayRef<Value> gradients) {
+  SmallVector<Value> sums;
+  for (auto [trained, gradient] : llvm::zip(signature.trained, gradients)) {
+    if (!trained.accumulator)
+      continue;
+    gradient = b.create<AddOp>(loc, step.getArgument(*trained.accumulator), gradient);
+    sums.push_back(gradient);
+  }
+  return sums;
 }
 
 /// Builds the step training `trainableArgs` (indices of @forward's arguments) and appends to
@@ -640,23 +667,46 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
     gradient = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0)));
   }
-  // Accumulation: the update sees the mean of the micro-batches' gradients so far.
-  SmallVector<Value> accumulated;
-  for (auto [trained, gradient] : llvm::zip(signature.trained, *gradients)) {
-    if (!trained.accumulator)
-      continue;
-    Value sum = b.create<AddOp>(loc, argument(*trained.accumulator), gradient);
-    accumulated.push_back(sum);
-    gradient = b.create<MulOp>(loc, sum,
-                               scalarLike(b, loc, sum, 1.0 / options.optimizer.accumulationSteps));
-  }
+  // The step's phases: gradients (above) -> synchronise over the ranks and accumulate (stage 2
+  // reduce-scatters each micro-batch's gradients into sharded accumulators; stages 0 and 1
+  // accumulate locally and all-reduce the sums on the micro-batch that applies, stage 1 then
+  // taking its shard) -> mean -> unscale/clip -> update (of this rank's shards under ZeRO) ->
+  // parameter gather. Without an optimizer (the gradients of --dump-grads) each rank's
+  // gradients are its own.
+  Value flag = scalars[size_t(plan::ScalarInput::Apply)];
+  const bool synchronizes = optimizer && options.worldSize > 1;
+  const int64_t zeroStage = optimizer ? zeroStageOf(options) : 0;
+  if (zeroStage >= 2)
+    reduceScatterGradients(b, loc, *gradients, options.worldSize);
+  SmallVector<Value> accumulated = accumulateGradients(b, loc, step, signature, *gradients);
+  if (synchronizes && zeroStage < 2)
+    allReduceGradients(b, loc, *gradients, flag, options.worldSize);
+  if (zeroStage == 1)
+    shardGradients(b, loc, *gradients, options.worldSize);
+  // The update sees the mean over the micro-batches (so far) and the ranks.
+  int64_t contributions = (synchronizes ? options.worldSize : 1) *
+                          (accumulated.empty() ? 1 : options.optimizer.accumulationSteps);
+  if (contributions > 1)
+    for (Value &gradient : *gradients)
+      gradient = b.create<MulOp>(loc, gradient, scalarLike(b, loc, gradient, 1.0 / contributions));
   // Unscaled before clipping and the update, once per optimizer step: on the accumulated mean.
-  if (scaler.scale && !gradients->empty())
+  // Under ZeRO each rank sees its shards: whether any is not finite, and the squares of the
+  // global norm, are summed over the ranks.
+  if (scaler.scale && !gradients->empty()) {
     scaler.foundInf = unscaleGradients(b, loc, *gradients, scaler.scale);
+    if (zeroStage > 0)
+      scaler.foundInf =
+          b.create<ClipOp>(loc, sumOverRanks(b, loc, scaler.foundInf, options.worldSize),
+                           FloatAttr(), b.getF64FloatAttr(1.0));
+  }
   Value maxNorm = scalars[size_t(plan::ScalarInput::ClipNorm)];
   Value norm;
-  if ((maxNorm || options.optimizer.logGradNorm) && optimizer && !gradients->empty())
-    norm = globalGradientNorm(b, loc, *gradients);
+  if ((maxNorm || options.optimizer.logGradNorm) && optimizer && !gradients->empty()) {
+    Value squares = sumOfSquares(b, loc, *gradients);
+    if (zeroStage > 0)
+      squares = sumOverRanks(b, loc, squares, options.worldSize);
+    norm = b.create<SqrtOp>(loc, squares);
+  }
   if (maxNorm && norm)
     *gradients = clipByGlobalNorm(b, loc, *gradients, norm, maxNorm);
 
@@ -681,7 +731,6 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
     // With accumulation, parameters and state change only on the micro-batch that applies;
     // with loss scaling, only when the gradients are finite (GradScaler.step skips the update:
     // parameters, optimizer state and its step count stay).
-    Value flag = scalars[size_t(plan::ScalarInput::Apply)];
     Value apply;
     if (flag)
       apply = b.create<GreaterOp>(loc, flag, scalarLike(b, loc, flag, 0.5));
@@ -704,8 +753,12 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
       for (unsigned index : trained.state)
         state.push_back(argument(index));
       Value param = argument(trained.param);
-      SmallVector<Value> updated = optimizer->buildUpdate(
-          b, loc, {param, gradient, state, optimizerScalars, decaying[trainableArgs[i]]});
+      ParameterUpdate parameterUpdate{param, gradient, state, optimizerScalars,
+                                      decaying[trainableArgs[i]]};
+      SmallVector<Value> updated =
+          zeroStage > 0 ? buildShardedUpdate(b, loc, *optimizer, parameterUpdate, flag,
+                                             options.worldSize)
+                        : optimizer->buildUpdate(b, loc, parameterUpdate);
       results.push_back(applied(updated[0], param));
       resultAttrs.push_back(marked(kUpdatesAttr, nameOf(trained.param)));
       for (auto [index, value, newValue] :

@@ -49,6 +49,14 @@ struct TrainStepOptions {
   /// memc.linear_cross_entropy before autodiff (--fuse-loss auto), so neither the logits nor
   /// their gradient exist whole. The step records what it did (passes/LossFusion.h).
   bool fuseLoss = true;
+  /// Data parallel (--world-size): the ranks the step runs on, each with its own micro-batches.
+  /// With more than one, the update sees the gradients summed over the ranks (memc.all_reduce)
+  /// and divided by ranks x micro-batches: what one process accumulating them all computes.
+  int64_t worldSize = 1;
+  /// --zero-stage with more than one rank: what each rank keeps a shard of (compiler/training/
+  /// DataParallel.h): 1 the optimizer state, 2 also the gradients and their accumulators.
+  /// One rank shards nothing, whatever this says.
+  int64_t zeroStage = 0;
 };
 
 /// The command-line spellings: "cross_entropy" / "mse".

@@ -45,7 +45,8 @@ double flopsPerElement(Operation *op) {
       .Case<SgdUpdateOp, DropoutOp, CrossEntropyOp, CrossEntropyGradOp>([](auto) { return 4.0; })
       .Case<LossScaleUpdateOp>([](auto) { return 4.0; })
       .Case<TransposeOp, BroadcastToOp, ConcatOp, SplitOp, SliceOp, SliceGradOp, GatherOp,
-            GatherGradOp, CastOp, TriluOp, RefreshCopyOp>([](auto) { return 0.0; })
+            GatherGradOp, CastOp, TriluOp, RefreshCopyOp, AllReduceOp, ShardOp,
+            ReduceScatterOp, AllGatherOp>([](auto) { return 0.0; })
       .Default([](Operation *) { return 1.0; });
 }
 

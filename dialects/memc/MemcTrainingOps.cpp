@@ -7,6 +7,7 @@
 #include "dialects/memc/MemcDialect.h"
 #include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/ShapeInference.h"
+#include "kernels/Collectives.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -172,6 +173,51 @@ LogicalResult LossScaleUpdateOp::verify() {
     return emitOpError("window must be in [1, ")
            << kernels::kMaxLossScaleWindow << "], got " << getWindow();
   return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (getWorldSize() < 2 || getWorldSize() > kernels::kMaxWorldSize)
+    return emitOpError("world_size must be in [2, ")
+           << kernels::kMaxWorldSize << "], got " << getWorldSize();
+  if (getGate() && cast<RankedTensorType>(getGate().getType()).getRank() != 0)
+    return emitOpError("gate must be a scalar");
+  return success();
+}
+
+namespace {
+
+/// The checks every ZeRO op shares: a world size in range, and `shard` being the flat shard of
+/// `whole` (kernels::shardElements).
+LogicalResult verifyShardOf(Operation *op, int64_t worldSize, RankedTensorType whole,
+                            RankedTensorType shard) {
+  if (worldSize < 2 || worldSize > kernels::kMaxWorldSize)
+    return op->emitOpError("world_size must be in [2, ")
+           << kernels::kMaxWorldSize << "], got " << worldSize;
+  int64_t expected = kernels::shardElements(whole.getNumElements(), worldSize);
+  if (shard.getRank() != 1 || shard.getDimSize(0) != expected)
+    return op->emitOpError("the shard of ")
+           << whole << " over " << worldSize << " ranks is tensor<" << expected << "x"
+           << whole.getElementType() << ">, got " << shard;
+  return success();
+}
+
+} // namespace
+
+LogicalResult ShardOp::verify() {
+  return verifyShardOf(*this, getWorldSize(), cast<RankedTensorType>(getInput().getType()),
+                       cast<RankedTensorType>(getResult().getType()));
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyShardOf(*this, getWorldSize(), cast<RankedTensorType>(getInput().getType()),
+                       cast<RankedTensorType>(getResult().getType()));
+}
+
+LogicalResult AllGatherOp::verify() {
+  if (getGate() && cast<RankedTensorType>(getGate().getType()).getRank() != 0)
+    return emitOpError("gate must be a scalar");
+  return verifyShardOf(*this, getWorldSize(), cast<RankedTensorType>(getResult().getType()),
+                       cast<RankedTensorType>(getInput().getType()));
 }
 
 LogicalResult RefreshCopyOp::verify() {

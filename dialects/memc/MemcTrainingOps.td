@@ -590,4 +590,88 @@ def Memc_LossScaleUpdateOp : Memc_Op<"loss_scale_update",
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Data parallel (--world-size N): the ranks' collectives (kernels/Collectives.h)
+//===----------------------------------------------------------------------===//
+
+def Memc_AllReduceOp : Memc_Op<"all_reduce", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "The sum of a tensor over the `world_size` ranks of a data-parallel program";
+  let description = [{
+    Every rank runs the same step; this op is where their gradients meet (DDP's all-reduce,
+    summing, so the mean is a multiply after it). With a `gate` (the step's `apply` flag under
+    gradient accumulation) the ranks communicate only on the micro-batch whose gate is above
+    0.5 and the result is the input elsewhere: accumulation communicates once per optimizer
+    step, as DDP's `no_sync`. Every rank sees the same gate, so they agree on when to meet.
+    Not Pure: no pass may drop, duplicate or recompute it on one rank alone.
+
+    ```mlir
+    %sum = memc.all_reduce %grad, %apply {world_size = 4 : i64}
+        : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input, Optional<StaticShapeTensorOf<[F32]>>:$gate,
+                       I64Attr:$world_size);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+// ZeRO (--zero-stage 1-2): rank r of N holds the flat elements [r*S, (r+1)*S) of a tensor of
+// E elements, S = ceil(E / N) (kernels::shardElements); the last shard is padded with zeros.
+
+def Memc_ShardOp : Memc_Op<"shard", [Pure, AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "This rank's flat shard of a tensor every rank holds whole";
+  let description = [{
+    The elements of `input`, flattened, that this rank of `world_size` owns, zero-padded to the
+    shard size. Every rank runs the same step and each gets its own shard: the result depends on
+    the rank the step runs on, so no pass may fold it at compile time.
+
+    ```mlir
+    %mine = memc.shard %param {world_size = 4 : i64} : tensor<10x3xf32> -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Memc_Tensor:$input, I64Attr:$world_size);
+  let results = (outs Memc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Memc_ReduceScatterOp : Memc_Op<"reduce_scatter",
+    [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "The sum over the ranks of a tensor, of which each rank keeps its shard";
+  let description = [{
+    ZeRO stage 2's gradient synchronisation: every rank contributes its whole gradient and
+    receives the sum over the `world_size` ranks of its own flat shard (memc.shard's layout).
+    Not Pure: no pass may drop, duplicate or recompute it on one rank alone.
+
+    ```mlir
+    %sum = memc.reduce_scatter %grad {world_size = 4 : i64} : tensor<10x3xf32> -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input, I64Attr:$world_size);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Memc_AllGatherOp : Memc_Op<"all_gather", [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "The whole tensor from every rank's flat shard";
+  let description = [{
+    ZeRO's parameter gather: every rank contributes its shard (memc.shard's layout) and receives
+    the whole tensor, the padding dropped. With a `gate` (the step's `apply` flag under gradient
+    accumulation) the ranks communicate only on the micro-batch whose gate is above 0.5; the
+    result is unspecified elsewhere (the step selects the old parameter there). Not Pure.
+
+    ```mlir
+    %whole = memc.all_gather %mine, %apply {world_size = 4 : i64}
+        : (tensor<8xf32>, tensor<f32>) -> tensor<10x3xf32>
+    ```
+  }];
+  let arguments = (ins Memc_Tensor:$input, Optional<StaticShapeTensorOf<[F32]>>:$gate,
+                       I64Attr:$world_size);
+  let results = (outs Memc_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // MEMC_TRAINING_OPS_TD

@@ -30,6 +30,7 @@ const KernelTable &cpuKernels() {
     addLinearCrossEntropyKernels(runs);
     addOptimizerKernels(runs);
     addLossScaleKernels(runs);
+    addCollectiveKernels(runs);
     // Each run with its op's check and the CPU target's workspace rule: the entries the compiler
     // planned with. A run whose op had no check would get none, which the loader refuses.
     const KernelTable &contracts = *targetContracts(kCpuTarget);

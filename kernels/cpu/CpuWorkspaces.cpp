@@ -2,6 +2,7 @@
 #include "kernels/cpu/CpuWorkspaces.h"
 
 #include "kernels/cpu/AttentionWorkspace.h"
+#include "kernels/cpu/CollectivesWorkspace.h"
 #include "kernels/cpu/ConvolutionBackwardWorkspace.h"
 #include "kernels/cpu/ConvolutionWorkspace.h"
 #include "kernels/cpu/IndexingBackwardWorkspace.h"
@@ -48,6 +49,8 @@ const WorkspaceRules &cpuWorkspaceRules() {
       {"cross_entropy_grad", &carvedWorkspaceBytes<carveCrossEntropyGrad>},
       {"linear_cross_entropy", &carvedWorkspaceBytes<carveLinearCrossEntropy>},
       {"linear_cross_entropy_grad", &carvedWorkspaceBytes<carveLinearCrossEntropyGrad>},
+      {"reduce_scatter", &carvedWorkspaceBytes<carveReduceScatter>},
+      {"all_gather", &carvedWorkspaceBytes<carveAllGather>},
   };
   return rules;
 }

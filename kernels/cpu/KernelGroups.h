@@ -41,6 +41,7 @@ void addLossKernels(KernelRuns &table);                  // Losses.cpp
 void addLinearCrossEntropyKernels(KernelRuns &table);    // LinearCrossEntropy.cpp
 void addOptimizerKernels(KernelRuns &table);             // Optimizers.cpp
 void addLossScaleKernels(KernelRuns &table);             // LossScale.cpp
+void addCollectiveKernels(KernelRuns &table);            // Collectives.cpp
 
 /// Elements per task below which splitting a cheap elementwise loop over threads costs more
 /// than it saves.

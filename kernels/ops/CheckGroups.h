@@ -33,6 +33,9 @@ void addLossChecks(OpChecks &table);                  // LossChecks.cpp
 void addOptimizerChecks(OpChecks &table);             // OptimizerChecks.cpp
 void addLossScaleChecks(OpChecks &table);             // LossScaleChecks.cpp
 
+// Data parallel: the ranks' collectives.
+void addCollectiveChecks(OpChecks &table); // CollectiveChecks.cpp
+
 } // namespace memc::kernels
 
 #endif // MEMC_KERNELS_OPS_CHECKGROUPS_H

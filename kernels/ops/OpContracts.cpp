@@ -27,6 +27,7 @@ const OpChecks &opChecks() {
     addLossChecks(table);
     addOptimizerChecks(table);
     addLossScaleChecks(table);
+    addCollectiveChecks(table);
     return table;
   }();
   return checks;

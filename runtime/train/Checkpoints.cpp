@@ -66,10 +66,16 @@ std::string checkpointMismatch(const CheckpointMetadata &saved, const plan::Plan
 
 } // namespace
 
-std::string checkpointPath(const std::string &dir) { return dir + "/checkpoint.safetensors"; }
+std::string checkpointPath(const std::string &dir, CheckpointShard shard) {
+  if (shard.ranks == 1)
+    return dir + "/checkpoint.safetensors";
+  return dir + "/checkpoint.rank-" + std::to_string(shard.rank) + "-of-" +
+         std::to_string(shard.ranks) + ".safetensors";
+}
 
 bool writeCheckpoint(Executor &executor, const plan::Plan &plan, const std::string &dir,
-                     int64_t step, const RunIdentity &run, std::string &error) {
+                     CheckpointShard shard, int64_t step, const RunIdentity &run,
+                     std::string &error) {
   NamedArrays state;
   if (!executor.readParameters(state, error))
     return false;
@@ -80,18 +86,20 @@ bool writeCheckpoint(Executor &executor, const plan::Plan &plan, const std::stri
                             plan.model(), plan.training().optimizer(),
                             run.seed, run.data, run.schedule.peak, run.schedule.shape(),
                             run.settings};
-  return writeSafetensors(checkpointPath(dir), tensors, checkpointMetadata(fields, tensors), error);
+  return writeSafetensors(checkpointPath(dir, shard), tensors, checkpointMetadata(fields, tensors),
+                          error);
 }
 
 int64_t resumeFrom(Executor &executor, const plan::Plan &plan, const std::string &dir,
-                   int64_t steps, const RunIdentity &run,
+                   CheckpointShard shard, int64_t steps, const RunIdentity &run,
                    const std::function<void(const std::string &)> &note, std::string &error) {
   SafetensorsFile checkpoint;
-  if (!checkpoint.open(checkpointPath(dir), error))
+  const std::string path = checkpointPath(dir, shard);
+  if (!checkpoint.open(path, error))
     return -1;
   CheckpointMetadata fields;
   if (!readCheckpointMetadata(checkpoint, fields, error)) {
-    error = "--resume " + dir + ": " + checkpointPath(dir) + ": " + error;
+    error = "--resume " + dir + ": " + path + ": " + error;
     return -1;
   }
   std::string mismatch = checkpointMismatch(fields, plan);

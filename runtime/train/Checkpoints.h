@@ -35,19 +35,29 @@ struct RunIdentity {
   std::string settings;
 };
 
-/// The checkpoint file of checkpoint folder `dir`.
-std::string checkpointPath(const std::string &dir);
+/// Whose state a checkpoint file holds. Under ZeRO (--zero-stage 1-2) rank R of N holds its own
+/// shards of the optimizer state (and gradient accumulators) and writes them, with everything
+/// else it holds, to DIR/checkpoint.rank-R-of-N.safetensors; a program of one process, or of
+/// ranks that all hold the same state (stage 0, rank 0 writing), has DIR/checkpoint.safetensors.
+struct CheckpointShard {
+  int rank = 0;
+  int ranks = 1;
+};
+
+/// The checkpoint file of checkpoint folder `dir` (of rank `shard.rank`'s shards).
+std::string checkpointPath(const std::string &dir, CheckpointShard shard = {});
 
 /// Writes the executor's parameters, buffers and optimizer state, taken after `step`.
 bool writeCheckpoint(Executor &executor, const plan::Plan &plan, const std::string &dir,
-                     int64_t step, const RunIdentity &run, std::string &error);
+                     CheckpointShard shard, int64_t step, const RunIdentity &run,
+                     std::string &error);
 
 /// Restores a checkpoint into the executor; returns the step it was taken after, or -1 with a
 /// message: a damaged or foreign checkpoint, or one at or past `steps`, the run's last step. A
 /// checkpoint of a run with another seed or other data is a `note` naming what differs: the
 /// resumed run is then not the uninterrupted one.
 int64_t resumeFrom(Executor &executor, const plan::Plan &plan, const std::string &dir,
-                   int64_t steps, const RunIdentity &run,
+                   CheckpointShard shard, int64_t steps, const RunIdentity &run,
                    const std::function<void(const std::string &)> &note, std::string &error);
 
 } // namespace memc::runtime

@@ -1,5 +1,6 @@
 //===- TrainingLoop.cpp - run a training program's steps ------------------===//
 #include "runtime/train/TrainingLoop.h"
+#include "kernels/Collectives.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/io/Files.h"
 #include "runtime/io/FolderLock.h"
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 
 namespace memc::runtime {
 namespace {
@@ -183,6 +185,54 @@ Throughput stepThroughput(const Dataset &dataset, const plan::Training &setup, i
   return {dataset.batch * micro, "samples"};
 }
 
+/// The sum over the ranks of one host value (itself for one process).
+template <typename T>
+bool sumOverRanks(kernels::Collectives *ranks, T &value, std::string &error) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, int64_t>);
+  return !ranks || ranks->allReduce(&value, 1,
+                                    std::is_same_v<T, float> ? DType::F32 : DType::I64,
+                                    kernels::ReduceOp::Sum, nullptr, error);
+}
+
+/// Whose state this process's checkpoints hold: its own shards under ZeRO, else everyone's.
+CheckpointShard checkpointShard(kernels::Collectives *ranks, const plan::Training &setup) {
+  if (!ranks || setup.zero_stage() == 0)
+    return {};
+  return {ranks->rank(), ranks->size()};
+}
+
+/// Whether every rank is `ready` (a barrier that also tells each rank whether the others got
+/// there); false with a message on the ranks that were, naming `what` the others failed at.
+bool everyRankReady(kernels::Collectives *ranks, bool ready, const std::string &what,
+                    std::string &error) {
+  int64_t count = ready ? 1 : 0;
+  if (!sumOverRanks(ranks, count, error))
+    return false;
+  if (count == ranks->size())
+    return true;
+  if (ready)
+    error = "another rank failed at " + what;
+  return false;
+}
+
+/// Under ZeRO each rank resumed from its own file: they must be of one step (a run that ended
+/// between the ranks' writes leaves them apart).
+bool ranksResumeAlike(kernels::Collectives *ranks, CheckpointShard shard, const std::string &dir,
+                      int64_t saved, std::string &error) {
+  if (shard.ranks == 1)
+    return true;
+  int64_t latest = saved, negatedEarliest = -saved;
+  if (!ranks->allReduce(&latest, 1, DType::I64, kernels::ReduceOp::Max, nullptr, error) ||
+      !ranks->allReduce(&negatedEarliest, 1, DType::I64, kernels::ReduceOp::Max, nullptr, error))
+    return false;
+  if (latest == -negatedEarliest)
+    return true;
+  error = "--resume " + dir + ": the ranks' checkpoint files are of steps " +
+          std::to_string(-negatedEarliest) + " to " + std::to_string(latest) +
+          " (the run ended between their writes): every rank must resume from the same step";
+  return false;
+}
+
 } // namespace
 
 LearningRateSchedule runSchedule(const plan::Training &training, const TrainingOptions &options) {
@@ -220,10 +270,12 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     dataset.seed = static_cast<uint64_t>(options.seed);
   }
   const int64_t micro = std::max<int64_t>(1, plan.training().accumulation_steps());
+  const int64_t ranks = options.ranks ? options.ranks->size() : 1;
+  const int64_t rank = options.ranks ? options.ranks->rank() : 0;
   if (options.epochs) {
     // Enough optimizer steps to see every sample `epochs` times; the last may run into the
     // next pass.
-    const int64_t perStep = dataset.batch * micro;
+    const int64_t perStep = dataset.batch * micro * ranks;
     options.steps = static_cast<int64_t>(
         (static_cast<unsigned __int128>(*options.epochs) * static_cast<uint64_t>(dataset.samples) +
          static_cast<uint64_t>(perStep) - 1) /
@@ -261,7 +313,10 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   }
   if (options.weightDecay && !overrideWeightDecay(*loaded, *options.weightDecay, error))
     return false;
-  std::unique_ptr<Executor> executor = Executor::create(std::move(loaded), device, {}, error);
+  ExecutorOptions executorOptions;
+  executorOptions.collectives = options.ranks;
+  std::unique_ptr<Executor> executor =
+      Executor::create(std::move(loaded), device, executorOptions, error);
   if (!executor || !executor->loadParameters(weights, error))
     return false;
   int64_t firstStep = 1;
@@ -273,19 +328,25 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
                   schedule};
   run.clipNorm = options.clipGradNorm.value_or(plan.training().clip_grad_norm());
   run.settings = runSettings(*executor, run.clipNorm);
+  const CheckpointShard shard = checkpointShard(options.ranks, plan.training());
   if (options.resumeDir) {
-    int64_t saved =
-        resumeFrom(*executor, plan, *options.resumeDir, options.steps, run, options.note, error);
-    if (saved < 0)
+    int64_t saved = resumeFrom(*executor, plan, *options.resumeDir, shard, options.steps, run,
+                               options.note, error);
+    if (saved < 0 || !ranksResumeAlike(options.ranks, shard, *options.resumeDir, saved, error))
       return false;
     firstStep = saved + 1;
   }
-  // The folder is this run's until it ends: only then are stale temporaries in it swept.
+  // The folder is this run's until it ends: only then are stale temporaries in it swept. Rank 0
+  // makes and locks it; under ZeRO the other ranks write their files into it once it has.
   std::unique_ptr<FolderLock> checkpointLock;
-  if (options.checkpointDir &&
-      (!(checkpointLock = FolderLock::acquire(*options.checkpointDir, "--checkpoint", error)) ||
-       !prepareOutputFile(checkpointPath(*options.checkpointDir), error)))
-    return false;
+  if (options.checkpointDir) {
+    bool ready = shard.rank != 0 ||
+                 (checkpointLock = FolderLock::acquire(*options.checkpointDir, "--checkpoint",
+                                                      error)) != nullptr;
+    if ((shard.ranks > 1 && !everyRankReady(options.ranks, ready, "--checkpoint", error)) ||
+        !ready || !prepareOutputFile(checkpointPath(*options.checkpointDir, shard), error))
+      return false;
+  }
   std::unique_ptr<TrainingLog> log;
   if (options.logPath && !(log = TrainingLog::create(*options.logPath, error)))
     return false;
@@ -298,12 +359,12 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   bool scalesLoss = plan.training().has_loss_scaling();
   // A step is one optimizer step: `micro` micro-batches, the last of which applies the update.
   // Micro-batch indices are int64: a resumed step near 2^63 must not wrap around.
-  if (options.steps > INT64_MAX / micro) {
-    error = "--steps " + std::to_string(options.steps) + " with " + std::to_string(micro) +
+  if (options.steps > INT64_MAX / (micro * ranks)) {
+    error = "--steps " + std::to_string(options.steps) + " with " + std::to_string(micro * ranks) +
             " micro-batches per step counts past 2^63 micro-batches";
     return false;
   }
-  const Throughput rate = stepThroughput(dataset, plan.training(), micro);
+  const Throughput rate = stepThroughput(dataset, plan.training(), micro * ranks);
   double elapsedMs = 0;
   for (int64_t step = firstStep; step <= options.steps; ++step) {
     double lr = schedule.at(step);
@@ -316,7 +377,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     std::vector<NamedArrays> batches;
     std::vector<int64_t> counted;
     for (int64_t k = 0; k < micro; ++k) {
-      int64_t index = (step - 1) * micro + k;
+      int64_t index = ((step - 1) * ranks + rank) * micro + k;
       batches.push_back(dataset.microBatch(index));
       // A stream's labels are checked as they are drawn (an npz's all before the first step).
       if (dataset.tokens && !checkLabels(plan.training(), batches.back().back().second, error))
@@ -327,13 +388,16 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       if (!error.empty())
         return false;
     }
-    // Token weighting implies cross_entropy labels: every count is one (none is -1).
+    // Token weighting implies cross_entropy labels: every count is one (none is -1). The
+    // counts are every rank's, so each micro-batch weighs as in one batch of them all.
+    int64_t totalCounted = std::accumulate(counted.begin(), counted.end(), int64_t{0});
+    if (weighsTokens && !sumOverRanks(options.ranks, totalCounted, error))
+      return false;
     std::vector<double> weights =
-        weighsTokens
-            ? lossWeights(counted, micro, std::accumulate(counted.begin(), counted.end(), 0.0))
-            : std::vector<double>(micro, 1.0);
+        weighsTokens ? lossWeights(counted, micro * ranks, static_cast<double>(totalCounted))
+                     : std::vector<double>(micro, 1.0);
     for (int64_t k = 0; k < micro; ++k) {
-      int64_t index = (step - 1) * micro + k;
+      int64_t index = ((step - 1) * ranks + rank) * micro + k;
       NamedArrays &inputs = batches[k];
       if (weighsTokens)
         inputs.emplace_back(inputName(ScalarInput::LossWeight),
@@ -369,9 +433,13 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
           gradNorm = value;
       }
     }
+    // The mean loss over the ranks' micro-batches, as one process accumulating them all logs.
+    float rankLoss = static_cast<float>(lossSum);
+    if (!sumOverRanks(options.ranks, rankLoss, error))
+      return false;
     StepRecord record;
     record.step = step;
-    record.loss = static_cast<float>(lossSum / micro);
+    record.loss = static_cast<float>(double(rankLoss) / double(micro * ranks));
     record.learningRate = lr;
     record.milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -382,7 +450,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     record.skipped = skipped != 0;
     record.gradNorm = gradNorm;
     if (!dataset.tokens)
-      record.epoch = static_cast<double>(step) * static_cast<double>(dataset.batch * micro) /
+      record.epoch = static_cast<double>(step) * static_cast<double>(dataset.batch * micro * ranks) /
                      static_cast<double>(dataset.samples);
     elapsedMs += record.milliseconds;
     if (options.evalDataPath &&
@@ -404,7 +472,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     }
     if (options.checkpointDir && options.checkpointEvery > 0 &&
         (step % options.checkpointEvery == 0 || step == options.steps) &&
-        !writeCheckpoint(*executor, plan, *options.checkpointDir, step, run, error))
+        !writeCheckpoint(*executor, plan, *options.checkpointDir, shard, step, run, error))
       return false;
   }
   if (options.progress)

@@ -50,7 +50,9 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
       // and a residual add and the layer norm of its sum.
       "add_layer_norm",
       // max_pool saving a one-byte argmax for its gradient.
-      "max_pool_with_argmax", "max_pool_grad_argmax"};
+      "max_pool_with_argmax", "max_pool_grad_argmax",
+      // Data parallel: the ranks' collectives.
+      "all_reduce", "shard", "reduce_scatter", "all_gather"};
   std::set<std::string> actual;
   for (const auto &[name, kernel] : cpuKernels()) {
     actual.insert(name);

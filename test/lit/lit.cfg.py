@@ -16,3 +16,5 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(
     ("%fixtures", os.path.join(config.memc_source_dir, "test", "fixtures")))
 config.substitutions.append(("%python", config.python_executable))
+# Data-parallel programs' ranks: CI runs as root and starts more ranks than it has cores.
+config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))

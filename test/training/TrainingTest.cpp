@@ -90,6 +90,8 @@ struct TrainingCase {
   std::string config;
   int64_t steps = 0;
   std::vector<std::string> flags;
+  /// Data-parallel cases (memc --world-size): the ranks mpirun starts; 1 runs the program alone.
+  int64_t ranks = 1;
   double updateTolerance = 0;
   /// Larger tolerances for the updates of some tensors.
   std::map<std::string, double> updateTolerances;
@@ -153,6 +155,11 @@ bool parseCommonFields(const JsonValue &entry, TrainingCase &out) {
   out.model = out.reference = model->string();
   out.config = config->string();
   out.steps = steps->integer();
+  if (const JsonValue *ranks = entry.find("ranks")) {
+    if (!ranks->isInteger() || ranks->integer() < 1)
+      return false;
+    out.ranks = ranks->integer();
+  }
   return parseStrings(entry.find("flags"), out.flags) && parseOptionalTolerances(entry, out);
 }
 
@@ -411,7 +418,9 @@ TEST_P(TrainingTest, MatchesPyTorch) {
       hasFlag(trainingCase.flags, "--vram-budget") || hasFlag(trainingCase.flags, "--remat");
   if (memoryCase)
     EXPECT_NE(output.find("recomputing"), std::string::npos) << output;
-  ASSERT_EQ(run(program + " --data " + kData + "/" + trainingCase.model + ".data.npz" +
+  // A data-parallel case runs its ranks under mpirun; rank 0 logs, dumps and saves.
+  std::string launcher = trainingCase.ranks > 1 ? mpirunCommand(trainingCase.ranks) : "";
+  ASSERT_EQ(run(launcher + program + " --data " + kData + "/" + trainingCase.model + ".data.npz" +
                     " --steps " + std::to_string(trainingCase.steps) + " --log " + log +
                     " --dump-grads " + grads + " --save " + trained,
                 dir, output),
@@ -430,8 +439,8 @@ TEST_P(TrainingTest, MatchesPyTorch) {
 
 constexpr const char *kCaseFields =
     "name, model, config (strings), steps (integer), flags (strings), update_tolerance "
-    "(number), update_tolerances (object of numbers) and optionally loss_tolerance (number) and "
-    "gradient_tolerances (object of numbers)";
+    "(number), update_tolerances (object of numbers) and optionally loss_tolerance (number), "
+    "gradient_tolerances (object of numbers) and ranks (integer)";
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, TrainingTest, testing::ValuesIn(loadCases("cases.json", parseCase, kCaseFields)),

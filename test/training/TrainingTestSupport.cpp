@@ -38,4 +38,8 @@ std::string memcCommand(const std::string &model, const std::vector<std::string>
   return command + " -o " + program;
 }
 
+std::string mpirunCommand(int64_t ranks) {
+  return "mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " ";
+}
+
 } // namespace memc::test

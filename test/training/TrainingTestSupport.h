@@ -27,6 +27,9 @@ int run(const std::string &command, const std::string &dir, std::string &output)
 std::string memcCommand(const std::string &model, const std::vector<std::string> &flags,
                         const std::string &program);
 
+/// `mpirun -np RANKS ` with what CI needs (root, more ranks than cores), before a program.
+std::string mpirunCommand(int64_t ranks);
+
 } // namespace memc::test
 
 #endif // MEMC_TEST_TRAINING_TRAININGTESTSUPPORT_H

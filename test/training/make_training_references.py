@@ -193,6 +193,17 @@ MEMORY_VARIANTS = {
 }
 
 
+# Data parallel: N ranks of one micro-batch each compute what one process accumulating N
+# micro-batches does, so these cases train with the accumulation references under
+# `mpirun -np 3` instead of --grad-accum 3 (the test runs them with the case's "ranks").
+RANK_VARIANTS = {("mlp", "adamw_accum"), ("gpt2", "adamw_accum")}
+
+
+def ranks_flags(flags, ranks):
+    at = flags.index("--grad-accum")
+    return flags[:at] + ["--world-size", str(ranks)] + flags[at + 2:]
+
+
 def memc_flags(model, config):
     c = CONFIGS[config]
     flags = ["--loss", "cross_entropy", "--optimizer", c["optimizer"], "--lr", repr(c["lr"])]
@@ -461,6 +472,10 @@ def main():
                 cases[-1]["loss_tolerance"] = HELPER_LOSS_TOLERANCE
             print(f"{name} {config}: losses {' '.join(f'{x:.6f}' for x in losses)}; "
                   f"update tolerances {tolerances}")
+            if (name, config) in RANK_VARIANTS:
+                ranks = CONFIGS[config]["accum"]
+                cases.append(dict(cases[-1], name=f"{name}_{config}_ranks{ranks}", ranks=ranks,
+                                  flags=ranks_flags(cases[-1]["flags"], ranks)))
             if config != "adamw":
                 continue
             for variant, extra in MEMORY_VARIANTS.get(name, []):

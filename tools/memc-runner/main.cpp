@@ -22,6 +22,7 @@
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/support/MessageText.h"
+#include "runtime/comm/MpiCollectives.h"
 #include "runtime/support/NumberRange.h"
 #include "runtime/support/OutOfMemory.h"
 #include "runtime/train/Checkpoints.h"
@@ -48,7 +49,7 @@ struct Options {
   // Training programs.
   std::optional<std::string> data, steps, log, dumpGrads, save, checkpoint, checkpointEvery,
       resume, seed, lr, warmupSteps, schedule, tokens, epochs, evalData, evalEvery, weightDecay,
-      clipGradNorm;
+      clipGradNorm, collectiveTimeout;
   std::string device = "cpu";
   /// Runs of the schedule; the summary reports the median time (benchmarks).
   int repeat = 1;
@@ -103,8 +104,9 @@ void printUsage(bool bundled) {
                 "       [--lr F] [--warmup-steps N] [--schedule constant|linear|cosine]\n"
                 "       [--weight-decay F] [--clip-grad-norm F]\n"
                 "       [--dump-grads GRADS.npz] [--save OUT.safetensors|OUT.onnx]\n"
-                "       [--checkpoint DIR [--checkpoint-every N]] [--resume DIR] [--seed S]\n",
-                name, name);
+                "       [--checkpoint DIR [--checkpoint-every N]] [--resume DIR] [--seed S]\n"
+                "       (compiled with --world-size N: mpirun -np N %s ... [--collective-timeout S])\n",
+                name, name, name);
   else
     std::printf("usage: %s --plan PLAN [--weights WEIGHTS.safetensors] --inputs IN.npz\n"
                 "       [--outputs OUT.npz] [--device NAME] [--stats]\n",
@@ -149,7 +151,10 @@ void printUsage(bool bundled) {
         "                   (DIR is made if missing), every --checkpoint-every steps and at the end\n"
         "  --checkpoint-every N  steps between checkpoints (default: 100)\n"
         "  --resume DIR     continue from DIR's checkpoint, exactly as an uninterrupted run\n"
-        "  --seed S         seeds the dropout masks (default: 0)\n");
+        "  --seed S         seeds the dropout masks (default: 0)\n"
+        "  --collective-timeout S  a data-parallel program (memc --world-size N, run under\n"
+        "                   mpirun -np N) ends every rank when one waits S seconds for the\n"
+        "                   others (default: 300); rank 0 logs, checkpoints and saves\n");
 }
 
 /// The counts the runner's flags accept. Steps and micro-batch indices stay far from int64's
@@ -163,6 +168,7 @@ const std::map<std::string, NumberRange> kCountRanges = {
     {"--epochs", {1, 1048576, true, true, true}},
     {"--eval-every", {1, kMaxFlagCount, true, true, true}},
     {"--repeat", {1, 1e6, true, true, true}},
+    {"--collective-timeout", {1, 86400, true, true, true}},
 };
 
 /// Parses the count flag `name` by its row of kCountRanges.
@@ -187,7 +193,8 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
       {"--warmup-steps", &options.warmupSteps}, {"--schedule", &options.schedule},
       {"--tokens", &options.tokens},   {"--epochs", &options.epochs},
       {"--eval-data", &options.evalData}, {"--eval-every", &options.evalEvery},
-      {"--weight-decay", &options.weightDecay}, {"--clip-grad-norm", &options.clipGradNorm}};
+      {"--weight-decay", &options.weightDecay}, {"--clip-grad-norm", &options.clipGradNorm},
+      {"--collective-timeout", &options.collectiveTimeout}};
   std::optional<std::string> device, repeat;
   valued["--device"] = &device;
   valued["--repeat"] = &repeat;
@@ -298,6 +305,7 @@ std::string flagsThatDoNotApply(const Options &options, bool training) {
                      {"--tokens", options.tokens.has_value()},
                      {"--epochs", options.epochs.has_value()},
                      {"--eval-data", options.evalData.has_value()},
+                     {"--collective-timeout", options.collectiveTimeout.has_value()},
                      {"--eval-every", options.evalEvery.has_value()},
                      {"--weight-decay", options.weightDecay.has_value()},
                      {"--clip-grad-norm", options.clipGradNorm.has_value()},
@@ -338,6 +346,46 @@ bool isTrainingPlan(std::string_view bytes) {
   memc::plan::Plan plan;
   return bytes.size() <= static_cast<size_t>(INT32_MAX) &&
          plan.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && plan.has_training();
+}
+
+/// The ranks of a program compiled for `worldSize` (0 or 1: one process, `ranks` stays null).
+/// False with a message, on every rank, where the launch does not match the program; `ranks` is
+/// then set where the launcher started copies, so that each can wait for the others to say why
+/// (mpirun ends the rest when the first exits).
+bool joinRanks(int64_t worldSize, const Options &options, std::unique_ptr<MpiCollectives> &ranks,
+               std::string &error) {
+  worldSize = std::max<int64_t>(worldSize, 1);
+  const int launched = MpiCollectives::launcherWorldSize();
+  if (worldSize == 1 && launched <= 1) {
+    if (options.collectiveTimeout)
+      error = "--collective-timeout is for data-parallel programs (memc --world-size N)";
+    return !options.collectiveTimeout;
+  }
+  const std::string compiled = "this program is compiled for " + std::to_string(worldSize) +
+                               (worldSize == 1 ? " process" : " ranks (memc --world-size)");
+  if (launched == 0) {
+    error = compiled + ": start it with mpirun -np " + std::to_string(worldSize);
+    return false;
+  }
+  if (launched != worldSize) {
+    std::string ignored;
+    ranks = MpiCollectives::create(0, ignored);
+    error = compiled + ", and mpirun started " + std::to_string(launched) +
+            (worldSize == 1 ? " copies, which would overwrite each other's files"
+                            : ": start it with mpirun -np " + std::to_string(worldSize) +
+                                  " (or compile it for " + std::to_string(launched) + ")");
+    return false;
+  }
+  int64_t timeout = 300;
+  if (options.collectiveTimeout &&
+      !parseCount("--collective-timeout", *options.collectiveTimeout, timeout, error))
+    return false;
+  ranks = MpiCollectives::create(static_cast<double>(timeout), error);
+  if (ranks && ranks->size() != worldSize) {
+    error = compiled + ", and MPI has " + std::to_string(ranks->size());
+    ranks.reset();
+  }
+  return ranks != nullptr;
 }
 
 /// Trains with a training program's plan; returns the exit code.
@@ -421,11 +469,36 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   training.savePath = options.save;
   training.progress = isatty(STDERR_FILENO);
   training.note = note;
+  std::unique_ptr<MpiCollectives> ranks;
+  if (!joinRanks(plan.training().world_size(), options, ranks, error)) {
+    fail(error);
+    if (ranks)
+      ranks->barrier(error);
+    return 1;
+  }
+  if (ranks) {
+    training.ranks = ranks.get();
+    if (ranks->rank() != 0) { // rank 0 speaks and writes for all, but its shards under ZeRO
+      training.logPath.reset();
+      training.dumpGradientsPath.reset();
+      training.savePath.reset();
+      if (plan.training().zero_stage() == 0)
+        training.checkpointDir.reset();
+      training.progress = false;
+      training.note = [](const std::string &) {};
+    }
+  }
   DeviceRegistry registry;
   registerAvailableDevices(registry);
   std::unique_ptr<Device> device = registry.create(options.device, error);
-  if (!device || !runTraining(plan, weights, *device, training, error))
-    return fail(error);
+  if (!device || !runTraining(plan, weights, *device, training, error)) {
+    if (!ranks)
+      return fail(error);
+    // The others may be waiting in a collective for this rank: end them all.
+    fail("rank " + std::to_string(ranks->rank()) + " of " + std::to_string(ranks->size()) +
+         ": " + error);
+    ranks->abortAll(1);
+  }
   return 0;
 }
 

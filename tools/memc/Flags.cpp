@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/memc/Flags.h"
 
+#include "kernels/Collectives.h"
 #include "kernels/KernelTargets.h"
 #include "kernels/ShapeRules.h"
 #include "runtime/support/Bytes.h"
@@ -105,6 +106,16 @@ cl::opt<bool> logGradNorm("log-grad-norm",
 RangedOpt<int64_t> gradAccum({1, 65536, true, true, true}, "grad-accum",
                              cl::desc("Micro-batches per optimizer step (default: 1)"), cl::init(1),
                              cl::cat(trainingCategory));
+RangedOpt<int64_t> worldSize({1, double(memc::kernels::kMaxWorldSize), true, true, true},
+                             "world-size",
+                             cl::desc("Data parallel: train on this many ranks under mpirun, each "
+                                      "with its own micro-batches (default: 1)"),
+                             cl::init(1), cl::cat(trainingCategory));
+RangedOpt<int64_t> zeroStage({0, 3, true, true, true}, "zero-stage",
+                             cl::desc("With --world-size: what the ranks shard, as ZeRO (0: "
+                                      "nothing; 1: the optimizer state; 2: also the gradients; "
+                                      "3, also the parameters, is not built yet)"),
+                             cl::init(0), cl::cat(trainingCategory));
 enum class GradAccumMean { Tokens, MicroBatches };
 cl::opt<GradAccumMean> gradAccumMean(
     "grad-accum-mean",
@@ -270,6 +281,12 @@ bool trainingOptions(memc::TrainStepOptions &options, memc::Precision chosenPrec
     return error("--optimizer must be one of " + memc::optimizerNames() + ", got '" + optimizer +
                  "'");
   opt.accumulationSteps = gradAccum;
+  options.worldSize = worldSize;
+  options.zeroStage = zeroStage;
+  if (zeroStage == 3)
+    return error("--zero-stage 3 (parameters sharded too) is not built yet: stages 0-2 are");
+  if (zeroStage.getNumOccurrences() && worldSize == 1)
+    return error("--zero-stage needs --world-size N with N > 1");
   opt.tokenWeightedAccumulation = gradAccumMean == GradAccumMean::Tokens;
   if (nesterov && (optimizer != "sgd" || momentum == 0))
     return error("--nesterov needs --optimizer sgd with --momentum > 0");
