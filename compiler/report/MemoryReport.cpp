@@ -92,16 +92,31 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
       report.mostLive[c] = std::max(report.mostLive[c], step[c]);
   report.worldSize = std::max<int64_t>(1, plan.training().world_size());
   report.zeroStage = plan.training().zero_stage();
-  for (plan::Category category :
-       {plan::PARAMETERS, plan::GRADIENTS, plan::OPTIMIZER_STATE, plan::WEIGHT_COPIES})
-    report.modelStateBytes += report.mostLive[category];
-  for (const plan::Binding &binding : plan.parameters())
-    if (binding.kind() == plan::KIND_PARAMETER) {
+  for (const plan::Binding &binding : plan.parameters()) {
+    const plan::Buffer &buffer = plan.buffers(static_cast<int>(binding.buffer()));
+    MemoryReport::ModelState &state = report.modelState;
+    switch (binding.kind()) {
+    case plan::KIND_PARAMETER: {
+      state.parameters += buffer.size_bytes();
       int64_t elements = 1;
-      for (int64_t dim : plan.buffers(static_cast<int>(binding.buffer())).shape())
+      for (int64_t dim : buffer.shape())
         elements *= dim;
       report.parameterCount += elements;
+      break;
     }
+    case plan::KIND_OPTIMIZER_STATE:
+      state.optimizerState += buffer.size_bytes();
+      break;
+    case plan::KIND_GRADIENT_ACCUMULATOR:
+      state.gradientAccumulators += buffer.size_bytes();
+      break;
+    case plan::KIND_WEIGHT_COPY:
+      state.weightCopies += buffer.size_bytes();
+      break;
+    default:
+      break;
+    }
+  }
   uint64_t live = totalBytes(report.breakdown);
   report.unusedArenaBytes = report.peakBytes > live ? report.peakBytes - live : 0;
   if (report.peakStep < plan.steps_size()) {
@@ -155,15 +170,18 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os) {
       os << "\n    " << unfused.node << ": " << unfused.reason;
   }
   if (report.worldSize > 1) {
+    const MemoryReport::ModelState &state = report.modelState;
     double n = static_cast<double>(report.worldSize);
     os << "\n  data parallel   " << report.worldSize << " ranks, ZeRO stage " << report.zeroStage
        << ": every number here is one rank's"
-       << llvm::format("\n    model state   %s, %.2f bytes/parameter (ZeRO's mixed-precision "
-                       "AdamW: 16 unsharded, 4 + 12/N = %.2f at stage 1, 2 + 14/N = %.2f at "
-                       "stage 2, 16/N = %.2f at stage 3)",
-                       formatBytes(report.modelStateBytes).c_str(),
-                       double(report.modelStateBytes) /
-                           double(std::max<int64_t>(1, report.parameterCount)),
+       << "\n    model state   parameters " << formatBytes(state.parameters)
+       << ", optimizer state " << formatBytes(state.optimizerState)
+       << ", gradient accumulators " << formatBytes(state.gradientAccumulators)
+       << ", weight copies " << formatBytes(state.weightCopies)
+       << llvm::format("\n                  %.2f bytes/parameter (ZeRO's mixed-precision AdamW: "
+                       "16 unsharded, 4 + 12/N = %.2f at stage 1, 2 + 14/N = %.2f at stage 2, "
+                       "16/N = %.2f at stage 3)",
+                       double(state.total()) / double(std::max<int64_t>(1, report.parameterCount)),
                        4 + 12 / n, 2 + 14 / n, 16 / n);
   }
   os << "\n  at the peak (step " << report.peakStep << ", " << report.peakKernel;
@@ -235,8 +253,13 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
     dataParallel = llvm::json::Object{
         {"world_size", report.worldSize},
         {"zero_stage", report.zeroStage},
-        {"model_state_bytes", static_cast<int64_t>(report.modelStateBytes)},
-        {"parameters", report.parameterCount}};
+        {"parameters", report.parameterCount},
+        {"parameter_bytes", static_cast<int64_t>(report.modelState.parameters)},
+        {"optimizer_state_bytes", static_cast<int64_t>(report.modelState.optimizerState)},
+        {"gradient_accumulator_bytes",
+         static_cast<int64_t>(report.modelState.gradientAccumulators)},
+        {"weight_copy_bytes", static_cast<int64_t>(report.modelState.weightCopies)},
+        {"model_state_bytes", static_cast<int64_t>(report.modelState.total())}};
   llvm::json::Object root{
       {"peak_bytes", static_cast<int64_t>(report.peakBytes)},
       {"lower_bound_bytes", static_cast<int64_t>(report.lowerBoundBytes)},

@@ -71,10 +71,16 @@ struct MemoryReport {
   /// Loss fusion's outcome (nothing with --fuse-loss off, mse or inference).
   std::optional<LossFusionSummary> loss;
   /// Data parallel: the ranks and the ZeRO stage the plan is for (every number above is one
-  /// rank's); the model state a rank holds (parameters, gradients, optimizer state and weight
-  /// copies, each at its most live) and the parameters' elements, for ZeRO's bytes/parameter.
+  /// rank's).
   int64_t worldSize = 1, zeroStage = 0;
-  uint64_t modelStateBytes = 0;
+  /// The model state one rank keeps across steps, by binding kind, and the trained and frozen
+  /// parameters' elements, for ZeRO's bytes per parameter.
+  struct ModelState {
+    uint64_t parameters = 0, optimizerState = 0, gradientAccumulators = 0, weightCopies = 0;
+    uint64_t total() const {
+      return parameters + optimizerState + gradientAccumulators + weightCopies;
+    }
+  } modelState;
   int64_t parameterCount = 0;
 };
 
