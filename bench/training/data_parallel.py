@@ -1,6 +1,7 @@
-"""Data parallel (memc --world-size N, ZeRO stage 0): per-rank planned memory at N = 1, 2, 4, 8
-beside ZeRO's formulas, and the step time of 2 CPU ranks against one process accumulating the
-same 2 micro-batches, in one run. Prints markdown tables for docs/benchmarks.md.
+"""Data parallel (memc --world-size N --zero-stage S): per-rank planned memory at N = 1, 2, 4, 8
+and stages 0-3 beside ZeRO's formulas (compile only), and the step time of 2 CPU ranks at each
+stage against one process accumulating the same 2 micro-batches, in one run. Prints markdown
+tables for docs/benchmarks.md.
 
 Run: /usr/bin/python3 bench/training/data_parallel.py [BUILD_DIR] [STEPS]
 (numpy only; mpirun from openmpi-bin, which tools/setup.sh installs)"""
@@ -40,27 +41,37 @@ def gib(n):
     return f"{n / 2**30:.2f}"
 
 
+STAGES = [0, 1, 2, 3]
+
+
+def formula(stage, n):
+    """ZeRO paper's bytes per parameter of mixed-precision Adam at a stage and N ranks."""
+    return [16, 4 + 12 / n, 2 + 14 / n, 16 / n][stage]
+
+
 with tempfile.TemporaryDirectory() as work:
-    print("### Per-rank planned memory (stage 0: every rank holds the whole model state)\n")
-    print("| model | N | peak per rank GiB | model state per rank GiB | bytes/param | "
-          "ZeRO formula (stage 0 / 1 / 2 / 3, bytes/param) |")
-    print("|---|---|---|---|---|---|")
+    print("### Per-rank planned memory, --precision bf16 AdamW, by ZeRO stage\n")
+    print("| model | N | stage | peak per rank GiB | model state per rank GiB | "
+          "bytes/param (memc) | bytes/param (ZeRO paper) |")
+    print("|---|---|---|---|---|---|---|")
     for name, zoo_flags, flags in [
             ("gpt2-124m", ["--batch", "2", "--seq", "1024"], ["--freeze", "*.attn.bias"]),
             ("llama-1b", ["--batch", "1", "--seq", "1024"], ["--freeze", "*rotary*"])]:
         model = os.path.join(work, name + ".onnx")
         run([zoo, "--model", name, "--weights", "none", "-o", model] + zoo_flags)
-        for n in [1, 2, 4, 8]:
-            extra = ["--world-size", str(n)] if n > 1 else []
-            report = planned(model, flags + extra, work)
-            state = report["data_parallel"]["model_state_bytes"] if n > 1 else sum(
-                report["most_live_bytes"][c] for c in
-                ["parameters", "gradients", "optimizer_state", "weight_copies"])
-            params = report["data_parallel"]["parameters"] if n > 1 else None
-            per_param = f"{state / params:.2f}" if params else "-"
-            formula = f"16 / {4 + 12 / n:.2f} / {2 + 14 / n:.2f} / {16 / n:.2f}"
-            print(f"| {name} | {n} | {gib(report['peak_bytes'])} | {gib(state)} | {per_param} | "
-                  f"{formula} |")
+        flags = flags + ["--precision", "bf16"]
+        one = planned(model, flags + ["--world-size", "1"], work)
+        state = sum(one["most_live_bytes"][c] for c in ["parameters", "optimizer_state"])
+        print(f"| {name} | 1 | - | {gib(one['peak_bytes'])} | {gib(state)} | - | 16 |")
+        for n in [2, 4, 8]:
+            for stage in STAGES:
+                report = planned(model, flags + ["--world-size", str(n), "--zero-stage",
+                                                 str(stage)], work)
+                ranks = report["data_parallel"]
+                per_param = ranks["model_state_bytes"] / ranks["parameters"]
+                print(f"| {name} | {n} | {stage} | {gib(report['peak_bytes'])} | "
+                      f"{gib(ranks['model_state_bytes'])} | {per_param:.2f} | "
+                      f"{formula(stage, n):.2f} |")
 
     print("\n### Step time: 2 ranks against one process with --grad-accum 2\n")
     model = os.path.join(work, "gpt2-small.onnx")
@@ -71,7 +82,9 @@ with tempfile.TemporaryDirectory() as work:
     ids = rng.integers(0, 4096, (64, 128))
     np.savez(data, input_ids=ids, labels=np.roll(ids, -1, axis=1))
     common = ["--loss", "cross_entropy", "--optimizer", "adamw", "--freeze", "*.attn.bias"]
-    run([memc, model] + common + ["--world-size", "2", "-o", os.path.join(work, "ranks")])
+    for stage in STAGES:
+        run([memc, model] + common + ["--world-size", "2", "--zero-stage", str(stage), "-o",
+                                      os.path.join(work, f"ranks{stage}")])
     run([memc, model] + common + ["--grad-accum", "2", "-o", os.path.join(work, "accum")])
 
     def median_ms(command, threads):
@@ -81,13 +94,15 @@ with tempfile.TemporaryDirectory() as work:
         return statistics.median(json.loads(line)["ms"] for line in open(log)
                                  if json.loads(line)["step"] > WARMUP)
 
-    ranks = median_ms(mpirun + ["-np", "2", os.path.join(work, "ranks")], 1)
     accum1 = median_ms([os.path.join(work, "accum")], 1)
     accum2 = median_ms([os.path.join(work, "accum")], 2)
-    print("| run | ms/step (median) | against 2 ranks |")
+    print("| run | ms/step (median) | against half the 1-thread accumulation |")
     print("|---|---|---|")
-    print(f"| 2 ranks x 1 thread, one micro-batch each | {ranks:.1f} | 1.00 |")
-    print(f"| 1 process x 1 thread, --grad-accum 2 | {accum1:.1f} | {accum1 / ranks:.2f} |")
-    print(f"| 1 process x 2 threads, --grad-accum 2 | {accum2:.1f} | {accum2 / ranks:.2f} |")
-    print(f"\ncommunication overhead: 2 ranks take {ranks / (accum1 / 2):.2f}x half the "
-          f"1-thread accumulation (1.00 would be free communication)")
+    for stage in STAGES:
+        ranks = median_ms(mpirun + ["-np", "2", os.path.join(work, f"ranks{stage}")], 1)
+        print(f"| 2 ranks x 1 thread, ZeRO stage {stage} | {ranks:.1f} | "
+              f"{ranks / (accum1 / 2):.2f} |")
+    print(f"| 1 process x 1 thread, --grad-accum 2 | {accum1:.1f} | 2.00 |")
+    print(f"| 1 process x 2 threads, --grad-accum 2 | {accum2:.1f} | {accum2 / (accum1 / 2):.2f} |")
+    print("\n(a 2-rank step computing as fast as half the accumulated one, 1.00, would mean free "
+          "communication)")

@@ -76,6 +76,17 @@ llvm::DenseMap<Value, StringAttr> gradientsByParameter(func::FuncOp function) {
         work.push_back({widened.getInput(), parameter});
       continue;
     }
+    // A piece of a bucket of gradients summed over the ranks (allReduceGradients): the bucket
+    // is a gradient, and piece i's gradient is the bucket's part i.
+    if (auto pieces = dyn_cast_if_present<SplitOp>(producer)) {
+      Value bucket = pieces.getInput();
+      work.push_back({bucket, parameter});
+      auto sum = bucket.getDefiningOp<AllReduceOp>();
+      auto parts = sum ? sum.getInput().getDefiningOp<ConcatOp>() : ConcatOp();
+      if (parts && parts.getInputs().size() == pieces.getNumResults())
+        work.push_back({parts.getInputs()[cast<OpResult>(value).getResultNumber()], parameter});
+      continue;
+    }
     // Summed over the ranks, or this rank's shard of one: a gradient too.
     if (isa_and_present<AllReduceOp, ReduceScatterOp, ShardOp>(producer)) {
       if (!isa<BlockArgument>(producer->getOperand(0)))
@@ -98,8 +109,28 @@ llvm::DenseMap<Value, std::string> describedValues(func::FuncOp function) {
   for (auto [value, parameter] : gradientsByParameter(function))
     if (parameter)
       names[value] = "gradient of " + parameter.str();
-  // A parameter's 16-bit copy (--precision): "NAME as bf16".
+  // A parameter's 16-bit copy (--precision): "NAME as bf16"; a ZeRO stage 3 parameter gathered
+  // whole from its shards: "NAME gathered" (or "NAME as bf16 gathered").
+  auto parameterName = [&](Value value) {
+    auto argument = dyn_cast<BlockArgument>(value);
+    auto name = argument ? function.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                                 kParamNameAttr)
+                         : StringAttr();
+    return name ? name.str() : std::string();
+  };
   for (Operation &op : function.getBody().front()) {
+    if (auto gather = dyn_cast<AllGatherOp>(op)) {
+      Type from = cast<RankedTensorType>(gather.getInput().getType()).getElementType();
+      Type to = cast<RankedTensorType>(gather.getType()).getElementType();
+      std::string element;
+      if (from != to) {
+        llvm::raw_string_ostream os(element);
+        os << " as " << to;
+      }
+      if (std::string name = parameterName(gather.getInput()); !name.empty())
+        names[gather.getResult()] = name + element + " gathered";
+      continue;
+    }
     auto narrowing = dyn_cast<CastOp>(op);
     auto source = narrowing ? dyn_cast<BlockArgument>(narrowing.getInput()) : BlockArgument();
     auto parameter = source ? function.getArgAttrOfType<StringAttr>(source.getArgNumber(),
@@ -161,7 +192,8 @@ llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
     if (category.lookup(argument) == plan::PARAMETERS)
       weights.insert(argument);
   for (Operation &op : body)
-    if (isa<ReshapeOp, TransposeOp>(op) && weights.contains(op.getOperand(0)))
+    if (isa<AllGatherOp>(op) ||
+        (isa<ReshapeOp, TransposeOp>(op) && weights.contains(op.getOperand(0))))
       weights.insert(op.getResult(0));
 
   for (Operation &op : body.without_terminator()) {
@@ -170,6 +202,8 @@ llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
       plan::Category kind = plan::TEMPORARIES;
       if (isa<ConstantOp>(op))
         kind = plan::CONSTANTS;
+      else if (isa<AllGatherOp>(op))
+        kind = plan::COMMUNICATION;
       else if (isa<CastOp>(op) && weights.contains(op.getOperand(0)))
         kind = plan::WEIGHT_COPIES;
       else if (gradients.contains(result))

@@ -500,6 +500,9 @@ void PlanBuilder::bindInterface() {
       auto source = function.getArgAttrOfType<StringAttr>(index, kParamSourceAttr);
       binding->set_source(source ? source.str() : name.str());
       binding->set_kind(argumentKind(function, index));
+      if (auto whole = function.getArgAttrOfType<DenseI64ArrayAttr>(index, kShardOfAttr))
+        for (int64_t dim : whole.asArrayRef())
+          binding->add_shard_of(dim);
     } else {
       binding = result.add_inputs();
       binding->set_name(result.buffers(bufferOf[argument]).name());

@@ -40,15 +40,22 @@ bool serializeWeights(const plan::Plan &plan, const WeightStore &weights, std::s
           storedType->dtype, reinterpret_cast<const uint8_t *>(storage[i].data()), count, dtype);
       storage[i].assign(widened.begin(), widened.end());
     }
-    if (storage[i].size() != buffer.size_bytes()) {
+    // A ZeRO stage 3 parameter's buffer is a rank's shard; the program carries it whole.
+    std::vector<int64_t> shape(buffer.shape().begin(), buffer.shape().end());
+    if (binding.shard_of_size() > 0)
+      shape.assign(binding.shard_of().begin(), binding.shard_of().end());
+    uint64_t bytes = runtime::elementSize(dtype);
+    for (int64_t dim : shape)
+      bytes *= static_cast<uint64_t>(dim);
+    if (storage[i].size() != bytes) {
       error = "parameter '" + binding.name() + "' holds " + std::to_string(storage[i].size()) +
-              " bytes, its plan buffer " + std::to_string(buffer.size_bytes());
+              " bytes, its plan buffer " + std::to_string(bytes);
       return false;
     }
     runtime::TensorRef tensor;
     tensor.name = source;
     tensor.dtype = dtype;
-    tensor.shape.assign(buffer.shape().begin(), buffer.shape().end());
+    tensor.shape = std::move(shape);
     tensor.bytes = std::string_view(storage[i].data(), storage[i].size());
     tensors.push_back(std::move(tensor));
   }

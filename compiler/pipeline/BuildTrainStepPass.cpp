@@ -43,6 +43,7 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
     options.fuseLoss = fuseLoss;
     options.worldSize = worldSize;
     options.zeroStage = zeroStage;
+    options.bucketCapMb = bucketCapMb;
     options.freeze.assign(freeze.begin(), freeze.end());
     options.noDecay.assign(noDecay.begin(), noDecay.end());
     options.noDecayNormsAndBiases = noDecayNormsAndBiases;

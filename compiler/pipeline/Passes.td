@@ -74,8 +74,11 @@ def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
            "cross_entropy: fuse the head product into memc.linear_cross_entropy">,
     Option<"worldSize", "world-size", "int64_t", /*default=*/"1",
            "Data parallel: ranks whose gradients each update sums (memc.all_reduce)">,
+    Option<"bucketCapMb", "bucket-cap-mb", "int64_t", /*default=*/"25",
+           "Data parallel, stages 0 and 1: MiB of gradients per all-reduce (0: one each)">,
     Option<"zeroStage", "zero-stage", "int64_t", /*default=*/"0",
-           "With world-size > 1: ZeRO's sharding, 1 the optimizer state, 2 also the gradients">
+           "With world-size > 1: ZeRO's sharding, 1 the optimizer state, 2 also the gradients, "
+           "3 also the parameters">
   ];
   let dependentDialects = ["::memc::MemcDialect", "::mlir::func::FuncDialect"];
 }

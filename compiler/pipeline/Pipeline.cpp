@@ -88,7 +88,8 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   buildCanonicalizationPipeline(pm);
   if (options.saveMaxPoolArgmax.value_or(!rematMayRun(options)))
     pm.nest<func::FuncOp>().addPass(createSaveMaxPoolArgmax());
-  // Slots: LoRA / quantization, optimizer-state sharding (later).
+  // Slot: LoRA / quantization (later). Optimizer-state sharding is the step's
+  // (--zero-stage, compiler/training/DataParallel.h).
 }
 
 namespace {

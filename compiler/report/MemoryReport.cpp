@@ -98,8 +98,9 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
     switch (binding.kind()) {
     case plan::KIND_PARAMETER: {
       state.parameters += buffer.size_bytes();
+      // A ZeRO stage 3 shard counts as the parameter it is a part of.
       int64_t elements = 1;
-      for (int64_t dim : buffer.shape())
+      for (int64_t dim : binding.shard_of_size() > 0 ? binding.shard_of() : buffer.shape())
         elements *= dim;
       report.parameterCount += elements;
       break;

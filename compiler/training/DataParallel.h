@@ -9,6 +9,10 @@
 //            updates its shard of the parameter, and the ranks all-gather the parameter;
 //   stage 2: also the gradients: each is reduce-scattered as the backward produces it, and the
 //            accumulators are shards.
+//   stage 3: also the parameters: a trained parameter's argument is its shard (memc.shard_of
+//            names the whole shape); the ranks all-gather it right before the forward first
+//            reads it and again before the backward does, so the whole tensor lives only
+//            around its uses, and the update writes the shard.
 // Global-norm clipping and fp16's found-inf then see shards, so their sums go over the ranks too.
 //
 //===----------------------------------------------------------------------===//
@@ -26,11 +30,14 @@ namespace memc {
 mlir::RankedTensorType shardType(mlir::RankedTensorType whole, int64_t worldSize);
 
 /// Stages 0 and 1: every gradient summed over the ranks, on the micro-batch that applies
-/// (`gate`, null without accumulation: every micro-batch), each placed right after its gradient
-/// is final, so the first ones are on their way while the backward computes the rest.
+/// (`gate`, null without accumulation: every micro-batch), in buckets as DDP's: the gradients,
+/// in the order the backward produces them, fill a bucket (of their element type) until it
+/// holds `bucketBytes`; each bucket is flattened into one tensor and all-reduced right after its
+/// last gradient is final, so the first buckets are on their way while the backward computes
+/// the rest, and small gradients do not each pay a collective's latency.
 void allReduceGradients(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::MutableArrayRef<mlir::Value> gradients, mlir::Value gate,
-                        int64_t worldSize);
+                        int64_t worldSize, uint64_t bucketBytes);
 
 /// Stage 2: every gradient reduce-scattered right after the backward produces it, so a rank
 /// keeps its shard of each and the whole one dies at once.
@@ -52,6 +59,23 @@ llvm::SmallVector<mlir::Value> buildShardedUpdate(mlir::OpBuilder &b, mlir::Loca
                                                   const Optimizer &optimizer,
                                                   ParameterUpdate update, mlir::Value gate,
                                                   int64_t worldSize);
+
+/// Stage 3: the whole parameter from this rank's shard `shard` of it (a step argument), built
+/// at the builder's insertion point; placeGathers moves it to where it is read.
+mlir::Value gatherParameter(mlir::OpBuilder &b, mlir::Location loc, mlir::Value shard,
+                            mlir::RankedTensorType whole, int64_t worldSize);
+
+/// Stage 3: a parameter the step reads only in a narrower float type (--precision bf16's
+/// compute copy) is gathered in that type (each rank rounds its shard): half the bytes to
+/// exchange and to hold. Replaces such entries of `gathers`.
+void narrowGathers(mlir::OpBuilder &b, mlir::MutableArrayRef<mlir::Value> gathers);
+
+/// Stage 3: moves each of `gathers` right before its first reader, and gives the readers after
+/// `lastForward` (the backward's) a gather of their own right before the first of them, with
+/// the forward's casts, reshapes and transposes of it repeated, so neither the whole parameter
+/// nor its 16-bit copy is kept from the forward to the backward. Returns the backward's gathers.
+llvm::SmallVector<mlir::Value> placeGathers(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> gathers,
+                                            mlir::Operation *lastForward);
 
 } // namespace memc
 

@@ -393,7 +393,9 @@ struct WeightCast {
 /// its parameters and buffers (autocast makes one per tensor and type, at the entry).
 SmallVector<WeightCast> weightCastsToKeep(func::FuncOp forward, const TrainStepOptions &options) {
   SmallVector<WeightCast> kept;
-  if (options.optimizer.name == "none" || options.optimizer.accumulationSteps <= 1)
+  // Under ZeRO stage 3 a whole copy kept across micro-batches would undo the sharding.
+  if (options.optimizer.name == "none" || options.optimizer.accumulationSteps <= 1 ||
+      zeroStageOf(options) >= 3)
     return kept;
   forward.walk([&](CastOp cast) {
     auto argument = dyn_cast<BlockArgument>(cast.getInput());
@@ -459,6 +461,15 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
         trained.state.push_back(
             arguments.add(spec.type, stateAttrs(b, param, spec.suffix, spec.kind)));
     }
+    // Stage 3: a trained parameter's argument is its shard, naming the whole shape.
+    if (zeroStageOf(options) >= 3)
+      for (auto [index, trained] : llvm::zip(trainable, signature.trained)) {
+        auto whole = cast<RankedTensorType>(forward.getArgument(index).getType());
+        arguments.types[trained.param] = shardType(whole, options.worldSize);
+        NamedAttrList attrs(arguments.attrs[trained.param]);
+        attrs.set(kShardOfAttr, b.getDenseI64ArrayAttr(whole.getShape()));
+        arguments.attrs[trained.param] = attrs.getDictionary(b.getContext());
+      }
     if (accumulates)
       for (auto [index, trained] : llvm::zip(trainable, signature.trained))
         trained.accumulator =
@@ -608,9 +619,21 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
     if (slot)
       scalar = argument(*slot);
 
+  // Stage 3: the forward and the backward read each trained parameter whole, gathered from
+  // its shard (placed by placeGathers once the backward exists).
+  const int64_t zeroStage = optimizer ? zeroStageOf(options) : 0;
   IRMapping mapping;
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     mapping.map(forward.getArgument(i), argument(forwardToStep[i]));
+  SmallVector<Value> gathers;
+  if (zeroStage >= 3)
+    for (auto [index, trained] : llvm::zip(trainableArgs, signature.trained)) {
+      Value gathered = gatherParameter(
+          b, loc, argument(trained.param),
+          cast<RankedTensorType>(forward.getArgument(index).getType()), options.worldSize);
+      mapping.map(forward.getArgument(index), gathered);
+      gathers.push_back(gathered);
+    }
   SmallVector<BatchNormOp> batchNorms;
   for (Operation &op : forward.getBody().front().without_terminator()) {
     Operation *clone = b.clone(op, mapping);
@@ -632,13 +655,16 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
     recordLossFusion(step, fusion);
   }
   // The computation to differentiate: the forward clone and the loss, in order.
+  // (Stage 3's gathers are where the gradients stop: their results are what they are taken
+  // with respect to.)
   SmallVector<Operation *> ops;
   for (Operation &op : *body)
-    ops.push_back(&op);
+    if (!isa<AllGatherOp>(op))
+      ops.push_back(&op);
 
   SmallVector<Value> wrt;
-  for (const TrainStepSignature::TrainedParameter &trained : signature.trained)
-    wrt.push_back(argument(trained.param));
+  for (auto [index, trained] : llvm::zip(trainableArgs, signature.trained))
+    wrt.push_back(mapping.lookup(forward.getArgument(index)));
   // With loss scaling the backward starts from the scale instead of 1 (GradScaler.scale(loss)),
   // so that 16-bit gradients that would underflow keep their bits.
   const LossScaleOptions &lossScale = options.optimizer.lossScale;
@@ -654,16 +680,22 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
                                                          b.getF32FloatAttr(1.0f)));
   if (Value weight = scalars[size_t(plan::ScalarInput::LossWeight)])
     seed = b.create<MulOp>(loc, seed, weight);
+  Operation *lastForward = &body->back();
   FailureOr<SmallVector<Value>> gradients = buildReverseSweep(b, ops, loss, seed, wrt);
   if (failed(gradients)) {
     step.erase();
     return failure();
   }
-  for (auto [index, trained, gradient] : llvm::zip(trainableArgs, signature.trained, *gradients)) {
+  // Each gather in the narrowest type its readers take: the backward's readers may differ (an
+  // embedding's f32 lookup is the forward's alone).
+  narrowGathers(b, gathers);
+  SmallVector<Value> backwardGathers = placeGathers(b, gathers, lastForward);
+  narrowGathers(b, backwardGathers);
+  for (auto [index, whole, gradient] : llvm::zip(trainableArgs, wrt, *gradients)) {
     if (gradient)
       continue;
     unreachable.push_back(index);
-    auto type = cast<RankedTensorType>(argument(trained.param).getType());
+    auto type = cast<RankedTensorType>(whole.getType());
     gradient = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0)));
   }
@@ -675,12 +707,12 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
   // gradients are its own.
   Value flag = scalars[size_t(plan::ScalarInput::Apply)];
   const bool synchronizes = optimizer && options.worldSize > 1;
-  const int64_t zeroStage = optimizer ? zeroStageOf(options) : 0;
   if (zeroStage >= 2)
     reduceScatterGradients(b, loc, *gradients, options.worldSize);
   SmallVector<Value> accumulated = accumulateGradients(b, loc, step, signature, *gradients);
   if (synchronizes && zeroStage < 2)
-    allReduceGradients(b, loc, *gradients, flag, options.worldSize);
+    allReduceGradients(b, loc, *gradients, flag, options.worldSize,
+                       static_cast<uint64_t>(options.bucketCapMb) << 20);
   if (zeroStage == 1)
     shardGradients(b, loc, *gradients, options.worldSize);
   // The update sees the mean over the micro-batches (so far) and the ranks.
@@ -755,10 +787,12 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
       Value param = argument(trained.param);
       ParameterUpdate parameterUpdate{param, gradient, state, optimizerScalars,
                                       decaying[trainableArgs[i]]};
+      // Stages 1 and 2 update this rank's shard of the whole parameter and gather it; stage 3's
+      // argument is the shard.
       SmallVector<Value> updated =
-          zeroStage > 0 ? buildShardedUpdate(b, loc, *optimizer, parameterUpdate, flag,
-                                             options.worldSize)
-                        : optimizer->buildUpdate(b, loc, parameterUpdate);
+          zeroStage == 1 || zeroStage == 2
+              ? buildShardedUpdate(b, loc, *optimizer, parameterUpdate, flag, options.worldSize)
+              : optimizer->buildUpdate(b, loc, parameterUpdate);
       results.push_back(applied(updated[0], param));
       resultAttrs.push_back(marked(kUpdatesAttr, nameOf(trained.param)));
       for (auto [index, value, newValue] :

@@ -57,6 +57,9 @@ struct TrainStepOptions {
   /// DataParallel.h): 1 the optimizer state, 2 also the gradients and their accumulators.
   /// One rank shards nothing, whatever this says.
   int64_t zeroStage = 0;
+  /// Stages 0 and 1: the MiB of gradients one all-reduce carries (DDP's bucket_cap_mb); 0 gives
+  /// every gradient its own.
+  int64_t bucketCapMb = 25;
 };
 
 /// The command-line spellings: "cross_entropy" / "mse".

@@ -25,6 +25,9 @@ constexpr llvm::StringLiteral kParamKindAttr = "memc.param_kind";
 /// On an optimizer state or gradient accumulator: the parameter (by its memc.param name) it is
 /// kept for, so passes find a parameter's state without reading its name.
 constexpr llvm::StringLiteral kStateOfAttr = "memc.state_of";
+/// On a ZeRO stage 3 parameter (a DenseI64ArrayAttr): the whole tensor's shape; the argument is
+/// this rank's flat shard of it (compiler/training/DataParallel.h).
+constexpr llvm::StringLiteral kShardOfAttr = "memc.shard_of";
 /// The initializer holding the initial values of a parameter the exporter deduplicated.
 constexpr llvm::StringLiteral kParamSourceAttr = "memc.param_source";
 /// On a parameter or buffer: its stored values are a causal buffer, torch.tril(ones(N, N)) with

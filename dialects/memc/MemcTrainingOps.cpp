@@ -216,6 +216,11 @@ LogicalResult ReduceScatterOp::verify() {
 LogicalResult AllGatherOp::verify() {
   if (getGate() && cast<RankedTensorType>(getGate().getType()).getRank() != 0)
     return emitOpError("gate must be a scalar");
+  Type from = cast<RankedTensorType>(getInput().getType()).getElementType();
+  Type to = cast<RankedTensorType>(getResult().getType()).getElementType();
+  if (from != to && !(from.isF32() && (to.isBF16() || to.isF16())))
+    return emitOpError("gathers ") << from << " shards into " << to
+                                   << ": the result is the shards' type, or bf16/f16 of f32";
   return verifyShardOf(*this, getWorldSize(), cast<RankedTensorType>(getResult().getType()),
                        cast<RankedTensorType>(getInput().getType()));
 }

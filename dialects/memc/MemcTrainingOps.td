@@ -654,11 +654,13 @@ def Memc_ReduceScatterOp : Memc_Op<"reduce_scatter",
   let hasVerifier = 1;
 }
 
-def Memc_AllGatherOp : Memc_Op<"all_gather", [AllElementTypesMatch<["input", "result"]>]> {
+def Memc_AllGatherOp : Memc_Op<"all_gather"> {
   let summary = "The whole tensor from every rank's flat shard";
   let description = [{
     ZeRO's parameter gather: every rank contributes its shard (memc.shard's layout) and receives
-    the whole tensor, the padding dropped. With a `gate` (the step's `apply` flag under gradient
+    the whole tensor, the padding dropped. The result may be of a narrower float type than an
+    f32 shard (bf16, f16): each rank rounds its shard before the exchange, so a parameter the
+    step reads in 16 bits moves and lives in 16 bits. With a `gate` (the step's `apply` flag under gradient
     accumulation) the ranks communicate only on the micro-batch whose gate is above 0.5; the
     result is unspecified elsewhere (the step selects the old parameter there). Not Pure.
 

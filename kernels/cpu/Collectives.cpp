@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Collectives.h"
+#include "kernels/Float16.h"
 #include "kernels/ScalarOperand.h"
 #include "kernels/cpu/CollectivesWorkspace.h"
 #include "kernels/cpu/KernelGroups.h"
@@ -91,15 +92,23 @@ bool runAllGather(KernelContext &context, const KernelCall &call) {
   if (!ranks)
     return false;
   WorkspaceCarver carver(call);
-  uint8_t *padded = carveAllGather(call, carver);
+  GatherScratch scratch = carveAllGather(call, carver);
   if (!carver.fits(context))
     return false;
+  const void *mine = shard.data;
+  if (scratch.narrowShard) {
+    const float *from = static_cast<const float *>(shard.data);
+    auto *to = reinterpret_cast<uint16_t *>(scratch.narrowShard);
+    for (int64_t i = 0; i < shard.numElements(); ++i)
+      to[i] = result.dtype == DType::BF16 ? floatToBFloat16(from[i]) : floatToHalf(from[i]);
+    mine = scratch.narrowShard;
+  }
   std::string error;
-  if (!ranks->allGather(shard.data, padded ? padded : result.data, shard.numElements(),
-                        shard.dtype, context.stream, error))
+  if (!ranks->allGather(mine, scratch.paddedWhole ? scratch.paddedWhole : result.data,
+                        shard.numElements(), result.dtype, context.stream, error))
     return context.fail("all_gather: " + error);
-  if (padded)
-    std::memcpy(result.data, padded, result.sizeBytes());
+  if (scratch.paddedWhole)
+    std::memcpy(result.data, scratch.paddedWhole, result.sizeBytes());
   return true;
 }
 

@@ -56,10 +56,21 @@ bool checkReduceScatter(const KernelCall &call, std::string &error) {
          checkShardOf(call, call.inputs[0], call.outputs[0], error);
 }
 
-/// Inputs: a shard and optionally the gate; output: the whole tensor.
+/// Inputs: a shard and optionally the gate; output: the whole tensor, of the shard's dtype or
+/// bf16/f16 of an f32 shard.
 bool checkAllGather(const KernelCall &call, std::string &error) {
-  return checkCall(call, 1, 2, 1, error) && checkGate(call, error) &&
-         checkShardOf(call, call.outputs[0], call.inputs[0], error);
+  if (!checkCall(call, 1, 2, 1, error) || !checkGate(call, error))
+    return false;
+  const TensorView &shard = call.inputs[0], &whole = call.outputs[0];
+  if (shard.dtype != whole.dtype &&
+      !(shard.dtype == DType::F32 && (whole.dtype == DType::BF16 || whole.dtype == DType::F16))) {
+    error = std::string("gathers ") + dtypeName(shard.dtype) + " shards into " +
+            dtypeName(whole.dtype) + ": the result is the shards' dtype, or bf16/f16 of f32";
+    return false;
+  }
+  TensorView sameType = whole;
+  sameType.dtype = shard.dtype;
+  return checkShardOf(call, sameType, shard, error);
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 //===- Executor.cpp - running a loaded plan on a device -------------------===//
 #include "runtime/exec/Executor.h"
+#include "kernels/Collectives.h"
 
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/PlanVocabulary.h"
@@ -114,7 +115,7 @@ bool Executor::upload(const std::vector<Upload> &uploads, std::string &error) {
   return stream->synchronize(error);
 }
 
-bool Executor::matchParameters(const LoadedPlan &plan, const SafetensorsFile &weights,
+bool Executor::matchParameters(const LoadedPlan &plan, const SafetensorsFile &weights, int rank,
                                std::vector<Upload> &loads, std::string &error) {
   std::vector<std::string> problems;
   for (const PlanBinding &parameter : plan.parameters) {
@@ -124,16 +125,23 @@ bool Executor::matchParameters(const LoadedPlan &plan, const SafetensorsFile &we
     std::string label = "parameter '" + parameter.name + "'" +
                         (parameter.source != parameter.name ? " (from '" + parameter.source + "')"
                                                             : "");
+    // A ZeRO stage 3 shard is loaded from the whole tensor.
+    const bool sharded = !parameter.shardOf.empty();
+    const std::vector<int64_t> &shape = sharded ? parameter.shardOf : buffer.shape;
     const SafetensorsTensor *tensor = weights.find(parameter.source);
     if (!tensor) {
-      problems.push_back(label + ": missing, expected " + describe(buffer.dtype, buffer.shape));
-    } else if (!tensor->supported || tensor->dtype != buffer.dtype ||
-               tensor->shape != buffer.shape) {
-      problems.push_back(label + ": expected " + describe(buffer.dtype, buffer.shape) +
+      problems.push_back(label + ": missing, expected " + describe(buffer.dtype, shape));
+    } else if (!tensor->supported || tensor->dtype != buffer.dtype || tensor->shape != shape) {
+      problems.push_back(label + ": expected " + describe(buffer.dtype, shape) +
                          ", the weights have " + tensor->dtypeName + " " +
                          shapeString(tensor->shape));
-    } else {
+    } else if (!sharded) {
       loads.push_back({parameter.buffer, tensor->bytes.data(), tensor->bytes.size()});
+    } else {
+      // Rank r's elements [r*S, (r+1)*S) of the whole; the padding past its end stays zero.
+      const size_t begin = std::min(static_cast<size_t>(rank) * buffer.size, tensor->bytes.size());
+      loads.push_back({parameter.buffer, tensor->bytes.data() + begin,
+                       std::min(buffer.size, tensor->bytes.size() - begin)});
     }
   }
   if (!problems.empty()) {
@@ -146,12 +154,13 @@ bool Executor::matchParameters(const LoadedPlan &plan, const SafetensorsFile &we
 bool Executor::checkParameters(const LoadedPlan &plan, const SafetensorsFile &weights,
                                std::string &error) {
   std::vector<Upload> loads;
-  return matchParameters(plan, weights, loads, error);
+  return matchParameters(plan, weights, /*rank=*/0, loads, error);
 }
 
 bool Executor::loadParameters(const SafetensorsFile &weights, std::string &error) {
   std::vector<Upload> loads;
-  if (!matchParameters(*loaded, weights, loads, error))
+  if (!matchParameters(*loaded, weights, options.collectives ? options.collectives->rank() : 0,
+                       loads, error))
     return false;
   if (!upload(loads, error))
     return false;
@@ -307,8 +316,8 @@ bool Executor::restoreParameters(const SafetensorsFile &checkpoint, std::string 
   return true;
 }
 
-bool Executor::readBindings(const std::vector<PlanBinding> &bindings, NamedArrays &arrays,
-                            std::string &error) {
+bool Executor::readBindings(const std::vector<PlanBinding> &bindings, bool whole,
+                            NamedArrays &arrays, std::string &error) {
   arrays.clear();
   arrays.reserve(bindings.size());
   for (const PlanBinding &binding : bindings) {
@@ -317,15 +326,42 @@ bool Executor::readBindings(const std::vector<PlanBinding> &bindings, NamedArray
     array.dtype = buffer.dtype;
     array.shape = buffer.shape;
     array.bytes.resize(buffer.size);
-    if (!device.copyToHost(array.bytes.data(), address(buffer), buffer.size, *stream, error))
+    if (!device.copyToHost(array.bytes.data(), address(buffer), buffer.size, *stream, error) ||
+        !stream->synchronize(error))
+      return false;
+    if (whole && !binding.shardOf.empty() && !gatherWhole(binding, array, error))
       return false;
     arrays.emplace_back(binding.name, std::move(array));
   }
-  return stream->synchronize(error);
+  return true;
+}
+
+bool Executor::gatherWhole(const PlanBinding &binding, HostArray &array, std::string &error) {
+  kernels::Collectives *ranks = options.collectives;
+  if (!ranks) {
+    error = "'" + binding.name + "' is a shard of the ranks' parameter, and this process has no "
+            "ranks to gather it from";
+    return false;
+  }
+  const int64_t shard = array.shape[0];
+  std::vector<uint8_t> gathered(array.bytes.size() * static_cast<size_t>(ranks->size()));
+  if (!ranks->allGather(array.bytes.data(), gathered.data(), shard, array.dtype, nullptr, error))
+    return false;
+  int64_t elements = 1;
+  for (int64_t dim : binding.shardOf)
+    elements *= dim;
+  gathered.resize(static_cast<size_t>(elements) * kernels::dtypeSize(array.dtype));
+  array.shape = binding.shardOf;
+  array.bytes = std::move(gathered);
+  return true;
 }
 
 bool Executor::readParameters(NamedArrays &arrays, std::string &error) {
-  return readBindings(loaded->parameters, arrays, error);
+  return readBindings(loaded->parameters, /*whole=*/false, arrays, error);
+}
+
+bool Executor::readWholeParameters(NamedArrays &arrays, std::string &error) {
+  return readBindings(loaded->parameters, /*whole=*/true, arrays, error);
 }
 
 bool Executor::readParametersOf(const LoadedPlan &other, NamedArrays &arrays, std::string &error) {
@@ -334,7 +370,7 @@ bool Executor::readParametersOf(const LoadedPlan &other, NamedArrays &arrays, st
     if (std::any_of(other.parameters.begin(), other.parameters.end(),
                     [&](const PlanBinding &wanted) { return wanted.name == parameter.name; }))
       shared.push_back(parameter);
-  return readBindings(shared, arrays, error);
+  return readBindings(shared, /*whole=*/true, arrays, error);
 }
 
 bool Executor::readOutputs(NamedArrays &arrays, std::string &error) {
@@ -342,7 +378,7 @@ bool Executor::readOutputs(NamedArrays &arrays, std::string &error) {
     error = "no outputs to read: run the program first (after binding inputs)";
     return false;
   }
-  return readBindings(loaded->outputs, arrays, error);
+  return readBindings(loaded->outputs, /*whole=*/false, arrays, error);
 }
 
 } // namespace memc::runtime

@@ -48,7 +48,8 @@ public:
   const LoadedPlan &plan() const { return *loaded; }
 
   /// Loads every parameter binding from the tensor named by its source. Checks all of them
-  /// first (present, same dtype and shape) and names every mismatch.
+  /// first (present, same dtype and shape) and names every mismatch. A ZeRO stage 3 shard takes
+  /// this rank's slice of its whole tensor.
   bool loadParameters(const SafetensorsFile &weights, std::string &error);
   /// loadParameters' checks alone, before create: a plan whose weights are not in the file is
   /// refused before its regions are allocated and zeroed.
@@ -64,10 +65,14 @@ public:
   bool run(std::string &error);
 
   /// The current values of every parameter binding (parameters, buffers, optimizer state),
-  /// named after the bindings: what training has made of them.
+  /// named after the bindings: what training has made of them, as this process holds them
+  /// (a ZeRO stage 3 parameter as this rank's shard).
   bool readParameters(NamedArrays &arrays, std::string &error);
+  /// The same with every ZeRO stage 3 shard gathered whole over the ranks (a collective: every
+  /// rank calls it): the model as --save writes it.
+  bool readWholeParameters(NamedArrays &arrays, std::string &error);
   /// Those of them that `other` binds by name too (the evaluation plan's weights and buffers,
-  /// without the training's optimizer state).
+  /// without the training's optimizer state), gathered whole.
   bool readParametersOf(const LoadedPlan &other, NamedArrays &arrays, std::string &error);
 
   /// Uploads every parameter binding of this plan from the array of its name in `values` (another
@@ -86,9 +91,12 @@ public:
 private:
   Executor(std::unique_ptr<LoadedPlan> plan, Device &device, const ExecutorOptions &options);
   bool allocateRegions(std::string &error);
-  /// Copies the bindings' buffers to the host.
-  bool readBindings(const std::vector<PlanBinding> &bindings, NamedArrays &arrays,
+  /// Copies the bindings' buffers to the host; with `whole`, ZeRO stage 3 shards are gathered
+  /// from every rank into their whole tensors.
+  bool readBindings(const std::vector<PlanBinding> &bindings, bool whole, NamedArrays &arrays,
                     std::string &error);
+  /// Replaces `array`, this rank's shard of `binding`, with the whole tensor from every rank's.
+  bool gatherWhole(const PlanBinding &binding, HostArray &array, std::string &error);
   void buildCalls();
   char *address(const PlanBuffer &buffer) const;
   /// Host bytes bound for one plan buffer.
@@ -98,7 +106,8 @@ private:
     size_t size;
   };
   /// The uploads putting `weights` into `plan`'s parameters; false naming every mismatch.
-  static bool matchParameters(const LoadedPlan &plan, const SafetensorsFile &weights,
+  /// Rank `rank`'s slices of ZeRO stage 3 shards.
+  static bool matchParameters(const LoadedPlan &plan, const SafetensorsFile &weights, int rank,
                               std::vector<Upload> &loads, std::string &error);
   /// Copies every upload into its buffer and waits until all have arrived.
   bool upload(const std::vector<Upload> &uploads, std::string &error);

@@ -55,6 +55,8 @@ struct PlanBinding {
   std::string source;
   /// Parameters: what the binding holds (PlanVocabulary.h); KIND_NONE for inputs and outputs.
   plan::BindingKind kind = plan::KIND_NONE;
+  /// ZeRO stage 3 parameters: the whole tensor's shape (the buffer is this rank's flat shard).
+  std::vector<int64_t> shardOf;
 };
 
 /// When an arena buffer holds a value, in step indices: from `first` (the step writing it, or

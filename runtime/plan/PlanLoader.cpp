@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/plan/PlanLoader.h"
 
+#include "kernels/Collectives.h"
 #include "runtime/device/Device.h"
 
 #include "runtime/plan/Liveness.h"
@@ -240,6 +241,26 @@ private:
     return true;
   }
 
+  /// A ZeRO stage 3 parameter: a flat buffer of its rank's shard of the whole shape.
+  bool checkShardOf(const std::string &label, const std::string &kind, uint32_t buffer,
+                    const std::vector<int64_t> &whole) {
+    const int64_t ranks = proto.training().world_size();
+    if (kind != "parameter" || ranks < 2 || ranks > kernels::kMaxWorldSize)
+      return fail(label + ": only a parameter of a program of ranks is a shard");
+    int64_t elements = 1;
+    for (int64_t dim : whole) {
+      if (dim < 0 || (dim > 0 && elements > INT64_MAX / dim))
+        return fail(label + ": the whole shape " + shapeString(whole) + " is not a shape");
+      elements *= dim;
+    }
+    const std::vector<int64_t> expected = {kernels::shardElements(elements, ranks)};
+    if (out.buffers[buffer].shape != expected)
+      return fail(label + ": the shard of " + shapeString(whole) + " over " +
+                  std::to_string(ranks) + " ranks is " + shapeString(expected) + ", " +
+                  bufferLabel(buffer) + " is " + shapeString(out.buffers[buffer].shape));
+    return true;
+  }
+
   bool checkBindings(const google::protobuf::RepeatedPtrField<plan::Binding> &bindings,
                      const std::string &kind, std::vector<PlanBinding> &resolved) {
     std::set<std::string> names;
@@ -279,9 +300,12 @@ private:
             if (input.name == binding.name())
               return fail(label + " has the name of an input");
       }
+      std::vector<int64_t> shardOf(binding.shard_of().begin(), binding.shard_of().end());
+      if (!shardOf.empty() && !checkShardOf(label, kind, binding.buffer(), shardOf))
+        return false;
       resolved.push_back({binding.name(), binding.buffer(),
                           binding.source().empty() ? binding.name() : binding.source(),
-                          binding.kind()});
+                          binding.kind(), std::move(shardOf)});
     }
     return true;
   }

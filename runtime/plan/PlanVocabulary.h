@@ -162,6 +162,7 @@ inline constexpr std::array<CategoryInfo, Category_ARRAYSIZE> kCategories = {{
     {INPUTS, "inputs", "#b07aa1"},
     {CONSTANTS, "constants", "#9c755f"},
     {WEIGHT_COPIES, "weight_copies", "#ff9da7"},
+    {COMMUNICATION, "communication", "#bab0ac"},
 }};
 
 /// The entry of `category`; CATEGORY_UNSPECIFIED's for a value this table does not know.

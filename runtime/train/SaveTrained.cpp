@@ -46,7 +46,10 @@ bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan, Na
               "' is not a parameter or buffer of the plan";
       return false;
     }
-    const PlanBuffer &buffer = plan.buffers[plan.parameters[found->second].buffer];
+    const PlanBinding &binding = plan.parameters[found->second];
+    const PlanBuffer &buffer = plan.buffers[binding.buffer];
+    // A ZeRO stage 3 parameter is saved whole (readWholeParameters).
+    const std::vector<int64_t> &shape = binding.shardOf.empty() ? buffer.shape : binding.shardOf;
     OnnxTensor tensor{initializer.name(),
                       initializer.data_type(),
                       {initializer.dims().begin(), initializer.dims().end()},
@@ -55,11 +58,11 @@ bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan, Na
     bool narrowed = dtypeFromOnnx(tensor.dataType, declared) && declared != buffer.dtype &&
                     convertibleFloats(buffer.dtype, declared);
     if ((!narrowed && tensor.dataType != onnxDataType(buffer.dtype)) ||
-        tensor.dims != buffer.shape) {
+        tensor.dims != shape) {
       error = "the plan's ONNX initializer '" + initializer.name() + "' (data type " +
               std::to_string(tensor.dataType) + ", dims " + shapeString(tensor.dims) +
               ") does not match its parameter, " + dtypeString(buffer.dtype) +
-              shapeString(buffer.shape);
+              shapeString(shape);
       return false;
     }
     if (values) {
@@ -146,7 +149,7 @@ bool checkSavePath(const plan::Training &training, const LoadedPlan &plan, const
 bool saveParameters(Executor &executor, const plan::Training &training, const std::string &path,
                     const std::function<void(const std::string &)> &note, std::string &error) {
   NamedArrays parameters;
-  if (!executor.readParameters(parameters, error))
+  if (!executor.readWholeParameters(parameters, error))
     return false;
   if (isOnnxPath(path)) {
     std::vector<OnnxTensor> tensors;

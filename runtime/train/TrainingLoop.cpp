@@ -479,8 +479,14 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     std::fprintf(stderr, "\n");
   if (log && !log->close(error))
     return false;
-  return !options.savePath ||
-         saveParameters(*executor, plan.training(), *options.savePath, options.note, error);
+  if (!options.savePath)
+    return true;
+  // Rank 0 writes the model; under ZeRO stage 3 the others give it their shards.
+  if (rank != 0) {
+    NamedArrays gathered;
+    return plan.training().zero_stage() < 3 || executor->readWholeParameters(gathered, error);
+  }
+  return saveParameters(*executor, plan.training(), *options.savePath, options.note, error);
 }
 
 } // namespace memc::runtime

@@ -34,7 +34,8 @@ struct TrainingOptions {
   /// A data-parallel program's ranks (host reductions of counts and losses; the device's
   /// collectives where the device has none of its own); null for one process. Rank r of N reads
   /// micro-batches ((step - 1) * N + r) * K + j (DistributedSampler's assignment, K per step).
-  /// Only rank 0 is given the log, the checkpoints, --save, --dump-grads and the notes.
+  /// Only rank 0 is given the log, the checkpoints (under ZeRO every rank writes its own),
+  /// --dump-grads and the notes; every rank is given --save, which rank 0 writes.
   kernels::Collectives *ranks = nullptr;
   /// `dataPath` is a flat token file of this width (TokenStream.h), not an npz.
   std::optional<TokenStream::Width> tokens;

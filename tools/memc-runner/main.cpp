@@ -478,10 +478,11 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   }
   if (ranks) {
     training.ranks = ranks.get();
-    if (ranks->rank() != 0) { // rank 0 speaks and writes for all, but its shards under ZeRO
+    // Rank 0 speaks and writes for all, but each rank's shards under ZeRO (and every rank
+    // takes part in gathering a stage 3 model for --save, which rank 0 writes).
+    if (ranks->rank() != 0) {
       training.logPath.reset();
       training.dumpGradientsPath.reset();
-      training.savePath.reset();
       if (plan.training().zero_stage() == 0)
         training.checkpointDir.reset();
       training.progress = false;

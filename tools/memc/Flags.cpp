@@ -111,10 +111,15 @@ RangedOpt<int64_t> worldSize({1, double(memc::kernels::kMaxWorldSize), true, tru
                              cl::desc("Data parallel: train on this many ranks under mpirun, each "
                                       "with its own micro-batches (default: 1)"),
                              cl::init(1), cl::cat(trainingCategory));
+RangedOpt<int64_t> bucketCapMb({0, 1 << 20, true, true, true}, "bucket-cap-mb",
+                               cl::desc("With --world-size, ZeRO stages 0 and 1: MiB of gradients "
+                                        "one all-reduce carries, as DDP's bucket_cap_mb (default: "
+                                        "25; 0: one all-reduce per gradient)"),
+                               cl::init(25), cl::cat(trainingCategory));
 RangedOpt<int64_t> zeroStage({0, 3, true, true, true}, "zero-stage",
                              cl::desc("With --world-size: what the ranks shard, as ZeRO (0: "
                                       "nothing; 1: the optimizer state; 2: also the gradients; "
-                                      "3, also the parameters, is not built yet)"),
+                                      "3: also the parameters)"),
                              cl::init(0), cl::cat(trainingCategory));
 enum class GradAccumMean { Tokens, MicroBatches };
 cl::opt<GradAccumMean> gradAccumMean(
@@ -283,10 +288,12 @@ bool trainingOptions(memc::TrainStepOptions &options, memc::Precision chosenPrec
   opt.accumulationSteps = gradAccum;
   options.worldSize = worldSize;
   options.zeroStage = zeroStage;
-  if (zeroStage == 3)
-    return error("--zero-stage 3 (parameters sharded too) is not built yet: stages 0-2 are");
+  options.bucketCapMb = bucketCapMb;
   if (zeroStage.getNumOccurrences() && worldSize == 1)
     return error("--zero-stage needs --world-size N with N > 1");
+  if (bucketCapMb.getNumOccurrences() && (worldSize == 1 || zeroStage >= 2))
+    return error("--bucket-cap-mb applies to --world-size N > 1 at --zero-stage 0 or 1 (stages "
+                 "2 and 3 reduce-scatter each gradient as the backward produces it)");
   opt.tokenWeightedAccumulation = gradAccumMean == GradAccumMean::Tokens;
   if (nesterov && (optimizer != "sgd" || momentum == 0))
     return error("--nesterov needs --optimizer sgd with --momentum > 0");

@@ -1,13 +1,16 @@
-// RUN: memc-opt '--memc-build-train-step=optimizer=sgd world-size=4' %s | FileCheck %s --check-prefix=RANKS
-// RUN: memc-opt '--memc-build-train-step=optimizer=adamw world-size=2 accumulation-steps=3 clip-grad-norm=1.0' %s | FileCheck %s --check-prefix=ACCUM
+// RUN: memc-opt '--memc-build-train-step=optimizer=sgd world-size=4 bucket-cap-mb=0' %s | FileCheck %s --check-prefix=RANKS
+// RUN: memc-opt '--memc-build-train-step=optimizer=sgd world-size=4' %s | FileCheck %s --check-prefix=BUCKET
+// RUN: memc-opt '--memc-build-train-step=optimizer=adamw world-size=2 accumulation-steps=3 clip-grad-norm=1.0 bucket-cap-mb=0' %s | FileCheck %s --check-prefix=ACCUM
 // RUN: memc-opt '--memc-build-train-step=optimizer=sgd' %s | FileCheck %s --check-prefix=ONE
 // RUN: memc-opt '--memc-build-train-step=optimizer=adamw world-size=4 zero-stage=0 clip-grad-norm=1.0' %s | FileCheck %s --check-prefix=STAGE0
-// RUN: memc-opt '--memc-build-train-step=optimizer=adamw world-size=4 zero-stage=1 clip-grad-norm=1.0' %s | FileCheck %s --check-prefix=STAGE1
+// RUN: memc-opt '--memc-build-train-step=optimizer=adamw world-size=4 zero-stage=1 clip-grad-norm=1.0 bucket-cap-mb=0' %s | FileCheck %s --check-prefix=STAGE1
 // RUN: memc-opt '--memc-build-train-step=optimizer=adamw world-size=2 zero-stage=2 accumulation-steps=2' %s | FileCheck %s --check-prefix=STAGE2
+// RUN: memc-opt '--memc-build-train-step=optimizer=adamw world-size=4 zero-stage=3' %s | FileCheck %s --check-prefix=STAGE3
 
-// Data parallel (--world-size 4): each gradient is summed over the ranks right after the
-// backward produces it, then divided by the ranks; the loss is weighed by the counted labels of
-// every rank (memc.loss_weight), so the ranks compute one bigger batch's step.
+// Data parallel (--world-size 4, one gradient per bucket): each gradient is summed over the
+// ranks right after the backward produces it, then divided by the ranks; the loss is weighed by
+// the counted labels of every rank (memc.loss_weight), so the ranks compute one bigger batch's
+// step.
 // RANKS-LABEL: func.func @train_step
 // RANKS-SAME: {memc.input = "memc.loss_weight"}
 // RANKS: %{{[a-z_0-9]+}}, %[[WG:[a-z_0-9]+]], %[[BG:[a-z_0-9]+]] = memc.linear_cross_entropy_grad
@@ -17,6 +20,18 @@
 // RANKS-NEXT: memc.mul %[[SW]], %[[QUARTER]]
 // RANKS-NOT: memc.all_reduce
 // RANKS: return
+
+// Buckets (DDP's 25 MiB by default): the gradients that fit are flattened into one tensor,
+// summed in one all-reduce right after the last of them is produced, and cut back.
+// BUCKET-LABEL: func.func @train_step
+// BUCKET: %{{[a-z_0-9]+}}, %[[WG:[a-z_0-9]+]], %[[BG:[a-z_0-9]+]] = memc.linear_cross_entropy_grad
+// BUCKET-NEXT: %[[WF:.*]] = memc.reshape %[[WG]] : tensor<16x10xf32> -> tensor<160xf32>
+// BUCKET-NEXT: %[[BF:.*]] = memc.reshape %[[BG]] : tensor<10xf32> -> tensor<10xf32>
+// BUCKET-NEXT: %[[FLAT:.*]] = memc.concat %[[WF]], %[[BF]] {axis = 0 : i64} : (tensor<160xf32>, tensor<10xf32>) -> tensor<170xf32>
+// BUCKET-NEXT: %[[SUM:.*]] = memc.all_reduce %[[FLAT]] {world_size = 4 : i64} : (tensor<170xf32>) -> tensor<170xf32>
+// BUCKET-NEXT: %{{.*}}:2 = memc.split %[[SUM]] {axis = 0 : i64, sizes = array<i64: 160, 10>}
+// BUCKET-NOT: memc.all_reduce
+// BUCKET: return
 
 // With accumulation the ranks meet once per optimizer step: the all-reduce of each
 // accumulated sum is gated by memc.apply, and the mean is over ranks x micro-batches (1/6).
@@ -71,6 +86,25 @@
 // STAGE2-NOT: memc.all_reduce
 // STAGE2: %[[NEW:.*]], %{{.*}}, %{{.*}} = memc.adamw_update {{.*}} : (tensor<80xf32>
 // STAGE2-NEXT: memc.all_gather %[[NEW]], %[[APPLY]] {world_size = 2 : i64} : (tensor<80xf32>, tensor<f32>) -> tensor<16x10xf32>
+
+// Stage 3: the parameters are shards too (memc.shard_of names the whole shape). The forward
+// gathers each right before it reads it, the backward gathers it again for itself (so the whole
+// tensor is not kept in between), the gradients are reduce-scattered, and the update writes the
+// shard: no gather after it.
+// STAGE3-LABEL: func.func @train_step
+// STAGE3-SAME: %[[W:[a-z0-9]+]]: tensor<40xf32> {memc.param = "w", memc.param_kind = "parameter", memc.shard_of = array<i64: 16, 10>}
+// STAGE3-SAME: %[[B:[a-z0-9]+]]: tensor<3xf32> {memc.param = "b", memc.param_kind = "parameter", memc.shard_of = array<i64: 10>}
+// STAGE3: %[[WF:.*]] = memc.all_gather %[[W]] {world_size = 4 : i64} : (tensor<40xf32>) -> tensor<16x10xf32>
+// STAGE3-NEXT: %[[BF:.*]] = memc.all_gather %[[B]] {world_size = 4 : i64} : (tensor<3xf32>) -> tensor<10xf32>
+// STAGE3-NEXT: memc.linear_cross_entropy %{{.*}}, %[[WF]], %{{.*}}, %[[BF]]
+// STAGE3: %[[WB:.*]] = memc.all_gather %[[W]] {world_size = 4 : i64} : (tensor<40xf32>) -> tensor<16x10xf32>
+// STAGE3-NEXT: %[[BB:.*]] = memc.all_gather %[[B]]
+// STAGE3-NEXT: %{{.*}}, %[[WG:.*]], %[[BG:.*]] = memc.linear_cross_entropy_grad %{{.*}}, %{{.*}}, %[[WB]], %{{.*}}, %{{.*}}, %[[BB]]
+// STAGE3-NEXT: memc.reduce_scatter %[[BG]] {world_size = 4 : i64} : tensor<10xf32> -> tensor<3xf32>
+// STAGE3-NEXT: memc.reduce_scatter %[[WG]] {world_size = 4 : i64} : tensor<16x10xf32> -> tensor<40xf32>
+// STAGE3: %[[NEW:.*]], %{{.*}}, %{{.*}} = memc.adamw_update %[[W]]
+// STAGE3-NOT: memc.all_gather
+// STAGE3: return %{{.*}}, %[[NEW]], {{.*}} : tensor<f32>, tensor<40xf32>
 
 // One process: no collective.
 // ONE-LABEL: func.func @train_step
