@@ -238,6 +238,22 @@ INSTANTIATE_TEST_SUITE_P(Ranks, CollectiveKernels,
                                            Case{2, {2, 3, 3}, DType::F16}), // 16-bit, padded
                          [](const auto &info) { return "case" + std::to_string(info.index); });
 
+TEST(CollectiveKernels, GatherRoundsF32ShardsToSixteenBits) {
+  // A parameter read in bf16 is gathered in bf16: each rank rounds its f32 shard (padded: 5
+  // elements over 2 ranks), and the whole is the rounded values in place.
+  const std::vector<double> whole = {1.0 / 3, -2.5e-3, 7.0, 1e-9, -1.25};
+  ThreadRanks ranks(2);
+  for (DType narrow : {DType::BF16, DType::F16})
+    ranks.run([&](int rank, Collectives &collectives) {
+      std::vector<double> mine(3, 0.0);
+      for (int64_t i = 0; i < 3 && rank * 3 + i < 5; ++i)
+        mine[i] = whole[rank * 3 + i];
+      OwnedTensor shard = f32({3}, mine);
+      EXPECT_EQ(runOnRank(collectives, "all_gather", {shard}, narrow, {5}, 2)[0].values(),
+                tensor(narrow, {5}, whole).values());
+    });
+}
+
 TEST(CollectiveKernels, GateOffLeavesTheRanksAlone) {
   // With the gate off no rank communicates: all_reduce is its input, all_gather writes nothing
   // (one rank alone, which would wait forever if it did).
@@ -274,6 +290,9 @@ TEST(CollectiveKernels, ChecksRefuseBadShards) {
   EXPECT_REJECTED("input", "reduce_scatter", {{DType::I64, {4}}}, {{DType::I64, {2}}}, two);
   EXPECT_REJECTED("shard", "all_gather", {{DType::F32, {3}}}, {{DType::F32, {4}}}, two);
   EXPECT_ACCEPTED("all_gather", {{DType::F32, {3}}, {DType::F32, {}}}, {{DType::F32, {5}}}, two);
+  EXPECT_ACCEPTED("all_gather", {{DType::F32, {3}}}, {{DType::BF16, {5}}}, two);
+  EXPECT_REJECTED("gathers bf16 shards into f32", "all_gather", {{DType::BF16, {3}}},
+                  {{DType::F32, {5}}}, two);
 }
 
 } // namespace

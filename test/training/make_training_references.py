@@ -195,8 +195,10 @@ MEMORY_VARIANTS = {
 
 # Data parallel: N ranks of one micro-batch each compute what one process accumulating N
 # micro-batches does, so these cases train with the accumulation references under
-# `mpirun -np 3` instead of --grad-accum 3 (the test runs them with the case's "ranks").
+# `mpirun -np 3` instead of --grad-accum 3 (the test runs them with the case's "ranks"), at
+# ZeRO stage 0 and, sharding everything, stage 3.
 RANK_VARIANTS = {("mlp", "adamw_accum"), ("gpt2", "adamw_accum")}
+ZERO_STAGES = [0, 3]
 
 
 def ranks_flags(flags, ranks):
@@ -474,8 +476,13 @@ def main():
                   f"update tolerances {tolerances}")
             if (name, config) in RANK_VARIANTS:
                 ranks = CONFIGS[config]["accum"]
-                cases.append(dict(cases[-1], name=f"{name}_{config}_ranks{ranks}", ranks=ranks,
-                                  flags=ranks_flags(cases[-1]["flags"], ranks)))
+                single = cases[-1]
+                for stage in ZERO_STAGES:
+                    suffix, extra = (f"_zero{stage}", ["--zero-stage", str(stage)]) if stage else (
+                        "", [])
+                    cases.append(dict(single, name=f"{name}_{config}_ranks{ranks}{suffix}",
+                                      ranks=ranks,
+                                      flags=ranks_flags(single["flags"], ranks) + extra))
             if config != "adamw":
                 continue
             for variant, extra in MEMORY_VARIANTS.get(name, []):
