@@ -95,7 +95,18 @@ std::string infeasibleBudgetMessage(MLIRContext &context, const BudgetedPlan &pl
        << leanerOptimizer(context, options.training.optimizer);
   if (options.precision == Precision::Fp32)
     os << " --precision bf16 or fp16 (16-bit activations and matmuls);";
-  os << " optimizer-state sharding is not available yet";
+  // ZeRO: what more ranks could each keep less of.
+  const TrainStepOptions &step = options.training;
+  if (training && memory.breakdown[plan::OPTIMIZER_STATE] && step.worldSize == 1)
+    os << " --world-size N --zero-stage 1, 2 or 3 (data parallel on N ranks, each keeping 1/N "
+          "of the optimizer state, from stage 2 of the gradient accumulators, at 3 of the "
+          "parameters);";
+  else if (training && step.worldSize > 1 && step.zeroStage < 3)
+    os << " --zero-stage " << step.zeroStage + 1 << (step.zeroStage < 2 ? " to 3" : "")
+       << " (each rank keeping less of the model state);";
+  os.flush();
+  if (!text.empty() && text.back() == ';')
+    text.pop_back();
   return text;
 }
 

@@ -287,7 +287,9 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   for (const auto &[name, array] : dataset.arrays)
     if (name == plan.training().labels_input() && !checkLabels(plan.training(), array, error))
       return false;
-  if (options.savePath && !checkSavePath(plan.training(), *loaded, *options.savePath, error))
+  // Rank 0 writes --save; the others only take part in a ZeRO stage 3 gather for it.
+  if (options.savePath && rank == 0 &&
+      !checkSavePath(plan.training(), *loaded, *options.savePath, error))
     return false;
   // --dump-grads runs the first micro-batch before the loop would check it.
   if (options.dumpGradientsPath) {
