@@ -200,8 +200,11 @@ SmallVector<Value> placeGathers(OpBuilder &b, ArrayRef<Value> gathers, Operation
         if (!first || user->isBeforeInBlock(first))
           first = user;
       }
-    if (!firstForward && !firstBackward)
+    if (!firstForward && !firstBackward) { // nothing reads it (a mask attention fusion replaced)
+      if (gathered.use_empty())
+        gather->erase();
       continue;
+    }
     // The gather goes right before the first reader of anything it feeds (its views follow it).
     Operation *firstReader = firstForward ? firstForward : firstBackward;
     for (Operation *op : gathered.getUsers())

@@ -9,10 +9,11 @@
 //            updates its shard of the parameter, and the ranks all-gather the parameter;
 //   stage 2: also the gradients: each is reduce-scattered as the backward produces it, and the
 //            accumulators are shards.
-//   stage 3: also the parameters: a trained parameter's argument is its shard (memc.shard_of
-//            names the whole shape); the ranks all-gather it right before the forward first
-//            reads it and again before the backward does, so the whole tensor lives only
-//            around its uses, and the update writes the shard.
+//   stage 3: also the parameters: a parameter's argument, trained or frozen, is its shard
+//            (memc.shard_of names the whole shape); the ranks all-gather it right before the
+//            forward first reads it and again before the backward does, so the whole tensor
+//            lives only around its uses, and the update writes the shard. Buffers (batch
+//            norm's statistics, which the step updates) stay whole.
 // Global-norm clipping and fp16's found-inf then see shards, so their sums go over the ranks too.
 //
 //===----------------------------------------------------------------------===//

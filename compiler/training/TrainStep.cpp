@@ -461,14 +461,18 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
         trained.state.push_back(
             arguments.add(spec.type, stateAttrs(b, param, spec.suffix, spec.kind)));
     }
-    // Stage 3: a trained parameter's argument is its shard, naming the whole shape.
+    // Stage 3: a parameter's argument, trained or frozen, is its shard, naming the whole
+    // shape (buffers, which the step updates whole, stay whole).
     if (zeroStageOf(options) >= 3)
-      for (auto [index, trained] : llvm::zip(trainable, signature.trained)) {
+      for (unsigned index = 0; index < forward.getNumArguments(); ++index) {
+        if (argumentKind(forward, index) != plan::KIND_PARAMETER)
+          continue;
+        unsigned param = forwardToStep[index];
         auto whole = cast<RankedTensorType>(forward.getArgument(index).getType());
-        arguments.types[trained.param] = shardType(whole, options.worldSize);
-        NamedAttrList attrs(arguments.attrs[trained.param]);
+        arguments.types[param] = shardType(whole, options.worldSize);
+        NamedAttrList attrs(arguments.attrs[param]);
         attrs.set(kShardOfAttr, b.getDenseI64ArrayAttr(whole.getShape()));
-        arguments.attrs[trained.param] = attrs.getDictionary(b.getContext());
+        arguments.attrs[param] = attrs.getDictionary(b.getContext());
       }
     if (accumulates)
       for (auto [index, trained] : llvm::zip(trainable, signature.trained))
@@ -627,9 +631,11 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
     mapping.map(forward.getArgument(i), argument(forwardToStep[i]));
   SmallVector<Value> gathers;
   if (zeroStage >= 3)
-    for (auto [index, trained] : llvm::zip(trainableArgs, signature.trained)) {
+    for (unsigned index = 0; index < forward.getNumArguments(); ++index) {
+      if (argumentKind(forward, index) != plan::KIND_PARAMETER)
+        continue;
       Value gathered = gatherParameter(
-          b, loc, argument(trained.param),
+          b, loc, argument(forwardToStep[index]),
           cast<RankedTensorType>(forward.getArgument(index).getType()), options.worldSize);
       mapping.map(forward.getArgument(index), gathered);
       gathers.push_back(gathered);
@@ -686,11 +692,6 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
     step.erase();
     return failure();
   }
-  // Each gather in the narrowest type its readers take: the backward's readers may differ (an
-  // embedding's f32 lookup is the forward's alone).
-  narrowGathers(b, gathers);
-  SmallVector<Value> backwardGathers = placeGathers(b, gathers, lastForward);
-  narrowGathers(b, backwardGathers);
   for (auto [index, whole, gradient] : llvm::zip(trainableArgs, wrt, *gradients)) {
     if (gradient)
       continue;
@@ -699,6 +700,12 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
     gradient = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0)));
   }
+  // Stage 3: each gather in the narrowest type its readers take (the backward's readers may
+  // differ: an embedding's f32 lookup is the forward's alone). `wrt` may name erased gathers
+  // from here on.
+  narrowGathers(b, gathers);
+  SmallVector<Value> backwardGathers = placeGathers(b, gathers, lastForward);
+  narrowGathers(b, backwardGathers);
   // The step's phases: gradients (above) -> synchronise over the ranks and accumulate (stage 2
   // reduce-scatters each micro-batch's gradients into sharded accumulators; stages 0 and 1
   // accumulate locally and all-reduce the sums on the micro-batch that applies, stage 1 then

@@ -6,6 +6,7 @@
 // RUN: memc-opt '--memc-build-train-step=optimizer=adamw world-size=4 zero-stage=1 clip-grad-norm=1.0 bucket-cap-mb=0' %s | FileCheck %s --check-prefix=STAGE1
 // RUN: memc-opt '--memc-build-train-step=optimizer=adamw world-size=2 zero-stage=2 accumulation-steps=2' %s | FileCheck %s --check-prefix=STAGE2
 // RUN: memc-opt '--memc-build-train-step=optimizer=adamw world-size=4 zero-stage=3' %s | FileCheck %s --check-prefix=STAGE3
+// RUN: memc-opt '--memc-build-train-step=optimizer=adamw world-size=4 zero-stage=3 freeze=b' %s | FileCheck %s --check-prefix=FROZEN
 
 // Data parallel (--world-size 4, one gradient per bucket): each gradient is summed over the
 // ranks right after the backward produces it, then divided by the ranks; the loss is weighed by
@@ -105,6 +106,13 @@
 // STAGE3: %[[NEW:.*]], %{{.*}}, %{{.*}} = memc.adamw_update %[[W]]
 // STAGE3-NOT: memc.all_gather
 // STAGE3: return %{{.*}}, %[[NEW]], {{.*}} : tensor<f32>, tensor<40xf32>
+
+// Stage 3 shards frozen parameters too: gathered for their readers, never updated.
+// FROZEN-LABEL: func.func @train_step
+// FROZEN-SAME: %[[B:[a-z0-9]+]]: tensor<3xf32> {memc.param = "b", memc.param_kind = "parameter", memc.shard_of = array<i64: 10>}
+// FROZEN: memc.all_gather %[[B]] {world_size = 4 : i64} : (tensor<3xf32>) -> tensor<10xf32>
+// FROZEN-NOT: memc.adamw_update %[[B]]
+// FROZEN: return
 
 // One process: no collective.
 // ONE-LABEL: func.func @train_step
