@@ -48,14 +48,21 @@ struct BuildTrainStepPass : memc::impl::BuildTrainStepBase<BuildTrainStepPass> {
     options.noDecay.assign(noDecay.begin(), noDecay.end());
     options.noDecayNormsAndBiases = noDecayNormsAndBiases;
     options.trainable.assign(trainable.begin(), trainable.end());
+    // The hyperparameters given; the others keep OptimizerOptions' defaults, the ones memc's
+    // flags keep (AdamW's weight decay is 0.01 there, as torch.optim.AdamW's).
     OptimizerOptions &opt = options.optimizer;
     opt.name = optimizer;
-    opt.momentum = momentum;
-    opt.nesterov = nesterov;
-    opt.weightDecay = weightDecay;
-    opt.beta1 = beta1;
-    opt.beta2 = beta2;
-    opt.eps = eps;
+    auto given = [](const auto &option, auto &field) {
+      if (option.hasValue())
+        field = option;
+    };
+    given(momentum, opt.momentum);
+    given(nesterov, opt.nesterov);
+    if (weightDecay.hasValue())
+      opt.weightDecay = weightDecay;
+    given(beta1, opt.beta1);
+    given(beta2, opt.beta2);
+    given(eps, opt.eps);
     opt.clipGradNorm = clipGradNorm;
     opt.logGradNorm = logGradNorm;
     opt.accumulationSteps = accumulationSteps;

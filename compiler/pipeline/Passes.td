@@ -52,7 +52,8 @@ def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
     Option<"momentum", "momentum", "double", /*default=*/"0.0", "SGD momentum">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false", "SGD Nesterov momentum">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
-           "Weight decay (coupled for SGD, decoupled for AdamW)">,
+           "Weight decay (coupled for SGD, decoupled for AdamW; default: the optimizer's, "
+           "torch.optim's: SGD 0, AdamW 0.01)">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,

@@ -1,6 +1,12 @@
 // RUN: memc-opt '--memc-build-train-step=optimizer=adamw weight-decay=0.01 clip-grad-norm=1.0' --canonicalize %s | FileCheck %s --check-prefix=ADAMW
 // RUN: memc-opt '--memc-build-train-step=optimizer=sgd momentum=0.9 nesterov=true' --canonicalize %s | FileCheck %s --check-prefix=SGD
 // RUN: memc-opt '--memc-build-train-step=optimizer=sgd' --canonicalize %s | FileCheck %s --check-prefix=PLAIN
+// Unset hyperparameters are the optimizer's defaults, as memc's flags leave them (torch.optim's:
+// AdamW's weight decay 0.01, SGD's 0); one given is that value.
+// RUN: memc-opt '--memc-build-train-step=optimizer=adamw' %s | FileCheck %s --check-prefix=DEFAULTS
+// RUN: memc-opt '--memc-build-train-step=optimizer=adamw weight-decay=0 beta2=0.95' %s | FileCheck %s --check-prefix=GIVEN
+// DEFAULTS: memc.adamw_update {{.*}} {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, eps = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64}
+// GIVEN: memc.adamw_update {{.*}} {beta1 = 9.000000e-01 : f64, beta2 = 0.94999999999999996 : f64, eps = 1.000000e-08 : f64, weight_decay = 0.000000e+00 : f64}
 
 // AdamW: two f32 moments per parameter, the learning rate and the step number as inputs, the
 // gradients clipped by their global norm (an output too, for the log), and results that replace
