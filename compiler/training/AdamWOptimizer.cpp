@@ -36,7 +36,7 @@ public:
         loc, TypeRange{update.param.getType(), state[0].getType(), state[1].getType()},
         update.param, update.gradient, state[0], state[1],
         update.scalar(plan::ScalarInput::LearningRate),
-        update.scalar(plan::ScalarInput::StepNumber), b.getF64FloatAttr(beta1),
+        update.scalar(plan::ScalarInput::StepNumber), update.gate, b.getF64FloatAttr(beta1),
         b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps), b.getF64FloatAttr(update.decays ? weightDecay : 0.0));
     return {op.getNewParam(), op.getNewFirstMoment(), op.getNewSecondMoment()};
   }

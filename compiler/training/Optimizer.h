@@ -85,6 +85,10 @@ struct ParameterUpdate {
   /// False for a parameter in the no-decay group (--no-decay, --no-decay-norms-and-biases): its
   /// update leaves weight decay out, as a torch optimizer's param group with weight_decay 0.
   bool decays = true;
+  /// An f32 scalar, or null: where it is at or below 0.5 the update must leave the parameter
+  /// and its state as they are (accumulation's micro-batches before the last, steps the fp16
+  /// loss scaler skips), best without computing them.
+  mlir::Value gate;
 
   mlir::Value scalar(plan::ScalarInput input) const { return scalars[static_cast<size_t>(input)]; }
 };

@@ -38,7 +38,7 @@ public:
     if (momentum != 0.0) {
       Type type = update.param.getType();
       auto op = b.create<SgdUpdateOp>(loc, TypeRange{type, type}, update.param, update.gradient,
-                                      update.state[0], lr, b.getF64FloatAttr(momentum),
+                                      update.state[0], lr, update.gate, b.getF64FloatAttr(momentum),
                                       b.getF64FloatAttr(weightDecay), b.getBoolAttr(nesterov));
       return {op.getNewParam(), op.getNewVelocity()};
     }
@@ -53,7 +53,17 @@ public:
                                                            b.getFloatAttr(element, weightDecay)));
       direction = b.create<AddOp>(loc, update.gradient, b.create<MulOp>(loc, update.param, decay));
     }
-    return {b.create<SubOp>(loc, update.param, b.create<MulOp>(loc, direction, rate))};
+    Value updated = b.create<SubOp>(loc, update.param, b.create<MulOp>(loc, direction, rate));
+    // Plain SGD is elementwise ops, which have no gate: it selects.
+    if (update.gate) {
+      Value gate = update.gate;
+      Value on = b.create<GreaterOp>(
+          loc, gate,
+          b.create<ConstantOp>(loc, DenseElementsAttr::get(cast<RankedTensorType>(gate.getType()),
+                                                           b.getF32FloatAttr(0.5f))));
+      updated = b.create<WhereOp>(loc, on, updated, update.param);
+    }
+    return {updated};
   }
 
 private:

@@ -769,20 +769,17 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
   } else {
     // With accumulation, parameters and state change only on the micro-batch that applies;
     // with loss scaling, only when the gradients are finite (GradScaler.step skips the update:
-    // parameters, optimizer state and its step count stay).
+    // parameters, optimizer state and its step count stay). The update's gate says so, and
+    // the update computes nothing elsewhere.
     Value apply;
     if (flag)
       apply = b.create<GreaterOp>(loc, flag, scalarLike(b, loc, flag, 0.5));
-    Value update = apply;
+    Value gate = flag;
     if (scaler.foundInf) {
       Value finite =
           b.create<SubOp>(loc, scalarLike(b, loc, scaler.foundInf, 1.0), scaler.foundInf);
-      Value applies = flag ? b.create<MulOp>(loc, finite, flag).getResult() : finite;
-      update = b.create<GreaterOp>(loc, applies, scalarLike(b, loc, applies, 0.5));
+      gate = flag ? b.create<MulOp>(loc, finite, flag).getResult() : finite;
     }
-    auto applied = [&](Value updated, Value current) -> Value {
-      return update ? b.create<WhereOp>(loc, update, updated, current).getResult() : updated;
-    };
     SmallVector<Value> optimizerScalars(scalars.begin(), scalars.end());
     if (Value step = scalars[size_t(plan::ScalarInput::StepNumber)]; step && scaler.foundInf)
       optimizerScalars[size_t(plan::ScalarInput::StepNumber)] = b.create<SubOp>(
@@ -793,18 +790,20 @@ FailureOr<func::FuncOp> buildStep(ModuleOp module, func::FuncOp forward,
         state.push_back(argument(index));
       Value param = argument(trained.param);
       ParameterUpdate parameterUpdate{param, gradient, state, optimizerScalars,
-                                      decaying[trainableArgs[i]]};
-      // Stages 1 and 2 update this rank's shard of the whole parameter and gather it; stage 3's
-      // argument is the shard.
+                                      decaying[trainableArgs[i]], gate};
+      // Stages 1 and 2 update this rank's shard of the whole parameter and gather it on the
+      // micro-batch that applies (elsewhere the gather leaves its result unspecified, so the
+      // parameter is selected); stage 3's argument is the shard.
+      const bool gathers = zeroStage == 1 || zeroStage == 2;
       SmallVector<Value> updated =
-          zeroStage == 1 || zeroStage == 2
-              ? buildShardedUpdate(b, loc, *optimizer, parameterUpdate, flag, options.worldSize)
-              : optimizer->buildUpdate(b, loc, parameterUpdate);
-      results.push_back(applied(updated[0], param));
+          gathers ? buildShardedUpdate(b, loc, *optimizer, parameterUpdate, flag, options.worldSize)
+                  : optimizer->buildUpdate(b, loc, parameterUpdate);
+      if (gathers && apply)
+        updated[0] = b.create<WhereOp>(loc, apply, updated[0], param);
+      results.push_back(updated[0]);
       resultAttrs.push_back(marked(kUpdatesAttr, nameOf(trained.param)));
-      for (auto [index, value, newValue] :
-           llvm::zip(trained.state, state, ArrayRef(updated).drop_front())) {
-        results.push_back(applied(newValue, value));
+      for (auto [index, newValue] : llvm::zip(trained.state, ArrayRef(updated).drop_front())) {
+        results.push_back(newValue);
         resultAttrs.push_back(marked(kUpdatesAttr, nameOf(index)));
       }
       if (trained.accumulator) { // restart the sum after an update

@@ -468,7 +468,10 @@ def Memc_SgdUpdateOp : Memc_Op<"sgd_update",
     zero, `velocity' = momentum * velocity + d` (dampening 0; the velocity starts at zero, so
     the first step stores `d` as torch does) and `d = nesterov ? d + momentum * velocity' :
     velocity'`: `param' = param - lr * d`. `lr` is a scalar the runtime sets every step
-    (schedules). The lowering writes the results over `param` and `velocity`.
+    (schedules). The lowering writes the results over `param` and `velocity`. With a `gate`
+    (an f32 scalar) at or below 0.5 the results are `param` and `velocity` unchanged and
+    nothing is computed: the micro-batches that do not update under gradient accumulation,
+    and the steps fp16's loss scaler skips.
 
     ```mlir
     %p1, %v1 = memc.sgd_update %p, %g, %v, %lr {momentum = 0.9 : f64, weight_decay = 0.0 : f64,
@@ -479,6 +482,7 @@ def Memc_SgdUpdateOp : Memc_Op<"sgd_update",
   }];
   let arguments = (ins Memc_FloatTensor:$param, Memc_FloatTensor:$grad,
                        Memc_FloatTensor:$velocity, StaticShapeTensorOf<[F32]>:$lr,
+                       Optional<StaticShapeTensorOf<[F32]>>:$gate,
                        F64Attr:$momentum, F64Attr:$weight_decay, BoolAttr:$nesterov);
   let results = (outs Memc_FloatTensor:$new_param, Memc_FloatTensor:$new_velocity);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
@@ -494,6 +498,8 @@ def Memc_AdamWUpdateOp : Memc_Op<"adamw_update",
     `param -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)` where `t` is the
     1-based `step`. Moments are f32 whatever the parameter's type. `lr` and `step` are scalars
     the runtime sets every step; the lowering writes the results over `param` and the moments.
+    With a `gate` at or below 0.5 the results are the inputs unchanged and nothing is
+    computed (sgd_update's gate).
 
     ```mlir
     %p1, %m1, %v1 = memc.adamw_update %p, %g, %m, %v, %lr, %t
@@ -506,6 +512,7 @@ def Memc_AdamWUpdateOp : Memc_Op<"adamw_update",
                        StaticShapeTensorOf<[F32]>:$first_moment,
                        StaticShapeTensorOf<[F32]>:$second_moment,
                        StaticShapeTensorOf<[F32]>:$lr, StaticShapeTensorOf<[F32]>:$step,
+                       Optional<StaticShapeTensorOf<[F32]>>:$gate,
                        F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps, F64Attr:$weight_decay);
   let results = (outs Memc_FloatTensor:$new_param,
                       StaticShapeTensorOf<[F32]>:$new_first_moment,

@@ -1,7 +1,7 @@
 //===- Optimizers.cpp - sgd_update and adamw_update -----------------------===//
 //
 // One optimizer step for one parameter, elementwise and in place: the plan writes the new
-// parameter and state over the old ones. The arithmetic follows torch.optim's single-tensor
+// parameter and state over the old ones; with the gate off, nothing changes. The arithmetic follows torch.optim's single-tensor
 // implementations operation by operation (in f32), so losses track PyTorch's step for step.
 //
 //===----------------------------------------------------------------------===//
@@ -11,11 +11,28 @@
 #include "kernels/cpu/ThreadPool.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace memc::kernels {
 namespace {
 
+/// The update's gate (input `at`, when present) is off: each output keeps its input (`kept[i]`),
+/// copied where the plan did not place them together.
+bool gatedOff(const KernelCall &call, size_t at, std::initializer_list<size_t> kept) {
+  if (call.inputs.size() <= at || ScalarOperand<float>(call.inputs[at]).get() > 0.5f)
+    return false;
+  size_t output = 0;
+  for (size_t input : kept) {
+    const TensorView &from = call.inputs[input], &to = call.outputs[output++];
+    if (to.data != from.data)
+      std::memcpy(to.data, from.data, from.sizeBytes());
+  }
+  return true;
+}
+
 bool runSgd(KernelContext &, const KernelCall &call) {
+  if (gatedOff(call, 4, {0, 2}))
+    return true;
   const Attributes &attributes = attributesOf(call);
   float momentum = attributes.floatOr("momentum", 0), decay = attributes.floatOr("weight_decay", 0);
   bool nesterov = attributes.intOr("nesterov", 0) != 0;
@@ -42,6 +59,8 @@ bool runSgd(KernelContext &, const KernelCall &call) {
 }
 
 bool runAdamW(KernelContext &context, const KernelCall &call) {
+  if (gatedOff(call, 6, {0, 2, 3}))
+    return true;
   const Attributes &attributes = attributesOf(call);
   double beta1 = attributes.floatOr("beta1", 0.9), beta2 = attributes.floatOr("beta2", 0.999);
   float eps = attributes.floatOr("eps", 1e-8), decay = attributes.floatOr("weight_decay", 0);

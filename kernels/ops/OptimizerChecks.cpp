@@ -11,7 +11,8 @@ bool checkScalarF32(const TensorView &tensor, const std::string &role, std::stri
 
 /// Inputs: param, grad, velocity, lr. Outputs: param, velocity.
 bool checkSgd(const KernelCall &call, std::string &error) {
-  if (!checkCall(call, 4, 4, 2, error))
+  if (!checkCall(call, 4, 5, 2, error) ||
+      (call.inputs.size() == 5 && !checkScalarF32(call.inputs[4], "gate", error)))
     return false;
   const TensorView &param = call.inputs[0];
   double momentum, decay;
@@ -34,7 +35,8 @@ bool checkSgd(const KernelCall &call, std::string &error) {
 
 /// Inputs: param, grad, exp_avg, exp_avg_sq, lr, step. Outputs: param, exp_avg, exp_avg_sq.
 bool checkAdamW(const KernelCall &call, std::string &error) {
-  if (!checkCall(call, 6, 6, 3, error))
+  if (!checkCall(call, 6, 7, 3, error) ||
+      (call.inputs.size() == 7 && !checkScalarF32(call.inputs[6], "gate", error)))
     return false;
   const TensorView &param = call.inputs[0];
   const Attributes &attributes = attributesOf(call);
