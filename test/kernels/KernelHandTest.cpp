@@ -337,5 +337,36 @@ TEST(Layout, GatherWithAScalarIndexDropsTheAxis) {
             (std::vector<double>{2, 5}));
 }
 
+TEST(Optimizers, AGateOffLeavesParameterAndStateAndOnIsTheUngatedUpdate) {
+  // Accumulation's micro-batches before the last, and the steps fp16's scaler skips, turn the
+  // update's gate off: the outputs are the inputs (the plan may or may not place them together).
+  OwnedTensor param = f32({3}, {1, -2, 3}), grad = f32({3}, {0.5, 0.25, -1});
+  OwnedTensor m = f32({3}, {0.1, 0.2, 0.3}), v = f32({3}, {0.01, 0.02, 0.03});
+  OwnedTensor lr = f32({}, {0.1}), step = f32({}, {3}), off = f32({}, {0}), on = f32({}, {1});
+  Attributes adamw = attrs({{"beta1", 0.9}, {"beta2", 0.999}, {"eps", 1e-8},
+                            {"weight_decay", 0.01}});
+  std::vector<std::pair<DType, Shape>> three(3, {DType::F32, {3}});
+  std::vector<OwnedTensor> kept = runKernel("adamw_update", {param, grad, m, v, lr, step, off},
+                                            three, adamw);
+  EXPECT_EQ(kept[0].values(), param.values());
+  EXPECT_EQ(kept[1].values(), m.values());
+  EXPECT_EQ(kept[2].values(), v.values());
+  std::vector<OwnedTensor> gated =
+      runKernel("adamw_update", {param, grad, m, v, lr, step, on}, three, adamw);
+  std::vector<OwnedTensor> plain = runKernel("adamw_update", {param, grad, m, v, lr, step}, three,
+                                             adamw);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(gated[i].values(), plain[i].values());
+  EXPECT_NE(plain[0].values(), param.values());
+
+  Attributes sgd = attrs({{"momentum", 0.9}, {"weight_decay", 0.0}, {"nesterov", false}});
+  std::vector<std::pair<DType, Shape>> two(2, {DType::F32, {3}});
+  std::vector<OwnedTensor> still = runKernel("sgd_update", {param, grad, m, lr, off}, two, sgd);
+  EXPECT_EQ(still[0].values(), param.values());
+  EXPECT_EQ(still[1].values(), m.values());
+  EXPECT_EQ(runKernel("sgd_update", {param, grad, m, lr, on}, two, sgd)[0].values(),
+            runKernel("sgd_update", {param, grad, m, lr}, two, sgd)[0].values());
+}
+
 } // namespace
 } // namespace memc::kernels::testing
