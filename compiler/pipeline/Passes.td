@@ -88,8 +88,9 @@ def MasterWeights : Pass<"memc-master-weights", "::mlir::func::FuncOp"> {
   let summary = "Hold the 16-bit parameters of a 16-bit model in f32 for training";
   let description = [{
     For models exported in 16 bits (model.half(), model.bfloat16()): each f16 or bf16 argument
-    that is a parameter becomes f32 (the master weight the optimizer updates), and the function
-    computes on its 16-bit copy, cast once at the entry. Buffers keep their types. Runs before
+    that is a parameter that trains becomes f32 (the master weight the optimizer updates), and
+    the function computes on its 16-bit copy, cast once at the entry. Buffers and frozen
+    parameters (`freeze`, `trainable`: the training step's globs) keep their types. Runs before
     the training step is built, so the step's gradients and optimizer state are f32 too.
     A thin wrapper around memc::holdParametersInFloat32 (compiler/training).
 
@@ -100,6 +101,11 @@ def MasterWeights : Pass<"memc-master-weights", "::mlir::func::FuncOp"> {
       %wl = memc.cast %w : tensor<8x8xf32> -> tensor<8x8xbf16>
     ```
   }];
+  let options = [
+    ListOption<"freeze", "freeze", "std::string", "Globs of parameters that do not train">,
+    ListOption<"trainable", "trainable", "std::string",
+               "Globs of the only parameters that train">
+  ];
   let dependentDialects = ["::memc::MemcDialect"];
 }
 

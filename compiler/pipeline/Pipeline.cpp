@@ -50,9 +50,14 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   buildCanonicalizationPipeline(pm);
   if (options.mode != CompileMode::Import && options.fuseAttention)
     pm.nest<func::FuncOp>().addPass(createFuseAttention());
-  // A 16-bit model trains on f32 master weights, whatever --precision says about its ops.
-  if (options.mode == CompileMode::Train)
-    pm.nest<func::FuncOp>().addPass(createMasterWeights());
+  // A 16-bit model trains on f32 master weights, whatever --precision says about its ops; its
+  // frozen parameters keep their 16-bit storage.
+  if (options.mode == CompileMode::Train) {
+    MasterWeightsOptions masters;
+    masters.freeze = options.training.freeze;
+    masters.trainable = options.training.trainable;
+    pm.nest<func::FuncOp>().addPass(createMasterWeights(masters));
+  }
   if (options.precision != Precision::Fp32 && options.mode != CompileMode::Import) {
     OpPassManager &function = pm.nest<func::FuncOp>();
     AutocastOptions autocast;

@@ -21,7 +21,7 @@ using namespace mlir;
 
 namespace memc {
 
-unsigned holdParametersInFloat32(func::FuncOp forward) {
+unsigned holdParametersInFloat32(func::FuncOp forward, ArrayRef<bool> trained) {
   OpBuilder builder = OpBuilder::atBlockBegin(&forward.getBody().front());
   SmallVector<Type> argumentTypes(forward.getArgumentTypes());
   unsigned changed = 0;
@@ -29,7 +29,8 @@ unsigned holdParametersInFloat32(func::FuncOp forward) {
     auto kind = forward.getArgAttrOfType<StringAttr>(argument.getArgNumber(), kParamKindAttr);
     auto type = dyn_cast<RankedTensorType>(argument.getType());
     if (!kind || plan::bindingKindNamed(kind.getValue()) != plan::KIND_PARAMETER || !type ||
-        !isa<Float16Type, BFloat16Type>(type.getElementType()))
+        !isa<Float16Type, BFloat16Type>(type.getElementType()) ||
+        !trained[argument.getArgNumber()])
       continue;
     RankedTensorType master = type.clone(builder.getF32Type());
     argument.setType(master);

@@ -39,60 +39,6 @@ std::optional<MutableOperandRange> dropoutSalt(Operation *op) {
   return std::nullopt;
 }
 
-/// Which arguments of @forward train, after the globs; errors on globs that match nothing.
-FailureOr<llvm::SmallVector<bool>> selectTrainable(func::FuncOp forward,
-                                                   const TrainStepOptions &options) {
-  auto compile = [&](const std::vector<std::string> &texts,
-                     std::vector<llvm::GlobPattern> &patterns) -> LogicalResult {
-    for (const std::string &text : texts) {
-      llvm::Expected<llvm::GlobPattern> pattern = llvm::GlobPattern::create(text);
-      if (!pattern)
-        return emitError(forward.getLoc())
-               << "invalid glob '" << text << "': " << llvm::toString(pattern.takeError());
-      patterns.push_back(std::move(*pattern));
-    }
-    return success();
-  };
-  std::vector<llvm::GlobPattern> freeze, trainable;
-  if (failed(compile(options.freeze, freeze)) || failed(compile(options.trainable, trainable)))
-    return failure();
-  std::vector<bool> freezeUsed(freeze.size()), trainableUsed(trainable.size());
-  llvm::SmallVector<bool> selected;
-  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
-    StringAttr name = argAttr(forward, i, kParamNameAttr);
-    StringAttr kind = argAttr(forward, i, kParamKindAttr);
-    bool isParameter =
-        name && kind && plan::bindingKindNamed(kind.getValue()) == plan::KIND_PARAMETER;
-    bool chosen = isParameter && trainable.empty();
-    for (size_t p = 0; name && p < trainable.size(); ++p)
-      if (trainable[p].match(name.getValue())) {
-        trainableUsed[p] = true;
-        chosen = isParameter;
-      }
-    for (size_t p = 0; name && p < freeze.size(); ++p)
-      if (freeze[p].match(name.getValue())) {
-        freezeUsed[p] = true;
-        chosen = false;
-      }
-    selected.push_back(chosen);
-  }
-  bool unmatched = false;
-  auto reportUnused = [&](const std::vector<std::string> &texts, const std::vector<bool> &used,
-                          StringRef flag) {
-    for (size_t p = 0; p < texts.size(); ++p)
-      if (!used[p]) {
-        emitError(forward.getLoc())
-            << flag << " '" << texts[p] << "' matches no parameter or buffer name";
-        unmatched = true;
-      }
-  };
-  reportUnused(options.freeze, freezeUsed, "--freeze");
-  reportUnused(options.trainable, trainableUsed, "--trainable");
-  if (unmatched)
-    return failure();
-  return selected;
-}
-
 /// Whether a parameter is a norm's scale or bias by the op reading it (through casts), or by
 /// Hugging Face's norm-like name patterns.
 bool isNormParameter(BlockArgument argument, StringRef name) {
@@ -885,6 +831,60 @@ FailureOr<func::FuncOp> buildEvalStep(ModuleOp module, func::FuncOp forward,
 
 } // namespace
 
+FailureOr<llvm::SmallVector<bool>> selectTrainable(func::FuncOp forward,
+                                                   const TrainStepOptions &options,
+                                                   bool reportUnmatched) {
+  auto compile = [&](const std::vector<std::string> &texts,
+                     std::vector<llvm::GlobPattern> &patterns) -> LogicalResult {
+    for (const std::string &text : texts) {
+      llvm::Expected<llvm::GlobPattern> pattern = llvm::GlobPattern::create(text);
+      if (!pattern)
+        return emitError(forward.getLoc())
+               << "invalid glob '" << text << "': " << llvm::toString(pattern.takeError());
+      patterns.push_back(std::move(*pattern));
+    }
+    return success();
+  };
+  std::vector<llvm::GlobPattern> freeze, trainable;
+  if (failed(compile(options.freeze, freeze)) || failed(compile(options.trainable, trainable)))
+    return failure();
+  std::vector<bool> freezeUsed(freeze.size()), trainableUsed(trainable.size());
+  llvm::SmallVector<bool> selected;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    StringAttr name = argAttr(forward, i, kParamNameAttr);
+    StringAttr kind = argAttr(forward, i, kParamKindAttr);
+    bool isParameter =
+        name && kind && plan::bindingKindNamed(kind.getValue()) == plan::KIND_PARAMETER;
+    bool chosen = isParameter && trainable.empty();
+    for (size_t p = 0; name && p < trainable.size(); ++p)
+      if (trainable[p].match(name.getValue())) {
+        trainableUsed[p] = true;
+        chosen = isParameter;
+      }
+    for (size_t p = 0; name && p < freeze.size(); ++p)
+      if (freeze[p].match(name.getValue())) {
+        freezeUsed[p] = true;
+        chosen = false;
+      }
+    selected.push_back(chosen);
+  }
+  bool unmatched = false;
+  auto reportUnused = [&](const std::vector<std::string> &texts, const std::vector<bool> &used,
+                          StringRef flag) {
+    for (size_t p = 0; reportUnmatched && p < texts.size(); ++p)
+      if (!used[p]) {
+        emitError(forward.getLoc())
+            << flag << " '" << texts[p] << "' matches no parameter or buffer name";
+        unmatched = true;
+      }
+  };
+  reportUnused(options.freeze, freezeUsed, "--freeze");
+  reportUnused(options.trainable, trainableUsed, "--trainable");
+  if (unmatched)
+    return failure();
+  return selected;
+}
+
 std::optional<LossKind> parseLossKind(StringRef name) {
   if (name == "cross_entropy")
     return LossKind::CrossEntropy;
@@ -905,7 +905,7 @@ FailureOr<func::FuncOp> buildTrainStep(ModuleOp module, const TrainStepOptions &
       return emitError(forward.getLoc()) << error;
   }
   FailureOr<unsigned> lossIndex = lossInputIndex(forward, options);
-  FailureOr<SmallVector<bool>> trainable = selectTrainable(forward, options);
+  FailureOr<SmallVector<bool>> trainable = selectTrainable(forward, options, true);
   if (failed(lossIndex) || failed(trainable))
     return failure();
   FailureOr<SmallVector<bool>> decaying = selectDecaying(forward, options, *trainable);

@@ -62,6 +62,13 @@ struct TrainStepOptions {
   int64_t bucketCapMb = 25;
 };
 
+/// Which arguments of `forward` train: the `parameter`-kind ones `options.trainable` (when
+/// given) and not `options.freeze` match. With `reportUnmatched`, a glob matching no name is an
+/// error (buildTrainStep's); memc-master-weights asks the same question silently.
+mlir::FailureOr<llvm::SmallVector<bool>> selectTrainable(mlir::func::FuncOp forward,
+                                                         const TrainStepOptions &options,
+                                                         bool reportUnmatched);
+
 /// The command-line spellings: "cross_entropy" / "mse".
 std::optional<LossKind> parseLossKind(llvm::StringRef name);
 

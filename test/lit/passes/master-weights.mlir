@@ -1,4 +1,5 @@
 // RUN: memc-opt --memc-master-weights --split-input-file %s | FileCheck %s
+// RUN: memc-opt '--memc-master-weights=freeze=w' --split-input-file %s | FileCheck %s --check-prefix=FROZEN
 
 // A bf16 model's parameters become f32 master weights, each cast back to bf16 once at the entry
 // for all its readers; the graph input and the buffer keep their types.
@@ -11,6 +12,11 @@
 // CHECK: %[[Z:.*]] = memc.matmul %[[Y]], %[[WL]]
 // CHECK: memc.add %[[Z]], %[[S]]
 // CHECK-NOT: memc.cast
+// A frozen parameter never changes: it keeps its bf16 storage (a frozen base), read directly.
+// FROZEN-LABEL: func @linear
+// FROZEN-SAME: (%[[X:.*]]: tensor<4x8xbf16> {memc.input = "x"}, %[[W:.*]]: tensor<8x8xbf16> {{.*}}, %[[B:.*]]: tensor<8xf32> {{.*}}, %{{.*}}: tensor<8xbf16> {{.*}}"buffer"})
+// FROZEN: %[[BL:.*]] = memc.cast %[[B]] : tensor<8xf32> -> tensor<8xbf16>
+// FROZEN: memc.matmul %[[X]], %[[W]]
 func.func @linear(%x: tensor<4x8xbf16> {memc.input = "x"},
                   %w: tensor<8x8xbf16> {memc.param = "w", memc.param_kind = "parameter"},
                   %b: tensor<8xbf16> {memc.param = "b", memc.param_kind = "parameter"},
