@@ -76,6 +76,8 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   }
   if (options.mode != CompileMode::Train)
     return;
+  // Slot: LoRA / base quantization (later), here, on @forward: the adapters are what the
+  // training step's autodiff differentiates, and a quantized frozen base keeps its storage.
   // --dump-grads runs @gradients on its own: the step without an optimizer.
   TrainStepOptions gradientsOnly = options.training;
   gradientsOnly.optimizer = {};
@@ -93,8 +95,7 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   buildCanonicalizationPipeline(pm);
   if (options.saveMaxPoolArgmax.value_or(!rematMayRun(options)))
     pm.nest<func::FuncOp>().addPass(createSaveMaxPoolArgmax());
-  // Slot: LoRA / quantization (later). Optimizer-state sharding is the step's
-  // (--zero-stage, compiler/training/DataParallel.h).
+  // Optimizer-state sharding is the step's (--zero-stage, compiler/training/DataParallel.h).
 }
 
 namespace {
