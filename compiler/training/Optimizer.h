@@ -127,6 +127,7 @@ mlir::Value gradientOfUpdate(mlir::Operation *op);
 /// The optimizers OptimizerRegistry.cpp lists, one file each.
 std::unique_ptr<Optimizer> createSgdOptimizer(const OptimizerOptions &options);
 std::unique_ptr<Optimizer> createAdamWOptimizer(const OptimizerOptions &options);
+std::unique_ptr<Optimizer> createAdamW8bitOptimizer(const OptimizerOptions &options);
 
 } // namespace memc
 

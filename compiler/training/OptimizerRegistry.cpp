@@ -23,6 +23,7 @@ struct OptimizerEntry {
 constexpr OptimizerEntry kOptimizers[] = {
     {"sgd", createSgdOptimizer, gradientOperand<SgdUpdateOp>},
     {"adamw", createAdamWOptimizer, gradientOperand<AdamWUpdateOp>},
+    {"adamw8bit", createAdamW8bitOptimizer, gradientOperand<AdamW8bitUpdateOp>},
 };
 
 } // namespace

@@ -42,6 +42,7 @@ double flopsPerElement(Operation *op) {
       .Case<LayerNormGradOp, BatchNormGradOp>([](auto) { return 12.0; })
       .Case<RmsNormGradOp>([](auto) { return 8.0; })
       .Case<AdamWUpdateOp>([](auto) { return 12.0; })
+      .Case<AdamW8bitUpdateOp>([](auto) { return 16.0; }) // adamw's and the 8-bit codes
       .Case<SgdUpdateOp, DropoutOp, CrossEntropyOp, CrossEntropyGradOp>([](auto) { return 4.0; })
       .Case<LossScaleUpdateOp>([](auto) { return 4.0; })
       .Case<TransposeOp, BroadcastToOp, ConcatOp, SplitOp, SliceOp, SliceGradOp, GatherOp,

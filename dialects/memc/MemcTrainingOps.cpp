@@ -8,6 +8,7 @@
 #include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/ShapeInference.h"
 #include "kernels/Collectives.h"
+#include "kernels/DynamicQuantization.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -223,6 +224,21 @@ LogicalResult AllGatherOp::verify() {
                                    << ": the result is the shards' type, or bf16/f16 of f32";
   return verifyShardOf(*this, getWorldSize(), cast<RankedTensorType>(getResult().getType()),
                        cast<RankedTensorType>(getInput().getType()));
+}
+
+LogicalResult AdamW8bitUpdateOp::verify() {
+  auto param = cast<RankedTensorType>(getParam().getType());
+  auto moment = cast<RankedTensorType>(getFirstMoment().getType());
+  auto absmax = cast<RankedTensorType>(getFirstAbsmax().getType());
+  if (moment.getShape() != param.getShape())
+    return emitOpError("the moments must have the parameter's shape, ")
+           << param << ", got " << moment;
+  int64_t blocks =
+      (param.getNumElements() + kernels::kQuantizationBlock - 1) / kernels::kQuantizationBlock;
+  if (absmax.getRank() != 1 || absmax.getDimSize(0) != blocks)
+    return emitOpError("the absmax must be one per block of ")
+           << kernels::kQuantizationBlock << ": tensor<" << blocks << "xf32>, got " << absmax;
+  return success();
 }
 
 LogicalResult RefreshCopyOp::verify() {

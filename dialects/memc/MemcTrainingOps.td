@@ -520,6 +520,46 @@ def Memc_AdamWUpdateOp : Memc_Op<"adamw_update",
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Memc_AdamW8bitUpdateOp : Memc_Op<"adamw8bit_update",
+    [Pure, AllTypesMatch<["param", "grad", "new_param"]>,
+     AllTypesMatch<["first_moment", "second_moment", "new_first_moment", "new_second_moment"]>,
+     AllTypesMatch<["first_absmax", "second_absmax", "new_first_absmax",
+                    "new_second_absmax"]>]> {
+  let summary = "One step of bitsandbytes' AdamW8bit for one parameter";
+  let description = [{
+    adamw_update's arithmetic on 8-bit block-wise moments (kernels/DynamicQuantization.h): each
+    block of 256 elements of `first_moment` (indices into the signed dynamic code) and
+    `second_moment` (the unsigned code) is dequantized with its f32 absmax, updated in f32
+    exactly as adamw_update, and quantized again with the block's new absmax. All-zero absmax
+    stands for a zero state, so the moments start at zero like adamw_update's. `gate` as
+    adamw_update's.
+
+    ```mlir
+    %p1, %m1, %v1, %ma1, %va1 = memc.adamw8bit_update %p, %g, %m, %v, %ma, %va, %lr, %t
+        {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decay = 0.01 : f64}
+        : (tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x128xui8>, tensor<64x128xui8>,
+           tensor<32xf32>, tensor<32xf32>, tensor<f32>, tensor<f32>)
+        -> (tensor<64x128xf32>, tensor<64x128xui8>, tensor<64x128xui8>, tensor<32xf32>,
+            tensor<32xf32>)
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$param, Memc_FloatTensor:$grad,
+                       StaticShapeTensorOf<[UI8]>:$first_moment,
+                       StaticShapeTensorOf<[UI8]>:$second_moment,
+                       StaticShapeTensorOf<[F32]>:$first_absmax,
+                       StaticShapeTensorOf<[F32]>:$second_absmax,
+                       StaticShapeTensorOf<[F32]>:$lr, StaticShapeTensorOf<[F32]>:$step,
+                       Optional<StaticShapeTensorOf<[F32]>>:$gate,
+                       F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps, F64Attr:$weight_decay);
+  let results = (outs Memc_FloatTensor:$new_param,
+                      StaticShapeTensorOf<[UI8]>:$new_first_moment,
+                      StaticShapeTensorOf<[UI8]>:$new_second_moment,
+                      StaticShapeTensorOf<[F32]>:$new_first_absmax,
+                      StaticShapeTensorOf<[F32]>:$new_second_absmax);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Weight copies kept across micro-batches
 //===----------------------------------------------------------------------===//

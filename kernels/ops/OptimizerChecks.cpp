@@ -1,4 +1,5 @@
 //===- OptimizerChecks.cpp - the checks of sgd_update, adamw_update -------===//
+#include "kernels/DynamicQuantization.h"
 #include "kernels/ops/CallChecks.h"
 #include "kernels/ops/CheckGroups.h"
 
@@ -62,11 +63,46 @@ bool checkAdamW(const KernelCall &call, std::string &error) {
          requireFloat(attributes, "weight_decay", decay, error);
 }
 
+/// Inputs: param, grad, exp_avg and exp_avg_sq (u8 code indices, the param's shape), their
+/// absmax (f32, one per block), lr, step, optionally the gate. Outputs: param, the four states.
+bool checkAdamW8bit(const KernelCall &call, std::string &error) {
+  if (!checkCall(call, 8, 9, 5, error, {DType::U8}) ||
+      (call.inputs.size() == 9 && !checkScalarF32(call.inputs[8], "gate", error)))
+    return false;
+  const TensorView &param = call.inputs[0];
+  const Attributes &attributes = attributesOf(call);
+  const Shape blocks = {(param.numElements() + kQuantizationBlock - 1) / kQuantizationBlock};
+  double beta1, beta2, eps, decay;
+  const char *states[] = {"exp_avg", "exp_avg_sq", "exp_avg absmax", "exp_avg_sq absmax"};
+  for (int s = 0; s < 4; ++s) {
+    const bool codes = s < 2;
+    std::string name = states[s];
+    if (!checkDType(call.inputs[2 + s], {codes ? DType::U8 : DType::F32}, name, error) ||
+        !checkShape(call.inputs[2 + s], codes ? param.shape : blocks, name, error) ||
+        !checkDType(call.outputs[1 + s], {codes ? DType::U8 : DType::F32}, "new " + name,
+                    error) ||
+        !checkShape(call.outputs[1 + s], codes ? param.shape : blocks, "new " + name, error))
+      return false;
+  }
+  return checkDType(param, kFloatTypes, "param", error) &&
+         checkSameDType(call.inputs[1], param, "grad", "param", error) &&
+         checkShape(call.inputs[1], param.shape, "grad", error) &&
+         checkScalarF32(call.inputs[6], "lr", error) &&
+         checkScalarF32(call.inputs[7], "step", error) &&
+         checkSameDType(call.outputs[0], param, "new param", "param", error) &&
+         checkShape(call.outputs[0], param.shape, "new param", error) &&
+         requireFloat(attributes, "beta1", beta1, error) &&
+         requireFloat(attributes, "beta2", beta2, error) &&
+         requireFloat(attributes, "eps", eps, error) &&
+         requireFloat(attributes, "weight_decay", decay, error);
+}
+
 } // namespace
 
 void addOptimizerChecks(OpChecks &table) {
   table["sgd_update"] = &checkSgd;
   table["adamw_update"] = &checkAdamW;
+  table["adamw8bit_update"] = &checkAdamW8bit;
 }
 
 } // namespace memc::kernels

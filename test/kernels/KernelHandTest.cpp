@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestSupport.h"
 
+#include "kernels/DynamicQuantization.h"
 #include "kernels/KernelTargets.h"
 
 #include <limits>
@@ -30,7 +31,7 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
       "greater", "where", "matmul", "softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm",
       "reduce_sum", "reduce_mean", "reduce_max", "transpose", "reshape", "broadcast_to", "concat",
       "split", "slice", "gather", "conv", "max_pool", "avg_pool", "copy", "sgd_update",
-      "adamw_update",
+      "adamw_update", "adamw8bit_update",
       // Activations and elementwise ops of issue 15.
       "abs", "sin", "cos", "softplus", "hard_swish", "leaky_relu", "elu", "hard_sigmoid", "max",
       "min", "prelu", "greater_equal", "less_equal", "reduce_prod", "reduce_l2",
@@ -366,6 +367,70 @@ TEST(Optimizers, AGateOffLeavesParameterAndStateAndOnIsTheUngatedUpdate) {
   EXPECT_EQ(still[1].values(), m.values());
   EXPECT_EQ(runKernel("sgd_update", {param, grad, m, lr, on}, two, sgd)[0].values(),
             runKernel("sgd_update", {param, grad, m, lr}, two, sgd)[0].values());
+}
+
+TEST(Optimizers, AdamW8bitIsAdamWOnBlockwiseQuantizedMoments) {
+  // Two steps on 300 elements (a block of 256 and a partial one) from a zero state: each
+  // element's moments are the dequantized codes, updated as torch.optim.AdamW in f32, the
+  // parameter from those, and the moments quantized again with their block's new absmax.
+  const int64_t n = 300;
+  const DynamicCode signedCode = makeDynamicCode(true), unsignedCode = makeDynamicCode(false);
+  OwnedTensor param = randomF32({n}, 1), lr = f32({}, {1e-2});
+  OwnedTensor m(DType::U8, {n}), v(DType::U8, {n}), mMax = f32({2}, {0, 0}), vMax = f32({2}, {0, 0});
+  std::memset(m.as<uint8_t>(), 0, n);
+  std::memset(v.as<uint8_t>(), 0, n);
+  const double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, decay = 0.01;
+  Attributes attributes = attrs({{"beta1", beta1}, {"beta2", beta2}, {"eps", eps},
+                                 {"weight_decay", decay}});
+  std::vector<std::pair<DType, Shape>> types = {{DType::F32, {n}}, {DType::U8, {n}},
+                                                {DType::U8, {n}}, {DType::F32, {2}},
+                                                {DType::F32, {2}}};
+  for (int t = 1; t <= 2; ++t) {
+    OwnedTensor grad = randomF32({n}, 10 + t), step = f32({}, {double(t)});
+    std::vector<OwnedTensor> out =
+        runKernel("adamw8bit_update", {param, grad, m, v, mMax, vMax, lr, step}, types,
+                  attributes);
+    float stepSize = static_cast<float>(1e-2 / (1 - std::pow(beta1, t)));
+    float correction = static_cast<float>(std::sqrt(1 - std::pow(beta2, t)));
+    float shrink = static_cast<float>(1 - 1e-2 * decay);
+    for (int64_t block = 0; block < 2; ++block) {
+      int64_t begin = block * 256, count = std::min<int64_t>(256, n - begin);
+      std::vector<float> first(count), second(count);
+      for (int64_t j = 0; j < count; ++j) {
+        int64_t i = begin + j;
+        float g = grad.as<float>()[i];
+        first[j] = dequantize(signedCode, m.as<uint8_t>()[i], mMax.as<float>()[block]) * 0.9f +
+                   (1.0f - 0.9f) * g;
+        second[j] =
+            dequantize(unsignedCode, v.as<uint8_t>()[i], vMax.as<float>()[block]) * 0.999f +
+            (1.0f - 0.999f) * g * g;
+        float p = param.as<float>()[i] * shrink -
+                  stepSize * (first[j] / (std::sqrt(second[j]) / correction + 1e-8f));
+        EXPECT_EQ(out[0].as<float>()[i], p) << "step " << t << " element " << i;
+      }
+      std::vector<uint8_t> mCodes(count), vCodes(count);
+      EXPECT_EQ(out[3].as<float>()[block],
+                quantizeBlock(signedCode, first.data(), count, mCodes.data()));
+      EXPECT_EQ(out[4].as<float>()[block],
+                quantizeBlock(unsignedCode, second.data(), count, vCodes.data()));
+      for (int64_t j = 0; j < count; ++j) {
+        EXPECT_EQ(out[1].as<uint8_t>()[begin + j], mCodes[j]);
+        EXPECT_EQ(out[2].as<uint8_t>()[begin + j], vCodes[j]);
+      }
+    }
+    param = std::move(out[0]);
+    m = std::move(out[1]);
+    v = std::move(out[2]);
+    mMax = std::move(out[3]);
+    vMax = std::move(out[4]);
+  }
+  // The gate off leaves all five as they are.
+  OwnedTensor grad = randomF32({n}, 20), step = f32({}, {3}), off = f32({}, {0});
+  std::vector<OwnedTensor> kept = runKernel(
+      "adamw8bit_update", {param, grad, m, v, mMax, vMax, lr, step, off}, types, attributes);
+  EXPECT_EQ(kept[0].values(), param.values());
+  EXPECT_EQ(kept[1].values(), m.values());
+  EXPECT_EQ(kept[3].values(), mMax.values());
 }
 
 } // namespace

@@ -110,9 +110,11 @@ TEST(KernelReferenceCoverage, EveryKernelHasReferenceCases) {
     covered.insert(c.kernel);
   for (const auto &[name, kernel] : cpuKernels())
     // copy is a memcpy that KernelHandTest pins; the collectives' results are the other ranks'
-    // data, which CollectiveKernelsTest checks with threads as ranks.
+    // data, which CollectiveKernelsTest checks with threads as ranks; PyTorch has no 8-bit
+    // AdamW, whose arithmetic KernelHandTest checks against torch's formula on the dynamic code
+    // (itself checked against its Python reference, DynamicQuantizationTest).
     if (name != "copy" && name != "all_reduce" && name != "shard" && name != "reduce_scatter" &&
-        name != "all_gather") {
+        name != "all_gather" && name != "adamw8bit_update") {
       EXPECT_TRUE(covered.count(name)) << name << " has no reference case";
     }
 }

@@ -71,7 +71,7 @@ TEST_F(OptimizerRegistry, UnknownNamesAreRefusedWithTheKnownOnes) {
   OptimizerOptions options;
   options.name = "lion";
   EXPECT_FALSE(createOptimizer(options, error));
-  EXPECT_EQ(error, "unknown optimizer 'lion' (optimizers: sgd, adamw)");
+  EXPECT_EQ(error, "unknown optimizer 'lion' (optimizers: sgd, adamw, adamw8bit)");
 }
 
 constexpr const char *kForward = R"mlir(

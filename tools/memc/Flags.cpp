@@ -77,7 +77,9 @@ cl::opt<std::string> lossInput("loss-input", cl::desc("Graph output the loss is 
                                cl::cat(trainingCategory));
 cl::opt<std::string> labels("labels", cl::desc("Name of the labels input (default: labels)"),
                             cl::init("labels"), cl::cat(trainingCategory));
-cl::opt<std::string> optimizer("optimizer", cl::desc("sgd or adamw (default: adamw)"),
+cl::opt<std::string> optimizer("optimizer",
+                               cl::desc("sgd, adamw or adamw8bit (bitsandbytes' AdamW8bit: both "
+                                        "moments in 8 bits, block-wise) (default: adamw)"),
                                cl::init("adamw"), cl::cat(trainingCategory));
 RangedOpt<double> learningRate({0, kInf, false}, "lr", cl::desc("Learning rate (default: 0.001)"),
                                cl::init(1e-3), cl::cat(trainingCategory));
@@ -301,6 +303,11 @@ bool trainingOptions(memc::TrainStepOptions &options, memc::Precision chosenPrec
   opt.nesterov = nesterov;
   if (weightDecay.getNumOccurrences()) // otherwise the optimizer's default
     opt.weightDecay = weightDecay;
+  // Adam's hyperparameters on an optimizer without them would train something else silently.
+  for (const auto *adamOnly : {&beta1, &beta2, &epsilon})
+    if (adamOnly->getNumOccurrences() && optimizer != "adamw" && optimizer != "adamw8bit")
+      return error("--" + adamOnly->ArgStr.str() + " is AdamW's (--optimizer adamw or adamw8bit), "
+                   "not " + optimizer + "'s");
   opt.beta1 = beta1;
   opt.beta2 = beta2;
   opt.eps = epsilon;
