@@ -15,6 +15,7 @@
 #ifndef MEMC_KERNELS_DYNAMICQUANTIZATION_H
 #define MEMC_KERNELS_DYNAMICQUANTIZATION_H
 
+#include "kernels/Float16.h"
 #include "kernels/ScalarOperand.h"
 
 #include <cstdint>
@@ -24,10 +25,15 @@ namespace memc::kernels {
 /// Elements per block of a quantized optimizer state (bitsandbytes' block-wise optimizers').
 constexpr int64_t kQuantizationBlock = 256;
 
-/// The 256 code values, ascending.
+/// The 256 code values, ascending, and where a search for a value starts: for each upper 16
+/// bits of an f32 (a bucket of 2^16 floats), the last code value at or below every float in it
+/// (or 0). The code's neighbours are several buckets apart, so a search from there takes a
+/// step or two instead of a binary search's eight dependent ones.
 struct DynamicCode {
   float values[256];
+  uint8_t start[1 << 16];
 };
+
 
 /// The signed or unsigned code. Computed in double and rounded once to f32, as the reference.
 inline DynamicCode makeDynamicCode(bool isSigned) {
@@ -59,22 +65,37 @@ inline DynamicCode makeDynamicCode(bool isSigned) {
   DynamicCode code;
   for (int i = 0; i < 256; ++i)
     code.values[i] = static_cast<float>(values[i]);
+  for (uint32_t bucket = 0; bucket < (1u << 16); ++bucket) {
+    // The bucket's least float: its first for a positive sign, its last for a negative one.
+    float least = floatFromBits(bucket & 0x8000 ? bucket << 16 | 0xFFFF : bucket << 16);
+    int below = 0;
+    while (below < 255 && code.values[below + 1] <= least)
+      ++below;
+    code.start[bucket] = static_cast<uint8_t>(below);
+  }
   return code;
 }
 
-/// The index of the code value nearest to `normalized` (ties to the lower), by binary search.
+/// The index of the code value nearest to `normalized` (ties to the lower).
 MEMC_HOST_DEVICE inline uint8_t quantizeNearest(const DynamicCode &code, float normalized) {
-  int low = 0, high = 255;
-  while (high - low > 1) { // code.values[low] <= normalized <= code.values[high], or outside
-    int middle = (low + high) / 2;
-    if (code.values[middle] <= normalized)
-      low = middle;
-    else
-      high = middle;
-  }
+  uint32_t bits;
+  __builtin_memcpy(&bits, &normalized, sizeof(bits));
+  int low = code.start[bits >> 16]; // then the last value at or below `normalized`, or 0
+  while (low < 255 && code.values[low + 1] <= normalized)
+    ++low;
+  int high = low < 255 ? low + 1 : 255;
   return static_cast<uint8_t>(normalized - code.values[low] <= code.values[high] - normalized
                                   ? low
                                   : high);
+}
+
+/// Each of `count` elements' code index, for the block's `absmax` (the largest magnitude
+/// among them, which a caller may have tracked while computing them).
+MEMC_HOST_DEVICE inline void quantizeWithAbsmax(const DynamicCode &code, const float *values,
+                                                int64_t count, float absmax, uint8_t *indices) {
+  const float inverse = absmax > 0 ? 1.0f / absmax : 0.0f;
+  for (int64_t i = 0; i < count; ++i)
+    indices[i] = quantizeNearest(code, values[i] * inverse);
 }
 
 /// Quantizes `count` (at most kQuantizationBlock) elements: their absmax, and each element's
@@ -86,9 +107,7 @@ MEMC_HOST_DEVICE inline float quantizeBlock(const DynamicCode &code, const float
     float magnitude = values[i] < 0 ? -values[i] : values[i];
     absmax = magnitude > absmax ? magnitude : absmax;
   }
-  const float inverse = absmax > 0 ? 1.0f / absmax : 0.0f;
-  for (int64_t i = 0; i < count; ++i)
-    indices[i] = quantizeNearest(code, values[i] * inverse);
+  quantizeWithAbsmax(code, values, count, absmax, indices);
   return absmax;
 }
 

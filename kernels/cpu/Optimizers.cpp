@@ -149,15 +149,20 @@ bool runAdamW8bit(KernelContext &context, const KernelCall &call) {
       for (int64_t block = firstBlock; block < endBlock; ++block) {
         const int64_t begin = block * kQuantizationBlock;
         const int64_t count = std::min(kQuantizationBlock, elements - begin);
+        float firstMax = 0, secondMax = 0; // the new absmax, tracked as the moments are made
         for (int64_t j = 0; j < count; ++j) {
           const int64_t i = begin + j;
           first[j] = dequantize(signedCode, m[i], mAbsmax[block]);
           second[j] = dequantize(unsignedCode, v[i], vAbsmax[block]);
           newParam[i] = Element<T>::store(
               adamw(Element<T>::load(param[i]), Element<T>::load(grad[i]), first[j], second[j]));
+          firstMax = std::max(firstMax, std::fabs(first[j]));
+          secondMax = std::max(secondMax, second[j]);
         }
-        newMAbsmax[block] = quantizeBlock(signedCode, first, count, newM + begin);
-        newVAbsmax[block] = quantizeBlock(unsignedCode, second, count, newV + begin);
+        quantizeWithAbsmax(signedCode, first, count, firstMax, newM + begin);
+        quantizeWithAbsmax(unsignedCode, second, count, secondMax, newV + begin);
+        newMAbsmax[block] = firstMax;
+        newVAbsmax[block] = secondMax;
       }
     });
   });

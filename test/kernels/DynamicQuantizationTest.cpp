@@ -69,6 +69,31 @@ TEST(DynamicQuantization, BlocksEqualTheReference) {
   }
 }
 
+TEST(DynamicQuantization, NearestIsTheBruteForceNearest) {
+  // The search starts from a table by the float's upper bits; it must find what scanning all
+  // 256 values finds: at each code value, its neighbours in f32, the midpoints between
+  // neighbours (ties go to the lower), and beyond both ends.
+  for (bool isSigned : {true, false}) {
+    const DynamicCode code = makeDynamicCode(isSigned);
+    auto bruteForce = [&](float x) {
+      int best = 0;
+      for (int i = 1; i < 256; ++i)
+        if (std::fabs(x - code.values[i]) < std::fabs(x - code.values[best]))
+          best = i;
+      return best;
+    };
+    std::vector<float> probes = {-2.0f, -1.0f, 2.0f, 1.5f, 0.0f, -0.0f, 1e-30f, -1e-30f};
+    for (int i = 0; i < 256; ++i) {
+      float v = code.values[i];
+      probes.insert(probes.end(), {v, std::nextafter(v, 2.0f), std::nextafter(v, -2.0f)});
+      if (i < 255)
+        probes.push_back(v + (code.values[i + 1] - v) / 2);
+    }
+    for (float x : probes)
+      EXPECT_EQ(quantizeNearest(code, x), bruteForce(x)) << x << (isSigned ? " signed" : "");
+  }
+}
+
 TEST(DynamicQuantization, RoundTripIsWithinHalfAGap) {
   // Every element comes back as its nearest code value times the absmax: within half the gap
   // around it, and exactly for 0 and for the absmax itself.
