@@ -1,0 +1,76 @@
+"""--optimizer adamw8bit against adamw: planned peak and optimizer state of GPT-2 124M
+(B2 x T1024) and a Llama-style 1B (B1 x T2048), bf16, compile-only (a 7B program does not fit
+this 24 GiB machine: writing it holds the weights); and the CPU step time of a one-layer
+GPT-2 (d 768, vocab 512, B2 x T32) with each, in one run. Prints markdown for
+docs/benchmarks.md.
+
+Run: /usr/bin/python3 bench/training/adamw8bit.py [BUILD_DIR] [STEPS] (numpy only)"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+steps = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+memc = os.path.join(build, "bin", "memc")
+zoo = os.path.join(build, "bin", "memc-zoo")
+WARMUP = 3
+
+
+def run(command, env=None):
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env)
+    if done.returncode != 0:
+        sys.exit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stdout}")
+
+
+def gib(n):
+    return f"{n / 2**30:.2f}"
+
+
+with tempfile.TemporaryDirectory() as work:
+    print("| model | optimizer | peak GiB | optimizer state GiB | state vs adamw | compile s |")
+    print("|---|---|---|---|---|---|")
+    for name, zoo_flags, freeze in [("gpt2-124m", ["--batch", "2", "--seq", "1024"], "*.attn.bias"),
+                                    ("llama-1b", ["--batch", "1", "--seq", "2048"], "*rotary*")]:
+        model = os.path.join(work, name + ".onnx")
+        run([zoo, "--model", name, "--weights", "none", "-o", model] + zoo_flags)
+        states = {}
+        for optimizer in ["adamw", "adamw8bit"]:
+            report = os.path.join(work, "report.json")
+            start = time.time()
+            run([memc, model, "--loss", "cross_entropy", "--optimizer", optimizer, "--freeze",
+                 freeze, "--precision", "bf16", "--report-json", report, "-o",
+                 os.path.join(work, "program")])
+            seconds = time.time() - start
+            plan = json.load(open(report))
+            states[optimizer] = plan["most_live_bytes"]["optimizer_state"]
+            print(f"| {name} | {optimizer} | {gib(plan['peak_bytes'])} | "
+                  f"{gib(states[optimizer])} | {states[optimizer] / states['adamw']:.3f} | "
+                  f"{seconds:.0f} |")
+
+    model = os.path.join(work, "small.onnx")
+    run([zoo, "--model", "gpt2-124m", "--batch", "2", "--seq", "32", "--layers", "1", "--vocab",
+         "512", "-o", model])
+    data = os.path.join(work, "small.npz")
+    ids = np.random.default_rng(0).integers(0, 512, (16, 32))
+    np.savez(data, input_ids=ids, labels=np.roll(ids, -1, 1))
+    print("\n| one-layer GPT-2, 2 threads | ms/step (median) | against adamw |")
+    print("|---|---|---|")
+    medians = {}
+    for optimizer in ["adamw", "adamw8bit"]:
+        program = os.path.join(work, optimizer)
+        run([memc, model, "--loss", "cross_entropy", "--optimizer", optimizer, "--freeze",
+             "*.attn.bias", "-o", program])
+        log = os.path.join(work, "log.jsonl")
+        run([program, "--data", data, "--steps", str(steps), "--log", log],
+            dict(os.environ, MEMC_NUM_THREADS="2", OMP_NUM_THREADS="2"))
+        medians[optimizer] = statistics.median(
+            json.loads(line)["ms"] for line in open(log) if json.loads(line)["step"] > WARMUP)
+        print(f"| {optimizer} | {medians[optimizer]:.1f} | "
+              f"{medians[optimizer] / medians['adamw']:.2f} |")
