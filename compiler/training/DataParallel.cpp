@@ -23,21 +23,9 @@ void replaceAfterProducers(OpBuilder &b, MutableArrayRef<Value> values, Make mak
   }
 }
 
-} // namespace
-
-RankedTensorType shardType(RankedTensorType whole, int64_t worldSize) {
-  return RankedTensorType::get({kernels::shardElements(whole.getNumElements(), worldSize)},
-                               whole.getElementType());
-}
-
-namespace {
-
-/// The producer of a gradient, or null (a block argument).
-Operation *producerOf(Value value) { return value.getDefiningOp(); }
-
 /// Whether `a` is produced before `b` (arguments first).
 bool producedBefore(Value a, Value b) {
-  Operation *x = producerOf(a), *y = producerOf(b);
+  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
   return y && (!x || x->isBeforeInBlock(y));
 }
 
@@ -50,7 +38,7 @@ void allReduceBucket(OpBuilder &b, Location loc, MutableArrayRef<Value> gradient
   for (size_t index : indices)
     if (producedBefore(last, gradients[index]))
       last = gradients[index];
-  if (Operation *producer = producerOf(last))
+  if (Operation *producer = last.getDefiningOp())
     b.setInsertionPointAfter(producer);
   if (indices.size() == 1) {
     Value &gradient = gradients[indices.front()];
@@ -82,6 +70,11 @@ void allReduceBucket(OpBuilder &b, Location loc, MutableArrayRef<Value> gradient
 }
 
 } // namespace
+
+RankedTensorType shardType(RankedTensorType whole, int64_t worldSize) {
+  return RankedTensorType::get({kernels::shardElements(whole.getNumElements(), worldSize)},
+                               whole.getElementType());
+}
 
 void allReduceGradients(OpBuilder &b, Location loc, MutableArrayRef<Value> gradients, Value gate,
                         int64_t worldSize, uint64_t bucketBytes) {
