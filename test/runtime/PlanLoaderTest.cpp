@@ -201,6 +201,28 @@ const Rule kRules[] = {
      "already bound to another input or parameter"},
     {"OutputWithSource", [](PlanBuilder &b) { b.plan.mutable_outputs(0)->set_source("s"); },
      "only parameters have a source"},
+    // ZeRO stage 3 shards: a parameter's, in a program of ranks, of the shard's size.
+    {"ShardInOneProcess", [](PlanBuilder &b) { b.plan.mutable_parameters(0)->add_shard_of(7); },
+     "parameter 'w': only a parameter of a program of ranks is a shard"},
+    {"ShardOfAnInput",
+     [](PlanBuilder &b) {
+       b.plan.mutable_training()->set_world_size(2);
+       b.plan.mutable_inputs(0)->add_shard_of(7);
+     },
+     "input 'x': only a parameter of a program of ranks is a shard"},
+    {"ShardOfAnotherSize",
+     [](PlanBuilder &b) {
+       b.plan.mutable_training()->set_world_size(2);
+       b.plan.mutable_parameters(0)->add_shard_of(16);
+     },
+     "parameter 'w': the shard of [16] over 2 ranks is [8], buffer 1 ('w') is [4]"},
+    {"ShardOfNoShape",
+     [](PlanBuilder &b) {
+       b.plan.mutable_training()->set_world_size(2);
+       b.plan.mutable_parameters(0)->add_shard_of(int64_t(1) << 62);
+       b.plan.mutable_parameters(0)->add_shard_of(int64_t(1) << 62);
+     },
+     "is not a shape"},
     // Steps.
     {"UnknownKernel", [](PlanBuilder &b) { step(b, 1).set_kernel("softmax"); },
      "step 1 ('softmax' from 'node1'): the device has no kernel 'softmax'"},
@@ -274,6 +296,17 @@ INSTANTIATE_TEST_SUITE_P(Rules, PlanRule, ::testing::ValuesIn(kRules),
                          [](const ::testing::TestParamInfo<Rule> &info) {
                            return std::string(info.param.name);
                          });
+
+TEST(PlanLoaderTest, AShardOfItsSizeLoads) {
+  // 7 elements over 2 ranks: shards of 4, the last padded.
+  PlanBuilder b = referencePlan();
+  b.plan.mutable_training()->set_world_size(2);
+  b.plan.mutable_parameters(0)->add_shard_of(7);
+  std::string error;
+  std::unique_ptr<LoadedPlan> loaded = loadPlan(b.bytes(), testDevice(), error);
+  ASSERT_TRUE(loaded) << error;
+  EXPECT_EQ(loaded->parameters[0].shardOf, std::vector<int64_t>({7}));
+}
 
 TEST(PlanLoaderTest, PersistentInPlaceUpdatesAreAllowed) {
   // p = p + g, the shape of an optimizer update: the same persistent buffer in and out.
