@@ -48,23 +48,23 @@ ncclComm_t comm(void *communicator) { return static_cast<ncclComm_t>(communicato
 
 } // namespace
 
-std::unique_ptr<NcclCollectives> NcclCollectives::create(MpiCollectives &ranks, int device,
+std::unique_ptr<NcclCollectives> NcclCollectives::create(int rank, int size,
+                                                         const Broadcast &broadcast, int device,
                                                          std::string &error) {
   std::unique_ptr<NcclCollectives> result(new NcclCollectives());
-  result->myRank = ranks.rank();
-  result->worldSize = ranks.size();
+  result->myRank = rank;
+  result->worldSize = size;
   if (cudaError_t status = cudaSetDevice(device); status != cudaSuccess) {
     error = std::string("cudaSetDevice: ") + cudaGetErrorString(status);
     return nullptr;
   }
   ncclUniqueId id;
-  if (ranks.rank() == 0 && ncclFailed(ncclGetUniqueId(&id), "ncclGetUniqueId", error))
+  if (rank == 0 && ncclFailed(ncclGetUniqueId(&id), "ncclGetUniqueId", error))
     return nullptr;
-  if (!ranks.broadcast(&id, sizeof(id), 0, error))
+  if (size > 1 && !broadcast(&id, static_cast<int>(sizeof(id)), error))
     return nullptr;
   ncclComm_t made = nullptr;
-  if (ncclFailed(ncclCommInitRank(&made, ranks.size(), id, ranks.rank()), "ncclCommInitRank",
-                 error))
+  if (ncclFailed(ncclCommInitRank(&made, size, id, rank), "ncclCommInitRank", error))
     return nullptr;
   result->communicator = made;
   return result;

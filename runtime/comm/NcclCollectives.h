@@ -1,7 +1,8 @@
 //===- NcclCollectives.h - the ranks of a program on CUDA devices -*- C++ -*-===//
 //
-// The CUDA ranks' collectives over one NCCL communicator, bootstrapped through MPI (rank 0 makes
-// the unique id and broadcasts it). Work is enqueued on the launching stream (a cudaStream_t),
+// The CUDA ranks' collectives over one NCCL communicator, bootstrapped by a broadcast the caller
+// gives (MpiCollectives::broadcast under mpirun: rank 0 makes the unique id and sends it; none
+// for one process, tools/nccl-check). Work is enqueued on the launching stream (a cudaStream_t),
 // so collectives order with the kernels around them and the host does not wait. Built where
 // the CUDA toolkit carries NCCL; the CUDA backend (runtime/device/cuda/) gives its streams this
 // object.
@@ -11,17 +12,20 @@
 #define MEMC_RUNTIME_COMM_NCCLCOLLECTIVES_H
 
 #include "kernels/Collectives.h"
-#include "runtime/comm/MpiCollectives.h"
 
+#include <functional>
 #include <memory>
 
 namespace memc::runtime {
 
 class NcclCollectives final : public kernels::Collectives {
 public:
-  /// One communicator over `ranks`' processes on CUDA device `device`. Null with a message.
-  static std::unique_ptr<NcclCollectives> create(MpiCollectives &ranks, int device,
-                                                 std::string &error);
+  /// Sends `bytes` bytes at `data` from rank 0 to every rank; false with a message.
+  using Broadcast = std::function<bool(void *data, int bytes, std::string &error)>;
+
+  /// Rank `rank` of `size` of one communicator, on CUDA device `device`. Null with a message.
+  static std::unique_ptr<NcclCollectives> create(int rank, int size, const Broadcast &broadcast,
+                                                 int device, std::string &error);
   ~NcclCollectives() override;
 
   int rank() const override { return myRank; }
