@@ -154,7 +154,8 @@ void printUsage(bool bundled) {
         "  --seed S         seeds the dropout masks (default: 0)\n"
         "  --collective-timeout S  a data-parallel program (memc --world-size N, run under\n"
         "                   mpirun -np N) ends every rank when one waits S seconds for the\n"
-        "                   others (default: 300); rank 0 logs, checkpoints and saves\n");
+        "                   others (default: 300); rank 0 logs and saves, and checkpoints\n"
+        "                   (under ZeRO every rank writes its shards beside rank 0's)\n");
 }
 
 /// The counts the runner's flags accept. Steps and micro-batch indices stay far from int64's
