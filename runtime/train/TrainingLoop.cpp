@@ -144,20 +144,24 @@ bool prepareEvaluation(const plan::Plan &plan, Device &device, const TrainingOpt
 
 /// The loss over every held-out sample with the training's current weights: the mean over the
 /// micro-batches that cover them once (the last wrapping around), weighted by counted labels
-/// under cross_entropy as one batch of them all would be.
+/// under cross_entropy as one batch of them all would be. With ranks, rank r evaluates
+/// micro-batches r, r + N, ... and the ranks exchange their (loss, weight) pairs, which every
+/// rank then sums in micro-batch order: the value one process computes, bit for bit.
 bool evaluate(Executor &training, Evaluation &evaluation, const plan::Training &setup,
-              double &loss, std::string &error) {
+              kernels::Collectives *ranks, double &loss, std::string &error) {
   NamedArrays weights;
   if (!training.readParametersOf(evaluation.executor->plan(), weights, error) ||
       !evaluation.executor->setParameters(weights, error))
     return false;
   const Dataset &dataset = evaluation.dataset;
-  int64_t batches = (dataset.samples + dataset.batch - 1) / dataset.batch;
-  double sum = 0, weight = 0;
-  for (int64_t index = 0; index < batches; ++index) {
-    NamedArrays inputs = dataset.microBatch(index), outputs;
+  const int64_t batches = (dataset.samples + dataset.batch - 1) / dataset.batch;
+  const int64_t size = ranks ? ranks->size() : 1, rank = ranks ? ranks->rank() : 0;
+  const int64_t perRank = (batches + size - 1) / size;
+  std::vector<float> mine(2 * perRank, 0.0f); // (loss, weight) of micro-batch rank + k * size
+  for (int64_t k = 0; k < perRank && rank + k * size < batches; ++k) {
+    NamedArrays inputs = dataset.microBatch(rank + k * size), outputs;
     int64_t counted = countedLabels(setup, inputs);
-    double batchWeight = counted >= 0 ? static_cast<double>(counted) : 1.0;
+    float batchWeight = counted >= 0 ? static_cast<float>(counted) : 1.0f;
     if (batchWeight == 0)
       continue; // every label ignored: nothing to count
     if (!evaluation.executor->bindInputs(inputs, error) || !evaluation.executor->run(error) ||
@@ -165,11 +169,22 @@ bool evaluate(Executor &training, Evaluation &evaluation, const plan::Training &
       return false;
     for (const auto &[name, array] : outputs)
       if (name == setup.loss_output() && array.bytes.size() == sizeof(float)) {
-        float value;
-        std::memcpy(&value, array.bytes.data(), sizeof(float));
-        sum += batchWeight * value;
-        weight += batchWeight;
+        std::memcpy(&mine[2 * k], array.bytes.data(), sizeof(float));
+        mine[2 * k + 1] = batchWeight;
       }
+  }
+  std::vector<float> all = mine;
+  if (size > 1) {
+    all.resize(mine.size() * size);
+    if (!ranks->allGather(mine.data(), all.data(), static_cast<int64_t>(mine.size()), DType::F32,
+                          nullptr, error))
+      return false;
+  }
+  double sum = 0, weight = 0;
+  for (int64_t index = 0; index < batches; ++index) {
+    const float *pair = &all[2 * ((index % size) * perRank + index / size)];
+    sum += static_cast<double>(pair[1]) * pair[0];
+    weight += pair[1];
   }
   loss = weight > 0 ? sum / weight : std::nan("");
   return true;
@@ -458,7 +473,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     if (options.evalDataPath &&
         ((options.evalEvery > 0 && step % options.evalEvery == 0) || step == options.steps)) {
       double evalLoss;
-      if (!evaluate(*executor, evaluation, plan.training(), evalLoss, error))
+      if (!evaluate(*executor, evaluation, plan.training(), options.ranks, evalLoss, error))
         return false;
       record.evalLoss = evalLoss;
     }
