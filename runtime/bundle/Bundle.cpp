@@ -20,18 +20,25 @@ static_assert(kBundleFooterSize - kMagicAt == kBundleMagicFromEnd);
 /// The footer's own checksum: of everything in it after the checksum field.
 uint32_t footerCrc(std::string_view footer) { return crc32c(footer.substr(kFooterCrcAt + 4)); }
 
-std::string encodeFooter(std::string_view runner, std::string_view plan, std::string_view weights) {
+std::string encodeFooter(std::string_view runner, std::string_view plan,
+                         const std::vector<std::string_view> &weightsParts) {
+  uint64_t weightsSize = 0;
+  uint32_t weightsCrc = 0;
+  for (std::string_view part : weightsParts) {
+    weightsSize += part.size();
+    weightsCrc = crc32c(part, weightsCrc);
+  }
   uint64_t planOffset = runner.size(), weightsOffset = planOffset + plan.size();
   std::string footer(4, '\0');
   appendLittleEndian<uint32_t>(footer, crc32c(runner));
   appendLittleEndian<uint32_t>(footer, crc32c(plan));
-  appendLittleEndian<uint32_t>(footer, crc32c(weights));
+  appendLittleEndian<uint32_t>(footer, weightsCrc);
   footer.append(kBundleMagic, sizeof(kBundleMagic));
   appendLittleEndian<uint32_t>(footer, kBundleVersion);
   appendLittleEndian<uint64_t>(footer, planOffset);
   appendLittleEndian<uint64_t>(footer, plan.size());
   appendLittleEndian<uint64_t>(footer, weightsOffset);
-  appendLittleEndian<uint64_t>(footer, weights.size());
+  appendLittleEndian<uint64_t>(footer, weightsSize);
   std::string crc;
   appendLittleEndian<uint32_t>(crc, footerCrc(footer));
   footer.replace(kFooterCrcAt, 4, crc);
@@ -102,6 +109,13 @@ uint64_t elfImageEnd(std::string_view bytes) {
 
 bool writeBundle(const std::string &runnerPath, const std::string &outPath,
                  std::string_view planBytes, std::string_view weightsBytes, std::string &error) {
+  return writeBundle(runnerPath, outPath, planBytes, std::vector<std::string_view>{weightsBytes},
+                     error);
+}
+
+bool writeBundle(const std::string &runnerPath, const std::string &outPath,
+                 std::string_view planBytes, const std::vector<std::string_view> &weightsParts,
+                 std::string &error) {
   std::unique_ptr<MappedFile> runner = MappedFile::open(runnerPath, error);
   if (!runner)
     return false;
@@ -110,9 +124,11 @@ bool writeBundle(const std::string &runnerPath, const std::string &outPath,
     error = "'" + runnerPath + "' already carries a compiled program; use the plain memc-runner";
     return false;
   }
-  std::string footer = encodeFooter(runnerBytes, planBytes, weightsBytes);
-  return writeFileAtomically(outPath, {runnerBytes, planBytes, weightsBytes, footer}, 0755,
-                             error);
+  std::string footer = encodeFooter(runnerBytes, planBytes, weightsParts);
+  std::vector<std::string_view> parts = {runnerBytes, planBytes};
+  parts.insert(parts.end(), weightsParts.begin(), weightsParts.end());
+  parts.push_back(footer);
+  return writeFileAtomically(outPath, parts, 0755, error);
 }
 
 BundleStatus parseBundle(std::string_view bytes, std::string_view &plan,

@@ -40,6 +40,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace memc::runtime {
 
@@ -55,6 +56,11 @@ constexpr size_t kBundleMagicFromEnd = 44;
 /// rename). Refuses a runner that already carries a bundle.
 bool writeBundle(const std::string &runnerPath, const std::string &outPath,
                  std::string_view planBytes, std::string_view weightsBytes, std::string &error);
+/// The same with the weights in parts, written where they lie (a model's mapped files), so a
+/// model larger than memory is never copied into it.
+bool writeBundle(const std::string &runnerPath, const std::string &outPath,
+                 std::string_view planBytes, const std::vector<std::string_view> &weightsParts,
+                 std::string &error);
 
 /// A program found in an executable; the views point into the mapped file.
 struct Bundle {

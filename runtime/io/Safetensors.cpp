@@ -248,9 +248,9 @@ bool checkTensorNames(const std::vector<std::string_view> &names, std::string &e
   return true;
 }
 
-bool serializeSafetensors(const std::vector<TensorRef> &tensors,
-                          const std::map<std::string, std::string> &metadata, std::string &out,
-                          std::string &error) {
+bool safetensorsPrefix(const std::vector<TensorRef> &tensors,
+                       const std::map<std::string, std::string> &metadata, std::string &out,
+                       std::string &error) {
   std::vector<std::string_view> names;
   for (const TensorRef &tensor : tensors)
     names.push_back(tensor.name);
@@ -293,9 +293,16 @@ bool serializeSafetensors(const std::vector<TensorRef> &tensors,
   // Pad with spaces so the data starts 8-byte aligned, as the reference writer does.
   header.append((8 - header.size() % 8) % 8, ' ');
   out.clear();
-  out.reserve(8 + header.size() + offset);
   appendLittleEndian<uint64_t>(out, header.size());
   out += header;
+  return true;
+}
+
+bool serializeSafetensors(const std::vector<TensorRef> &tensors,
+                          const std::map<std::string, std::string> &metadata, std::string &out,
+                          std::string &error) {
+  if (!safetensorsPrefix(tensors, metadata, out, error))
+    return false;
   for (const TensorRef &tensor : tensors)
     out += tensor.bytes;
   return true;

@@ -75,6 +75,12 @@ bool checkTensorNames(const std::vector<std::string_view> &names, std::string &e
 /// if a tensor's byte count does not match its dtype and shape. A packed
 /// tensor (nf4), which the format has no dtype for, is written as U8 [its bytes] and reads back
 /// as such: its element shape lives in the plan.
+/// What precedes the tensors' data in their safetensors file (the header's length and the
+/// header): with each tensor's bytes after it, in order, the file, which a writer can then
+/// write from wherever the bytes lie without copying them together.
+bool safetensorsPrefix(const std::vector<TensorRef> &tensors,
+                       const std::map<std::string, std::string> &metadata, std::string &out,
+                       std::string &error);
 bool serializeSafetensors(const std::vector<TensorRef> &tensors,
                           const std::map<std::string, std::string> &metadata, std::string &out,
                           std::string &error);
