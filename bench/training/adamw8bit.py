@@ -1,6 +1,6 @@
 """--optimizer adamw8bit against adamw: planned peak and optimizer state of GPT-2 124M
-(B2 x T1024) and a Llama-style 1B (B1 x T2048), bf16, compile-only (a 7B program does not fit
-this 24 GiB machine: writing it holds the weights); and the CPU step time of a one-layer
+(B2 x T1024) and a Llama-style 1B (B1 x T2048), bf16, compile-only (a 7B compiles too, in
+about 75 s each, and writes 27 GB per program); and the CPU step time of a one-layer
 GPT-2 (d 768, vocab 512, B2 x T32) with each, in one run. Prints markdown for
 docs/benchmarks.md.
 
