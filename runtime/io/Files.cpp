@@ -1,7 +1,9 @@
 //===- Files.cpp - reading, mapping and atomically writing files ----------===//
 #include "runtime/io/Files.h"
 
+#include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -17,22 +19,30 @@
 namespace memc::runtime {
 namespace {
 
-/// The temporary a writeFileAtomically is filling right now, for the signal handler to remove
-/// (a fixed buffer: a handler may not allocate). Outputs are written from one thread.
-char activeTemporary[PATH_MAX];
+/// The temporary an output is filling right now, for the signal handler to remove. Its name is
+/// copied into the buffer not in use and then published whole through the pointer (a handler
+/// may not allocate, and must never read a half-copied name); it is published before the file
+/// exists and withdrawn after it is renamed or removed, so no signal leaves a temporary.
+/// Outputs are written from one thread.
+char temporaryNames[2][PATH_MAX];
+std::atomic<const char *> activeTemporary{nullptr};
 
 void removeActiveTemporaryAndDie(int signal) {
-  if (activeTemporary[0])
-    ::unlink(activeTemporary);
+  if (const char *name = activeTemporary.load())
+    ::unlink(name);
   std::signal(signal, SIG_DFL);
   std::raise(signal);
 }
 
 /// Marks `temp` as the temporary being written (empty: none), for the signal handler.
 void setActiveTemporary(const std::string &temp) {
-  activeTemporary[0] = '\0';
-  if (temp.size() < sizeof(activeTemporary))
-    std::memcpy(activeTemporary, temp.c_str(), temp.size() + 1);
+  if (temp.empty() || temp.size() >= PATH_MAX) {
+    activeTemporary.store(nullptr);
+    return;
+  }
+  char *slot = temporaryNames[activeTemporary.load() == temporaryNames[0] ? 1 : 0];
+  std::memcpy(slot, temp.c_str(), temp.size() + 1);
+  activeTemporary.store(slot);
 }
 
 std::string systemError(const std::string &what, const std::string &path) {
@@ -169,16 +179,33 @@ bool writeAll(int fd, std::string_view bytes) {
 
 /// What every output does first: checks that `path` may be replaced (absent, or a regular file),
 /// removes the temporaries a killed write of it left, and makes a new temporary beside it with
-/// permissions `mode` (before the umask). Its descriptor, with its name in `temp`; -1 with a
-/// message.
+/// permissions `mode` (before the umask), published for the signal handler before it exists
+/// (mkstemp would create it before its name could be): the caller withdraws it
+/// (setActiveTemporary("")) once it is renamed or removed. Its descriptor, with its name in
+/// `temp`; -1 with a message.
 int createTemporaryFor(const std::string &path, unsigned mode, std::string &temp,
                        std::string &error) {
   if (!checkReplaceable(path, error))
     return -1;
   removeStaleTemporaries(path);
-  temp = temporaryTemplate(path);
-  int fd = mkstemp(temp.data());
+  static constexpr char kLetters[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  static uint64_t state = static_cast<uint64_t>(
+      std::chrono::steady_clock::now().time_since_epoch().count() ^ (uint64_t(getpid()) << 32));
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    temp = temporaryTemplate(path);
+    for (size_t i = temp.size() - kTemporarySuffixLength; i < temp.size(); ++i) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL; // a 64-bit LCG
+      temp[i] = kLetters[(state >> 33) % (sizeof(kLetters) - 1)];
+    }
+    setActiveTemporary(temp);
+    fd = ::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
   if (fd < 0) {
+    setActiveTemporary("");
     error = systemError("cannot create a file in", directoryOf(path));
     return -1;
   }
@@ -186,6 +213,7 @@ int createTemporaryFor(const std::string &path, unsigned mode, std::string &temp
     error = systemError("cannot create", path);
     ::close(fd);
     ::unlink(temp.c_str());
+    setActiveTemporary("");
     return -1;
   }
   return fd;
@@ -258,7 +286,6 @@ bool writeFileAtomically(const std::string &path, const std::vector<std::string_
   int fd = createTemporaryFor(path, mode, temp, error);
   if (fd < 0)
     return false;
-  setActiveTemporary(temp);
   bool ok = true;
   for (std::string_view part : parts)
     ok = ok && writeAll(fd, part);
@@ -311,13 +338,14 @@ std::unique_ptr<StreamedFile> StreamedFile::create(const std::string &path, std:
   int fd = createTemporaryFor(path, 0644, temp, error);
   if (fd < 0)
     return nullptr;
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+  bool renamed = std::rename(temp.c_str(), path.c_str()) == 0;
+  if (!renamed) {
     error = systemError("cannot create", path);
     ::close(fd);
     ::unlink(temp.c_str());
-    return nullptr;
   }
-  return adopt(fd, path);
+  setActiveTemporary("");
+  return renamed ? adopt(fd, path) : nullptr;
 }
 
 std::unique_ptr<StreamedFile> StreamedFile::adopt(int fd, const std::string &path) {
