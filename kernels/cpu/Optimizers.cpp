@@ -1,8 +1,9 @@
 //===- Optimizers.cpp - sgd_update, adamw_update, adamw8bit_update -------===//
 //
 // One optimizer step for one parameter, elementwise and in place: the plan writes the new
-// parameter and state over the old ones; with the gate off, nothing changes. The arithmetic follows torch.optim's single-tensor
-// implementations operation by operation (in f32), so losses track PyTorch's step for step.
+// parameter and state over the old ones; with the gate off, nothing changes. The arithmetic
+// follows torch.optim's single-tensor implementations operation by operation (in f32), so
+// losses track PyTorch's step for step.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/DynamicQuantization.h"

@@ -326,13 +326,15 @@ bool Executor::readBindings(const std::vector<PlanBinding> &bindings, bool whole
     array.dtype = buffer.dtype;
     array.shape = buffer.shape;
     array.bytes.resize(buffer.size);
-    if (!device.copyToHost(array.bytes.data(), address(buffer), buffer.size, *stream, error) ||
-        !stream->synchronize(error))
-      return false;
-    if (whole && !binding.shardOf.empty() && !gatherWhole(binding, array, error))
+    if (!device.copyToHost(array.bytes.data(), address(buffer), buffer.size, *stream, error))
       return false;
     arrays.emplace_back(binding.name, std::move(array));
   }
+  if (!stream->synchronize(error))
+    return false;
+  for (size_t i = 0; whole && i < bindings.size(); ++i)
+    if (!bindings[i].shardOf.empty() && !gatherWhole(bindings[i], arrays[i].second, error))
+      return false;
   return true;
 }
 
