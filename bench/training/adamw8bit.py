@@ -7,30 +7,14 @@ docs/benchmarks.md.
 Run: /usr/bin/python3 bench/training/adamw8bit.py [BUILD_DIR] [STEPS] (numpy only)"""
 import json
 import os
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-steps = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-memc = os.path.join(build, "bin", "memc")
-zoo = os.path.join(build, "bin", "memc-zoo")
-WARMUP = 3
+from bench_support import gib, median_ms, programs, run
 
-
-def run(command, env=None):
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          env=env)
-    if done.returncode != 0:
-        sys.exit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stdout}")
-
-
-def gib(n):
-    return f"{n / 2**30:.2f}"
+memc, zoo, steps = programs(default_steps=20)
 
 
 with tempfile.TemporaryDirectory() as work:
@@ -70,7 +54,6 @@ with tempfile.TemporaryDirectory() as work:
         log = os.path.join(work, "log.jsonl")
         run([program, "--data", data, "--steps", str(steps), "--log", log],
             dict(os.environ, MEMC_NUM_THREADS="2", OMP_NUM_THREADS="2"))
-        medians[optimizer] = statistics.median(
-            json.loads(line)["ms"] for line in open(log) if json.loads(line)["step"] > WARMUP)
+        medians[optimizer] = median_ms(log)
         print(f"| {optimizer} | {medians[optimizer]:.1f} | "
               f"{medians[optimizer] / medians['adamw']:.2f} |")

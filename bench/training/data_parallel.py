@@ -7,27 +7,14 @@ Run: /usr/bin/python3 bench/training/data_parallel.py [BUILD_DIR] [STEPS]
 (numpy only; mpirun from openmpi-bin, which tools/setup.sh installs)"""
 import json
 import os
-import statistics
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
 
-build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-steps = int(sys.argv[2]) if len(sys.argv) > 2 else 12
-memc = os.path.join(build, "bin", "memc")
-zoo = os.path.join(build, "bin", "memc-zoo")
+from bench_support import gib, median_ms, programs, run
+
+memc, zoo, steps = programs(default_steps=12)
 mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
-WARMUP = 3
-
-
-def run(command, env=None):
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          env=env)
-    if done.returncode != 0:
-        sys.exit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stdout}")
-    return done.stdout
 
 
 def planned(model, flags, work):
@@ -36,9 +23,6 @@ def planned(model, flags, work):
          "-o", os.path.join(work, "program")] + flags)
     return json.load(open(report))
 
-
-def gib(n):
-    return f"{n / 2**30:.2f}"
 
 
 STAGES = [0, 1, 2, 3]
@@ -87,19 +71,18 @@ with tempfile.TemporaryDirectory() as work:
                                       os.path.join(work, f"ranks{stage}")])
     run([memc, model] + common + ["--grad-accum", "2", "-o", os.path.join(work, "accum")])
 
-    def median_ms(command, threads):
+    def step_ms(command, threads):
         log = os.path.join(work, "log.jsonl")
         env = dict(os.environ, MEMC_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
         run(command + ["--data", data, "--steps", str(steps), "--log", log], env)
-        return statistics.median(json.loads(line)["ms"] for line in open(log)
-                                 if json.loads(line)["step"] > WARMUP)
+        return median_ms(log)
 
-    accum1 = median_ms([os.path.join(work, "accum")], 1)
-    accum2 = median_ms([os.path.join(work, "accum")], 2)
+    accum1 = step_ms([os.path.join(work, "accum")], 1)
+    accum2 = step_ms([os.path.join(work, "accum")], 2)
     print("| run | ms/step (median) | against half the 1-thread accumulation |")
     print("|---|---|---|")
     for stage in STAGES:
-        ranks = median_ms(mpirun + ["-np", "2", os.path.join(work, f"ranks{stage}")], 1)
+        ranks = step_ms(mpirun + ["-np", "2", os.path.join(work, f"ranks{stage}")], 1)
         print(f"| 2 ranks x 1 thread, ZeRO stage {stage} | {ranks:.1f} | "
               f"{ranks / (accum1 / 2):.2f} |")
     print(f"| 1 process x 1 thread, --grad-accum 2 | {accum1:.1f} | 2.00 |")
