@@ -1,0 +1,102 @@
+//===- NormalFloat4Test.cpp - NF4 quantization against its reference ------===//
+//
+// kernels/NormalFloat4.h against test/kernels/make_nf4.py, written from the QLoRA paper's
+// algorithm in Python: every packed byte and absmax of seeded weights (normal, a short last
+// block, an outlier, zeros) and the double quantization of 300 absmax (offset, codes, scales) bit
+// for bit; then what dequantization promises: each element within half the widest gap of the
+// code times its block's absmax, and the double-quantized absmax near the plain ones.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/NormalFloat4.h"
+#include "runtime/io/Json.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+namespace memc::kernels {
+namespace {
+
+const runtime::JsonValue &reference() {
+  static const runtime::JsonValue parsed = [] {
+    std::ifstream file(MEMC_NF4_REFERENCE);
+    std::stringstream text;
+    text << file.rdbuf();
+    runtime::JsonValue value;
+    std::string error;
+    EXPECT_TRUE(runtime::parseJson(text.str(), value, error)) << error;
+    return value;
+  }();
+  return parsed;
+}
+
+template <typename T> std::vector<T> numbers(const runtime::JsonValue &array) {
+  std::vector<T> values;
+  for (const runtime::JsonValue &element : array.elements())
+    values.push_back(static_cast<T>(element.number()));
+  return values;
+}
+
+const DynamicCode &signedCode() {
+  static const auto code = std::make_unique<DynamicCode>(makeDynamicCode(true));
+  return *code;
+}
+
+TEST(NormalFloat4, ValuesEqualTheReference) {
+  std::vector<float> expected = numbers<float>(*reference().find("values"));
+  ASSERT_EQ(expected.size(), 16u);
+  for (int i = 0; i < 16; ++i)
+    EXPECT_EQ(nf4Value(i), expected[i]) << i;
+  for (int i = 0; i < 16; ++i)
+    EXPECT_EQ(nf4Nearest(nf4Value(i)), i);
+}
+
+TEST(NormalFloat4, WeightsEqualTheReference) {
+  for (const runtime::JsonValue &weight : reference().find("weights")->elements()) {
+    const std::string name = weight.find("name")->string();
+    std::vector<float> values = numbers<float>(*weight.find("values"));
+    Nf4Layout layout{static_cast<int64_t>(values.size())};
+    std::vector<uint8_t> packed(layout.packedBytes());
+    std::vector<float> absmax(layout.blocks());
+    quantizeNf4(values.data(), layout.count, packed.data(), absmax.data());
+    EXPECT_EQ(packed, numbers<uint8_t>(*weight.find("packed"))) << name;
+    EXPECT_EQ(absmax, numbers<float>(*weight.find("absmax"))) << name;
+    // Each element within half the widest gap of the code (-1 to -0.6962) of its block's scale.
+    std::vector<float> restored(layout.count);
+    dequantizeNf4(packed.data(), Nf4Absmax{absmax.data()}, 0, layout.count, restored.data());
+    for (int64_t i = 0; i < layout.count; ++i)
+      EXPECT_LE(std::fabs(restored[i] - values[i]), 0.1520f * absmax[i / kNf4Block] + 1e-12f)
+          << name << " element " << i;
+    // A range that starts mid-block dequantizes the same elements.
+    if (layout.count > 100) {
+      std::vector<float> middle(70);
+      dequantizeNf4(packed.data(), Nf4Absmax{absmax.data()}, 30, 70, middle.data());
+      for (int i = 0; i < 70; ++i)
+        EXPECT_EQ(middle[i], restored[30 + i]) << name;
+    }
+  }
+}
+
+TEST(NormalFloat4, DoubleQuantizationEqualsTheReference) {
+  const runtime::JsonValue &expected = *reference().find("absmax");
+  std::vector<float> absmax = numbers<float>(*expected.find("absmax"));
+  Nf4Layout layout{static_cast<int64_t>(absmax.size()) * kNf4Block};
+  ASSERT_EQ(layout.absmaxBlocks(), 2);
+  std::vector<uint8_t> codes(absmax.size());
+  std::vector<float> scales(layout.absmaxBlocks());
+  float offset = quantizeNf4Absmax(signedCode(), absmax.data(), absmax.size(), codes.data(),
+                                   scales.data());
+  EXPECT_EQ(offset, static_cast<float>(expected.find("offset")->number()));
+  EXPECT_EQ(codes, numbers<uint8_t>(*expected.find("codes")));
+  EXPECT_EQ(scales, numbers<float>(*expected.find("scales")));
+  Nf4Absmax restored{nullptr, codes.data(), scales.data(), offset, signedCode().values};
+  for (size_t block = 0; block < absmax.size(); ++block)
+    EXPECT_NEAR(restored[block], absmax[block], 0.01f * scales[block / kNf4AbsmaxBlock]);
+}
+
+} // namespace
+} // namespace memc::kernels
