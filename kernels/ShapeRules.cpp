@@ -1,6 +1,7 @@
 //===- ShapeRules.cpp - static shape rules of the memc ops ----------------===//
 #include "kernels/ShapeRules.h"
 
+#include "kernels/NormalFloat4.h"
 #include "kernels/Tensor.h"
 
 #include <algorithm>
@@ -104,6 +105,41 @@ bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string 
     result.push_back(a[a.size() - 2]);
   if (!promotedRhs)
     result.push_back(b.back());
+  return true;
+}
+
+bool matmulNf4Shape(const Shape &lhs, const Shape &weightShape, bool transposeRhs,
+                    const Shape &packed, const std::vector<Shape> &absmax, Shape &result,
+                    std::string &error) {
+  int64_t count = 0;
+  if (weightShape.size() != 2 || weightShape[0] <= 0 || weightShape[1] <= 0 ||
+      !checkedNumElements(weightShape, count)) {
+    error = "weight_shape must be two positive dims, got " + formatShape(weightShape);
+    return false;
+  }
+  Nf4Layout layout{count};
+  const Shape expectedPacked = {layout.packedBytes()};
+  if (packed != expectedPacked) {
+    error = "the packed weight must be " + formatShape(expectedPacked) + " bytes, got " +
+            formatShape(packed);
+    return false;
+  }
+  const std::vector<Shape> plain = {{layout.blocks()}};
+  const std::vector<Shape> doubled = {{layout.blocks()}, {layout.absmaxBlocks()}, {}};
+  if (absmax != plain && absmax != doubled) {
+    error = "the absmax must be one per block of " + std::to_string(kNf4Block) + " (" +
+            formatShape(plain[0]) + "), or its codes " + formatShape(doubled[0]) + ", scales " +
+            formatShape(doubled[1]) + " and an offset []";
+    return false;
+  }
+  const int64_t depth = transposeRhs ? weightShape[1] : weightShape[0];
+  if (lhs.empty() || lhs.back() != depth) {
+    error = "matmul_nf4 contraction dimensions differ: " + formatShape(lhs) + " x " +
+            formatShape(weightShape) + (transposeRhs ? "^T" : "");
+    return false;
+  }
+  result.assign(lhs.begin(), lhs.end() - 1);
+  result.push_back(transposeRhs ? weightShape[0] : weightShape[1]);
   return true;
 }
 

@@ -53,6 +53,14 @@ struct MatMulTransposes {
 bool matmulShape(const Shape &lhs, const Shape &rhs, Shape &result, std::string &error,
                  MatMulTransposes transposes = {});
 
+/// matmul_nf4: `lhs` [..., K] times a [rows, cols] weight stored as NF4 (NormalFloat4.h), read
+/// transposed with `transposeRhs` (then K = cols), its bytes `packed` [ceil(rows * cols / 2)]
+/// and its absmax, one [blocks] tensor or (double quantization) [blocks] codes, [absmax blocks]
+/// scales and a scalar offset. The result is [..., N].
+bool matmulNf4Shape(const Shape &lhs, const Shape &weightShape, bool transposeRhs,
+                    const Shape &packed, const std::vector<Shape> &absmax, Shape &result,
+                    std::string &error);
+
 /// Removes (or sets to 1 with keepdims) the sorted, unique, in-range `axes`. Empty `axes`
 /// reduce nothing.
 bool reduceShape(const Shape &input, const std::vector<int64_t> &axes, bool keepdims, Shape &result,

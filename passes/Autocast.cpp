@@ -178,6 +178,10 @@ private:
       castFloatOperands(op, low, /*onlyFrom=*/true, full);
       retypeResults(op, low);
       return;
+    case ComputeType::LowActivations:
+      castActivationOperands(op, low);
+      retypeResults(op, low);
+      return;
     case ComputeType::StoresLow:
       // Stored in 16 bits only where it would be narrowed anyway: a post-norm transformer's
       // norm output is its f32 residual stream, which stays f32 as under torch.autocast.

@@ -16,6 +16,7 @@ struct PolicyRow {
 // has no row: memc-fuse-add-layer-norm builds it after this pass, from ops of one type.)
 constexpr PolicyRow kPrecisionPolicy[] = {
     {"memc.matmul", ComputeType::Low},
+    {"memc.matmul_nf4", ComputeType::LowActivations},
     {"memc.conv", ComputeType::Low},
     {"memc.softmax", ComputeType::StoresLow},
     {"memc.log_softmax", ComputeType::Full},

@@ -26,6 +26,10 @@ enum class ComputeType {
   /// norm's scale and bias) stay f32. Only where every reader takes the result in 16 bits (a Low
   /// op, through views); elsewhere Full.
   StoresLow,
+  /// Activations and result in 16 bits, weights in their own types: matmul_nf4, whose packed
+  /// weight is dequantized into the compute type (bitsandbytes' bnb_4bit_compute_dtype) and
+  /// whose scales stay f32.
+  LowActivations,
   /// The data in its own type, the per-channel parameters and the statistics in f32 (batch norm,
   /// as cuDNN's and the CPU kernel's 16-bit batch norm).
   KeepsData,

@@ -117,6 +117,12 @@ OpCost estimateOpCost(Operation *op) {
     cost.flops = 2.0 * elements(matmul.getResult()) * contracted;
     return cost;
   }
+  if (auto matmul = dyn_cast<MatMulNf4Op>(op)) {
+    // 2*M*N*K, as matmul: the dequantization is a table lookup and a product per element.
+    ArrayRef<int64_t> lhs = cast<RankedTensorType>(matmul.getLhs().getType()).getShape();
+    cost.flops = 2.0 * elements(matmul.getResult()) * lhs.back();
+    return cost;
+  }
   if (isa<ConvOp, ConvGradInputOp, ConvGradWeightOp>(op)) {
     // Each multiply-add pairs one element of the forward output with one weight element of its
     // group: 2 * forward outputs * (weight elements / output channels). conv_grad_input(grad,

@@ -449,6 +449,17 @@ LogicalResult MatMulOp::buildGradients(OpBuilder &b, ValueRange dy, SmallVectorI
   return success();
 }
 
+LogicalResult MatMulNf4Op::buildGradients(OpBuilder &b, ValueRange dy,
+                                          SmallVectorImpl<Value> &dx) {
+  // Y = X @ op(W): dX = dY @ op(W)^T, the same packed weight read with the other transpose. The
+  // weight is frozen and its storage is not a float: no gradient for it or its absmax.
+  auto grad = b.create<MatMulNf4Op>(getLoc(), getLhs().getType(), dy[0], getWeight(),
+                                    getAbsmax(), getWeightShape(), !getTransposeRhs());
+  dx.push_back(grad.getResult());
+  dx.append(getNumOperands() - 1, nullptr);
+  return success();
+}
+
 LogicalResult SoftmaxOp::buildGradients(OpBuilder &b, ValueRange dy,
                                         SmallVectorImpl<Value> &dx) {
   return unary(dx, b.create<SoftmaxGradOp>(getLoc(), dy[0], getResult(), getAxisAttr()));

@@ -167,6 +167,34 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
+LogicalResult MatMulNf4Op::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  SmallVector<ArrayRef<int64_t>> absmax;
+  for (Value operand : adaptor.getAbsmax())
+    absmax.push_back(shapeOf(operand));
+  Shape result;
+  std::string error;
+  if (failed(matmulNf4Shape(shapeOf(adaptor.getLhs()), adaptor.getWeightShape(),
+                            adaptor.getTransposeRhs(), shapeOf(adaptor.getWeight()), absmax,
+                            result, error)))
+    return inferenceError(location, error);
+  inferred.push_back(RankedTensorType::get(result, elementOf(adaptor.getLhs())));
+  return success();
+}
+
+LogicalResult MatMulNf4Op::verify() {
+  // Shapes are inference's; the absmax's types say which of its two forms it is.
+  ValueRange absmax = getAbsmax();
+  auto elementIs = [](Value value, auto type) { return isa<decltype(type)>(elementOf(value)); };
+  if (absmax.size() == 1 && !elementIs(absmax[0], Float32Type()))
+    return emitOpError("a plain absmax must be f32");
+  if (absmax.size() == 3 && (!isa<IntegerType>(elementOf(absmax[0])) ||
+                             !elementIs(absmax[1], Float32Type()) ||
+                             !elementIs(absmax[2], Float32Type())))
+    return emitOpError("a double-quantized absmax must be u8 codes, f32 scales and an f32 offset");
+  return success();
+}
+
 namespace {
 
 /// Whether `value` is a transpose that swaps only its last two dims (rank >= 2).

@@ -318,6 +318,32 @@ def Memc_MatMulOp : Memc_Op<"matmul",
   let hasCanonicalizer = 1;
 }
 
+def Memc_MatMulNf4Op : Memc_Op<"matmul_nf4",
+    [Memc_Differentiable, Pure, InferTypeOpAdaptor]> {
+  let summary = "Product with a frozen weight stored in QLoRA's 4-bit NormalFloat";
+  let description = [{
+    `lhs @ W` (with `transpose_rhs`, `lhs @ W^T`: nn.Linear's [out, in] weight) for a
+    `weight_shape` [rows, cols] weight stored as NF4 (kernels/NormalFloat4.h): `weight` its
+    packed bytes, two 4-bit indices each, over its flat storage order; `absmax` one f32 per block
+    of 64, or with double quantization their 8-bit codes, one f32 scale per 256 codes and the
+    scalar offset. The kernel dequantizes the weight a tile at a time into the compute type
+    (the lhs's): no full-size copy exists, in the forward or in the backward, whose product with
+    the same weight is this op again (the weight is frozen: no gradient). The memc-lora pass
+    writes it for --quantize-base nf4.
+
+    ```mlir
+    %y = memc.matmul_nf4 %x, %w, %absmax {transpose_rhs, weight_shape = array<i64: 96, 32>}
+        : (tensor<2x16x32xf32>, tensor<1536xui8>, tensor<48xf32>) -> tensor<2x16x96xf32>
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$lhs, StaticShapeTensorOf<[UI8]>:$weight,
+                       Variadic<StaticShapeTensorOf<[UI8, F32]>>:$absmax,
+                       DenseI64ArrayAttr:$weight_shape, UnitAttr:$transpose_rhs);
+  let results = (outs Memc_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 class Memc_SoftmaxLikeOp<string mnemonic, string doc>
     : Memc_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface,
                          Memc_Differentiable]> {

@@ -48,6 +48,16 @@ LogicalResult matmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs, Shape &r
                result);
 }
 
+LogicalResult matmulNf4Shape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> weightShape,
+                             bool transposeRhs, ArrayRef<int64_t> packed,
+                             ArrayRef<ArrayRef<int64_t>> absmax, Shape &result,
+                             std::string &error) {
+  kernels::Shape computed;
+  return adapt(kernels::matmulNf4Shape(rule(lhs), rule(weightShape), transposeRhs, rule(packed),
+                                       rules(absmax), computed, error),
+               computed, result);
+}
+
 LogicalResult reduceShape(ArrayRef<int64_t> input, ArrayRef<int64_t> axes, bool keepdims,
                           Shape &result, std::string &error) {
   kernels::Shape computed;

@@ -33,6 +33,13 @@ llvm::LogicalResult matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int6
                                 Shape &result, std::string &error,
                                 kernels::MatMulTransposes transposes = {});
 
+/// matmul_nf4's result: `lhs` [..., K] times an NF4 weight (kernels::matmulNf4Shape).
+llvm::LogicalResult matmulNf4Shape(llvm::ArrayRef<int64_t> lhs,
+                                   llvm::ArrayRef<int64_t> weightShape, bool transposeRhs,
+                                   llvm::ArrayRef<int64_t> packed,
+                                   llvm::ArrayRef<llvm::ArrayRef<int64_t>> absmax, Shape &result,
+                                   std::string &error);
+
 /// Removes (or sets to 1 with keepdims) the sorted, unique, in-range `axes`.
 llvm::LogicalResult reduceShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> axes,
                                 bool keepdims, Shape &result, std::string &error);

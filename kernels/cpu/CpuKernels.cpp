@@ -12,6 +12,7 @@ const KernelTable &cpuKernels() {
     addUnaryKernels(runs);
     addBinaryKernels(runs);
     addMatMulKernels(runs);
+    addMatMulNf4Kernels(runs);
     addNormalizationKernels(runs);
     addReductionKernels(runs);
     addScanKernels(runs);

@@ -9,6 +9,7 @@
 #include "kernels/cpu/LayoutWorkspace.h"
 #include "kernels/cpu/LinearCrossEntropyWorkspace.h"
 #include "kernels/cpu/LossesWorkspace.h"
+#include "kernels/cpu/MatMulNf4Workspace.h"
 #include "kernels/cpu/MatMulWorkspace.h"
 #include "kernels/cpu/NormalizationBackwardWorkspace.h"
 #include "kernels/cpu/NormalizationWorkspace.h"
@@ -20,6 +21,7 @@ namespace memc::kernels {
 const WorkspaceRules &cpuWorkspaceRules() {
   static const WorkspaceRules rules = {
       {"matmul", &carvedWorkspaceBytes<carveMatMul>},
+      {"matmul_nf4", &carvedWorkspaceBytes<carveMatMulNf4>},
       {"softmax", &carvedWorkspaceBytes<carveSoftmax>},
       {"log_softmax", &carvedWorkspaceBytes<carveSoftmax>},
       {"layer_norm", &carvedWorkspaceBytes<carveLayerNorm>},

@@ -21,6 +21,7 @@ using KernelRuns = std::map<std::string, KernelRun>;
 void addUnaryKernels(KernelRuns &table);         // Unary.cpp
 void addBinaryKernels(KernelRuns &table);        // Binary.cpp
 void addMatMulKernels(KernelRuns &table);        // MatMul.cpp
+void addMatMulNf4Kernels(KernelRuns &table);     // MatMulNf4.cpp
 void addNormalizationKernels(KernelRuns &table); // Normalization.cpp
 void addReductionKernels(KernelRuns &table);     // Reduction.cpp
 void addScanKernels(KernelRuns &table);          // Scan.cpp

@@ -28,7 +28,7 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
   std::set<std::string> expected = {
       "neg", "exp", "log", "sqrt", "reciprocal", "erf", "tanh", "sigmoid", "relu", "not", "gelu",
       "clip", "trilu", "cast", "dropout", "add", "sub", "mul", "div", "pow", "equal", "less",
-      "greater", "where", "matmul", "softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm",
+      "greater", "where", "matmul", "matmul_nf4", "softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm",
       "reduce_sum", "reduce_mean", "reduce_max", "transpose", "reshape", "broadcast_to", "concat",
       "split", "slice", "gather", "conv", "max_pool", "avg_pool", "copy", "sgd_update",
       "adamw_update", "adamw8bit_update",
