@@ -678,6 +678,14 @@ const StoredTensor *WeightStore::find(const std::string &name) const {
   return it == byName.end() ? nullptr : &ordered[it->second];
 }
 
+void WeightStore::add(StoredTensor tensor) {
+  auto [it, inserted] = byName.emplace(tensor.name, ordered.size());
+  if (inserted)
+    ordered.push_back(std::move(tensor));
+  else
+    ordered[it->second] = std::move(tensor);
+}
+
 bool WeightStore::read(const StoredTensor &tensor, std::vector<char> &out,
                        std::string &error) const {
   return readRange(tensor, 0, tensor.byteSize(), out, error);

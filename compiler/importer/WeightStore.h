@@ -46,6 +46,9 @@ public:
   bool index(const onnx::ModelProto &model, const std::string &modelPath, std::string &error);
 
   const StoredTensor *find(const std::string &name) const;
+  /// Adds a tensor memc made (its data inline), replacing any tensor of the same name: the
+  /// values memc derives (compiler/lowering/DerivedWeights.h).
+  void add(StoredTensor tensor);
   const std::vector<StoredTensor> &tensors() const { return ordered; }
 
   /// Reads the tensor's bytes into `out` (resized to its length).

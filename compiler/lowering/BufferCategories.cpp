@@ -178,9 +178,17 @@ llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
   Block &body = function.getBody().front();
   Operation *terminator = body.getTerminator();
 
-  for (BlockArgument argument : function.getArguments())
+  for (BlockArgument argument : function.getArguments()) {
     category[argument] =
         plan::bindingKindInfo(argumentKind(function, argument.getArgNumber())).category;
+    // A quantized frozen weight and its scales (LowRankAdapters.h): what matmul_nf4 reads
+    // besides its lhs.
+    if (category[argument] == plan::PARAMETERS && !argument.use_empty() &&
+        llvm::all_of(argument.getUses(), [](OpOperand &use) {
+          return isa<MatMulNf4Op>(use.getOwner()) && use.getOperandNumber() > 0;
+        }))
+      category[argument] = plan::QUANTIZED_BASE;
+  }
 
   llvm::DenseSet<Operation *> forward = lossAncestors(function);
 

@@ -4,7 +4,8 @@
 // activations, temporaries, workspace, inputs and constants. The lowering records each buffer's
 // category in the plan, from these rules on the training step:
 //  - arguments: by their kind (PlanVocabulary.h: parameters and buffers, optimizer state,
-//    gradient accumulators are gradients); other arguments are inputs;
+//    gradient accumulators are gradients; the weights and scales matmul_nf4 reads are the
+//    quantized base); other arguments are inputs;
 //  - forward values (ancestors of the loss) that a backward op reads, and recomputed clones of
 //    them, are activations;
 //  - parameter gradients: what the optimizers' updates read as their gradient, what the step

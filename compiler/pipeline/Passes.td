@@ -84,6 +84,31 @@ def BuildTrainStep : Pass<"memc-build-train-step", "::mlir::ModuleOp"> {
   let dependentDialects = ["::memc::MemcDialect", "::mlir::func::FuncDialect"];
 }
 
+def LowRankAdapters : Pass<"memc-lora", "::mlir::func::FuncOp"> {
+  let summary = "Add PEFT's LoRA adapters to matmul weights; store the frozen base in NF4";
+  let description = [{
+    For each 2-D weight a matmul reads whose module name (the weight's name less `.weight`)
+    `targets` matches, adds `<module>.lora_A.weight` [rank, in] and `<module>.lora_B.weight`
+    [out, rank] and the path `(alpha / rank) * dropout(x) A^T B^T` beside each product. With
+    `quantize-base=nf4`, every frozen weight only matmuls read, except a graph output's (the LM
+    head), becomes QLoRA's NF4 storage read by memc.matmul_nf4. Runs on @forward before the
+    training step is built. A thin wrapper around memc::addLowRankAdapters (compiler/training).
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", "0", "Adapter rank (0: no adapters)">,
+    Option<"alpha", "alpha", "double", "0", "The adapters' scale is alpha / rank">,
+    Option<"dropout", "dropout", "double", "0", "Dropout on the adapters' input">,
+    ListOption<"targets", "targets", "std::string", "Globs over module names">,
+    Option<"quantizeBase", "quantize-base", "std::string", "\"none\"",
+           "none or nf4: the frozen base's storage">,
+    Option<"doubleQuantization", "double-quant", "bool", "true",
+           "Quantize the NF4 absmax in 8 bits">,
+    ListOption<"trainable", "trainable", "std::string",
+               "Globs of parameters that train besides the adapters (never quantized)">
+  ];
+  let dependentDialects = ["::memc::MemcDialect"];
+}
+
 def MasterWeights : Pass<"memc-master-weights", "::mlir::func::FuncOp"> {
   let summary = "Hold the 16-bit parameters of a 16-bit model in f32 for training";
   let description = [{

@@ -50,6 +50,19 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   buildCanonicalizationPipeline(pm);
   if (options.mode != CompileMode::Import && options.fuseAttention)
     pm.nest<func::FuncOp>().addPass(createFuseAttention());
+  // LoRA adapters and the NF4 base, before anything trains: the adapters are parameters the
+  // step differentiates, and master weights and autocast treat them as any other.
+  if (options.mode == CompileMode::Train && options.lora.rank > 0) {
+    LowRankAdaptersOptions lora;
+    lora.rank = options.lora.rank;
+    lora.alpha = options.lora.alpha;
+    lora.dropout = options.lora.dropout;
+    lora.targets = options.lora.targets;
+    lora.quantizeBase = options.lora.quantizeNf4 ? "nf4" : "none";
+    lora.doubleQuantization = options.lora.doubleQuantization;
+    lora.trainable = options.lora.alsoTrainable;
+    pm.nest<func::FuncOp>().addPass(createLowRankAdapters(lora));
+  }
   // A 16-bit model trains on f32 master weights, whatever --precision says about its ops; its
   // frozen parameters keep their 16-bit storage.
   if (options.mode == CompileMode::Train) {
@@ -76,8 +89,6 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
   }
   if (options.mode != CompileMode::Train)
     return;
-  // Slot: LoRA / base quantization (later), here, on @forward: the adapters are what the
-  // training step's autodiff differentiates, and a quantized frozen base keeps its storage.
   // --dump-grads runs @gradients on its own: the step without an optimizer.
   TrainStepOptions gradientsOnly = options.training;
   gradientsOnly.optimizer = {};
@@ -119,6 +130,17 @@ LogicalResult recordTrainingSetup(func::FuncOp step, const PipelineOptions &opti
   setup->set_world_size(training.worldSize);
   setup->set_zero_stage(training.worldSize > 1 ? training.zeroStage : 0);
   setup->set_clip_grad_norm(training.optimizer.clipGradNorm);
+  if (options.lora.rank > 0) {
+    plan::LoraAdapters *lora = setup->mutable_lora();
+    lora->set_rank(options.lora.rank);
+    lora->set_alpha(options.lora.alpha);
+    lora->set_dropout(options.lora.dropout);
+    StringRef suffix = ".lora_A.weight";
+    for (unsigned i = 0; i < step.getNumArguments(); ++i)
+      if (auto name = step.getArgAttrOfType<StringAttr>(i, kParamNameAttr);
+          name && name.getValue().ends_with(suffix))
+        lora->add_target_modules(name.getValue().drop_back(suffix.size()).str());
+  }
   if (const LossScaleOptions &scaling = training.optimizer.lossScale; scaling.enabled) {
     plan::LossScaling *recorded = setup->mutable_loss_scaling();
     recorded->set_initial_scale(scaling.initialScale);

@@ -9,6 +9,10 @@
 //                              (buildCanonicalizationPipeline)
 //   2. attention fusion        infer and train (--fuse-attention auto): memc-fuse-attention,
 //                              before autodiff, so the backward is flash_attention_grad
+//   2b. LoRA / quantization  train with --lora-rank: memc-lora, adapters beside the targeted
+//                              products and (--quantize-base nf4) the frozen base in NF4
+//                              (compiler/training/LowRankAdapters.h), before master weights
+//   2c. master weights         train: memc-master-weights, 16-bit parameters that train in f32
 //   3. precision policy        --precision bf16: memc-autocast then canonicalize, after the
 //                              fusions (whose patterns casts would break), before autodiff sees
 //                              the ops (passes/PrecisionPolicy.cpp)
@@ -21,9 +25,7 @@
 //   5b. max-pool argmax        train only (--max-pool-argmax on, or auto where remat does not
 //                              run): memc-save-max-pool-argmax, the backward of max_pool keeps a
 //                              byte per output, not the input
-//   6. LoRA / quantization     later: adapters and packed base weights
-//   7. optimizer-state sharding  later
-//   8. plan within the budget  planWithinBudget: remat (training only) and the memory plan
+//   6. plan within the budget  planWithinBudget: remat (training only) and the memory plan
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_COMPILER_PIPELINE_PIPELINE_H
@@ -32,6 +34,7 @@
 #include "compiler/importer/OnnxImporter.h"
 #include "compiler/importer/WeightStore.h"
 #include "compiler/pipeline/PlanWithinBudget.h"
+#include "compiler/training/LowRankAdapters.h"
 #include "compiler/training/TrainStep.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -73,6 +76,9 @@ struct PipelineOptions {
   /// its input (--max-pool-argmax on); unset (auto), only where remat does not run: under a
   /// budget the heuristic reached less with it (ResNet-50 B32's lowest peak 1.13 -> 1.34 GiB).
   std::optional<bool> saveMaxPoolArgmax;
+  /// Train: LoRA adapters and the quantized base (rank 0: none). `training.trainable` must
+  /// already name the adapters (loraTrainable).
+  LoraOptions lora;
   /// Train mode: the step to build and the schedule its program runs.
   TrainStepOptions training;
   LearningRateSchedule schedule;
@@ -82,7 +88,7 @@ struct PipelineOptions {
   BudgetOptions budget;
 };
 
-/// The IR transforms of `options.mode`, steps 1 to 7 of the order above.
+/// The IR transforms of `options.mode`, steps 1 to 5b of the order above.
 void buildTransformPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
 
 struct CompiledModel {

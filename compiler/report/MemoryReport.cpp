@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace memc {
 
@@ -92,11 +93,24 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
       report.mostLive[c] = std::max(report.mostLive[c], step[c]);
   report.worldSize = std::max<int64_t>(1, plan.training().world_size());
   report.zeroStage = plan.training().zero_stage();
+  std::set<std::string> quantizedParts;
+  for (const plan::Binding &binding : plan.parameters())
+    if (plan.buffers(static_cast<int>(binding.buffer())).category() == plan::QUANTIZED_BASE)
+      quantizedParts.insert(binding.name());
   for (const plan::Binding &binding : plan.parameters()) {
     const plan::Buffer &buffer = plan.buffers(static_cast<int>(binding.buffer()));
     MemoryReport::ModelState &state = report.modelState;
     switch (binding.kind()) {
     case plan::KIND_PARAMETER: {
+      if (buffer.category() == plan::QUANTIZED_BASE) {
+        state.quantizedBase += buffer.size_bytes();
+        // The packed weight is the part named as the weight itself (its scales add a suffix).
+        if (quantizedParts.count(binding.name() + ".absmax")) {
+          report.quantizedParameterCount += 2 * static_cast<int64_t>(buffer.size_bytes());
+          report.parameterCount += 2 * static_cast<int64_t>(buffer.size_bytes());
+        }
+        break;
+      }
       state.parameters += buffer.size_bytes();
       // A ZeRO stage 3 shard counts as the parameter it is a part of.
       int64_t elements = 1;
@@ -169,6 +183,14 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os) {
          << " of logits avoided (as much again for their gradient)";
     for (const UnfusedLoss &unfused : report.loss->unfused)
       os << "\n    " << unfused.node << ": " << unfused.reason;
+  }
+  if (uint64_t bytes = report.modelState.quantizedBase) {
+    double weights = static_cast<double>(std::max<int64_t>(1, report.quantizedParameterCount));
+    os << "\n  quantized base  " << formatBytes(bytes) << " for "
+       << report.quantizedParameterCount
+       << llvm::format(" frozen weights in NF4: %.3f bits per weight with the scales (4 + 32/64 "
+                       "= 4.5 with f32 absmax, about 4.127 double-quantized)",
+                       8.0 * static_cast<double>(bytes) / weights);
   }
   if (report.worldSize > 1) {
     const MemoryReport::ModelState &state = report.modelState;
@@ -261,6 +283,13 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
          static_cast<int64_t>(report.modelState.gradientAccumulators)},
         {"weight_copy_bytes", static_cast<int64_t>(report.modelState.weightCopies)},
         {"model_state_bytes", static_cast<int64_t>(report.modelState.total())}};
+  llvm::json::Value quantizedBase(nullptr);
+  if (report.modelState.quantizedBase)
+    quantizedBase = llvm::json::Object{
+        {"bytes", static_cast<int64_t>(report.modelState.quantizedBase)},
+        {"parameters", report.quantizedParameterCount},
+        {"bits_per_parameter", 8.0 * static_cast<double>(report.modelState.quantizedBase) /
+                                   static_cast<double>(report.quantizedParameterCount)}};
   llvm::json::Object root{
       {"peak_bytes", static_cast<int64_t>(report.peakBytes)},
       {"lower_bound_bytes", static_cast<int64_t>(report.lowerBoundBytes)},
@@ -285,6 +314,7 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
       {"attention", std::move(attention)},
       {"loss", std::move(loss)},
       {"data_parallel", std::move(dataParallel)},
+      {"quantized_base", std::move(quantizedBase)},
       {"live_bytes_per_step", series(report.after)},
       {"baseline_live_bytes_per_step", series(report.before)},
   };

@@ -77,11 +77,15 @@ struct MemoryReport {
   /// parameters' elements, for ZeRO's bytes per parameter.
   struct ModelState {
     uint64_t parameters = 0, optimizerState = 0, gradientAccumulators = 0, weightCopies = 0;
+    /// --quantize-base nf4: the packed weights and their scales.
+    uint64_t quantizedBase = 0;
     uint64_t total() const {
-      return parameters + optimizerState + gradientAccumulators + weightCopies;
+      return parameters + optimizerState + gradientAccumulators + weightCopies + quantizedBase;
     }
   } modelState;
   int64_t parameterCount = 0;
+  /// The weights the quantized base holds (two per packed byte).
+  int64_t quantizedParameterCount = 0;
 };
 
 MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64_t> budget);

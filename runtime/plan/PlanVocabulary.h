@@ -163,6 +163,7 @@ inline constexpr std::array<CategoryInfo, Category_ARRAYSIZE> kCategories = {{
     {CONSTANTS, "constants", "#9c755f"},
     {WEIGHT_COPIES, "weight_copies", "#ff9da7"},
     {COMMUNICATION, "communication", "#bab0ac"},
+    {QUANTIZED_BASE, "quantized_base", "#8cd17d"},
 }};
 
 /// The entry of `category`; CATEGORY_UNSPECIFIED's for a value this table does not know.

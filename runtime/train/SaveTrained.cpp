@@ -146,23 +146,21 @@ bool checkSavePath(const plan::Training &training, const LoadedPlan &plan, const
   return true;
 }
 
-bool saveParameters(Executor &executor, const plan::Training &training, const std::string &path,
+bool saveParameters(NamedArrays &parameters, const LoadedPlan &plan,
+                    const plan::Training &training, const std::string &path,
                     const std::function<void(const std::string &)> &note, std::string &error) {
-  NamedArrays parameters;
-  if (!executor.readWholeParameters(parameters, error))
-    return false;
   if (isOnnxPath(path)) {
     std::vector<OnnxTensor> tensors;
-    return onnxInitializers(training, executor.plan(), &parameters, tensors, error) &&
+    return onnxInitializers(training, plan, &parameters, tensors, error) &&
            writeOnnxModel(path, training.onnx_template(), tensors, {}, error);
   }
-  if (size_t count = masterWeightCount(training, executor.plan()))
+  if (size_t count = masterWeightCount(training, plan))
     note("--save " + path + ": " + std::to_string(count) +
          " parameters are 16-bit in the model; they are saved as the f32 master weights "
          "the optimizer updated (load_state_dict converts them to the model's type; "
          "--save OUT.onnx keeps the model's types)");
   std::vector<TensorRef> tensors;
-  for (const auto &[index, name] : safetensorsEntries(training, executor.plan()))
+  for (const auto &[index, name] : safetensorsEntries(training, plan))
     tensors.push_back(tensorRef(name, parameters[index].second));
   return writeSafetensors(path, tensors, {{"format", "pt"}, {"producer", "memc"}}, error);
 }

@@ -8,6 +8,8 @@
 #ifndef MEMC_RUNTIME_TRAIN_SAVETRAINED_H
 #define MEMC_RUNTIME_TRAIN_SAVETRAINED_H
 
+#include "runtime/io/HostArray.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,7 +20,6 @@ class Training;
 
 namespace memc::runtime {
 
-class Executor;
 struct LoadedPlan;
 
 /// Before the first step: the save path can be written, and an ONNX save has what it needs.
@@ -29,9 +30,11 @@ bool checkSavePath(const plan::Training &training, const LoadedPlan &plan, const
 /// protobuf, its external data.
 std::vector<std::string> filesSavedTo(const std::string &path);
 
-/// Saves the executor's parameters and buffers to `path`; a `note` says when 16-bit parameters
-/// are saved as their f32 master weights.
-bool saveParameters(Executor &executor, const plan::Training &training, const std::string &path,
+/// Saves `parameters` (Executor::readWholeParameters' arrays, in the plan's binding order, which
+/// an ONNX save may narrow to the model's 16-bit types) to `path`; a `note` says when 16-bit
+/// parameters are saved as their f32 master weights.
+bool saveParameters(NamedArrays &parameters, const LoadedPlan &plan,
+                    const plan::Training &training, const std::string &path,
                     const std::function<void(const std::string &)> &note, std::string &error);
 
 } // namespace memc::runtime

@@ -9,6 +9,7 @@
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanVocabulary.h"
 #include "runtime/train/Checkpoints.h"
+#include "runtime/train/SaveAdapter.h"
 #include "runtime/train/SaveTrained.h"
 #include "runtime/train/TrainingData.h"
 #include "runtime/train/TrainingLog.h"
@@ -306,6 +307,9 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   if (options.savePath && rank == 0 &&
       !checkSavePath(plan.training(), *loaded, *options.savePath, error))
     return false;
+  if (options.saveAdapterDir && rank == 0 &&
+      !checkSaveAdapter(plan.training(), *options.saveAdapterDir, error))
+    return false;
   // --dump-grads runs the first micro-batch before the loop would check it.
   if (options.dumpGradientsPath) {
     error = allIgnored(plan.training(), countedLabels(plan.training(), dataset.microBatch(0)), 1, 1,
@@ -496,14 +500,20 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     std::fprintf(stderr, "\n");
   if (log && !log->close(error))
     return false;
-  if (!options.savePath)
+  if (!options.savePath && !options.saveAdapterDir)
     return true;
   // Rank 0 writes the model; under ZeRO stage 3 the others give it their shards.
   if (rank != 0) {
     NamedArrays gathered;
     return plan.training().zero_stage() < 3 || executor->readWholeParameters(gathered, error);
   }
-  return saveParameters(*executor, plan.training(), *options.savePath, options.note, error);
+  NamedArrays parameters;
+  if (!executor->readWholeParameters(parameters, error) ||
+      (options.savePath && !saveParameters(parameters, executor->plan(), plan.training(),
+                                           *options.savePath, options.note, error)))
+    return false;
+  return !options.saveAdapterDir ||
+         saveAdapter(parameters, plan.training(), *options.saveAdapterDir, error);
 }
 
 } // namespace memc::runtime

@@ -48,6 +48,9 @@ struct TrainingOptions {
   /// The trained parameters and buffers: safetensors, or, for a path ending in ".onnx", the
   /// source model with the trained weights (the program's ONNX template, OnnxWriter.h).
   std::optional<std::string> savePath;
+  /// A program with LoRA adapters: DIR/adapter_model.safetensors and adapter_config.json in
+  /// PEFT's format (SaveAdapter.h).
+  std::optional<std::string> saveAdapterDir;
   /// Every `checkpointEvery` steps, DIR/checkpoint.safetensors: parameters, buffers and
   /// optimizer state with the step number, the program's fingerprint (its training settings,
   /// parameters, optimizer state and the set of ops it runs) and checksums (CheckpointIntegrity.h),

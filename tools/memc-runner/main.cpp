@@ -26,6 +26,7 @@
 #include "runtime/support/NumberRange.h"
 #include "runtime/support/OutOfMemory.h"
 #include "runtime/train/Checkpoints.h"
+#include "runtime/train/SaveAdapter.h"
 #include "runtime/train/SaveTrained.h"
 #include "runtime/train/TrainingLoop.h"
 
@@ -47,7 +48,8 @@ namespace {
 struct Options {
   std::optional<std::string> plan, weights, inputs, outputs;
   // Training programs.
-  std::optional<std::string> data, steps, log, dumpGrads, save, checkpoint, checkpointEvery,
+  std::optional<std::string> data, steps, log, dumpGrads, save, saveAdapter, checkpoint,
+      checkpointEvery,
       resume, seed, lr, warmupSteps, schedule, tokens, epochs, evalData, evalEvery, weightDecay,
       clipGradNorm, collectiveTimeout;
   std::string device = "cpu";
@@ -104,6 +106,7 @@ void printUsage(bool bundled) {
                 "       [--lr F] [--warmup-steps N] [--schedule constant|linear|cosine]\n"
                 "       [--weight-decay F] [--clip-grad-norm F]\n"
                 "       [--dump-grads GRADS.npz] [--save OUT.safetensors|OUT.onnx]\n"
+                "       [--save-adapter DIR]\n"
                 "       [--checkpoint DIR [--checkpoint-every N]] [--resume DIR] [--seed S]\n"
                 "       (compiled with --world-size N: mpirun -np N %s ... [--collective-timeout S])\n",
                 name, name, name);
@@ -147,6 +150,9 @@ void printUsage(bool bundled) {
         "                   safetensors; or, when FILE ends in .onnx, the model itself\n"
         "                   with the trained weights (any ONNX consumer reads it; beyond\n"
         "                   2 GiB, the weights go to FILE.data beside it)\n"
+        "  --save-adapter DIR  a program with LoRA adapters (memc --lora-rank): after training,\n"
+        "                   DIR/adapter_model.safetensors and adapter_config.json, which PEFT's\n"
+        "                   PeftModel.from_pretrained loads\n"
         "  --checkpoint DIR parameters, buffers and optimizer state in DIR/checkpoint.safetensors\n"
         "                   (DIR is made if missing), every --checkpoint-every steps and at the end\n"
         "  --checkpoint-every N  steps between checkpoints (default: 100)\n"
@@ -188,7 +194,8 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
       {"--inputs", &options.inputs},   {"--outputs", &options.outputs},
       {"--data", &options.data},       {"--steps", &options.steps},
       {"--log", &options.log},         {"--dump-grads", &options.dumpGrads},
-      {"--save", &options.save},       {"--checkpoint", &options.checkpoint},
+      {"--save", &options.save},       {"--save-adapter", &options.saveAdapter},
+      {"--checkpoint", &options.checkpoint},
       {"--checkpoint-every", &options.checkpointEvery}, {"--resume", &options.resume},
       {"--seed", &options.seed},       {"--lr", &options.lr},
       {"--warmup-steps", &options.warmupSteps}, {"--schedule", &options.schedule},
@@ -296,6 +303,7 @@ std::string flagsThatDoNotApply(const Options &options, bool training) {
                      {"--log", options.log.has_value()},
                      {"--dump-grads", options.dumpGrads.has_value()},
                      {"--save", options.save.has_value()},
+                     {"--save-adapter", options.saveAdapter.has_value()},
                      {"--checkpoint", options.checkpoint.has_value()},
                      {"--checkpoint-every", options.checkpointEvery.has_value()},
                      {"--resume", options.resume.has_value()},
@@ -328,6 +336,9 @@ bool checkOutputsApart(const Options &options, std::string &error) {
     for (const std::string &file : filesSavedTo(*options.save))
       outputs.push_back({"--save", file});
   add(outputs, "--outputs", options.outputs);
+  if (options.saveAdapter)
+    for (const std::string &file : adapterFiles(*options.saveAdapter))
+      outputs.push_back({"--save-adapter", file});
   if (options.checkpoint)
     outputs.push_back({"--checkpoint", checkpointPath(*options.checkpoint)});
   add(inputs, "--data", options.data);
@@ -468,6 +479,7 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   training.logPath = options.log;
   training.dumpGradientsPath = options.dumpGrads;
   training.savePath = options.save;
+  training.saveAdapterDir = options.saveAdapter;
   training.progress = isatty(STDERR_FILENO);
   training.note = note;
   std::unique_ptr<MpiCollectives> ranks;

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <unistd.h>
 
 namespace cl = llvm::cl;
@@ -164,6 +165,35 @@ cl::opt<bool> noDecayNormsAndBiases(
     cl::desc("No weight decay for biases and layer/RMS norm parameters (Hugging Face "
              "Trainer's groups)"),
     cl::cat(trainingCategory));
+RangedOpt<int64_t> loraRank({0, double(int64_t{1} << 20), true, true, true}, "lora-rank",
+                            cl::desc("Train PEFT's LoRA adapters of this rank on the "
+                                     "--lora-targets weights, and nothing else (default: 0, "
+                                     "no adapters)"),
+                            cl::init(0), cl::cat(trainingCategory));
+RangedOpt<double> loraAlpha({0, kInf, false}, "lora-alpha",
+                            cl::desc("The adapters' scale is alpha / rank (default: the rank, "
+                                     "a scale of 1)"),
+                            cl::init(0.0), cl::cat(trainingCategory));
+RangedOpt<double> loraDropout({0, 1, true, false}, "lora-dropout",
+                              cl::desc("Dropout on the adapters' input (default: 0)"),
+                              cl::init(0.0), cl::cat(trainingCategory));
+cl::list<std::string> loraTargets("lora-targets", cl::CommaSeparated,
+                                  cl::desc("Globs over module names (a weight's name less "
+                                           "'.weight', or a dot-separated suffix of it, as "
+                                           "PEFT's target_modules): q_proj,v_proj"),
+                                  cl::cat(trainingCategory));
+cl::opt<std::string> quantizeBase("quantize-base",
+                                  cl::desc("none, or nf4: the frozen matmul weights (not the "
+                                           "LM head) in QLoRA's 4-bit NormalFloat"),
+                                  cl::init("none"), cl::cat(trainingCategory));
+cl::opt<bool> noDoubleQuant("no-double-quant",
+                            cl::desc("--quantize-base nf4: keep the f32 absmax (default: "
+                                     "double quantization, 8-bit absmax)"),
+                            cl::cat(trainingCategory));
+RangedOpt<int64_t> seed({0, double(INT64_MAX), true, true, true}, "seed",
+                        cl::desc("Seeds the values memc initializes (the LoRA A matrices; "
+                                 "default: 0)"),
+                        cl::init(0), cl::cat(trainingCategory));
 cl::opt<bool> acceptFoldedExport(
     "accept-folded-export",
     cl::desc("Train a model that looks folded by torch.onnx.export's defaults (renamed, "
@@ -337,6 +367,47 @@ bool trainingOptions(memc::TrainStepOptions &options, memc::Precision chosenPrec
   return true;
 }
 
+/// The LoRA flags as options; false after printing what is wrong with them. With adapters,
+/// only they (and --trainable's globs) train.
+bool loraOptions(memc::PipelineOptions &options) {
+  auto error = [](const std::string &message) {
+    llvm::errs() << "memc: error: " << message << "\n";
+    return false;
+  };
+  memc::LoraOptions &lora = options.lora;
+  if (loraRank == 0) {
+    const cl::Option *loraFlags[] = {&loraAlpha,    &loraDropout,   std::addressof(loraTargets),
+                                     &quantizeBase, &noDoubleQuant, &seed};
+    for (const cl::Option *flag : loraFlags)
+      if (flag->getNumOccurrences())
+        return error("--" + flag->ArgStr.str() + " needs --lora-rank R (QLoRA quantizes the "
+                     "frozen base of a model that trains LoRA adapters)");
+    return true;
+  }
+  if (loraTargets.empty())
+    return error("--lora-rank needs --lora-targets GLOB,... (e.g. q_proj,v_proj)");
+  if (quantizeBase != "none" && quantizeBase != "nf4")
+    return error("--quantize-base must be none or nf4, got '" + quantizeBase + "'");
+  if (noDoubleQuant && quantizeBase != "nf4")
+    return error("--no-double-quant needs --quantize-base nf4");
+  if (!freeze.empty())
+    return error("--freeze with --lora-rank: everything but the adapters is frozen already "
+                 "(--trainable names what trains besides them)");
+  if (options.training.zeroStage == 3 && quantizeBase == "nf4")
+    return error("--quantize-base nf4 with --zero-stage 3: memc does not shard a 4-bit base "
+                 "(use --zero-stage 2: the base is frozen, only adapters have state)");
+  lora.rank = loraRank;
+  lora.alpha = loraAlpha.getNumOccurrences() ? double(loraAlpha) : double(loraRank);
+  lora.dropout = loraDropout;
+  lora.targets.assign(loraTargets.begin(), loraTargets.end());
+  lora.quantizeNf4 = quantizeBase == "nf4";
+  lora.doubleQuantization = !noDoubleQuant;
+  lora.alsoTrainable = options.training.trainable;
+  lora.seed = seed;
+  options.training.trainable = memc::loraTrainable(lora);
+  return true;
+}
+
 /// The flags of `category` given on the command line, as "--lr, --optimizer".
 std::string givenFlags(const cl::OptionCategory &category) {
   std::vector<std::string> names;
@@ -455,6 +526,8 @@ bool pipelineOptions(memc::PipelineOptions &options) {
       return false;
     options.import.acceptFoldedExport = acceptFoldedExport;
     options.schedule = {learningRate, warmup, decaySteps};
+    if (!loraOptions(options))
+      return false;
   }
   return budgetOptions(options.budget);
 }

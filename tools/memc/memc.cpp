@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/memc/Flags.h"
 
+#include "compiler/lowering/DerivedWeights.h"
 #include "compiler/lowering/ProgramWriter.h"
 #include "compiler/pipeline/BudgetAdvice.h"
 #include "compiler/pipeline/ModelSummary.h"
@@ -161,7 +162,9 @@ int writeTraining(const DriverOptions &driver, memc::CompiledModel &compiled, co
     return 1;
   }
   std::string error;
-  if (!memc::writeProgram(plan, compiled.weights, runnerPath(argv0), outputPath, error)) {
+  if (!memc::addDerivedWeights(compiled.module->lookupSymbol<mlir::func::FuncOp>("forward"),
+                               driver.pipeline.lora.seed, compiled.weights, error) ||
+      !memc::writeProgram(plan, compiled.weights, runnerPath(argv0), outputPath, error)) {
     llvm::errs() << "memc: error: " << error << "\n";
     return 1;
   }
