@@ -91,14 +91,39 @@ struct Nf4Absmax {
   }
 };
 
-/// Elements [begin, begin + count) of the weight, dequantized into `out`.
+/// Each packed byte's two code values (high nibble first), so that a kernel dequantizes a byte
+/// at a time: two loads and two products, without unpacking nibbles.
+struct Nf4Pairs {
+  float values[256][2];
+};
+
+inline Nf4Pairs makeNf4Pairs() {
+  Nf4Pairs pairs;
+  for (int byte = 0; byte < 256; ++byte) {
+    pairs.values[byte][0] = nf4Value(byte >> 4);
+    pairs.values[byte][1] = nf4Value(byte & 0xF);
+  }
+  return pairs;
+}
+
+/// Elements [begin, begin + count) of the weight, dequantized into `out`; with `pairs`, whole
+/// bytes at a time (the same values, faster).
 MEMC_HOST_DEVICE inline void dequantizeNf4(const uint8_t *packed, const Nf4Absmax &absmax,
-                                           int64_t begin, int64_t count, float *out) {
+                                           int64_t begin, int64_t count, float *out,
+                                           const Nf4Pairs *pairs = nullptr) {
   int64_t i = begin, end = begin + count;
   while (i < end) {
     const int64_t block = i / kNf4Block;
     const int64_t blockEnd = (block + 1) * kNf4Block < end ? (block + 1) * kNf4Block : end;
     const float scale = absmax[block];
+    if (pairs && i % 2 == 0) {
+      // Blocks hold an even number of elements: a block's bytes are whole, but maybe its last.
+      for (; i + 1 < blockEnd; i += 2, out += 2) {
+        const float *two = pairs->values[packed[i / 2]];
+        out[0] = two[0] * scale;
+        out[1] = two[1] * scale;
+      }
+    }
     for (; i < blockEnd; ++i)
       *out++ = nf4Value(nf4Index(packed, i)) * scale;
   }

@@ -202,7 +202,11 @@ LogicalResult planTraining(ModuleOp module, const std::string &modelName,
   *plan.mutable_evaluation() = std::move(evaluation->plan);
   // Saving ONNX is optional to training: a model memc cannot make a template of still trains.
   std::string error;
-  if (!addOnnxTemplate(plan, modelName, compiled.weights, error)) {
+  if (options.lora.rank > 0) {
+    compiled.warnings.push_back(
+        "the program will not save ONNX models (--save OUT.onnx): memc does not merge LoRA "
+        "adapters into the model yet; --save-adapter DIR writes them in PEFT's format");
+  } else if (!addOnnxTemplate(plan, modelName, compiled.weights, error)) {
     compiled.warnings.push_back("the program will not save ONNX models (--save OUT.onnx): " +
                                 error);
     plan.mutable_training()->clear_onnx_template();

@@ -34,12 +34,13 @@ Nf4Absmax absmaxOf(const KernelCall &call) {
 /// transposed by the product) when W is [N, K], [K, count] when it is [K, N].
 void dequantizePanel(const MatMulNf4Dims &dims, const uint8_t *packed, const Nf4Absmax &absmax,
                      int64_t column0, int64_t count, float *panel) {
+  static const Nf4Pairs pairs = makeNf4Pairs();
   if (dims.transposeRhs) {
-    dequantizeNf4(packed, absmax, column0 * dims.depth, count * dims.depth, panel);
+    dequantizeNf4(packed, absmax, column0 * dims.depth, count * dims.depth, panel, &pairs);
     return;
   }
   for (int64_t p = 0; p < dims.depth; ++p)
-    dequantizeNf4(packed, absmax, p * dims.columns + column0, count, panel + p * count);
+    dequantizeNf4(packed, absmax, p * dims.columns + column0, count, panel + p * count, &pairs);
 }
 
 template <typename T>

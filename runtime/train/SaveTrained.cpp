@@ -29,6 +29,12 @@ bool isOnnxPath(const std::string &path) { return hasExtension(path, ".onnx"); }
 /// `values` to the initializer's type, so the saved model keeps its own types.
 bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan, NamedArrays *values,
                       std::vector<OnnxTensor> &tensors, std::string &error) {
+  if (training.onnx_template().empty() && training.has_lora()) {
+    error = "this program trains LoRA adapters, which memc does not merge into an ONNX model "
+            "yet: --save-adapter DIR writes them (PEFT's format), --save OUT.safetensors every "
+            "parameter";
+    return false;
+  }
   if (training.onnx_template().empty()) {
     error = "this program cannot save ONNX models: memc compiled it without the model's "
             "template (before saving ONNX was supported); --save a .safetensors file, or "

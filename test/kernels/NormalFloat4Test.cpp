@@ -71,13 +71,20 @@ TEST(NormalFloat4, WeightsEqualTheReference) {
     for (int64_t i = 0; i < layout.count; ++i)
       EXPECT_LE(std::fabs(restored[i] - values[i]), 0.1520f * absmax[i / kNf4Block] + 1e-12f)
           << name << " element " << i;
-    // A range that starts mid-block dequantizes the same elements.
-    if (layout.count > 100) {
-      std::vector<float> middle(70);
-      dequantizeNf4(packed.data(), Nf4Absmax{absmax.data()}, 30, 70, middle.data());
-      for (int i = 0; i < 70; ++i)
-        EXPECT_EQ(middle[i], restored[30 + i]) << name;
-    }
+    // A range that starts mid-block, at an odd or even element, dequantizes the same values,
+    // a byte at a time too.
+    static const Nf4Pairs pairs = makeNf4Pairs();
+    std::vector<float> bytewise(layout.count);
+    dequantizeNf4(packed.data(), Nf4Absmax{absmax.data()}, 0, layout.count, bytewise.data(),
+                  &pairs);
+    EXPECT_EQ(bytewise, restored) << name;
+    for (int64_t first : {30, 31})
+      if (layout.count > first + 71) {
+        std::vector<float> middle(71);
+        dequantizeNf4(packed.data(), Nf4Absmax{absmax.data()}, first, 71, middle.data(), &pairs);
+        for (int i = 0; i < 71; ++i)
+          EXPECT_EQ(middle[i], restored[first + i]) << name << " from " << first;
+      }
   }
 }
 

@@ -158,7 +158,11 @@ int writeTraining(const DriverOptions &driver, memc::CompiledModel &compiled, co
   const memc::PlanSummary &summary = planned.summary;
   const memc::plan::Plan &plan = planned.plan;
   if (outputPath == "-") {
-    llvm::errs() << "memc: error: training needs -o PATH for the executable\n";
+    // Reports without -o are a question about memory: answered, and no program written.
+    if (driver.report || !driver.reportJson.empty() || !driver.reportSvg.empty())
+      return 0;
+    llvm::errs() << "memc: error: training needs -o PATH for the executable (or --report, "
+                    "--report-json F or --report-svg F alone for the plan's memory)\n";
     return 1;
   }
   std::string error;
