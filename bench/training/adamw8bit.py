@@ -10,9 +10,7 @@ import os
 import tempfile
 import time
 
-import numpy as np
-
-from bench_support import gib, median_ms, programs, run
+from bench_support import gib, median_ms, programs, run, token_model
 
 memc, zoo, steps = programs(default_steps=20)
 
@@ -38,12 +36,8 @@ with tempfile.TemporaryDirectory() as work:
                   f"{gib(states[optimizer])} | {states[optimizer] / states['adamw']:.3f} | "
                   f"{seconds:.0f} |")
 
-    model = os.path.join(work, "small.onnx")
-    run([zoo, "--model", "gpt2-124m", "--batch", "2", "--seq", "32", "--layers", "1", "--vocab",
-         "512", "-o", model])
-    data = os.path.join(work, "small.npz")
-    ids = np.random.default_rng(0).integers(0, 512, (16, 32))
-    np.savez(data, input_ids=ids, labels=np.roll(ids, -1, 1))
+    model, data = token_model(zoo, work, "gpt2-124m", batch=2, seq=32, layers=1, vocab=512,
+                              samples=16)
     print("\n| one-layer GPT-2, 2 threads | ms/step (median) | against adamw |")
     print("|---|---|---|")
     medians = {}

@@ -1,11 +1,13 @@
 """What the training benchmarks share: memc's programs in the build folder named on the command
 line, running a command (the run stops with its output when it fails), and the median step time
-of a training log after the warm-up steps."""
+of a training log after the warm-up steps, and a small zoo model with token data to time."""
 import json
 import os
 import statistics
 import subprocess
 import sys
+
+import numpy as np
 
 WARMUP = 3
 
@@ -29,6 +31,17 @@ def median_ms(log):
     """The median ms of a --log's steps after the first WARMUP."""
     records = [json.loads(line) for line in open(log)]
     return statistics.median(r["ms"] for r in records if r["step"] > WARMUP)
+
+
+def token_model(zoo, work, model, batch, seq, layers, vocab, samples):
+    """A small memc-zoo model (random weights) and next-token data for it, in `work`:
+    (model.onnx, data.npz)."""
+    onnx_path, data = os.path.join(work, "small.onnx"), os.path.join(work, "small.npz")
+    run([zoo, "--model", model, "--batch", str(batch), "--seq", str(seq), "--layers", str(layers),
+         "--vocab", str(vocab), "-o", onnx_path])
+    ids = np.random.default_rng(0).integers(0, vocab, (samples, seq))
+    np.savez(data, input_ids=ids, labels=np.roll(ids, -1, 1))
+    return onnx_path, data
 
 
 def gib(n):

@@ -10,9 +10,7 @@ import json
 import os
 import tempfile
 
-import numpy as np
-
-from bench_support import gib, median_ms, programs, run
+from bench_support import gib, median_ms, programs, run, token_model
 
 memc, zoo, steps = programs(default_steps=10)
 TARGETS = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"
@@ -56,12 +54,8 @@ with tempfile.TemporaryDirectory() as work:
               f"{gib(live['gradients'])} | {gib(live['optimizer_state'])} | {quantized} | "
               f"{gib(live['activations'])} | {formula} |")
 
-    small = os.path.join(work, "small.onnx")
-    run([zoo, "--model", "llama-1b", "--batch", "1", "--seq", "256", "--layers", "2", "--vocab",
-         "1024", "-o", small])
-    data = os.path.join(work, "small.npz")
-    ids = np.random.default_rng(0).integers(0, 1024, (8, 256))
-    np.savez(data, input_ids=ids, labels=np.roll(ids, -1, 1))
+    small, data = token_model(zoo, work, "llama-1b", batch=1, seq=256, layers=2, vocab=1024,
+                              samples=8)
     print("\n| two-layer llama-1b, B1 x T256, fp32 compute | ms/step (median), 1 thread | "
           "2 threads | against LoRA on the f32 base |")
     print("|---|---|---|---|")
