@@ -34,6 +34,9 @@ struct ImportOptions {
   bool acceptFoldedExport = false;
   /// Warn when Dropout nodes run in training mode: for inference, which they make random.
   bool warnAboutTrainingModeDropout = false;
+  /// `--weights-from`: a Hugging Face checkpoint the parameters are bound to by name, and
+  /// `--weights-from-map`'s renames (CheckpointWeights.h); empty: the model's own initializers.
+  std::string weightsFrom, weightsFromMap;
 };
 
 /// Adds `--input-shape` text `NAME=4x128` to `options.inputShapes`; false with a message for

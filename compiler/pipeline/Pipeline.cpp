@@ -1,5 +1,6 @@
 //===- Pipeline.cpp - memc's compilation pipeline -------------------------===//
 #include "compiler/pipeline/Pipeline.h"
+#include "compiler/importer/CheckpointWeights.h"
 #include "compiler/lowering/OnnxTemplate.h"
 #include "compiler/pipeline/Passes.h"
 #include "compiler/training/TrainStepSignature.h"
@@ -226,6 +227,13 @@ FailureOr<CompiledModel> compileModel(MLIRContext &context, const std::string &m
   compiled.module = importOnnxModel(context, modelPath, import, &compiled.weights);
   if (!compiled.module)
     return failure();
+  if (!import.weightsFrom.empty()) {
+    std::string error;
+    if (!bindCheckpointWeights(compiled.module->lookupSymbol<func::FuncOp>(import.functionName),
+                               import.weightsFrom, import.weightsFromMap, compiled.weights,
+                               error))
+      return emitError(compiled.module->getLoc()) << error;
+  }
   PassManager pm(&context);
   buildTransformPipeline(pm, options);
   if (failed(pm.run(*compiled.module)))

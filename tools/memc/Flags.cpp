@@ -70,6 +70,17 @@ cl::opt<std::string> target("target",
                             cl::desc("The device kind the program runs on (plans record it and "
                                      "only its devices load them)"),
                             cl::init(memc::kernels::kCpuTarget), cl::cat(memcCategory));
+cl::opt<std::string> weightsFrom(
+    "weights-from",
+    cl::desc("A Hugging Face checkpoint (a folder with model.safetensors or a sharded "
+             "model.safetensors.index.json, or either file) whose tensors the parameters take, "
+             "by state_dict name"),
+    cl::cat(memcCategory));
+cl::opt<std::string> weightsFromMap(
+    "weights-from-map",
+    cl::desc("--weights-from: a JSON object of renames, {\"checkpoint name\": \"model name\" or "
+             "null to drop it}"),
+    cl::cat(memcCategory));
 
 cl::OptionCategory trainingCategory("memc training options");
 cl::opt<std::string> loss("loss", cl::desc("Loss: cross_entropy or mse"),
@@ -505,6 +516,12 @@ bool pipelineOptions(memc::PipelineOptions &options) {
   if (maxPoolArgmax != MaxPoolArgmax::Auto)
     options.saveMaxPoolArgmax = maxPoolArgmax == MaxPoolArgmax::On;
   options.training.fuseLoss = fuseLoss == FuseLoss::Auto;
+  if (!weightsFromMap.empty() && weightsFrom.empty()) {
+    llvm::errs() << "memc: error: --weights-from-map needs --weights-from\n";
+    return false;
+  }
+  options.import.weightsFrom = weightsFrom;
+  options.import.weightsFromMap = weightsFromMap;
   for (const std::string &text : inputShapes) {
     std::string error;
     if (!memc::addInputShape(text, options.import, error)) {
