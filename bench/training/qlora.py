@@ -1,5 +1,6 @@
 """QLoRA's memory and time: planned peaks of Llama-7B (memc-zoo shape-only, B1 x T2048) for a
-full fine-tune (fp32 AdamW; bf16; bf16 with adamw8bit) and LoRA r=16 on every linear layer
+full fine-tune (fp32 AdamW; bf16; bf16 with adamw8bit; each with the optimizer offloaded to
+host memory) and LoRA r=16 on every linear layer
 (bf16 compute, on the f32 base and on an NF4 base with and without double quantization), each
 beside its byte formula; then the CPU step time of QLoRA against LoRA on the f32 base on a
 two-layer llama-1b (d 2048, ffn 5632, vocab 1024, B1 x T256), in one run. Report-only
@@ -23,6 +24,12 @@ CONFIGS = [
      "f32 master 4, AdamW 8, bf16 copy 2 (kept for the backward)"),
     ("full fine-tune, bf16 + adamw8bit", ["--optimizer", "adamw8bit", "--precision", "bf16"],
      "AdamW state 8 -> 2 B/param (+ 4 B absmax per 256)"),
+    ("full fine-tune, bf16 + offload", ["--optimizer", "adamw", "--precision", "bf16",
+                                        "--offload-optimizer", "cpu"],
+     "device: bf16 weights 2 B/param kept; f32 masters and AdamW 12 B/param on the host"),
+    ("full fine-tune, bf16 + adamw8bit + offload",
+     ["--optimizer", "adamw8bit", "--precision", "bf16", "--offload-optimizer", "cpu"],
+     "device: bf16 weights 2 B/param; host: masters 4 + state 2"),
     ("LoRA r16, f32 base, bf16", ["--optimizer", "adamw", "--precision", "bf16"] + LORA,
      "f32 base 4 B/param and its bf16 copy 2, made once per step"),
     ("QLoRA r16, NF4 + double quant, bf16",
@@ -38,9 +45,9 @@ with tempfile.TemporaryDirectory() as work:
     model = os.path.join(work, "llama-7b.onnx")
     run([zoo, "--model", "llama-7b", "--batch", "1", "--seq", "2048", "--weights", "none", "-o",
          model])
-    print("| Llama-7B, B1 x T2048 | peak GiB | parameters | gradients | optimizer state | "
-          "quantized base (bits/weight) | activations | formula |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| Llama-7B, B1 x T2048 | device peak GiB | parameters | gradients | optimizer state | "
+          "quantized base (bits/weight) | activations | host GiB | formula |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, flags, formula in CONFIGS:
         report = os.path.join(work, "report.json")
         # The RoPE tables are buffers; with LoRA everything but the adapters is frozen anyway.
@@ -52,7 +59,7 @@ with tempfile.TemporaryDirectory() as work:
         quantized = f"{gib(base['bytes'])} ({base['bits_per_parameter']:.3f})" if base else "-"
         print(f"| {name} | {gib(plan['peak_bytes'])} | {gib(live['parameters'])} | "
               f"{gib(live['gradients'])} | {gib(live['optimizer_state'])} | {quantized} | "
-              f"{gib(live['activations'])} | {formula} |")
+              f"{gib(live['activations'])} | {gib(plan['host_bytes'])} | {formula} |")
 
     small, data = token_model(zoo, work, "llama-1b", batch=1, seq=256, layers=2, vocab=1024,
                               samples=8)

@@ -225,21 +225,25 @@ LogicalResult PlanBuilder::findUpdates() {
 LogicalResult PlanBuilder::assignStorage() {
   if (failed(findUpdates()))
     return failure();
-  uint64_t persistent = 0;
+  uint64_t persistent = 0, host = 0;
   for (BlockArgument argument : function.getArguments()) {
     if (failed(planDType(argument.getType(), argument.getLoc())))
       return failure();
     unsigned index = argument.getArgNumber();
     if (auto name = function.getArgAttrOfType<StringAttr>(index, kParamNameAttr)) {
-      uint32_t buffer = addBuffer(argument, plan::PERSISTENT, name.str());
-      result.mutable_buffers(buffer)->set_offset(persistent);
-      persistent = alignUp(persistent + storageBytes(argument.getType()), plan::kPlanAlignment);
+      // Offloaded model state (TrainStepOptions::offloadOptimizer) lives in host memory.
+      const bool offloaded = function.getArgAttr(index, kOffloadedAttr) != nullptr;
+      uint64_t &end = offloaded ? host : persistent;
+      uint32_t buffer = addBuffer(argument, offloaded ? plan::HOST : plan::PERSISTENT, name.str());
+      result.mutable_buffers(buffer)->set_offset(end);
+      end = alignUp(end + storageBytes(argument.getType()), plan::kPlanAlignment);
     } else {
       auto input = function.getArgAttrOfType<StringAttr>(index, kInputNameAttr);
       addBuffer(argument, plan::ARENA, input ? input.str() : "input" + std::to_string(index));
     }
   }
   result.set_persistent_bytes(persistent);
+  result.set_host_bytes(host);
   const llvm::DenseMap<Value, std::string> descriptions = describedValues(function);
 
   for (Operation &op : function.getBody().front().without_terminator()) {
@@ -282,7 +286,7 @@ LogicalResult PlanBuilder::assignStorage() {
       // A parameter's or optimizer state's new value is written over the old one.
       if (BlockArgument updated = updatedArgument.lookup(value)) {
         const plan::Buffer &target = result.buffers(bufferOf[updated]);
-        uint32_t buffer = addBuffer(value, plan::PERSISTENT, target.name());
+        uint32_t buffer = addBuffer(value, target.region(), target.name());
         result.mutable_buffers(buffer)->set_offset(target.offset());
         continue;
       }
@@ -476,8 +480,9 @@ LogicalResult PlanBuilder::placeArena(PlanSummary &summary) {
   for (plan::Step &step : *result.mutable_steps())
     for (uint32_t output : step.outputs())
       for (uint32_t input : step.inputs())
-        if (result.buffers(output).region() == plan::PERSISTENT &&
-            result.buffers(input).region() == plan::PERSISTENT &&
+        if ((result.buffers(output).region() == plan::PERSISTENT ||
+             result.buffers(output).region() == plan::HOST) &&
+            result.buffers(input).region() == result.buffers(output).region() &&
             result.buffers(input).offset() == result.buffers(output).offset() && !step.in_place()) {
           step.set_in_place(true);
           ++summary.inPlaceSteps;

@@ -21,13 +21,17 @@ uint64_t totalBytes(const CategoryBytes &bytes) {
 
 namespace {
 
-CategoryBytes persistentBytes(const plan::Plan &plan) {
+/// The device's persistent bytes by category (`region` PERSISTENT, with the constants), or the
+/// offloaded ones (HOST).
+CategoryBytes persistentBytes(const plan::Plan &plan, plan::Region region = plan::PERSISTENT) {
   CategoryBytes bytes{};
   for (const plan::Binding &parameter : plan.parameters()) {
     const plan::Buffer &buffer = plan.buffers(parameter.buffer());
-    bytes[buffer.category()] += buffer.size_bytes();
+    if (buffer.region() == region)
+      bytes[buffer.category()] += buffer.size_bytes();
   }
-  bytes[plan::CONSTANTS] += plan.constant_data().size();
+  if (region == plan::PERSISTENT)
+    bytes[plan::CONSTANTS] += plan.constant_data().size();
   return bytes;
 }
 
@@ -79,6 +83,7 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
   report.solveSeconds = planned.solveSeconds;
   report.before = memoryTimeline(planned.baseline);
   report.after = memoryTimeline(plan);
+  report.host = persistentBytes(plan, plan::HOST);
   report.attention = planned.attention;
   report.loss = planned.loss;
 
@@ -140,7 +145,7 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
   }
   runtime::ArenaLifetimes lifetimes(plan);
   for (int i = 0; i < plan.buffers_size(); ++i) {
-    if (!lifetimes.liveAt(i, report.peakStep))
+    if (!lifetimes.liveAt(i, report.peakStep) || plan.buffers(i).region() == plan::HOST)
       continue;
     const plan::Buffer &buffer = plan.buffers(i);
     report.largest.push_back({buffer.name(),
@@ -183,6 +188,17 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os) {
          << " of logits avoided (as much again for their gradient)";
     for (const UnfusedLoss &unfused : report.loss->unfused)
       os << "\n    " << unfused.node << ": " << unfused.reason;
+  }
+  if (uint64_t offloaded = totalBytes(report.host)) {
+    os << "\n  offloaded       " << formatBytes(offloaded) << " in host memory, not in the peak (";
+    bool first = true;
+    for (size_t c = 1; c < report.host.size(); ++c)
+      if (report.host[c]) {
+        os << (first ? "" : ", ") << plan::categoryInfo(c).name << " "
+           << formatBytes(report.host[c]);
+        first = false;
+      }
+    os << ")";
   }
   if (uint64_t bytes = report.modelState.quantizedBase) {
     double weights = static_cast<double>(std::max<int64_t>(1, report.quantizedParameterCount));
@@ -283,6 +299,10 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
          static_cast<int64_t>(report.modelState.gradientAccumulators)},
         {"weight_copy_bytes", static_cast<int64_t>(report.modelState.weightCopies)},
         {"model_state_bytes", static_cast<int64_t>(report.modelState.total())}};
+  llvm::json::Object hostBreakdown;
+  for (size_t c = 1; c < report.host.size(); ++c)
+    if (report.host[c])
+      hostBreakdown[plan::categoryInfo(c).name] = static_cast<int64_t>(report.host[c]);
   llvm::json::Value quantizedBase(nullptr);
   if (report.modelState.quantizedBase)
     quantizedBase = llvm::json::Object{
@@ -315,6 +335,8 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
       {"loss", std::move(loss)},
       {"data_parallel", std::move(dataParallel)},
       {"quantized_base", std::move(quantizedBase)},
+      {"host_bytes", static_cast<int64_t>(totalBytes(report.host))},
+      {"host_breakdown", std::move(hostBreakdown)},
       {"live_bytes_per_step", series(report.after)},
       {"baseline_live_bytes_per_step", series(report.before)},
   };

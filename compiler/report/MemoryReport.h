@@ -48,6 +48,8 @@ struct MemoryReport {
   /// (an optimizer update, with the activations freed).
   CategoryBytes mostLive{};
   uint64_t unusedArenaBytes = 0;
+  /// --offload-optimizer: the model state in host memory, by category (not in the peak).
+  CategoryBytes host{};
   int64_t peakStep = 0;
   std::string peakKernel, peakLocation;
   struct Tensor {

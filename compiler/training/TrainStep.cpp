@@ -335,12 +335,14 @@ struct WeightCast {
   RankedTensorType copyType;
 };
 
-/// With accumulation, the weight copies kept across micro-batches: @forward's narrowing casts of
-/// its parameters and buffers (autocast makes one per tensor and type, at the entry).
+/// With accumulation or offload, the weight copies kept across micro-batches and steps:
+/// @forward's narrowing casts of its parameters and buffers (autocast makes one per tensor and
+/// type, at the entry).
 SmallVector<WeightCast> weightCastsToKeep(func::FuncOp forward, const TrainStepOptions &options) {
   SmallVector<WeightCast> kept;
   // Under ZeRO stage 3 a whole copy kept across micro-batches would undo the sharding.
-  if (options.optimizer.name == "none" || options.optimizer.accumulationSteps <= 1 ||
+  if (options.optimizer.name == "none" ||
+      (options.optimizer.accumulationSteps <= 1 && !options.offloadOptimizer) ||
       zeroStageOf(options) >= 3)
     return kept;
   forward.walk([&](CastOp cast) {
@@ -352,6 +354,31 @@ SmallVector<WeightCast> weightCastsToKeep(func::FuncOp forward, const TrainStepO
       kept.push_back({argument.getArgNumber(), cast.getType()});
   });
   return kept;
+}
+
+/// --offload-optimizer: every optimizer state, and each trained parameter @forward reads only
+/// through kept 16-bit copies (its f32 master), go to host memory.
+void markOffloaded(OpBuilder &b, func::FuncOp forward, ArrayRef<unsigned> trainable,
+                   ArrayRef<WeightCast> weightCasts, ArrayRef<unsigned> forwardToStep,
+                   const TrainStepSignature &signature, ArgumentList &arguments) {
+  auto mark = [&](unsigned stepIndex) {
+    NamedAttrList attrs(arguments.attrs[stepIndex]);
+    attrs.set(kOffloadedAttr, b.getUnitAttr());
+    arguments.attrs[stepIndex] = attrs.getDictionary(b.getContext());
+  };
+  for (auto [index, trained] : llvm::zip(trainable, signature.trained)) {
+    for (unsigned state : trained.state)
+      mark(state);
+    Value param = forward.getArgument(index);
+    bool onlyCopied = !param.use_empty() && llvm::all_of(param.getUsers(), [&](Operation *user) {
+      auto cast = dyn_cast<CastOp>(user);
+      return cast && llvm::any_of(weightCasts, [&](const WeightCast &kept) {
+               return kept.argument == index && kept.copyType == cast.getType();
+             });
+    });
+    if (onlyCopied)
+      mark(forwardToStep[index]);
+  }
 }
 
 /// Lays out the step's arguments: graph inputs, labels, parameters and buffers (@forward's,
@@ -426,6 +453,8 @@ TrainStepSignature layOutArguments(OpBuilder &b, func::FuncOp forward, Type labe
             arguments.add(kept(index, 2),
                           stateAttrs(b, argAttr(forward, index, kParamNameAttr).getValue(),
                                      "grad_accum", plan::KIND_GRADIENT_ACCUMULATOR));
+    if (options.offloadOptimizer)
+      markOffloaded(b, forward, trainable, weightCasts, forwardToStep, signature, arguments);
     for (const WeightCast &weightCast : weightCasts)
       signature.weightCopies.push_back(
           {forwardToStep[weightCast.argument],

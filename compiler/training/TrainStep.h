@@ -60,6 +60,11 @@ struct TrainStepOptions {
   /// Stages 0 and 1: the MiB of gradients one all-reduce carries (DDP's bucket_cap_mb); 0 gives
   /// every gradient its own.
   int64_t bucketCapMb = 25;
+  /// --offload-optimizer cpu (ZeRO-Offload): the optimizer state, and the f32 master of each
+  /// trained parameter the step reads only through its 16-bit copy, live in host memory
+  /// (kOffloadedAttr); the copy is kept on the device and made again from the master at the
+  /// start of each optimizer step, as with accumulation.
+  bool offloadOptimizer = false;
 };
 
 /// Which arguments of `forward` train: the `parameter`-kind ones `options.trainable` (when

@@ -28,6 +28,9 @@ constexpr llvm::StringLiteral kStateOfAttr = "memc.state_of";
 /// On a ZeRO stage 3 parameter (a DenseI64ArrayAttr): the whole tensor's shape; the argument is
 /// this rank's flat shard of it (compiler/training/DataParallel.h).
 constexpr llvm::StringLiteral kShardOfAttr = "memc.shard_of";
+/// On a training step's argument (a UnitAttr): model state offloaded to host memory
+/// (--offload-optimizer cpu), which the plan places in its HOST region.
+constexpr llvm::StringLiteral kOffloadedAttr = "memc.offloaded";
 /// The initializer holding the initial values of a parameter the exporter deduplicated.
 constexpr llvm::StringLiteral kParamSourceAttr = "memc.param_source";
 /// On a parameter or buffer: its stored values are a causal buffer, torch.tril(ones(N, N)) with

@@ -66,6 +66,9 @@ bool Executor::allocateRegions(std::string &error) {
   return arena.allocate(device, plan.arenaBytes, plan.alignment, "arena", error) &&
          persistent.allocate(device, plan.persistentBytes, plan.alignment, "persistent region",
                              error) &&
+         // Offloaded state: host memory on the CPU device (a GPU device's would be pinned).
+         host.allocate(device, plan.hostBytes, plan.alignment, "host region", error) &&
+         device.fillZero(host.data(), host.size(), *stream, error) &&
          constants.allocate(device, plan.constantData.size(), plan.alignment, "constants",
                             error) &&
          device.fillZero(persistent.data(), persistent.size(), *stream, error) &&
@@ -82,6 +85,8 @@ char *Executor::address(const PlanBuffer &buffer) const {
     return persistent.data() + buffer.offset;
   case Region::Constant:
     return constants.data() + buffer.offset;
+  case Region::Host:
+    return host.data() + buffer.offset;
   }
   return nullptr;
 }

@@ -118,6 +118,7 @@ private:
   std::unique_ptr<Stream> stream;
   DeviceMemory arena;
   DeviceMemory persistent;
+  DeviceMemory host;
   DeviceMemory constants;
   /// One prepared call per step: tensors point into the regions, which never move.
   std::vector<kernels::KernelCall> calls;

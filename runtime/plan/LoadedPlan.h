@@ -19,7 +19,7 @@
 namespace memc::runtime {
 
 /// Values equal memc.plan.Region.
-enum class Region : uint8_t { Arena = 0, Persistent = 1, Constant = 2 };
+enum class Region : uint8_t { Arena = 0, Persistent = 1, Constant = 2, Host = 3 };
 const char *regionName(Region region);
 
 struct PlanBuffer {
@@ -80,6 +80,8 @@ struct LoadedPlan {
   uint64_t alignment = 0;
   uint64_t arenaBytes = 0;
   uint64_t persistentBytes = 0;
+  /// Offloaded model state (Plan.host_bytes): host memory beside the device's regions.
+  uint64_t hostBytes = 0;
   uint64_t arenaLowerBoundBytes = 0;
   std::string model;
   std::vector<PlanBuffer> buffers;

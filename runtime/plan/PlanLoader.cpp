@@ -6,15 +6,16 @@
 //    (arena_lower_bound_bytes is the planner's claim, reported beside the executor's own
 //    measurement, never trusted, so not checked.)
 //  - Buffers: a known dtype and region; dims >= 0; size_bytes == numElements * element size
-//    (overflow-checked); offset a multiple of the element size, and of the alignment in the arena
-//    and persistent regions; [offset, offset + size_bytes) inside arena_bytes, persistent_bytes
-//    or constant_data. Persistent buffers are disjoint or exact aliases, never partly overlapping.
-//    persistent_bytes reaches no further than its buffers (rounded up to the alignment).
+//    (overflow-checked); offset a multiple of the element size, and of the alignment in the arena,
+//    persistent and host regions; [offset, offset + size_bytes) inside arena_bytes,
+//    persistent_bytes, host_bytes or constant_data. Persistent (and host) buffers are disjoint or
+//    exact aliases, never partly overlapping. persistent_bytes and host_bytes reach no further
+//    than their buffers (rounded up to the alignment).
 //  - Views (alias_of): the viewed buffer exists, the chain of views has no cycle, and its owner
 //    (the chain's end) has the view's region, offset and size_bytes.
 //  - Bindings: non-empty names, unique within inputs, outputs and parameters, and no input named
 //    like a parameter; valid buffer indices; an input or parameter buffer bound once; inputs in
-//    the arena or persistent region and not views, parameters persistent (not views) with a
+//    the arena or persistent region and not views, parameters persistent or host (not views) with a
 //    kind of PlanVocabulary.h other than KIND_NONE; `source` empty and `kind` KIND_NONE on
 //    inputs and outputs.
 //  - Steps: the kernel exists in the device's table; buffer indices are valid; attributes have
@@ -44,6 +45,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 namespace memc::runtime {
 namespace {
@@ -115,6 +117,7 @@ private:
     out.alignment = proto.alignment();
     out.arenaBytes = proto.arena_bytes();
     out.persistentBytes = proto.persistent_bytes();
+    out.hostBytes = proto.host_bytes();
     out.arenaLowerBoundBytes = proto.arena_lower_bound_bytes();
     out.model = proto.model();
     out.constantData = proto.constant_data();
@@ -129,6 +132,8 @@ private:
       return out.persistentBytes;
     case Region::Constant:
       return out.constantData.size();
+    case Region::Host:
+      return out.hostBytes;
     }
     return 0;
   }
@@ -172,16 +177,19 @@ private:
   /// gigabytes no buffer uses is refused before any of it is allocated. (The arena is allocated,
   /// not written, until steps use it.)
   bool checkPersistentSize() {
-    uint64_t reach = 0;
-    for (const PlanBuffer &buffer : out.buffers)
-      if (buffer.region == Region::Persistent)
-        reach = std::max(reach, buffer.offset + buffer.size); // within the region: no overflow
-    uint64_t used = (reach + out.alignment - 1) / out.alignment * out.alignment;
-    if (out.persistentBytes > used)
-      return fail("persistent region of " + std::to_string(out.persistentBytes) +
-                  " bytes, but its buffers reach only " + std::to_string(reach) +
-                  " (rounded up to the alignment, " + std::to_string(used) +
-                  "): the plan is corrupted or not memc's");
+    for (auto [region, declared] : {std::pair{Region::Persistent, out.persistentBytes},
+                                    std::pair{Region::Host, out.hostBytes}}) {
+      uint64_t reach = 0;
+      for (const PlanBuffer &buffer : out.buffers)
+        if (buffer.region == region)
+          reach = std::max(reach, buffer.offset + buffer.size); // within the region: no overflow
+      uint64_t used = (reach + out.alignment - 1) / out.alignment * out.alignment;
+      if (declared > used)
+        return fail(std::string(regionName(region)) + " region of " + std::to_string(declared) +
+                    " bytes, but its buffers reach only " + std::to_string(reach) +
+                    " (rounded up to the alignment, " + std::to_string(used) +
+                    "): the plan is corrupted or not memc's");
+    }
     return true;
   }
 
@@ -218,25 +226,26 @@ private:
     return true;
   }
 
-  /// Persistent buffers live for the whole program, so any two either share all their bytes
-  /// (one is an in-place update of the other) or none.
+  /// Persistent (and host) buffers live for the whole program, so any two either share all
+  /// their bytes (one is an in-place update of the other) or none.
   bool checkPersistentAliasing() {
     std::vector<uint32_t> persistent;
     for (uint32_t i = 0; i < out.buffers.size(); ++i)
-      if (out.buffers[i].region == Region::Persistent && out.buffers[i].size != 0)
+      if ((out.buffers[i].region == Region::Persistent || out.buffers[i].region == Region::Host) &&
+          out.buffers[i].size != 0)
         persistent.push_back(i);
     auto range = [&](uint32_t i) {
-      return std::make_pair(out.buffers[i].offset, out.buffers[i].size);
+      return std::make_tuple(out.buffers[i].region, out.buffers[i].offset, out.buffers[i].size);
     };
     std::sort(persistent.begin(), persistent.end(),
               [&](uint32_t a, uint32_t b) { return range(a) < range(b); });
     for (size_t i = 1; i < persistent.size(); ++i) {
       const PlanBuffer &previous = out.buffers[persistent[i - 1]];
       const PlanBuffer &current = out.buffers[persistent[i]];
-      if (range(persistent[i - 1]) != range(persistent[i]) &&
+      if (range(persistent[i - 1]) != range(persistent[i]) && current.region == previous.region &&
           current.offset < previous.offset + previous.size)
         return fail(bufferLabel(persistent[i - 1]) + " and " + bufferLabel(persistent[i]) +
-                    " partly overlap in the persistent region");
+                    " partly overlap in the " + regionName(current.region) + " region");
     }
     return true;
   }
@@ -281,8 +290,8 @@ private:
         if (kind == "input" && (region == Region::Constant || !binding.source().empty() ||
                                 binding.kind() != plan::KIND_NONE))
           return fail(label + ": inputs are arena or persistent buffers without source or kind");
-        if (kind == "parameter" && region != Region::Persistent)
-          return fail(label + ": parameters live in the persistent region, " +
+        if (kind == "parameter" && region != Region::Persistent && region != Region::Host)
+          return fail(label + ": parameters live in the persistent (or host) region, " +
                       bufferLabel(binding.buffer()) + " is in the " + regionName(region) +
                       " region");
         if (kind == "parameter" &&
@@ -447,6 +456,8 @@ const char *regionName(Region region) {
     return "persistent";
   case Region::Constant:
     return "constant";
+  case Region::Host:
+    return "host";
   }
   return "?";
 }

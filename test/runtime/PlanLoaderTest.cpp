@@ -325,6 +325,42 @@ TEST(PlanLoaderTest, PersistentInPlaceUpdatesAreAllowed) {
   EXPECT_NE(loadError(b).find("not in place"), std::string::npos);
 }
 
+TEST(PlanLoaderTest, OffloadedStateLivesInTheHostRegion) {
+  // --offload-optimizer: an update of a parameter and its state in host memory, in place.
+  PlanBuilder b;
+  b.plan.set_arena_bytes(256);
+  b.plan.set_host_bytes(512);
+  uint32_t g = b.buffer({4}, plan::ARENA, 0, "g");
+  uint32_t p = b.buffer({4}, plan::HOST, 0, "p");
+  uint32_t m = b.buffer({4}, plan::HOST, 256, "p.momentum");
+  b.step("add", {p, g}, {p}, /*inPlace=*/true);
+  b.step("add", {m, g}, {m}, /*inPlace=*/true);
+  b.input("g", g);
+  b.parameter("p", p);
+  b.parameter("p.momentum", m);
+  b.output("p", p);
+  std::string error;
+  std::unique_ptr<LoadedPlan> loaded = loadPlan(b.bytes(), testDevice(), error);
+  ASSERT_TRUE(loaded) << error;
+  EXPECT_EQ(loaded->hostBytes, 512u);
+  EXPECT_EQ(loaded->buffers[p].region, Region::Host);
+  // Its size is checked as the persistent region's: reached by its buffers, and no further.
+  b.plan.set_host_bytes(uint64_t(4) << 30);
+  EXPECT_NE(loadError(b).find("host region of 4294967296 bytes, but its buffers reach only 272"),
+            std::string::npos)
+      << loadError(b);
+  b.plan.set_host_bytes(260);
+  EXPECT_NE(loadError(b).find("exceed the 260-byte host region"), std::string::npos)
+      << loadError(b);
+  // Host buffers never partly overlap.
+  b.plan.set_host_bytes(256);
+  b.plan.mutable_buffers(m)->set_offset(0);
+  b.plan.mutable_buffers(m)->set_shape(0, 8);
+  b.plan.mutable_buffers(m)->set_size_bytes(32);
+  EXPECT_NE(loadError(b).find("partly overlap in the host region"), std::string::npos)
+      << loadError(b);
+}
+
 TEST(PlanLoaderTest, ZeroSizedBuffersTakeNoBytes) {
   PlanBuilder b;
   b.plan.set_arena_bytes(256);

@@ -164,6 +164,11 @@ RangedOpt<int64_t> decaySteps({0, memc::runtime::kMaxFlagCount, true, true, true
                               cl::desc("Cosine decay steps after warmup (default: 0, a constant "
                                        "rate)"),
                               cl::init(0), cl::cat(trainingCategory));
+cl::opt<std::string> offloadOptimizer(
+    "offload-optimizer",
+    cl::desc("none, or cpu: the optimizer state and the f32 master weights live in host memory "
+             "and the update runs there (ZeRO-Offload); the budget bounds the device's bytes"),
+    cl::init("none"), cl::cat(trainingCategory));
 cl::list<std::string> freeze("freeze", cl::desc("Glob of parameters that do not train"),
                              cl::cat(trainingCategory));
 cl::list<std::string> trainable("trainable", cl::desc("Glob of the only parameters that train"),
@@ -331,6 +336,9 @@ bool trainingOptions(memc::TrainStepOptions &options, memc::Precision chosenPrec
   opt.accumulationSteps = gradAccum;
   options.worldSize = worldSize;
   options.zeroStage = zeroStage;
+  if (offloadOptimizer != "none" && offloadOptimizer != "cpu")
+    return error("--offload-optimizer must be none or cpu, got '" + offloadOptimizer + "'");
+  options.offloadOptimizer = offloadOptimizer == "cpu";
   options.bucketCapMb = bucketCapMb;
   if (zeroStage.getNumOccurrences() && worldSize == 1)
     return error("--zero-stage needs --world-size N with N > 1");
