@@ -301,6 +301,7 @@ std::string shapeString(const std::vector<int64_t> &shape) {
 bool describe(const onnx::TensorProto &proto, StoredTensor &tensor, std::string &error) {
   tensor.name = proto.name();
   tensor.dataType = proto.data_type();
+  tensor.modelDataType = proto.data_type();
   uint64_t elementSize = onnxElementSize(tensor.dataType);
   if (elementSize == 0) {
     error = subject(tensor.name) + "unsupported data type " + dataTypeName(tensor.dataType);

@@ -24,7 +24,10 @@ namespace memc {
 /// One initializer: metadata plus where its bytes are.
 struct StoredTensor {
   std::string name;
-  int32_t dataType = 0;            // onnx::TensorProto_DataType
+  int32_t dataType = 0;            // onnx::TensorProto_DataType of the bytes
+  /// The type the model declares for it: dataType, unless the bytes are another file's
+  /// (--weights-from, CheckpointWeights.h), which the program writer converts.
+  int32_t modelDataType = 0;
   std::vector<int64_t> shape;
   std::string file;                // absolute or relative path of the file holding the bytes
   uint64_t offset = 0;             // byte offset in `file`

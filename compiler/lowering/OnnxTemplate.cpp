@@ -41,11 +41,12 @@ bool parseModel(const std::string &path, onnx::ModelProto &model, std::string &e
 }
 
 /// The initializers the runtime writes: one per parameter and buffer binding, typed and shaped
-/// as the tensor that initialized it.
-bool listInitializers(plan::Plan &plan, const WeightStore &weights, std::string &error) {
+/// as the model declares the tensor that initialized it; none for the parameters memc made.
+bool listInitializers(plan::Plan &plan, const WeightStore &weights,
+                      const std::set<std::string> &madeByMemc, std::string &error) {
   plan::Training *training = plan.mutable_training();
   for (const plan::Binding &binding : plan.parameters()) {
-    if (!plan::bindingKindInfo(binding.kind()).modelWeight)
+    if (!plan::bindingKindInfo(binding.kind()).modelWeight || madeByMemc.count(binding.name()))
       continue;
     const std::string &source = binding.source().empty() ? binding.name() : binding.source();
     const StoredTensor *stored = weights.find(source);
@@ -55,7 +56,7 @@ bool listInitializers(plan::Plan &plan, const WeightStore &weights, std::string 
     }
     plan::OnnxInitializer *initializer = training->add_onnx_initializers();
     initializer->set_name(binding.name());
-    initializer->set_data_type(stored->dataType);
+    initializer->set_data_type(stored->modelDataType);
     initializer->mutable_dims()->Add(stored->shape.begin(), stored->shape.end());
   }
   return true;
@@ -191,10 +192,10 @@ void declareAsInputs(onnx::GraphProto &graph, const plan::Training &training) {
 } // namespace
 
 bool addOnnxTemplate(plan::Plan &plan, const std::string &modelPath, const WeightStore &weights,
-                     std::string &error) {
+                     const std::set<std::string> &madeByMemc, std::string &error) {
   onnx::ModelProto model;
   if (!parseModel(modelPath, model, error) || !listSavedAliases(plan, model, error) ||
-      !listInitializers(plan, weights, error))
+      !listInitializers(plan, weights, madeByMemc, error))
     return false;
   const plan::Training &training = plan.training();
   std::set<std::string> written;

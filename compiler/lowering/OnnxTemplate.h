@@ -27,6 +27,7 @@
 
 #include "runtime/plan/Plan.pb.h"
 
+#include <set>
 #include <string>
 
 namespace memc {
@@ -34,11 +35,12 @@ namespace memc {
 class WeightStore;
 
 /// Sets `plan.training`'s onnx_template and onnx_initializers for the model at `modelPath`,
-/// whose initializers `weights` indexes, from the plan's parameter and buffer bindings, and its
-/// saved_aliases from the export helper's memc.tied (the other state_dict names of a tied
-/// parameter, which `--save OUT.safetensors` writes too). False with a message.
+/// whose initializers `weights` indexes, from the plan's parameter and buffer bindings (except
+/// `madeByMemc`'s: LoRA adapters and NF4 scales, which the runtime merges into the weights they
+/// belong to), and its saved_aliases from the export helper's memc.tied (the other state_dict
+/// names of a tied parameter, which `--save OUT.safetensors` writes too). False with a message.
 bool addOnnxTemplate(plan::Plan &plan, const std::string &modelPath, const WeightStore &weights,
-                     std::string &error);
+                     const std::set<std::string> &madeByMemc, std::string &error);
 
 } // namespace memc
 

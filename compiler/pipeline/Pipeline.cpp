@@ -112,6 +112,16 @@ void buildTransformPipeline(OpPassManager &pm, const PipelineOptions &options) {
 
 namespace {
 
+/// The parameters memc made (LowRankAdapters.h): adapters and NF4 scales, not the model's.
+std::set<std::string> madeByMemc(func::FuncOp step) {
+  std::set<std::string> names;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i)
+    if (auto derived = step.getArgAttrOfType<StringAttr>(i, kDerivedAttr);
+        derived && derived.getValue() != "nf4")
+      names.insert(step.getArgAttrOfType<StringAttr>(i, kParamNameAttr).str());
+  return names;
+}
+
 /// What the runtime's training loop needs beyond the step: names, schedule, and for
 /// cross-entropy the class count, read off the loss's logits (the axis the labels lack).
 LogicalResult recordTrainingSetup(func::FuncOp step, const PipelineOptions &options,
@@ -139,8 +149,10 @@ LogicalResult recordTrainingSetup(func::FuncOp step, const PipelineOptions &opti
     StringRef suffix = ".lora_A.weight";
     for (unsigned i = 0; i < step.getNumArguments(); ++i)
       if (auto name = step.getArgAttrOfType<StringAttr>(i, kParamNameAttr);
-          name && name.getValue().ends_with(suffix))
+          name && name.getValue().ends_with(suffix)) {
         lora->add_target_modules(name.getValue().drop_back(suffix.size()).str());
+        lora->add_fan_in_fan_out(step.getArgAttr(i, kFanInFanOutAttr) != nullptr);
+      }
   }
   if (const LossScaleOptions &scaling = training.optimizer.lossScale; scaling.enabled) {
     plan::LossScaling *recorded = setup->mutable_loss_scaling();
@@ -203,11 +215,7 @@ LogicalResult planTraining(ModuleOp module, const std::string &modelName,
   *plan.mutable_evaluation() = std::move(evaluation->plan);
   // Saving ONNX is optional to training: a model memc cannot make a template of still trains.
   std::string error;
-  if (options.lora.rank > 0) {
-    compiled.warnings.push_back(
-        "the program will not save ONNX models (--save OUT.onnx): memc does not merge LoRA "
-        "adapters into the model yet; --save-adapter DIR writes them in PEFT's format");
-  } else if (!addOnnxTemplate(plan, modelName, compiled.weights, error)) {
+  if (!addOnnxTemplate(plan, modelName, compiled.weights, madeByMemc(step), error)) {
     compiled.warnings.push_back("the program will not save ONNX models (--save OUT.onnx): " +
                                 error);
     plan.mutable_training()->clear_onnx_template();

@@ -121,9 +121,14 @@ void adapt(func::FuncOp forward, const MatMulWeight &weight, const LoraOptions &
   const int64_t out = type.getDimSize(weight.transposed ? 0 : 1);
   const int64_t in = type.getDimSize(weight.transposed ? 1 : 0);
   Type element = type.getElementType();
+  DictionaryAttr aAttrs = parameterAttrs(b, weight.module + ".lora_A.weight", "kaiming_uniform");
+  if (!weight.transposed) {
+    NamedAttrList withFanIn(aAttrs);
+    withFanIn.set(kFanInFanOutAttr, b.getUnitAttr());
+    aAttrs = withFanIn.getDictionary(b.getContext());
+  }
   BlockArgument a =
-      appendParameter(forward, RankedTensorType::get({options.rank, in}, element),
-                      parameterAttrs(b, weight.module + ".lora_A.weight", "kaiming_uniform"));
+      appendParameter(forward, RankedTensorType::get({options.rank, in}, element), aAttrs);
   BlockArgument bMatrix =
       appendParameter(forward, RankedTensorType::get({out, options.rank}, element),
                       parameterAttrs(b, weight.module + ".lora_B.weight", "zeros"));

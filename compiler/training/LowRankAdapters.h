@@ -35,6 +35,9 @@ namespace memc {
 /// "nf4.nested_offset"), and for the NF4 parts, the stored weight they are made from.
 constexpr llvm::StringLiteral kDerivedAttr = "memc.derived";
 constexpr llvm::StringLiteral kDerivedFromAttr = "memc.derived_from";
+/// On a lora_A argument (a UnitAttr): its weight is stored [in, out] and read untransposed
+/// (PEFT's fan_in_fan_out).
+constexpr llvm::StringLiteral kFanInFanOutAttr = "memc.fan_in_fan_out";
 
 struct LoraOptions {
   /// 0: no adapters (and nothing quantized).

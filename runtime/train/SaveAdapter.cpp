@@ -26,9 +26,14 @@ std::string configJson(const plan::LoraAdapters &lora) {
   std::snprintf(numbers, sizeof(numbers), "\"r\": %lld,\n  \"lora_alpha\": %.17g,\n"
                                           "  \"lora_dropout\": %.17g,\n",
                 static_cast<long long>(lora.rank()), lora.alpha(), lora.dropout());
+  // PEFT has one flag for all modules: set when every adapted weight is stored [in, out].
+  bool fanInFanOut = !lora.fan_in_fan_out().empty();
+  for (bool each : lora.fan_in_fan_out())
+    fanInFanOut = fanInFanOut && each;
   return "{\n  \"peft_type\": \"LORA\",\n  " + std::string(numbers) +
          "  \"target_modules\": [" + modules + "],\n  \"bias\": \"none\",\n"
-         "  \"fan_in_fan_out\": false,\n  \"inference_mode\": true,\n"
+         "  \"fan_in_fan_out\": " + (fanInFanOut ? "true" : "false") +
+         ",\n  \"inference_mode\": true,\n"
          "  \"base_model_name_or_path\": null,\n  \"task_type\": null\n}\n";
 }
 

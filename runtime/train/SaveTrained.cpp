@@ -1,5 +1,6 @@
 //===- SaveTrained.cpp - the trained weights a run saves ------------------===//
 #include "runtime/train/SaveTrained.h"
+#include "runtime/train/MergedAdapters.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/io/Files.h"
 #include "runtime/io/OnnxWriter.h"
@@ -9,6 +10,7 @@
 #include "runtime/plan/PlanVocabulary.h"
 #include "runtime/support/FloatConversion.h"
 
+#include <list>
 #include <map>
 #include <string_view>
 #include <vector>
@@ -26,15 +28,11 @@ bool isOnnxPath(const std::string &path) { return hasExtension(path, ".onnx"); }
 /// The initializers of the plan's ONNX template, each checked against the parameter or buffer
 /// binding of its name; their bytes are views of `values` (readParameters' arrays, in binding
 /// order) when given. A 16-bit model's f32 master weights (MasterWeights.h) are narrowed in
-/// `values` to the initializer's type, so the saved model keeps its own types.
+/// `values` to the initializer's type, so the saved model keeps its own types. A LoRA program's
+/// adapted and NF4 weights are merged (MergedAdapters.h) into `merged`.
 bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan, NamedArrays *values,
-                      std::vector<OnnxTensor> &tensors, std::string &error) {
-  if (training.onnx_template().empty() && training.has_lora()) {
-    error = "this program trains LoRA adapters, which memc does not merge into an ONNX model "
-            "yet: --save-adapter DIR writes them (PEFT's format), --save OUT.safetensors every "
-            "parameter";
-    return false;
-  }
+                      std::list<HostArray> &merged, std::vector<OnnxTensor> &tensors,
+                      std::string &error) {
   if (training.onnx_template().empty()) {
     error = "this program cannot save ONNX models: memc compiled it without the model's "
             "template (before saving ONNX was supported); --save a .safetensors file, or "
@@ -46,6 +44,32 @@ bool onnxInitializers(const plan::Training &training, const LoadedPlan &plan, Na
     if (plan::bindingKindInfo(plan.parameters[i].kind).modelWeight)
       bindingOf[plan.parameters[i].name] = i;
   for (const plan::OnnxInitializer &initializer : training.onnx_initializers()) {
+    if (isMergedWeight(training, plan, initializer, error)) {
+      if (!error.empty())
+        return false;
+      OnnxTensor tensor{initializer.name(),
+                        initializer.data_type(),
+                        {initializer.dims().begin(), initializer.dims().end()},
+                        {}};
+      DType declared;
+      if (!dtypeFromOnnx(tensor.dataType, declared) || !convertibleFloats(DType::F32, declared)) {
+        error = "the saved weight '" + initializer.name() + "' is not a float tensor";
+        return false;
+      }
+      if (values) {
+        HostArray &weight = merged.emplace_back();
+        if (!mergedWeight(training, plan, initializer, *values, weight, error))
+          return false;
+        if (declared != DType::F32) {
+          weight.bytes = convertFloats(DType::F32, weight.bytes.data(),
+                                       weight.bytes.size() / sizeof(float), declared);
+          weight.dtype = declared;
+        }
+        tensor.bytes = {reinterpret_cast<const char *>(weight.bytes.data()), weight.bytes.size()};
+      }
+      tensors.push_back(std::move(tensor));
+      continue;
+    }
     auto found = bindingOf.find(initializer.name());
     if (found == bindingOf.end()) {
       error = "the plan's ONNX initializer '" + initializer.name() +
@@ -95,7 +119,7 @@ size_t masterWeightCount(const plan::Training &training, const LoadedPlan &plan)
     DType declared;
     auto found = held.find(initializer.name());
     count += found != held.end() && dtypeFromOnnx(initializer.data_type(), declared) &&
-             declared != found->second;
+             declared != found->second && convertibleFloats(found->second, declared);
   }
   return count;
 }
@@ -136,7 +160,8 @@ bool checkSavePath(const plan::Training &training, const LoadedPlan &plan, const
   // Whatever the save would refuse at the end, refused before the first step.
   if (isOnnxPath(path)) {
     std::vector<OnnxTensor> unused;
-    if (onnxInitializers(training, plan, nullptr, unused, error))
+    std::list<HostArray> none;
+    if (onnxInitializers(training, plan, nullptr, none, unused, error))
       return true;
     error = "--save " + path + ": " + error;
     return false;
@@ -157,7 +182,8 @@ bool saveParameters(NamedArrays &parameters, const LoadedPlan &plan,
                     const std::function<void(const std::string &)> &note, std::string &error) {
   if (isOnnxPath(path)) {
     std::vector<OnnxTensor> tensors;
-    return onnxInitializers(training, plan, &parameters, tensors, error) &&
+    std::list<HostArray> merged;
+    return onnxInitializers(training, plan, &parameters, merged, tensors, error) &&
            writeOnnxModel(path, training.onnx_template(), tensors, {}, error);
   }
   if (size_t count = masterWeightCount(training, plan))

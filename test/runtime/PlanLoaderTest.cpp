@@ -184,7 +184,7 @@ const Rule kRules[] = {
      [](PlanBuilder &b) { b.plan.mutable_inputs(0)->set_kind(plan::KIND_PARAMETER); },
      "inputs are arena or persistent buffers without source or kind"},
     {"ArenaParameter", [](PlanBuilder &b) { b.plan.mutable_parameters(0)->set_buffer(0); },
-     "parameters live in the persistent region"},
+     "parameters live in the persistent (or host) region"},
     {"ParameterKind",
      [](PlanBuilder &b) {
        b.plan.mutable_parameters(0)->set_kind(static_cast<plan::BindingKind>(9));
