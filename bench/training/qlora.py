@@ -1,7 +1,8 @@
 """QLoRA's memory and time: planned peaks of Llama-7B (memc-zoo shape-only, B1 x T2048) for a
-full fine-tune (fp32 AdamW; bf16; bf16 with adamw8bit; each with the optimizer offloaded to
-host memory) and LoRA r=16 on every linear layer
-(bf16 compute, on the f32 base and on an NF4 base with and without double quantization), each
+full fine-tune (fp32 AdamW; bf16; bf16 with adamw8bit; the last two with the optimizer
+offloaded to host memory) and LoRA r=16 on every linear layer
+(bf16 compute, on the f32 base and on an NF4 base with and without double quantization, and
+with the activations offloaded), each
 beside its byte formula; then the CPU step time of QLoRA against LoRA on the f32 base on a
 two-layer llama-1b (d 2048, ffn 5632, vocab 1024, B1 x T256), in one run. Report-only
 compiles (no -o): nothing is written for the 7B. Prints markdown for docs/benchmarks.md.
@@ -35,6 +36,10 @@ CONFIGS = [
     ("QLoRA r16, NF4 + double quant, bf16",
      ["--optimizer", "adamw", "--precision", "bf16", "--quantize-base", "nf4"] + LORA,
      "base 4 + 0.127 bits/param (QLoRA paper: 0.127)"),
+    ("QLoRA r16, NF4 + double quant, bf16, activations offloaded",
+     ["--optimizer", "adamw", "--precision", "bf16", "--quantize-base", "nf4",
+      "--offload-activations", "cpu"] + LORA,
+     "what the backward reads waits in host memory"),
     ("QLoRA r16, NF4, f32 absmax, bf16",
      ["--optimizer", "adamw", "--precision", "bf16", "--quantize-base", "nf4",
       "--no-double-quant"] + LORA,

@@ -216,7 +216,7 @@ llvm::DenseMap<Value, plan::Category> classifyValues(func::FuncOp function) {
         kind = plan::WEIGHT_COPIES;
       else if (gradients.contains(result))
         kind = plan::GRADIENTS;
-      else if (clone)
+      else if (clone || isa<OffloadOp, ReloadOp>(op))
         kind = plan::ACTIVATIONS;
       else if (isForward && readOutside(result, forward))
         kind = plan::ACTIVATIONS;

@@ -243,7 +243,6 @@ LogicalResult PlanBuilder::assignStorage() {
     }
   }
   result.set_persistent_bytes(persistent);
-  result.set_host_bytes(host);
   const llvm::DenseMap<Value, std::string> descriptions = describedValues(function);
 
   for (Operation &op : function.getBody().front().without_terminator()) {
@@ -290,17 +289,26 @@ LogicalResult PlanBuilder::assignStorage() {
         result.mutable_buffers(buffer)->set_offset(target.offset());
         continue;
       }
+      // An offloaded activation has a host buffer of its own (OffloadActivations.h).
+      if (isa<OffloadOp>(op)) {
+        uint32_t buffer = addBuffer(value, plan::HOST, name);
+        result.mutable_buffers(buffer)->set_offset(host);
+        host = alignUp(host + storageBytes(value.getType()), plan::kPlanAlignment);
+        continue;
+      }
       auto described = descriptions.find(value);
       addBuffer(value, plan::ARENA, described != descriptions.end() ? described->second : name);
     }
     stepOps.push_back(&op);
   }
+  result.set_host_bytes(host);
   return success();
 }
 
 void PlanBuilder::scheduleSteps(PlanSummary &summary) {
   // The scheduler sees the steps and the arena allocations they read and write; parameters and
-  // constants are not its concern.
+  // constants are not its concern. An offloaded activation (a host buffer) is a value of no
+  // arena bytes, so its reload follows its offload.
   planner::ScheduleGraph graph;
   llvm::DenseMap<Value, int32_t> ids;
   llvm::DenseSet<Value> returned;
@@ -308,8 +316,10 @@ void PlanBuilder::scheduleSteps(PlanSummary &summary) {
     returned.insert(allocationRoot(value));
   auto idOf = [&](Value root) {
     auto [it, inserted] = ids.try_emplace(root, 0);
+    const bool onHost = result.buffers(bufferOf[root]).region() == plan::HOST;
     if (inserted)
-      it->second = graph.addValue(storageBytes(root.getType()), returned.contains(root));
+      it->second =
+          graph.addValue(onHost ? 0 : storageBytes(root.getType()), returned.contains(root));
     return it->second;
   };
   std::vector<std::vector<int32_t>> inputs(stepOps.size()), outputs(stepOps.size());
@@ -318,7 +328,8 @@ void PlanBuilder::scheduleSteps(PlanSummary &summary) {
     nodeOf[op] = node;
     for (Value operand : op->getOperands()) {
       Value root = allocationRoot(operand);
-      if (result.buffers(bufferOf[root]).region() == plan::ARENA)
+      if (result.buffers(bufferOf[root]).region() == plan::ARENA ||
+          root.getDefiningOp<OffloadOp>())
         inputs[node].push_back(idOf(root));
     }
     for (Value value : op->getResults())

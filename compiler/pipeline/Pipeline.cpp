@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - memc's compilation pipeline -------------------------===//
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/importer/CheckpointWeights.h"
+#include "compiler/lowering/OffloadActivations.h"
 #include "compiler/lowering/OnnxTemplate.h"
 #include "compiler/pipeline/Passes.h"
 #include "compiler/training/TrainStepSignature.h"
@@ -175,6 +176,8 @@ LogicalResult recordTrainingSetup(func::FuncOp step, const PipelineOptions &opti
 LogicalResult planTraining(ModuleOp module, const std::string &modelName,
                            const PipelineOptions &options, CompiledModel &compiled) {
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  if (options.offloadActivations)
+    offloadActivations(step);
   FailureOr<BudgetedPlan> planned = planWithinBudget(step, modelName, options.budget);
   if (failed(planned))
     return failure();

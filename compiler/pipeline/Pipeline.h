@@ -86,6 +86,9 @@ struct PipelineOptions {
   Precision precision = Precision::Fp32;
   /// Infer and train: the budget (inference never recomputes, whatever `budget.mode` says).
   BudgetOptions budget;
+  /// Train: the step's activations go to host memory (compiler/lowering/OffloadActivations.h),
+  /// instead of remat (budget.mode None).
+  bool offloadActivations = false;
 };
 
 /// The IR transforms of `options.mode`, steps 1 to 5b of the order above.

@@ -22,7 +22,7 @@ uint64_t totalBytes(const CategoryBytes &bytes) {
 namespace {
 
 /// The device's persistent bytes by category (`region` PERSISTENT, with the constants), or the
-/// offloaded ones (HOST).
+/// offloaded ones (HOST: model state and activations).
 CategoryBytes persistentBytes(const plan::Plan &plan, plan::Region region = plan::PERSISTENT) {
   CategoryBytes bytes{};
   for (const plan::Binding &parameter : plan.parameters()) {
@@ -32,6 +32,12 @@ CategoryBytes persistentBytes(const plan::Plan &plan, plan::Region region = plan
   }
   if (region == plan::PERSISTENT)
     bytes[plan::CONSTANTS] += plan.constant_data().size();
+  // Offloaded activations (--offload-activations): each offload's host buffer.
+  if (region == plan::HOST)
+    for (const plan::Step &step : plan.steps())
+      if (step.kernel() == "offload")
+        for (uint32_t output : step.outputs())
+          bytes[plan.buffers(output).category()] += plan.buffers(output).size_bytes();
   return bytes;
 }
 

@@ -586,6 +586,37 @@ def Memc_RefreshCopyOp : Memc_Op<"refresh_copy", [Pure, AllTypesMatch<["copy", "
 }
 
 //===----------------------------------------------------------------------===//
+// Activations offloaded to host memory (--offload-activations cpu)
+//===----------------------------------------------------------------------===//
+
+def Memc_OffloadOp : Memc_Op<"offload", [SameOperandsAndResultType]> {
+  let summary = "A forward value the backward reads, copied to host memory";
+  let description = [{
+    The lowering places the result in the plan's HOST region, so the device's copy (an arena
+    buffer) dies after its last forward reader; `memc.reload` brings it back for the backward
+    (compiler/training/OffloadActivations.h). Not Pure: its value is its placement.
+
+    ```mlir
+    %h = memc.offload %x : tensor<4x16xf32>
+    %x2 = memc.reload %h : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Memc_ReloadOp : Memc_Op<"reload", [SameOperandsAndResultType]> {
+  let summary = "An offloaded value copied back to the device ahead of its backward readers";
+  let description = [{
+    The counterpart of `memc.offload`: its result is an arena buffer again.
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
 // Loss scaling (--precision fp16): torch.cuda.amp.GradScaler's bookkeeping in the plan
 //===----------------------------------------------------------------------===//
 

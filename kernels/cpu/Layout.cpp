@@ -286,6 +286,9 @@ void addLayoutKernels(KernelRuns &table) {
   table["transpose"] = &runTranspose;
   table["reshape"] = &runCopy;
   table["copy"] = &runCopy;
+  // Activations to and from host memory: on the CPU both are memory.
+  table["offload"] = &runCopy;
+  table["reload"] = &runCopy;
   table["broadcast_to"] = &runBroadcastTo;
   table["slice"] = &runSlice;
   table["concat"] = &runConcat;

@@ -124,6 +124,8 @@ void addLayoutChecks(OpChecks &table) {
   table["transpose"] = &checkTranspose;
   table["reshape"] = &checkReshape;
   table["copy"] = &checkCopy;
+  table["offload"] = &checkCopy;
+  table["reload"] = &checkCopy;
   table["broadcast_to"] = &checkBroadcastTo;
   table["slice"] = &checkSlice;
   table["concat"] = &checkConcat;

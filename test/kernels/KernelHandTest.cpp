@@ -30,7 +30,8 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
       "clip", "trilu", "cast", "dropout", "add", "sub", "mul", "div", "pow", "equal", "less",
       "greater", "where", "matmul", "matmul_nf4", "softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm",
       "reduce_sum", "reduce_mean", "reduce_max", "transpose", "reshape", "broadcast_to", "concat",
-      "split", "slice", "gather", "conv", "max_pool", "avg_pool", "copy", "sgd_update",
+      "split", "slice", "gather", "conv", "max_pool", "avg_pool", "copy", "offload", "reload",
+      "sgd_update",
       "adamw_update", "adamw8bit_update",
       // Activations and elementwise ops of issue 15.
       "abs", "sin", "cos", "softplus", "hard_swish", "leaky_relu", "elu", "hard_sigmoid", "max",

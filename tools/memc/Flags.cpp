@@ -232,6 +232,12 @@ cl::opt<memc::RematMode> rematMode(
                clEnumValN(memc::RematMode::None, "none", "keep every activation"),
                clEnumValN(memc::RematMode::Full, "full", "keep only layer boundaries")),
     cl::cat(memoryCategory));
+cl::opt<std::string> offloadActivations(
+    "offload-activations",
+    cl::desc("none, or cpu: every value a training step's backward reads goes to host memory "
+             "after the forward's last use and comes back before the backward's first, instead "
+             "of being kept on the device or recomputed"),
+    cl::init("none"), cl::cat(memoryCategory));
 cl::opt<memc::RematSolver> rematSolver(
     "remat-solver", cl::desc("How --remat auto decides (default: heuristic)"),
     cl::init(memc::RematSolver::Heuristic),
@@ -291,6 +297,31 @@ cl::list<std::string> inputShapes("input-shape",
                                   cl::cat(memcCategory));
 
 /// The budget and remat flags; false (with a message) on a malformed size.
+/// --offload-activations: false after saying why it does not apply.
+bool activationOffload(memc::PipelineOptions &options) {
+  if (offloadActivations != "none" && offloadActivations != "cpu") {
+    llvm::errs() << "memc: error: --offload-activations must be none or cpu, got '"
+                 << offloadActivations << "'\n";
+    return false;
+  }
+  options.offloadActivations = offloadActivations == "cpu";
+  if (!options.offloadActivations)
+    return true;
+  if (options.mode != CompileMode::Train) {
+    llvm::errs() << "memc: error: --offload-activations moves what a training step's backward "
+                    "reads; --mode=infer keeps no activations\n";
+    return false;
+  }
+  if (rematMode.getNumOccurrences() && rematMode != memc::RematMode::None) {
+    llvm::errs() << "memc: error: --offload-activations cpu sends every value the backward "
+                    "reads to host memory instead of recomputing it: use it without --remat "
+                    "(or with --remat none)\n";
+    return false;
+  }
+  options.budget.mode = memc::RematMode::None;
+  return true;
+}
+
 bool budgetOptions(memc::BudgetOptions &options) {
   if (vramBudget.getNumOccurrences()) {
     options.budgetBytes = memc::runtime::parseByteSize(vramBudget);
@@ -554,7 +585,7 @@ bool pipelineOptions(memc::PipelineOptions &options) {
     if (!loraOptions(options))
       return false;
   }
-  return budgetOptions(options.budget);
+  return budgetOptions(options.budget) && activationOffload(options);
 }
 
 /// Parses the command line; false after printing LLVM's option errors ("memc: Unknown command
