@@ -700,6 +700,21 @@ bool WeightStore::readRange(const StoredTensor &tensor, uint64_t offset, uint64_
             std::to_string(length) + " are past its " + std::to_string(size) + " bytes";
     return false;
   }
+  if (tensor.make) {
+    std::vector<char> made;
+    if (!tensor.make(made, error))
+      return false;
+    if (made.size() != size) {
+      error = subject(tensor.name) + "made " + std::to_string(made.size()) + " bytes, not " +
+              std::to_string(size);
+      return false;
+    }
+    if (offset == 0 && length == size)
+      out = std::move(made);
+    else
+      out.assign(made.begin() + offset, made.begin() + offset + length);
+    return true;
+  }
   if (tensor.file.empty()) {
     out.assign(tensor.inlineBytes.begin() + offset, tensor.inlineBytes.begin() + offset + length);
     return true;

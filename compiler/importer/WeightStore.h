@@ -10,6 +10,7 @@
 #define MEMC_COMPILER_IMPORTER_WEIGHTSTORE_H
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,9 +36,11 @@ struct StoredTensor {
   /// Data stored in typed fields (float_data, int64_data, ...) rather than raw bytes, converted
   /// to little-endian raw bytes; then `file` is empty. Only small tensors are stored this way.
   std::vector<char> inlineBytes;
+  /// A tensor memc derives (DerivedWeights.h), made when read: its `length` bytes.
+  std::function<bool(std::vector<char> &out, std::string &error)> make;
 
   /// Bytes of its data, wherever they are.
-  uint64_t byteSize() const { return file.empty() ? inlineBytes.size() : length; }
+  uint64_t byteSize() const { return file.empty() && !make ? inlineBytes.size() : length; }
 };
 
 class WeightStore {
@@ -49,8 +52,8 @@ public:
   bool index(const onnx::ModelProto &model, const std::string &modelPath, std::string &error);
 
   const StoredTensor *find(const std::string &name) const;
-  /// Adds a tensor memc made (its data inline), replacing any tensor of the same name: the
-  /// values memc derives (compiler/lowering/DerivedWeights.h).
+  /// Adds a tensor memc made (its data inline or made when read), replacing any tensor of the
+  /// same name: the values memc derives (compiler/lowering/DerivedWeights.h).
   void add(StoredTensor tensor);
   const std::vector<StoredTensor> &tensors() const { return ordered; }
 

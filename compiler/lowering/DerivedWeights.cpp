@@ -64,34 +64,75 @@ bool readFloats(const WeightStore &weights, const std::string &name, std::vector
   return true;
 }
 
-/// Quantizes stored weight `from` and adds its NF4 parts under `name` (bitsandbytes' names).
-bool addNf4(const WeightStore &source, const std::string &from, const std::string &name,
-            bool doubleQuantization, WeightStore &weights, std::string &error) {
-  std::vector<float> values;
-  if (!readFloats(source, from, values, error))
-    return false;
-  kernels::Nf4Layout layout{static_cast<int64_t>(values.size())};
-  std::vector<uint8_t> packed(layout.packedBytes());
-  std::vector<float> absmax(layout.blocks());
-  kernels::quantizeNf4(values.data(), layout.count, packed.data(), absmax.data());
-  weights.add(inlineTensor(name, DType::U8, {layout.packedBytes()}, packed.data(), packed.size()));
-  if (!doubleQuantization) {
-    weights.add(inlineTensor(name + ".absmax", DType::F32, {layout.blocks()}, absmax.data(),
-                             absmax.size() * 4));
+/// One weight's NF4 parts, quantized on the first read of any and handed out one at a time, so
+/// that none stays in memory once the program writer has written it.
+struct Nf4Parts {
+  bool made = false;
+  std::vector<char> parts[4]; // packed, absmax (or its codes), nested absmax, nested offset
+
+  template <typename T> static std::vector<char> bytesOf(const T *data, size_t count) {
+    const char *begin = reinterpret_cast<const char *>(data);
+    return std::vector<char>(begin, begin + count * sizeof(T));
+  }
+
+  bool make(const WeightStore &source, const std::string &from, bool doubleQuantization,
+            std::string &error) {
+    std::vector<float> values;
+    if (!readFloats(source, from, values, error))
+      return false;
+    kernels::Nf4Layout layout{static_cast<int64_t>(values.size())};
+    std::vector<uint8_t> packed(layout.packedBytes());
+    std::vector<float> absmax(layout.blocks());
+    kernels::quantizeNf4(values.data(), layout.count, packed.data(), absmax.data());
+    parts[0] = bytesOf(packed.data(), packed.size());
+    if (!doubleQuantization) {
+      parts[1] = bytesOf(absmax.data(), absmax.size());
+    } else {
+      static const auto signedCode =
+          std::make_unique<kernels::DynamicCode>(kernels::makeDynamicCode(true));
+      std::vector<uint8_t> codes(layout.blocks());
+      std::vector<float> scales(layout.absmaxBlocks());
+      float offset = kernels::quantizeNf4Absmax(*signedCode, absmax.data(), layout.blocks(),
+                                                codes.data(), scales.data());
+      parts[1] = bytesOf(codes.data(), codes.size());
+      parts[2] = bytesOf(scales.data(), scales.size());
+      parts[3] = bytesOf(&offset, 1);
+    }
+    made = true;
     return true;
   }
-  static const auto signedCode =
-      std::make_unique<kernels::DynamicCode>(kernels::makeDynamicCode(true));
-  std::vector<uint8_t> codes(layout.blocks());
-  std::vector<float> scales(layout.absmaxBlocks());
-  float offset = kernels::quantizeNf4Absmax(*signedCode, absmax.data(), layout.blocks(),
-                                            codes.data(), scales.data());
-  weights.add(
-      inlineTensor(name + ".absmax", DType::U8, {layout.blocks()}, codes.data(), codes.size()));
-  weights.add(inlineTensor(name + ".nested_absmax", DType::F32, {layout.absmaxBlocks()},
-                           scales.data(), scales.size() * 4));
-  weights.add(inlineTensor(name + ".nested_offset", DType::F32, {}, &offset, 4));
-  return true;
+};
+
+/// The store entries of stored weight `from`'s NF4 parts under `name` (bitsandbytes' names),
+/// made when first read from `source` (the store as the model had it).
+void addNf4(std::shared_ptr<const WeightStore> source, const std::string &from,
+            const std::string &name, int64_t count, bool doubleQuantization,
+            WeightStore &weights) {
+  kernels::Nf4Layout layout{count};
+  auto parts = std::make_shared<Nf4Parts>();
+  auto add = [&](int part, const std::string &partName, DType dtype, std::vector<int64_t> shape,
+                 uint64_t bytes) {
+    StoredTensor tensor;
+    tensor.name = partName;
+    tensor.dataType = tensor.modelDataType = kernels::dtypeRow(dtype).onnxDataType;
+    tensor.shape = std::move(shape);
+    tensor.length = bytes;
+    tensor.make = [=](std::vector<char> &out, std::string &error) {
+      if (!parts->made && !parts->make(*source, from, doubleQuantization, error))
+        return false;
+      out = std::move(parts->parts[part]);
+      return true;
+    };
+    weights.add(std::move(tensor));
+  };
+  add(0, name, DType::U8, {layout.packedBytes()}, layout.packedBytes());
+  if (!doubleQuantization) {
+    add(1, name + ".absmax", DType::F32, {layout.blocks()}, layout.blocks() * 4);
+    return;
+  }
+  add(1, name + ".absmax", DType::U8, {layout.blocks()}, layout.blocks());
+  add(2, name + ".nested_absmax", DType::F32, {layout.absmaxBlocks()}, layout.absmaxBlocks() * 4);
+  add(3, name + ".nested_offset", DType::F32, {}, 4);
 }
 
 } // namespace
@@ -111,8 +152,9 @@ float kaimingUniform(uint64_t seed, const std::string &name, int64_t in, int64_t
 
 bool addDerivedWeights(func::FuncOp forward, uint64_t seed, WeightStore &weights,
                        std::string &error) {
-  // Quantized weights are read from the store as the model had it, before any replacement.
-  std::unique_ptr<WeightStore> original;
+  // Quantized weights are read from the store as the model had it, before any replacement,
+  // when the program writer reads their parts.
+  std::shared_ptr<const WeightStore> original;
   for (BlockArgument argument : forward.getArguments()) {
     unsigned index = argument.getArgNumber();
     auto derived = forward.getArgAttrOfType<StringAttr>(index, kDerivedAttr);
@@ -130,13 +172,19 @@ bool addDerivedWeights(func::FuncOp forward, uint64_t seed, WeightStore &weights
       weights.add(floatTensor(name.str(), *dtype, shape, values));
     } else if (derived.getValue() == "nf4") {
       if (!original)
-        original = std::make_unique<WeightStore>(weights);
+        original = std::make_shared<const WeightStore>(weights);
       auto from = forward.getArgAttrOfType<StringAttr>(index, kDerivedFromAttr);
+      const StoredTensor *stored = original->find(from.str());
+      if (!stored) {
+        error = "cannot quantize '" + from.str() + "': the model has no initializer of that name";
+        return false;
+      }
+      int64_t count = 1;
+      for (int64_t dim : stored->shape)
+        count *= dim;
       // The absmax argument follows the packed one; its type says which form it has.
       auto absmax = cast<RankedTensorType>(forward.getArgument(index + 1).getType());
-      if (!addNf4(*original, from.str(), name.str(), !absmax.getElementType().isF32(), weights,
-                  error))
-        return false;
+      addNf4(original, from.str(), name.str(), count, !absmax.getElementType().isF32(), weights);
     }
     // The other NF4 parts were added with their packed weight.
   }

@@ -4,9 +4,10 @@
 // program, from the arguments' kDerivedAttr (compiler/training/LowRankAdapters.h). A LoRA A
 // matrix is drawn kaiming-uniform as nn.init.kaiming_uniform_(a=sqrt(5)) draws nn.Linear's
 // weight: uniform on +-1/sqrt(in), each element a pure function of (--seed, its name, its
-// index: splitmix64 keyed by FNV-1a of the name); B is zeros; an NF4 weight's packed codes and absmax are quantized from its stored
-// values (kernels/NormalFloat4.h), one weight at a time, and replace them in the store. Only
-// when a program is written: a report-only compile of a 7B model quantizes nothing.
+// index: splitmix64 keyed by FNV-1a of the name); B is zeros; an NF4 weight's packed codes and
+// absmax replace its stored values in the store as entries made when read
+// (kernels/NormalFloat4.h): the program writer quantizes one weight at a time and drops each
+// part once written. Only when a program is written: a report-only compile quantizes nothing.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_COMPILER_LOWERING_DERIVEDWEIGHTS_H

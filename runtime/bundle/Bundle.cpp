@@ -20,14 +20,8 @@ static_assert(kBundleFooterSize - kMagicAt == kBundleMagicFromEnd);
 /// The footer's own checksum: of everything in it after the checksum field.
 uint32_t footerCrc(std::string_view footer) { return crc32c(footer.substr(kFooterCrcAt + 4)); }
 
-std::string encodeFooter(std::string_view runner, std::string_view plan,
-                         const std::vector<std::string_view> &weightsParts) {
-  uint64_t weightsSize = 0;
-  uint32_t weightsCrc = 0;
-  for (std::string_view part : weightsParts) {
-    weightsSize += part.size();
-    weightsCrc = crc32c(part, weightsCrc);
-  }
+std::string encodeFooter(std::string_view runner, std::string_view plan, uint64_t weightsSize,
+                         uint32_t weightsCrc) {
   uint64_t planOffset = runner.size(), weightsOffset = planOffset + plan.size();
   std::string footer(4, '\0');
   appendLittleEndian<uint32_t>(footer, crc32c(runner));
@@ -116,6 +110,19 @@ bool writeBundle(const std::string &runnerPath, const std::string &outPath,
 bool writeBundle(const std::string &runnerPath, const std::string &outPath,
                  std::string_view planBytes, const std::vector<std::string_view> &weightsParts,
                  std::string &error) {
+  std::vector<WeightsPart> parts;
+  for (std::string_view part : weightsParts)
+    parts.push_back({part.size(), [part](std::vector<char> &, std::string_view &bytes,
+                                         std::string &) {
+                       bytes = part;
+                       return true;
+                     }});
+  return writeBundle(runnerPath, outPath, planBytes, parts, error);
+}
+
+bool writeBundle(const std::string &runnerPath, const std::string &outPath,
+                 std::string_view planBytes, const std::vector<WeightsPart> &weightsParts,
+                 std::string &error) {
   std::unique_ptr<MappedFile> runner = MappedFile::open(runnerPath, error);
   if (!runner)
     return false;
@@ -124,11 +131,31 @@ bool writeBundle(const std::string &runnerPath, const std::string &outPath,
     error = "'" + runnerPath + "' already carries a compiled program; use the plain memc-runner";
     return false;
   }
-  std::string footer = encodeFooter(runnerBytes, planBytes, weightsParts);
-  std::vector<std::string_view> parts = {runnerBytes, planBytes};
-  parts.insert(parts.end(), weightsParts.begin(), weightsParts.end());
-  parts.push_back(footer);
-  return writeFileAtomically(outPath, parts, 0755, error);
+  return writeFileAtomically(
+      outPath, 0755,
+      [&](const WriteBytes &write, std::string &partError) {
+        if (!write(runnerBytes) || !write(planBytes))
+          return false;
+        uint64_t weightsSize = 0;
+        uint32_t weightsCrc = 0;
+        std::vector<char> scratch;
+        for (const WeightsPart &part : weightsParts) {
+          std::string_view bytes;
+          if (!part.make(scratch, bytes, partError))
+            return false;
+          if (bytes.size() != part.size) {
+            partError = "a weights part made " + std::to_string(bytes.size()) +
+                        " bytes, not the " + std::to_string(part.size) + " it declared";
+            return false;
+          }
+          weightsSize += bytes.size();
+          weightsCrc = crc32c(bytes, weightsCrc);
+          if (!write(bytes))
+            return false;
+        }
+        return write(encodeFooter(runnerBytes, planBytes, weightsSize, weightsCrc));
+      },
+      error);
 }
 
 BundleStatus parseBundle(std::string_view bytes, std::string_view &plan,

@@ -37,6 +37,7 @@
 #include "runtime/io/Files.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -60,6 +61,18 @@ bool writeBundle(const std::string &runnerPath, const std::string &outPath,
 /// model larger than memory is never copied into it.
 bool writeBundle(const std::string &runnerPath, const std::string &outPath,
                  std::string_view planBytes, const std::vector<std::string_view> &weightsParts,
+                 std::string &error);
+/// A part of the weights made only when it is written: `make` sets `bytes` (a view of a mapped
+/// file, or of `scratch`, which it may fill) to exactly `size` bytes, or fails with a message.
+struct WeightsPart {
+  uint64_t size = 0;
+  std::function<bool(std::vector<char> &scratch, std::string_view &bytes, std::string &error)>
+      make;
+};
+/// The same with parts made one at a time as they are written (converted or quantized tensors),
+/// so the weights are never whole in memory; their checksum is taken as they pass.
+bool writeBundle(const std::string &runnerPath, const std::string &outPath,
+                 std::string_view planBytes, const std::vector<WeightsPart> &weightsParts,
                  std::string &error);
 
 /// A program found in an executable; the views point into the mapped file.

@@ -282,15 +282,32 @@ bool writeFileAtomically(const std::string &path, std::initializer_list<std::str
 
 bool writeFileAtomically(const std::string &path, const std::vector<std::string_view> &parts,
                          unsigned mode, std::string &error) {
+  return writeFileAtomically(
+      path, mode,
+      [&](const WriteBytes &write, std::string &) {
+        for (std::string_view part : parts)
+          if (!write(part))
+            return false;
+        return true;
+      },
+      error);
+}
+
+bool writeFileAtomically(const std::string &path, unsigned mode,
+                         const std::function<bool(const WriteBytes &, std::string &)> &produce,
+                         std::string &error) {
   std::string temp;
   int fd = createTemporaryFor(path, mode, temp, error);
   if (fd < 0)
     return false;
-  bool ok = true;
-  for (std::string_view part : parts)
-    ok = ok && writeAll(fd, part);
+  bool written = true;
+  std::string produceError;
+  bool ok = produce(
+                [&](std::string_view bytes) { return written = written && writeAll(fd, bytes); },
+                produceError) &&
+            written;
   if (!ok)
-    error = systemError("cannot write", path);
+    error = written ? produceError : systemError("cannot write", path);
   if (::close(fd) != 0 && ok) {
     error = systemError("cannot write", path);
     ok = false;

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -60,6 +61,14 @@ bool writeFileAtomically(const std::string &path, std::initializer_list<std::str
 /// The same for a number of parts known only at run time (tensors written where they lie).
 bool writeFileAtomically(const std::string &path, const std::vector<std::string_view> &parts,
                          unsigned mode, std::string &error);
+/// Appends bytes to the file being written; false when the write failed.
+using WriteBytes = std::function<bool(std::string_view)>;
+/// The same with the bytes made while writing: `produce` hands them to its WriteBytes piece by
+/// piece (so a piece can be made, written and dropped before the next), and returns false with
+/// `error` set when it cannot make one.
+bool writeFileAtomically(const std::string &path, unsigned mode,
+                         const std::function<bool(const WriteBytes &, std::string &)> &produce,
+                         std::string &error);
 
 /// Makes SIGINT, SIGTERM and SIGHUP remove the temporary a writeFileAtomically is writing, then
 /// end the process as the signal would: a run stopped mid-checkpoint leaves the last checkpoint

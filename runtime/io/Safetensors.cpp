@@ -251,8 +251,17 @@ bool checkTensorNames(const std::vector<std::string_view> &names, std::string &e
 bool safetensorsPrefix(const std::vector<TensorRef> &tensors,
                        const std::map<std::string, std::string> &metadata, std::string &out,
                        std::string &error) {
-  std::vector<std::string_view> names;
+  std::vector<TensorHeader> headers;
   for (const TensorRef &tensor : tensors)
+    headers.push_back({tensor.name, tensor.dtype, tensor.shape, tensor.bytes.size()});
+  return safetensorsPrefix(headers, metadata, out, error);
+}
+
+bool safetensorsPrefix(const std::vector<TensorHeader> &tensors,
+                       const std::map<std::string, std::string> &metadata, std::string &out,
+                       std::string &error) {
+  std::vector<std::string_view> names;
+  for (const TensorHeader &tensor : tensors)
     names.push_back(tensor.name);
   if (!checkTensorNames(names, error))
     return false;
@@ -267,12 +276,12 @@ bool safetensorsPrefix(const std::vector<TensorRef> &tensors,
     header += "}";
   }
   uint64_t offset = 0;
-  for (const TensorRef &tensor : tensors) {
+  for (const TensorHeader &tensor : tensors) {
     uint64_t expected;
     if (!checkedSizeBytes(tensor.dtype, tensor.shape, expected) ||
-        expected != tensor.bytes.size()) {
+        expected != tensor.bytes) {
       error = "safetensors: tensor \"" + tensor.name + "\" has " +
-              std::to_string(tensor.bytes.size()) + " bytes, not what " +
+              std::to_string(tensor.bytes) + " bytes, not what " +
               dtypeString(tensor.dtype) + " " + shapeString(tensor.shape) + " needs";
       return false;
     }

@@ -64,6 +64,14 @@ struct TensorRef {
   std::string_view bytes;
 };
 
+/// What a file's header says of a tensor: its name, type, shape and byte count.
+struct TensorHeader {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+};
+
 /// Views `array` as a TensorRef named `name`.
 TensorRef tensorRef(const std::string &name, const HostArray &array);
 
@@ -79,6 +87,10 @@ bool checkTensorNames(const std::vector<std::string_view> &names, std::string &e
 /// header): with each tensor's bytes after it, in order, the file, which a writer can then
 /// write from wherever the bytes lie without copying them together.
 bool safetensorsPrefix(const std::vector<TensorRef> &tensors,
+                       const std::map<std::string, std::string> &metadata, std::string &out,
+                       std::string &error);
+/// The same from the tensors' headers, for a writer that makes their bytes as it writes them.
+bool safetensorsPrefix(const std::vector<TensorHeader> &tensors,
                        const std::map<std::string, std::string> &metadata, std::string &out,
                        std::string &error);
 bool serializeSafetensors(const std::vector<TensorRef> &tensors,
