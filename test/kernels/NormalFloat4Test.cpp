@@ -55,6 +55,27 @@ TEST(NormalFloat4, ValuesEqualTheReference) {
     EXPECT_EQ(nf4Nearest(nf4Value(i)), i);
 }
 
+TEST(NormalFloat4, NearestSearchesLikeAScan) {
+  // The binary search against a scan of all 16 values (the reference's loop), on a dense grid,
+  // every midpoint and its neighbouring floats.
+  auto scan = [](float x) {
+    int index = 0;
+    while (index < 15 && x - nf4Value(index) > nf4Value(index + 1) - x)
+      ++index;
+    return index;
+  };
+  std::vector<float> probes;
+  for (int i = -120000; i <= 120000; ++i)
+    probes.push_back(static_cast<float>(i) / 100000.0f);
+  for (int i = 0; i < 15; ++i) {
+    float middle = (nf4Value(i) + nf4Value(i + 1)) / 2;
+    probes.insert(probes.end(), {middle, std::nextafter(middle, -2.0f),
+                                 std::nextafter(middle, 2.0f)});
+  }
+  for (float x : probes)
+    ASSERT_EQ(nf4Nearest(x), scan(x)) << x;
+}
+
 TEST(NormalFloat4, WeightsEqualTheReference) {
   for (const runtime::JsonValue &weight : reference().find("weights")->elements()) {
     const std::string name = weight.find("name")->string();
