@@ -33,13 +33,13 @@ std::string folderOf(const std::string &path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
-bool parseJsonFile(const std::string &path, runtime::JsonValue &value, std::string &error) {
+/// `flag` names the file in messages: "--weights-from-map F: ...".
+bool parseJsonFile(const std::string &flag, const std::string &path, runtime::JsonValue &value,
+                   std::string &error) {
   std::string text;
-  if (!runtime::readFile(path, text, error))
-    return false;
-  if (runtime::parseJson(text, value, error))
+  if (runtime::readFile(path, text, error) && runtime::parseJson(text, value, error))
     return true;
-  error = path + ": " + error;
+  error = flag + " " + path + ": " + error;
   return false;
 }
 
@@ -64,7 +64,7 @@ bool checkpointFiles(const std::string &path, std::vector<std::string> &files,
     return true;
   }
   runtime::JsonValue parsed;
-  if (!parseJsonFile(index, parsed, error))
+  if (!parseJsonFile("--weights-from", index, parsed, error))
     return false;
   const runtime::JsonValue *map = parsed.find("weight_map");
   if (!map || !map->isObject()) {
@@ -91,7 +91,7 @@ bool readRenames(const std::string &mapPath, std::map<std::string, std::string> 
   if (mapPath.empty())
     return true;
   runtime::JsonValue parsed;
-  if (!parseJsonFile(mapPath, parsed, error))
+  if (!parseJsonFile("--weights-from-map", mapPath, parsed, error))
     return false;
   if (!parsed.isObject()) {
     error = "--weights-from-map " + mapPath +

@@ -50,6 +50,11 @@ bool checkSaveAdapter(const plan::Training &training, const std::string &dir, st
     return false;
   }
   struct stat info;
+  if (::stat(dir.c_str(), &info) == 0 && !S_ISDIR(info.st_mode)) {
+    error = "--save-adapter " + dir + ": not a folder (it names a folder to write the adapter's "
+            "two files into)";
+    return false;
+  }
   if (::stat(dir.c_str(), &info) != 0 && ::mkdir(dir.c_str(), 0777) != 0) {
     error = "--save-adapter " + dir + ": cannot make the folder (its parent must exist)";
     return false;
