@@ -19,6 +19,7 @@
 #include "compiler/planner/Assignment.h"
 #include "compiler/planner/MemoryScheduler.h"
 #include "compiler/training/TrainStepSignature.h"
+#include "dialects/memc/CostModel.h"
 #include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/MemcDialect.h"
 #include "kernels/KernelTargets.h"
@@ -371,11 +372,32 @@ void PlanBuilder::scheduleSteps(PlanSummary &summary) {
   stepOps = std::move(ordered);
 }
 
+namespace {
+
+/// The part of a training step `op` belongs to, for the profiler; an inference program's steps
+/// (no loss) are all forward.
+plan::Phase phaseOf(Operation *op, const llvm::DenseSet<Operation *> &forward) {
+  if (forward.empty() || forward.contains(op))
+    return plan::FORWARD;
+  if (isRecomputed(op))
+    return plan::RECOMPUTE;
+  if (isa<SgdUpdateOp, AdamWUpdateOp, AdamW8bitUpdateOp, LossScaleUpdateOp>(op))
+    return plan::OPTIMIZER;
+  return plan::BACKWARD;
+}
+
+} // namespace
+
 LogicalResult PlanBuilder::emitSteps() {
+  const llvm::DenseSet<Operation *> forward = lossAncestors(function);
   for (Operation *op : stepOps) {
     plan::Step *step = result.add_steps();
     step->set_kernel(op->getName().stripDialect().str());
     step->set_location(locationName(op->getLoc()));
+    OpCost cost = estimateOpCost(op);
+    step->set_flops(cost.flops);
+    step->set_bytes(cost.bytes);
+    step->set_phase(phaseOf(op, forward));
     for (Value operand : op->getOperands())
       step->add_inputs(bufferOf[operand]);
     for (Value result : op->getResults())

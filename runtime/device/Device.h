@@ -14,6 +14,7 @@
 //    the device's native stream and library handles, and the error slot where kernels record
 //    data-dependent failures. The executor reads the slot after each launch and after the
 //    stream synchronizes, so a device that learns of a failure only then reports it the same way.
+//  - Profiling: a stream's marks time its steps (--profile) without waiting for each.
 //
 // A new device is one folder here (runtime/device/<name>/: this interface, its streams and
 // registerXDevice) and one under kernels/ (kernels/<name>/: run functions for the shared op
@@ -27,9 +28,11 @@
 
 #include "kernels/Kernel.h"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace memc::runtime {
 
@@ -44,8 +47,21 @@ public:
   /// What kernels launched on this stream are given.
   kernels::KernelContext &kernelContext() { return context; }
 
+  /// Profiling marks: mark() records the point the stream's work has reached (here the host's
+  /// clock, right for a device that runs work as it is enqueued; a GPU stream records an event
+  /// instead), and once the stream is synchronized markSeconds(i) is mark i's time in seconds
+  /// after the first. clearMarks() starts a new series. Nothing is recorded without marks.
+  virtual void mark() { marks.push_back(std::chrono::steady_clock::now()); }
+  virtual double markSeconds(size_t index) const {
+    return std::chrono::duration<double>(marks[index] - marks.front()).count();
+  }
+  virtual void clearMarks() { marks.clear(); }
+
 protected:
   kernels::KernelContext context;
+
+private:
+  std::vector<std::chrono::steady_clock::time_point> marks;
 };
 
 class Device {

@@ -46,6 +46,9 @@ struct PlanStep {
   /// The arena buffer holding the kernel's scratch at this step (Step.workspace), if any.
   bool hasWorkspace = false;
   uint32_t workspace = 0;
+  /// For the profiler: the cost model's FLOPs and bytes, and the step's phase.
+  double flops = 0, bytes = 0;
+  plan::Phase phase = plan::PHASE_UNSPECIFIED;
 };
 
 struct PlanBinding {

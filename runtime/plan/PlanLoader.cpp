@@ -44,6 +44,7 @@
 #include "runtime/support/Bytes.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <tuple>
 
@@ -401,6 +402,10 @@ private:
     step.kernelName = source.kernel();
     step.location = source.location();
     step.inPlace = source.in_place();
+    // The cost model's estimates, reported beside measured times (never trusted for more).
+    step.flops = std::isfinite(source.flops()) ? std::max(0.0, source.flops()) : 0.0;
+    step.bytes = std::isfinite(source.bytes()) ? std::max(0.0, source.bytes()) : 0.0;
+    step.phase = plan::Phase_IsValid(source.phase()) ? source.phase() : plan::PHASE_UNSPECIFIED;
     auto found = kernelTable.find(source.kernel());
     if (found == kernelTable.end() || !found->second.check || !found->second.run)
       return fail(label + ": the device has no kernel " + quoted(source.kernel()));
