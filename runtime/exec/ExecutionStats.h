@@ -20,9 +20,11 @@ struct ExecutionStats {
   uint64_t peakLiveArenaBytes = 0;
   uint64_t arenaHighWaterBytes = 0;
   size_t steps = 0;
-  /// Wall time of the last run, from the first launch to the end of the last step.
-  double runSeconds = 0;
-  /// Per step, when ExecutorOptions::timeSteps is set (each step then waits for the device).
+  /// Wall time of the last run, from the first launch to the end of the last step, and when it
+  /// started (seconds on the steady clock).
+  double runSeconds = 0, runStartSeconds = 0;
+  /// Per step, when ExecutorOptions::timeSteps is set (each step then waits for the device) or
+  /// profile (from the stream's marks).
   std::vector<double> stepSeconds;
 };
 

@@ -230,6 +230,11 @@ bool Executor::run(std::string &error) {
   arenaUsage.reset();
   arenaUsage.advance(0);
   auto start = std::chrono::steady_clock::now();
+  runStats.runStartSeconds = std::chrono::duration<double>(start.time_since_epoch()).count();
+  if (options.profile) {
+    stream->clearMarks();
+    stream->mark();
+  }
   for (size_t t = 0; t < calls.size(); ++t) {
     const PlanStep &step = loaded->steps[t];
     auto stepStart = std::chrono::steady_clock::now();
@@ -244,6 +249,8 @@ bool Executor::run(std::string &error) {
     }
     if (options.timeSteps)
       runStats.stepSeconds.push_back(secondsSince(stepStart));
+    if (options.profile)
+      stream->mark();
     arenaUsage.advance(t + 1);
   }
   // An asynchronous device's kernels may report data-dependent failures only now.
@@ -254,6 +261,9 @@ bool Executor::run(std::string &error) {
     return false;
   }
   runStats.runSeconds = secondsSince(start);
+  if (options.profile && !options.timeSteps)
+    for (size_t t = 0; t < calls.size(); ++t)
+      runStats.stepSeconds.push_back(stream->markSeconds(t + 1) - stream->markSeconds(t));
   runStats.peakLiveArenaBytes = arenaUsage.peakLiveBytes();
   runStats.arenaHighWaterBytes = arenaUsage.highWaterBytes();
   if (runStats.arenaHighWaterBytes > loaded->arenaBytes ||

@@ -32,6 +32,8 @@ class SafetensorsFile;
 struct ExecutorOptions {
   /// Time every step (synchronizing the device after each).
   bool timeSteps = false;
+  /// Time every step from the stream's marks (--profile), without waiting after each.
+  bool profile = false;
   /// The ranks' collectives, which the plan's collective steps call (a data-parallel program);
   /// null for one process.
   kernels::Collectives *collectives = nullptr;

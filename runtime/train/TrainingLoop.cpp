@@ -9,6 +9,7 @@
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanVocabulary.h"
 #include "runtime/train/Checkpoints.h"
+#include "runtime/exec/StepProfile.h"
 #include "runtime/train/SaveAdapter.h"
 #include "runtime/train/SaveTrained.h"
 #include "runtime/train/TrainingData.h"
@@ -336,10 +337,12 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     return false;
   ExecutorOptions executorOptions;
   executorOptions.collectives = options.ranks;
+  executorOptions.profile = options.profile;
   std::unique_ptr<Executor> executor =
       Executor::create(std::move(loaded), device, executorOptions, error);
   if (!executor || !executor->loadParameters(weights, error))
     return false;
+  StepProfile profile(executor->plan());
   int64_t firstStep = 1;
   // The data's CRC only where a checkpoint records or compares it.
   const LearningRateSchedule schedule = runSchedule(plan.training(), options);
@@ -439,6 +442,9 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
       if (!executor->bindInputs(inputs, error) || !executor->run(error) ||
           !executor->readOutputs(outputs, error))
         return false;
+      // The first step warms up (page faults, caches), unless it is the only one.
+      if (options.profile && (step > firstStep || options.steps == firstStep))
+        profile.addRun(executor->stats());
       for (const auto &[name, array] : outputs) {
         float value;
         if (array.bytes.size() != sizeof(float))
@@ -498,6 +504,11 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   }
   if (options.progress)
     std::fprintf(stderr, "\n");
+  if (options.profile && rank == 0) {
+    profile.print(stderr);
+    if (options.profileTrace && !profile.writeTrace(*options.profileTrace, error))
+      return false;
+  }
   if (log && !log->close(error))
     return false;
   if (!options.savePath && !options.saveAdapterDir)

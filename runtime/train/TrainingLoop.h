@@ -51,6 +51,10 @@ struct TrainingOptions {
   /// A program with LoRA adapters: DIR/adapter_model.safetensors and adapter_config.json in
   /// PEFT's format (SaveAdapter.h).
   std::optional<std::string> saveAdapterDir;
+  /// --profile [TRACE.json]: each step's kernels timed, a table after the run (rank 0) and
+  /// optionally a Chrome trace (runtime/exec/StepProfile.h).
+  bool profile = false;
+  std::optional<std::string> profileTrace;
   /// Every `checkpointEvery` steps, DIR/checkpoint.safetensors: parameters, buffers and
   /// optimizer state with the step number, the program's fingerprint (its training settings,
   /// parameters, optimizer state and the set of ops it runs) and checksums (CheckpointIntegrity.h),

@@ -25,6 +25,7 @@
 #include "runtime/comm/MpiCollectives.h"
 #include "runtime/support/NumberRange.h"
 #include "runtime/support/OutOfMemory.h"
+#include "runtime/exec/StepProfile.h"
 #include "runtime/train/Checkpoints.h"
 #include "runtime/train/SaveAdapter.h"
 #include "runtime/train/SaveTrained.h"
@@ -56,6 +57,9 @@ struct Options {
   /// Runs of the schedule; the summary reports the median time (benchmarks).
   int repeat = 1;
   bool stats = false;
+  /// --profile [TRACE.json] (runtime/exec/StepProfile.h).
+  bool profile = false;
+  std::optional<std::string> profileTrace;
   bool shuffle = false;
   bool help = false;
   bool version = false;
@@ -119,6 +123,9 @@ void printUsage(bool bundled) {
               "  --outputs FILE   where to write the graph outputs (.npz)\n"
               "  --device NAME    device to run on (default: cpu)\n"
               "  --stats          time every step and print memory and time details\n"
+              "  --profile [T.json]  after the run, the steps by time (calls, ms, %%, GFLOP/s,\n"
+              "                   GB/s, kernel, node) and by phase; with a .json file, a Chrome\n"
+              "                   trace of the first runs (chrome://tracing, Perfetto)\n"
               "  --repeat N       run N times and report the median time\n"
               "  --version        print memc's version and source revision\n");
   if (bundled)
@@ -218,6 +225,18 @@ bool parseArguments(int argc, char **argv, Options &options, std::string &error)
     }
     if (argument == "--stats") {
       options.stats = true;
+      continue;
+    }
+    // --profile takes an optional trace file, which names itself by its .json extension.
+    if (argument == "--profile") {
+      if (options.profile) {
+        error = "--profile is given twice";
+        return false;
+      }
+      options.profile = true;
+      std::string_view next = i + 1 < argc ? argv[i + 1] : "";
+      if (next.size() > 5 && next.substr(next.size() - 5) == ".json")
+        options.profileTrace = argv[++i];
       continue;
     }
     if (argument == "--shuffle") {
@@ -336,6 +355,7 @@ bool checkOutputsApart(const Options &options, std::string &error) {
     for (const std::string &file : filesSavedTo(*options.save))
       outputs.push_back({"--save", file});
   add(outputs, "--outputs", options.outputs);
+  add(outputs, "--profile", options.profileTrace);
   if (options.saveAdapter)
     for (const std::string &file : adapterFiles(*options.saveAdapter))
       outputs.push_back({"--save-adapter", file});
@@ -479,6 +499,8 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   training.logPath = options.log;
   training.dumpGradientsPath = options.dumpGrads;
   training.savePath = options.save;
+  training.profile = options.profile;
+  training.profileTrace = options.profileTrace;
   training.saveAdapterDir = options.saveAdapter;
   training.progress = isatty(STDERR_FILENO);
   training.note = note;
@@ -543,6 +565,7 @@ int runProgram(const Options &options, const std::string &planOrigin, std::strin
     return fail(error);
   ExecutorOptions executorOptions;
   executorOptions.timeSteps = options.stats;
+  executorOptions.profile = options.profile;
   std::string model = plan->model;
   std::unique_ptr<Executor> executor =
       Executor::create(std::move(plan), *device, executorOptions, error);
@@ -552,10 +575,14 @@ int runProgram(const Options &options, const std::string &planOrigin, std::strin
   if (weights && !executor->loadParameters(*weights, error))
     return fail(error);
   std::vector<double> seconds;
+  StepProfile profile(executor->plan());
   for (int run = 0; run < options.repeat; ++run) {
     if (!executor->bindInputs(inputs, error) || !executor->run(error))
       return fail(error);
     seconds.push_back(executor->stats().runSeconds);
+    // The first run warms up (page faults, caches), unless it is the only one.
+    if (options.profile && (run > 0 || options.repeat == 1))
+      profile.addRun(executor->stats());
   }
   if (!executor->readOutputs(outputs, error))
     return fail(error);
@@ -573,6 +600,11 @@ int runProgram(const Options &options, const std::string &planOrigin, std::strin
   }
   if (options.stats)
     printStats(executor->stats(), executor->plan());
+  if (options.profile) {
+    profile.print(stderr);
+    if (options.profileTrace && !profile.writeTrace(*options.profileTrace, error))
+      return fail(error);
+  }
   return 0;
 }
 
