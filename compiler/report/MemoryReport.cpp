@@ -90,6 +90,8 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
   report.before = memoryTimeline(planned.baseline);
   report.after = memoryTimeline(plan);
   report.host = persistentBytes(plan, plan::HOST);
+  for (const plan::Step &step : plan.steps())
+    report.phaseFlops[step.phase()] += step.flops();
   report.attention = planned.attention;
   report.loss = planned.loss;
 
@@ -194,6 +196,14 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os) {
          << " of logits avoided (as much again for their gradient)";
     for (const UnfusedLoss &unfused : report.loss->unfused)
       os << "\n    " << unfused.node << ": " << unfused.reason;
+  }
+  if (report.phaseFlops[plan::BACKWARD] > 0) {
+    os << "\n  flops           ";
+    for (int phase = 1; phase < plan::Phase_ARRAYSIZE; ++phase)
+      os << llvm::format("%s%s %.3g GFLOP", phase > 1 ? ", " : "",
+                         plan::phaseName(phase),
+                         report.phaseFlops[phase] / 1e9);
+    os << " per micro-batch";
   }
   if (uint64_t offloaded = totalBytes(report.host)) {
     os << "\n  offloaded       " << formatBytes(offloaded) << " in host memory, not in the peak (";
@@ -305,6 +315,9 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
          static_cast<int64_t>(report.modelState.gradientAccumulators)},
         {"weight_copy_bytes", static_cast<int64_t>(report.modelState.weightCopies)},
         {"model_state_bytes", static_cast<int64_t>(report.modelState.total())}};
+  llvm::json::Object flopsByPhase;
+  for (int phase = 1; phase < plan::Phase_ARRAYSIZE; ++phase)
+    flopsByPhase[plan::phaseName(phase)] = report.phaseFlops[phase];
   llvm::json::Object hostBreakdown;
   for (size_t c = 1; c < report.host.size(); ++c)
     if (report.host[c])
@@ -342,6 +355,7 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
       {"data_parallel", std::move(dataParallel)},
       {"quantized_base", std::move(quantizedBase)},
       {"host_bytes", static_cast<int64_t>(totalBytes(report.host))},
+      {"flops_by_phase", std::move(flopsByPhase)},
       {"host_breakdown", std::move(hostBreakdown)},
       {"live_bytes_per_step", series(report.after)},
       {"baseline_live_bytes_per_step", series(report.before)},

@@ -50,6 +50,9 @@ struct MemoryReport {
   uint64_t unusedArenaBytes = 0;
   /// --offload-optimizer: the model state in host memory, by category (not in the peak).
   CategoryBytes host{};
+  /// The planned step's FLOPs by phase (Plan.Step.phase: forward, backward, optimizer,
+  /// recompute), from the cost model.
+  std::array<double, plan::Phase_ARRAYSIZE> phaseFlops{};
   int64_t peakStep = 0;
   std::string peakKernel, peakLocation;
   struct Tensor {

@@ -3,31 +3,13 @@
 
 #include "runtime/io/Files.h"
 #include "runtime/io/Json.h"
+#include "runtime/plan/PlanVocabulary.h"
 
 #include <algorithm>
 #include <array>
 #include <numeric>
 
 namespace memc::runtime {
-
-namespace {
-
-const char *phaseName(plan::Phase phase) {
-  switch (phase) {
-  case plan::FORWARD:
-    return "forward";
-  case plan::BACKWARD:
-    return "backward";
-  case plan::OPTIMIZER:
-    return "optimizer";
-  case plan::RECOMPUTE:
-    return "recompute";
-  default:
-    return "other";
-  }
-}
-
-} // namespace
 
 void StepProfile::addRun(const ExecutionStats &stats) {
   if (stats.stepSeconds.size() != totals.size())
@@ -68,7 +50,7 @@ void StepProfile::print(std::FILE *out, size_t rows) const {
     std::fprintf(out, "  %5zu %6zu %10.3f %9.4f %6.2f %9.2f %8.2f  %-9s %-22s %s\n", t, runCount,
                  1e3 * seconds, 1e3 * seconds / runs, sum > 0 ? 100.0 * seconds / sum : 0.0,
                  seconds > 0 ? step.flops * runs / seconds / 1e9 : 0.0,
-                 seconds > 0 ? step.bytes * runs / seconds / 1e9 : 0.0, phaseName(step.phase),
+                 seconds > 0 ? step.bytes * runs / seconds / 1e9 : 0.0, plan::phaseName(step.phase),
                  step.kernelName.c_str(), step.location.c_str());
   }
   std::array<double, plan::Phase_ARRAYSIZE> phaseSeconds{}, phaseFlops{};
@@ -80,7 +62,7 @@ void StepProfile::print(std::FILE *out, size_t rows) const {
   for (int phase = 0; phase < plan::Phase_ARRAYSIZE; ++phase)
     if (phaseSeconds[phase] > 0)
       std::fprintf(out, "    %-10s %10.3f ms per run %6.2f%% %9.2f GFLOP/s\n",
-                   phaseName(static_cast<plan::Phase>(phase)), 1e3 * phaseSeconds[phase] / runs,
+                   plan::phaseName(phase), 1e3 * phaseSeconds[phase] / runs,
                    sum > 0 ? 100.0 * phaseSeconds[phase] / sum : 0.0,
                    phaseFlops[phase] / phaseSeconds[phase] / 1e9);
 }
@@ -96,7 +78,7 @@ bool StepProfile::writeTrace(const std::string &path, std::string &error) const 
     std::snprintf(number, sizeof(number), "\"ts\": %.3f, \"dur\": %.3f",
                   1e6 * (event.start - origin), 1e6 * event.seconds);
     json += std::string(i ? ",\n" : "") + "{\"name\": " + jsonQuote(name) +
-            ", \"cat\": \"" + phaseName(step.phase) + "\", \"ph\": \"X\", " + number +
+            ", \"cat\": \"" + plan::phaseName(step.phase) + "\", \"ph\": \"X\", " + number +
             ", \"pid\": 1, \"tid\": 1, \"args\": {\"step\": " + std::to_string(event.step) +
             "}}";
   }

@@ -171,6 +171,13 @@ constexpr const CategoryInfo &categoryInfo(int category) {
   return kCategories[category >= 0 && category < Category_ARRAYSIZE ? category : 0];
 }
 
+/// Plan.Step.phase's names, in the profiler's table and the report's FLOPs; indexed by Phase.
+inline constexpr std::array<const char *, Phase_ARRAYSIZE> kPhaseNames = {
+    "other", "forward", "backward", "optimizer", "recompute"};
+constexpr const char *phaseName(int phase) {
+  return kPhaseNames[phase >= 0 && phase < Phase_ARRAYSIZE ? phase : 0];
+}
+
 namespace detail {
 /// Whether entry i of `table` is the one for the value i: the lookups above index by value.
 template <typename Entry, size_t N, typename Key>
