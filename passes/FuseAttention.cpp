@@ -179,10 +179,60 @@ std::string matchScores(Value value, AttentionMatch &match) {
   }
 }
 
-/// Whether `mask` is the causal mask of [queries, keys] scores as Llama exports it: a hiding
+/// Whether `mask` is a block of an additive causal buffer (kCausalAdditiveMaskAttr: 0 on and
+/// below the diagonal, -inf above) that hides what `causal` hides: nn.MultiheadAttention's
+/// attn_mask=mask[:T, :T], through slices (steps 1), reshapes adding leading 1s, casts, and
+/// products with a positive scalar (baddbmm's beta), which keep 0 and -inf.
+bool isCausalBufferBlock(Value mask, int64_t queries, int64_t keys) {
+  int64_t row = 0, column = 0;
+  while (true) {
+    auto shape = tensorType(mask).getShape();
+    const int64_t rank = shape.size();
+    if (auto slice = mask.getDefiningOp<SliceOp>()) {
+      if (slice.getSteps()[rank - 2] != 1 || slice.getSteps()[rank - 1] != 1)
+        return false;
+      row += slice.getStarts()[rank - 2];
+      column += slice.getStarts()[rank - 1];
+      mask = slice.getInput();
+    } else if (auto reshape = mask.getDefiningOp<ReshapeOp>()) {
+      auto from = tensorType(reshape.getInput()).getShape();
+      // Only leading 1s come or go: the last two dims stay.
+      if (from.size() < 2 || from.take_back(2) != shape.take_back(2) ||
+          !llvm::all_of(from.drop_back(2), [](int64_t dim) { return dim == 1; }))
+        return false;
+      mask = reshape.getInput();
+    } else if (auto cast = mask.getDefiningOp<CastOp>()) {
+      mask = cast.getInput();
+    } else if (auto mul = mask.getDefiningOp<MulOp>()) {
+      std::optional<double> lhs = splatScalar(mul.getLhs()), rhs = splatScalar(mul.getRhs());
+      std::optional<double> factor = rhs ? rhs : lhs;
+      if (!factor || !(*factor > 0) || std::isinf(*factor) ||
+          tensorType(rhs ? mul.getLhs() : mul.getRhs()).getShape() != shape)
+        return false;
+      mask = rhs ? mul.getLhs() : mul.getRhs();
+    } else {
+      break;
+    }
+  }
+  auto buffer = dyn_cast<BlockArgument>(mask);
+  auto function = buffer ? dyn_cast<func::FuncOp>(buffer.getOwner()->getParentOp()) : nullptr;
+  // Block element (i, j) is the buffer's (row + i, column + j): visible where j <= i + row -
+  // column; causal (bottom-right aligned) sees j <= i + keys - queries.
+  return function && function.getArgAttr(buffer.getArgNumber(), kCausalAdditiveMaskAttr) &&
+         row - column == keys - queries;
+}
+
+/// Whether `mask` is the causal mask of [queries, keys] scores: as Llama exports it, a hiding
 /// constant through Trilu(upper, k = 1 + keys - queries), which hides key j from query i when
-/// j > i + keys - queries (the op's bottom-right alignment), any leading dimensions 1.
+/// j > i + keys - queries (the op's bottom-right alignment), or a block of an additive causal
+/// buffer (isCausalBufferBlock); any leading dimensions 1.
 bool isCausalMask(Value mask, int64_t queries, int64_t keys) {
+  ArrayRef<int64_t> maskShape = tensorType(mask).getShape();
+  if (maskShape.size() >= 2 && maskShape[maskShape.size() - 2] == queries &&
+      maskShape.back() == keys &&
+      llvm::all_of(maskShape.drop_back(2), [](int64_t dim) { return dim == 1; }) &&
+      isCausalBufferBlock(mask, queries, keys))
+    return true;
   auto trilu = mask.getDefiningOp<TriluOp>();
   if (!trilu || !trilu.getUpper() || static_cast<int64_t>(trilu.getK()) != 1 + keys - queries ||
       !isHidingFill(trilu.getInput()))

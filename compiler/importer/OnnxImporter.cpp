@@ -27,6 +27,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
@@ -120,6 +121,21 @@ bool isLowerTriangleOfOnes(const HostTensor &tensor) {
       int64_t index = i * n + j;
       double value = tensor.isFloating() ? tensor.floatAt(index) : double(tensor.intAt(index));
       if (value != (j <= i ? 1.0 : 0.0))
+        return false;
+    }
+  return true;
+}
+
+/// Whether `tensor` (see mayBeCausalBuffer) is the additive causal mask
+/// torch.full((N, N), -inf).triu(1): 0 on and below the diagonal and -inf above.
+bool isAdditiveCausalMask(const HostTensor &tensor) {
+  if (!tensor.isFloating())
+    return false;
+  int64_t n = tensor.shape.back();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double value = tensor.floatAt(i * n + j);
+      if (j <= i ? value != 0.0 : !(std::isinf(value) && value < 0))
         return false;
     }
   return true;
@@ -497,17 +513,22 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
   llvm::StringSet<> statistics = runningStatistics(model.graph());
   llvm::StringSet<> weightsOnly = usedOnlyAsWeights(model.graph());
   llvm::StringMap<bool> nonFinite; // by stored name: holds an inf or a NaN
-  llvm::StringMap<bool> causalBuffers; // by stored name: torch.tril(ones) (kLowerTriangularAttr)
+  // By stored name: the causal buffer's attribute, torch.tril(ones) (kLowerTriangularAttr) or
+  // an additive -inf mask (kCausalAdditiveMaskAttr), or none.
+  llvm::StringMap<StringRef> causalBuffers;
   // Weights are never read for this; what else has a causal buffer's shape is read once.
-  auto holdsCausalBuffer = [&](const StoredTensor &stored) -> FailureOr<bool> {
+  auto causalBufferKind = [&](const StoredTensor &stored) -> FailureOr<StringRef> {
     if (weightsOnly.contains(stored.name) || !mayBeCausalBuffer(stored.shape))
-      return false;
-    auto [known, fresh] = causalBuffers.try_emplace(stored.name, false);
+      return StringRef();
+    auto [known, fresh] = causalBuffers.try_emplace(stored.name, StringRef());
     if (fresh) {
       FailureOr<HostTensor> values = readConstant(stored.name, modelLocation());
       if (failed(values))
         return failure();
-      known->second = isLowerTriangleOfOnes(*values);
+      if (isLowerTriangleOfOnes(*values))
+        known->second = kLowerTriangularAttr;
+      else if (isAdditiveCausalMask(*values))
+        known->second = kCausalAdditiveMaskAttr;
     }
     return known->second;
   };
@@ -553,11 +574,11 @@ LogicalResult OnnxImporter::collectParameters(SmallVectorImpl<Type> &types,
     if (name != stored.name)
       attributes.push_back(
           builder.getNamedAttr(kParamSourceAttr, builder.getStringAttr(stored.name)));
-    FailureOr<bool> causal = holdsCausalBuffer(stored);
+    FailureOr<StringRef> causal = causalBufferKind(stored);
     if (failed(causal))
       return failure();
-    if (*causal)
-      attributes.push_back(builder.getNamedAttr(kLowerTriangularAttr, builder.getUnitAttr()));
+    if (!causal->empty())
+      attributes.push_back(builder.getNamedAttr(*causal, builder.getUnitAttr()));
     types.push_back(RankedTensorType::get(stored.shape, elementType));
     attrs.push_back(builder.getDictionaryAttr(attributes));
     names.push_back(name);

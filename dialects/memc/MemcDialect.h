@@ -38,6 +38,9 @@ constexpr llvm::StringLiteral kParamSourceAttr = "memc.param_source";
 /// importer checks the data, so memc-fuse-attention can turn a masked_fill that reads it into
 /// `causal` without reading weights.
 constexpr llvm::StringLiteral kLowerTriangularAttr = "memc.lower_triangular";
+/// The same for an additive causal mask, torch.full((N, N), -inf).triu(1) (nn.Transformer's
+/// generate_square_subsequent_mask kept as a buffer): 0 on and below the diagonal, -inf above.
+constexpr llvm::StringLiteral kCausalAdditiveMaskAttr = "memc.causal_additive_mask";
 /// Graph inputs (arguments) and outputs (results) by their ONNX names.
 constexpr llvm::StringLiteral kInputNameAttr = "memc.input";
 constexpr llvm::StringLiteral kOutputNameAttr = "memc.output";

@@ -140,7 +140,8 @@ INSTANTIATE_TEST_SUITE_P(
                     Fixture{"embedding_bag", "input_ids", "logits"},
                     Fixture{"bert_padded", "input_ids", "logits"},
                     Fixture{"attention_gqa_tile", "x", "y"},
-                    Fixture{"attention_causal_buffer", "x", "y"}),
+                    Fixture{"attention_causal_buffer", "x", "y"},
+                    Fixture{"attention_additive_mask", "x", "y"}),
     [](const testing::TestParamInfo<Fixture> &info) { return std::string(info.param.model); });
 
 TEST(InferenceErrors, WrongInputsAreRefusedWithExitCode1) {
