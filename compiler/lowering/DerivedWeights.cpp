@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <memory>
 
 using namespace mlir;
@@ -25,7 +24,7 @@ StoredTensor inlineTensor(const std::string &name, DType dtype, std::vector<int6
                           const void *data, size_t bytes) {
   StoredTensor tensor;
   tensor.name = name;
-  tensor.dataType = kernels::dtypeRow(dtype).onnxDataType;
+  tensor.dataType = tensor.modelDataType = kernels::dtypeRow(dtype).onnxDataType;
   tensor.shape = std::move(shape);
   tensor.inlineBytes.assign(static_cast<const char *>(data),
                             static_cast<const char *>(data) + bytes);

@@ -193,10 +193,9 @@ std::vector<std::string> loraTrainable(const LoraOptions &options) {
   return globs;
 }
 
-FailureOr<LoraSummary> addLowRankAdapters(func::FuncOp forward, const LoraOptions &options) {
-  LoraSummary summary;
+LogicalResult addLowRankAdapters(func::FuncOp forward, const LoraOptions &options) {
   if (options.rank <= 0)
-    return summary;
+    return success();
   FailureOr<SmallVector<MatMulWeight>> weights = matmulWeights(forward);
   if (failed(weights))
     return failure();
@@ -228,12 +227,10 @@ FailureOr<LoraSummary> addLowRankAdapters(func::FuncOp forward, const LoraOption
     if (!globUsed[g])
       return forward.emitError() << "--lora-targets '" << options.targets[g]
                                  << "' matches no weight read by a MatMul or Gemm";
-  for (const MatMulWeight *weight : adapted) {
+  for (const MatMulWeight *weight : adapted)
     adapt(forward, *weight, options);
-    summary.modules.push_back(weight->module);
-  }
   if (!options.quantizeNf4)
-    return summary;
+    return success();
   // What stays frozen once the adapters exist is what may be stored in 4 bits.
   TrainStepOptions selection;
   selection.trainable = loraTrainable(options);
@@ -246,11 +243,10 @@ FailureOr<LoraSummary> addLowRankAdapters(func::FuncOp forward, const LoraOption
       continue;
     quantize(forward, weight, options.doubleQuantization);
     replaced.set(weight.argument.getArgNumber());
-    summary.quantized.push_back(weight.name);
   }
   replaced.resize(forward.getNumArguments());
   forward.eraseArguments(replaced);
-  return summary;
+  return success();
 }
 
 } // namespace memc

@@ -59,17 +59,9 @@ struct LoraOptions {
 /// The globs that select what trains once adapters exist: the adapters and `alsoTrainable`.
 std::vector<std::string> loraTrainable(const LoraOptions &options);
 
-struct LoraSummary {
-  /// The adapted modules' names, in argument order (adapter_config.json's target_modules).
-  std::vector<std::string> modules;
-  /// The weights stored as NF4.
-  std::vector<std::string> quantized;
-};
-
 /// Rewrites `forward` as above. Errors (emitted): a glob that matches no matmul weight, a rank
 /// outside [1, min(out, in)], a weight read both as W and as W^T.
-mlir::FailureOr<LoraSummary> addLowRankAdapters(mlir::func::FuncOp forward,
-                                                const LoraOptions &options);
+mlir::LogicalResult addLowRankAdapters(mlir::func::FuncOp forward, const LoraOptions &options);
 
 } // namespace memc
 
