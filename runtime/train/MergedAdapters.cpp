@@ -29,6 +29,11 @@ const PlanBinding *bindingNamed(const LoadedPlan &plan, const std::string &name)
   return nullptr;
 }
 
+/// A parameter's whole shape (a ZeRO stage 3 binding's buffer is its shard).
+const std::vector<int64_t> &wholeShape(const LoadedPlan &plan, const PlanBinding &binding) {
+  return binding.shardOf.empty() ? plan.buffers[binding.buffer].shape : binding.shardOf;
+}
+
 bool isNf4(const LoadedPlan &plan, const WeightParts &parts) {
   return parts.values && plan.buffers[parts.values->buffer].dtype == DType::U8 && parts.absmax;
 }
@@ -89,8 +94,8 @@ bool isMergedWeight(const plan::Training &training, const LoadedPlan &plan,
       error = label + ": its adapters are incomplete or it is not a matrix";
       return true;
     }
-    const std::vector<int64_t> &a = plan.buffers[parts.loraA->buffer].shape;
-    const std::vector<int64_t> &b = plan.buffers[parts.loraB->buffer].shape;
+    const std::vector<int64_t> &a = wholeShape(plan, *parts.loraA);
+    const std::vector<int64_t> &b = wholeShape(plan, *parts.loraB);
     const int64_t out = parts.fanInFanOut ? dims[1] : dims[0];
     const int64_t in = parts.fanInFanOut ? dims[0] : dims[1];
     if (a.size() != 2 || b.size() != 2 || a[1] != in || b[0] != out || a[0] != b[1]) {
@@ -138,9 +143,9 @@ bool mergedWeight(const plan::Training &training, const LoadedPlan &plan,
   // W [out, in] += s B [out, r] A [r, in]; stored [in, out], its transpose.
   const std::vector<float> a = floatsOf(plan, parameters, *parts.loraA);
   const std::vector<float> b = floatsOf(plan, parameters, *parts.loraB);
-  const int64_t rank = plan.buffers[parts.loraA->buffer].shape[0];
-  const int64_t in = plan.buffers[parts.loraA->buffer].shape[1];
-  const int64_t outputs = plan.buffers[parts.loraB->buffer].shape[0];
+  const int64_t rank = wholeShape(plan, *parts.loraA)[0];
+  const int64_t in = wholeShape(plan, *parts.loraA)[1];
+  const int64_t outputs = wholeShape(plan, *parts.loraB)[0];
   const float scale = static_cast<float>(training.lora().alpha() / training.lora().rank());
   for (int64_t o = 0; o < outputs; ++o)
     for (int64_t k = 0; k < rank; ++k) {
