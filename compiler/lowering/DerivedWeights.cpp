@@ -8,9 +8,11 @@
 #include "kernels/NormalFloat4.h"
 #include "runtime/support/FloatConversion.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 using namespace mlir;
 
@@ -82,7 +84,23 @@ struct Nf4Parts {
     kernels::Nf4Layout layout{static_cast<int64_t>(values.size())};
     std::vector<uint8_t> packed(layout.packedBytes());
     std::vector<float> absmax(layout.blocks());
-    kernels::quantizeNf4(values.data(), layout.count, packed.data(), absmax.data());
+    // Blocks are independent and whole blocks write whole bytes: the threads' ranges of blocks
+    // give the serial result.
+    const int64_t blocks = layout.blocks();
+    const int64_t threads = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1,
+                                                blocks / 4096 + 1);
+    std::vector<std::thread> workers;
+    for (int64_t t = 0; t < threads; ++t) {
+      const int64_t first = blocks * t / threads, last = blocks * (t + 1) / threads;
+      workers.emplace_back([&, first, last] {
+        const int64_t begin = first * kernels::kNf4Block;
+        const int64_t end = std::min(last * kernels::kNf4Block, layout.count);
+        kernels::quantizeNf4(values.data() + begin, end - begin, packed.data() + begin / 2,
+                             absmax.data() + first);
+      });
+    }
+    for (std::thread &worker : workers)
+      worker.join();
     parts[0] = bytesOf(packed.data(), packed.size());
     if (!doubleQuantization) {
       parts[1] = bytesOf(absmax.data(), absmax.size());
