@@ -179,47 +179,65 @@ std::string matchScores(Value value, AttentionMatch &match) {
   }
 }
 
-/// Whether `mask` is a block of an additive causal buffer (kCausalAdditiveMaskAttr: 0 on and
-/// below the diagonal, -inf above) that hides what `causal` hides: nn.MultiheadAttention's
-/// attn_mask=mask[:T, :T], through slices (steps 1), reshapes adding leading 1s, casts, and
-/// products with a positive scalar (baddbmm's beta), which keep 0 and -inf.
-bool isCausalBufferBlock(Value mask, int64_t queries, int64_t keys) {
+/// The causal buffer (a function argument marked `attribute`) that `block`, of [..., queries,
+/// keys], is a block of, when the block hides what `causal` hides; null otherwise. Looks through
+/// slices (steps 1), casts, and the ops `through` gives the input of (null: none).
+BlockArgument causalBufferOf(Value block, StringRef attribute, int64_t queries, int64_t keys,
+                             function_ref<Value(Operation *)> through) {
   int64_t row = 0, column = 0;
-  while (true) {
-    auto shape = tensorType(mask).getShape();
-    const int64_t rank = shape.size();
-    if (auto slice = mask.getDefiningOp<SliceOp>()) {
+  while (Operation *op = block.getDefiningOp()) {
+    if (auto slice = dyn_cast<SliceOp>(op)) {
+      const int64_t rank = tensorType(slice.getResult()).getRank(); // `through` may change it
       if (slice.getSteps()[rank - 2] != 1 || slice.getSteps()[rank - 1] != 1)
-        return false;
+        return nullptr;
       row += slice.getStarts()[rank - 2];
       column += slice.getStarts()[rank - 1];
-      mask = slice.getInput();
-    } else if (auto reshape = mask.getDefiningOp<ReshapeOp>()) {
-      auto from = tensorType(reshape.getInput()).getShape();
-      // Only leading 1s come or go: the last two dims stay.
-      if (from.size() < 2 || from.take_back(2) != shape.take_back(2) ||
-          !llvm::all_of(from.drop_back(2), [](int64_t dim) { return dim == 1; }))
-        return false;
-      mask = reshape.getInput();
-    } else if (auto cast = mask.getDefiningOp<CastOp>()) {
-      mask = cast.getInput();
-    } else if (auto mul = mask.getDefiningOp<MulOp>()) {
-      std::optional<double> lhs = splatScalar(mul.getLhs()), rhs = splatScalar(mul.getRhs());
-      std::optional<double> factor = rhs ? rhs : lhs;
-      if (!factor || !(*factor > 0) || std::isinf(*factor) ||
-          tensorType(rhs ? mul.getLhs() : mul.getRhs()).getShape() != shape)
-        return false;
-      mask = rhs ? mul.getLhs() : mul.getRhs();
+      block = slice.getInput();
+    } else if (auto cast = dyn_cast<CastOp>(op)) {
+      block = cast.getInput();
+    } else if (Value input = through(op)) {
+      block = input;
     } else {
       break;
     }
   }
-  auto buffer = dyn_cast<BlockArgument>(mask);
+  auto buffer = dyn_cast<BlockArgument>(block);
   auto function = buffer ? dyn_cast<func::FuncOp>(buffer.getOwner()->getParentOp()) : nullptr;
   // Block element (i, j) is the buffer's (row + i, column + j): visible where j <= i + row -
   // column; causal (bottom-right aligned) sees j <= i + keys - queries.
-  return function && function.getArgAttr(buffer.getArgNumber(), kCausalAdditiveMaskAttr) &&
-         row - column == keys - queries;
+  if (!function || !function.getArgAttr(buffer.getArgNumber(), attribute) ||
+      row - column != keys - queries)
+    return nullptr;
+  return buffer;
+}
+
+/// Whether `mask` is a block of an additive causal buffer (kCausalAdditiveMaskAttr: 0 on and
+/// below the diagonal, -inf above) that hides what `causal` hides: nn.MultiheadAttention's
+/// attn_mask=mask[:T, :T], through slices, casts, reshapes adding leading 1s, and products with
+/// a positive scalar (baddbmm's beta), which keep 0 and -inf.
+bool isCausalBufferBlock(Value mask, int64_t queries, int64_t keys) {
+  auto through = [](Operation *op) -> Value {
+    ArrayRef<int64_t> shape = tensorType(op->getResult(0)).getShape();
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      ArrayRef<int64_t> from = tensorType(reshape.getInput()).getShape();
+      // Only leading 1s come or go: the last two dims stay.
+      if (from.size() < 2 || from.take_back(2) != shape.take_back(2) ||
+          !llvm::all_of(from.drop_back(2), [](int64_t dim) { return dim == 1; }))
+        return Value();
+      return reshape.getInput();
+    }
+    if (auto mul = dyn_cast<MulOp>(op)) {
+      std::optional<double> lhs = splatScalar(mul.getLhs()), rhs = splatScalar(mul.getRhs());
+      std::optional<double> factor = rhs ? rhs : lhs;
+      Value scaled = rhs ? mul.getLhs() : mul.getRhs();
+      if (!factor || !(*factor > 0) || std::isinf(*factor) ||
+          tensorType(scaled).getShape() != shape)
+        return Value();
+      return scaled;
+    }
+    return Value();
+  };
+  return causalBufferOf(mask, kCausalAdditiveMaskAttr, queries, keys, through) != nullptr;
 }
 
 /// Whether `mask` is the causal mask of [queries, keys] scores: as Llama exports it, a hiding
@@ -279,31 +297,10 @@ bool isCausalBufferFill(AttentionMatch &match, int64_t queries, int64_t keys) {
   int64_t rank = block.size();
   if (rank < 2 || block[rank - 2] != queries || block[rank - 1] != keys)
     return false;
-  // Where the block starts in the buffer: slices (steps 1) add up; casts keep its 0s and 1s.
-  int64_t row = 0, column = 0;
-  while (true) {
-    if (auto slice = condition.getDefiningOp<SliceOp>()) {
-      if (slice.getSteps()[rank - 2] != 1 || slice.getSteps()[rank - 1] != 1)
-        return false;
-      row += slice.getStarts()[rank - 2];
-      column += slice.getStarts()[rank - 1];
-      condition = slice.getInput();
-    } else if (auto cast = condition.getDefiningOp<CastOp>()) {
-      condition = cast.getInput();
-    } else {
-      break;
-    }
-  }
-  auto buffer = dyn_cast<BlockArgument>(condition);
-  auto function = buffer ? dyn_cast<func::FuncOp>(buffer.getOwner()->getParentOp()) : nullptr;
-  if (!function || tensorType(buffer).getRank() != rank ||
-      !function.getArgAttr(buffer.getArgNumber(), kLowerTriangularAttr))
-    return false;
-  if (!onlyHidesKeys(buffer))
-    return false;
-  // Block element (i, j) is the buffer's (row + i, column + j): visible where j <= i + row -
-  // column; causal (bottom-right aligned) sees j <= i + keys - queries.
-  return row - column == keys - queries;
+  // The block of the buffer, through slices and casts (which keep its 0s and 1s).
+  BlockArgument buffer = causalBufferOf(condition, kLowerTriangularAttr, queries, keys,
+                                        [](Operation *) { return Value(); });
+  return buffer && tensorType(buffer).getRank() == rank && onlyHidesKeys(buffer);
 }
 
 /// What multiplies v: the softmax's probabilities, cast back to the model's type (Llama's
