@@ -8,8 +8,9 @@
 // complete the 256. A block of elements is stored as one f32 absmax and, per element, the index
 // of the code value nearest to element / absmax.
 //
-// Header-only and free of host state, so a CUDA kernel can use it too; the Python reference of
-// the same algorithm is test/kernels/make_dynamic_code.py.
+// Header-only; the quantizers are free of host state, so a CUDA kernel can use them too (the
+// host makes each code once, dynamicCode). The Python reference of the same algorithm is
+// test/kernels/make_dynamic_code.py.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_DYNAMICQUANTIZATION_H
@@ -19,6 +20,7 @@
 #include "kernels/ScalarOperand.h"
 
 #include <cstdint>
+#include <memory>
 
 namespace memc::kernels {
 
@@ -74,6 +76,15 @@ inline DynamicCode makeDynamicCode(bool isSigned) {
     code.start[bucket] = static_cast<uint8_t>(below);
   }
   return code;
+}
+
+/// The signed or unsigned code, made once per process: the host's users share these.
+inline const DynamicCode &dynamicCode(bool isSigned) {
+  static const std::unique_ptr<DynamicCode> signedCode =
+      std::make_unique<DynamicCode>(makeDynamicCode(true));
+  static const std::unique_ptr<DynamicCode> unsignedCode =
+      std::make_unique<DynamicCode>(makeDynamicCode(false));
+  return isSigned ? *signedCode : *unsignedCode;
 }
 
 /// The index of the code value nearest to `normalized` (ties to the lower).

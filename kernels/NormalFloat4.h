@@ -11,7 +11,7 @@
 // offset) and the rest quantized in blocks of 256 on the signed dynamic code
 // (DynamicQuantization.h), one f32 scale per block; about 0.127 bits per weight instead of 0.5.
 //
-// Header-only and free of host state, so a CUDA kernel can use the dequantization too; the
+// Header-only; the dequantization is free of host state, so a CUDA kernel can use it too. The
 // Python reference of the same algorithm is test/kernels/make_nf4.py.
 //
 //===----------------------------------------------------------------------===//
@@ -110,6 +110,11 @@ inline Nf4Pairs makeNf4Pairs() {
     pairs.values[byte][1] = nf4Value(byte & 0xF);
   }
   return pairs;
+}
+
+/// A double-quantized absmax on the signed dynamic code (dynamicCode, host only).
+inline Nf4Absmax doubleQuantizedAbsmax(const uint8_t *codes, const float *scales, float offset) {
+  return Nf4Absmax{nullptr, codes, scales, offset, dynamicCode(true).values};
 }
 
 /// Elements [begin, begin + count) of the weight, dequantized into `out`; with `pairs`, whole

@@ -1,7 +1,6 @@
 //===- DerivedWeights.cpp - initial values memc makes ---------------------===//
 #include "compiler/lowering/DerivedWeights.h"
 
-#include "compiler/training/LowRankAdapters.h"
 #include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/MemcDialect.h"
 #include "kernels/DropoutMask.h"
@@ -105,11 +104,9 @@ struct Nf4Parts {
     if (!doubleQuantization) {
       parts[1] = bytesOf(absmax.data(), absmax.size());
     } else {
-      static const auto signedCode =
-          std::make_unique<kernels::DynamicCode>(kernels::makeDynamicCode(true));
       std::vector<uint8_t> codes(layout.blocks());
       std::vector<float> scales(layout.absmaxBlocks());
-      float offset = kernels::quantizeNf4Absmax(*signedCode, absmax.data(), layout.blocks(),
+      float offset = kernels::quantizeNf4Absmax(kernels::dynamicCode(true), absmax.data(), layout.blocks(),
                                                 codes.data(), scales.data());
       parts[1] = bytesOf(codes.data(), codes.size());
       parts[2] = bytesOf(scales.data(), scales.size());

@@ -23,11 +23,10 @@ namespace {
 
 /// The absmax of the call's weight, plain or double-quantized.
 Nf4Absmax absmaxOf(const KernelCall &call) {
-  static const auto signedCode = std::make_unique<DynamicCode>(makeDynamicCode(true));
   if (call.inputs.size() == 3)
     return Nf4Absmax{call.inputs[2].as<float>()};
-  return Nf4Absmax{nullptr, call.inputs[2].as<uint8_t>(), call.inputs[3].as<float>(),
-                   *call.inputs[4].as<float>(), signedCode->values};
+  return doubleQuantizedAbsmax(call.inputs[2].as<uint8_t>(), call.inputs[3].as<float>(),
+                               *call.inputs[4].as<float>());
 }
 
 /// Columns [column0, column0 + count) of op(W), K deep, into `panel`: [count, K] (read

@@ -134,7 +134,7 @@ bool runAdamW8bit(KernelContext &context, const KernelCall &call) {
   AdamWStep adamw;
   if (!adamw.prepare(context, call, 6, "adamw8bit_update"))
     return false;
-  static const DynamicCode signedCode = makeDynamicCode(true), unsignedCode = makeDynamicCode(false);
+  const DynamicCode &signedCode = dynamicCode(true), &unsignedCode = dynamicCode(false);
   const int64_t elements = call.inputs[0].numElements();
   const int64_t blocks = (elements + kQuantizationBlock - 1) / kQuantizationBlock;
   visitFloat(call.inputs[0].dtype, [&](auto tag) {

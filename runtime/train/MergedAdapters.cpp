@@ -121,16 +121,14 @@ bool mergedWeight(const plan::Training &training, const LoadedPlan &plan,
   out.bytes.assign(static_cast<size_t>(count) * sizeof(float), 0);
   float *weight = out.as<float>();
   if (isNf4(plan, parts)) {
-    static const auto signedCode =
-        std::make_unique<kernels::DynamicCode>(kernels::makeDynamicCode(true));
     auto array = [&](const PlanBinding *binding) -> const HostArray & {
       return parameters[binding - plan.parameters.data()].second;
     };
     kernels::Nf4Absmax absmax;
     if (parts.nestedAbsmax && parts.nestedOffset)
-      absmax = kernels::Nf4Absmax{nullptr, array(parts.absmax).as<uint8_t>(),
-                                  array(parts.nestedAbsmax).as<float>(),
-                                  *array(parts.nestedOffset).as<float>(), signedCode->values};
+      absmax = kernels::doubleQuantizedAbsmax(array(parts.absmax).as<uint8_t>(),
+                                              array(parts.nestedAbsmax).as<float>(),
+                                              *array(parts.nestedOffset).as<float>());
     else
       absmax = kernels::Nf4Absmax{array(parts.absmax).as<float>()};
     kernels::dequantizeNf4(array(parts.values).as<uint8_t>(), absmax, 0, count, weight);
