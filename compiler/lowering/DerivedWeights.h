@@ -1,7 +1,7 @@
 //===- DerivedWeights.h - initial values memc makes -------------*- C++ -*-===//
 //
 // Some parameters' initial values are not in the model: memc makes them when it writes the
-// program, from the arguments' kDerivedAttr (compiler/training/LowRankAdapters.h). A LoRA A
+// program, from the arguments' kDerivedAttr (dialects/memc/MemcDialect.h). A LoRA A
 // matrix is drawn kaiming-uniform as nn.init.kaiming_uniform_(a=sqrt(5)) draws nn.Linear's
 // weight: uniform on +-1/sqrt(in), each element a pure function of (--seed, its name, its
 // index: splitmix64 keyed by FNV-1a of the name); B is zeros; an NF4 weight's packed codes and

@@ -10,7 +10,7 @@
 //   y = x op(W) + (alpha / rank) * dropout(x) A^T B^T
 // with A [rank, in] and B [out, rank] new parameters named `<module>.lora_A.weight` and
 // `<module>.lora_B.weight`, PEFT's state_dict names (<module>: the weight's name less
-// `.weight`). Their initial values are not in the model: the arguments carry kDerivedAttr
+// `.weight`). Their initial values are not in the model: the arguments carry kDerivedAttr (MemcDialect.h)
 // (A kaiming-uniform, B zeros), which DerivedWeights.h makes when the program is written.
 //
 // With --quantize-base nf4, each frozen 2-D weight that only matmuls read, except the one whose
@@ -29,15 +29,6 @@
 #include <vector>
 
 namespace memc {
-
-/// On an argument whose initial values memc makes (DerivedWeights.h): how ("kaiming_uniform",
-/// "zeros", or a part of an NF4 weight: "nf4", "nf4.absmax", "nf4.nested_absmax",
-/// "nf4.nested_offset"), and for the NF4 parts, the stored weight they are made from.
-constexpr llvm::StringLiteral kDerivedAttr = "memc.derived";
-constexpr llvm::StringLiteral kDerivedFromAttr = "memc.derived_from";
-/// On a lora_A argument (a UnitAttr): its weight is stored [in, out] and read untransposed
-/// (PEFT's fan_in_fan_out).
-constexpr llvm::StringLiteral kFanInFanOutAttr = "memc.fan_in_fan_out";
 
 struct LoraOptions {
   /// 0: no adapters (and nothing quantized).

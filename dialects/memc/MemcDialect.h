@@ -28,6 +28,15 @@ constexpr llvm::StringLiteral kStateOfAttr = "memc.state_of";
 /// On a ZeRO stage 3 parameter (a DenseI64ArrayAttr): the whole tensor's shape; the argument is
 /// this rank's flat shard of it (compiler/training/DataParallel.h).
 constexpr llvm::StringLiteral kShardOfAttr = "memc.shard_of";
+/// On an argument whose initial values memc makes (compiler/lowering/DerivedWeights.h): how
+/// ("kaiming_uniform", "zeros", or a part of an NF4 weight: "nf4", "nf4.absmax",
+/// "nf4.nested_absmax", "nf4.nested_offset"), and for the NF4 parts, the stored weight they are
+/// made from (compiler/training/LowRankAdapters.h).
+constexpr llvm::StringLiteral kDerivedAttr = "memc.derived";
+constexpr llvm::StringLiteral kDerivedFromAttr = "memc.derived_from";
+/// On a lora_A argument (a UnitAttr): its weight is stored [in, out] and read untransposed
+/// (PEFT's fan_in_fan_out).
+constexpr llvm::StringLiteral kFanInFanOutAttr = "memc.fan_in_fan_out";
 /// On a training step's argument (a UnitAttr): model state offloaded to host memory
 /// (--offload-optimizer cpu), which the plan places in its HOST region.
 constexpr llvm::StringLiteral kOffloadedAttr = "memc.offloaded";
