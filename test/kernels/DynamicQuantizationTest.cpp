@@ -7,43 +7,29 @@
 // neighbouring code values.
 //
 //===----------------------------------------------------------------------===//
+#include "JsonReference.h"
+
 #include "kernels/DynamicQuantization.h"
-#include "runtime/io/Json.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 namespace memc::kernels {
 namespace {
 
-const runtime::JsonValue &reference() {
-  static const runtime::JsonValue parsed = [] {
-    std::ifstream file(MEMC_DYNAMIC_CODE_REFERENCE);
-    std::stringstream text;
-    text << file.rdbuf();
-    runtime::JsonValue value;
-    std::string error;
-    EXPECT_TRUE(runtime::parseJson(text.str(), value, error)) << error;
-    return value;
-  }();
-  return parsed;
-}
+using testing::numbers;
 
-std::vector<float> floats(const runtime::JsonValue &array) {
-  std::vector<float> values;
-  for (const runtime::JsonValue &element : array.elements())
-    values.push_back(static_cast<float>(element.number()));
-  return values;
+const runtime::JsonValue &reference() {
+  static const runtime::JsonValue parsed = testing::readJsonReference(MEMC_DYNAMIC_CODE_REFERENCE);
+  return parsed;
 }
 
 TEST(DynamicQuantization, CodesEqualTheReference) {
   for (bool isSigned : {true, false}) {
     DynamicCode code = makeDynamicCode(isSigned);
-    std::vector<float> expected = floats(*reference().find(isSigned ? "signed" : "unsigned"));
+    std::vector<float> expected = numbers<float>(*reference().find(isSigned ? "signed" : "unsigned"));
     ASSERT_EQ(expected.size(), 256u);
     for (int i = 0; i < 256; ++i)
       EXPECT_EQ(code.values[i], expected[i]) << (isSigned ? "signed " : "unsigned ") << i;
@@ -56,7 +42,7 @@ TEST(DynamicQuantization, BlocksEqualTheReference) {
   const DynamicCode signedCode = makeDynamicCode(true), unsignedCode = makeDynamicCode(false);
   for (const runtime::JsonValue &block : reference().find("blocks")->elements()) {
     const std::string name = block.find("name")->string();
-    std::vector<float> values = floats(*block.find("values"));
+    std::vector<float> values = numbers<float>(*block.find("values"));
     std::vector<uint8_t> indices(values.size());
     const DynamicCode &code = block.find("signed")->boolean() ? signedCode : unsignedCode;
     float absmax = quantizeBlock(code, values.data(), static_cast<int64_t>(values.size()),

@@ -10,8 +10,6 @@
 
 #include "kernels/NormalFloat4.h"
 
-#include <memory>
-
 namespace memc::kernels::testing {
 namespace {
 
@@ -21,7 +19,6 @@ struct Nf4Weight {
 };
 
 Nf4Weight quantizedWeight(int64_t rows, int64_t columns, bool doubleQuantization) {
-  static const auto code = std::make_unique<DynamicCode>(makeDynamicCode(true));
   OwnedTensor values = randomF32({rows * columns}, 7, 0.05);
   Nf4Layout layout{rows * columns};
   Nf4Weight weight;
@@ -33,13 +30,13 @@ Nf4Weight quantizedWeight(int64_t rows, int64_t columns, bool doubleQuantization
   if (doubleQuantization) {
     OwnedTensor codes(DType::U8, {layout.blocks()});
     OwnedTensor nested(DType::F32, {layout.absmaxBlocks()});
-    float offset = quantizeNf4Absmax(*code, absmax.data(), layout.blocks(), codes.as<uint8_t>(),
+    float offset = quantizeNf4Absmax(dynamicCode(true), absmax.data(), layout.blocks(), codes.as<uint8_t>(),
                                      nested.as<float>());
     weight.operands.push_back(std::move(codes));
     weight.operands.push_back(std::move(nested));
     weight.operands.push_back(f32({}, {offset}));
-    scales = Nf4Absmax{nullptr, weight.operands[1].as<uint8_t>(), weight.operands[2].as<float>(),
-                       offset, code->values};
+    scales = doubleQuantizedAbsmax(weight.operands[1].as<uint8_t>(),
+                                   weight.operands[2].as<float>(), offset);
   } else {
     weight.operands.push_back(tensor(DType::F32, {layout.blocks()},
                                      std::vector<double>(absmax.begin(), absmax.end())));

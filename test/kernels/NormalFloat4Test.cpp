@@ -7,43 +7,23 @@
 // code times its block's absmax, and the double-quantized absmax near the plain ones.
 //
 //===----------------------------------------------------------------------===//
+#include "JsonReference.h"
+
 #include "kernels/NormalFloat4.h"
-#include "runtime/io/Json.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <memory>
-#include <sstream>
 #include <vector>
 
 namespace memc::kernels {
 namespace {
 
+using testing::numbers;
+
 const runtime::JsonValue &reference() {
-  static const runtime::JsonValue parsed = [] {
-    std::ifstream file(MEMC_NF4_REFERENCE);
-    std::stringstream text;
-    text << file.rdbuf();
-    runtime::JsonValue value;
-    std::string error;
-    EXPECT_TRUE(runtime::parseJson(text.str(), value, error)) << error;
-    return value;
-  }();
+  static const runtime::JsonValue parsed = testing::readJsonReference(MEMC_NF4_REFERENCE);
   return parsed;
-}
-
-template <typename T> std::vector<T> numbers(const runtime::JsonValue &array) {
-  std::vector<T> values;
-  for (const runtime::JsonValue &element : array.elements())
-    values.push_back(static_cast<T>(element.number()));
-  return values;
-}
-
-const DynamicCode &signedCode() {
-  static const auto code = std::make_unique<DynamicCode>(makeDynamicCode(true));
-  return *code;
 }
 
 TEST(NormalFloat4, ValuesEqualTheReference) {
@@ -116,12 +96,12 @@ TEST(NormalFloat4, DoubleQuantizationEqualsTheReference) {
   ASSERT_EQ(layout.absmaxBlocks(), 2);
   std::vector<uint8_t> codes(absmax.size());
   std::vector<float> scales(layout.absmaxBlocks());
-  float offset = quantizeNf4Absmax(signedCode(), absmax.data(), absmax.size(), codes.data(),
+  float offset = quantizeNf4Absmax(dynamicCode(true), absmax.data(), absmax.size(), codes.data(),
                                    scales.data());
   EXPECT_EQ(offset, static_cast<float>(expected.find("offset")->number()));
   EXPECT_EQ(codes, numbers<uint8_t>(*expected.find("codes")));
   EXPECT_EQ(scales, numbers<float>(*expected.find("scales")));
-  Nf4Absmax restored{nullptr, codes.data(), scales.data(), offset, signedCode().values};
+  Nf4Absmax restored = doubleQuantizedAbsmax(codes.data(), scales.data(), offset);
   for (size_t block = 0; block < absmax.size(); ++block)
     EXPECT_NEAR(restored[block], absmax[block], 0.01f * scales[block / kNf4AbsmaxBlock]);
 }
