@@ -210,6 +210,9 @@ private:
   /// Parameters recreated from another initializer by an Identity node (exporter dedup).
   llvm::StringSet<> identityParameters;
   ImportBudget importBudget;
+  /// Graph inputs whose axis 0 is symbolic, and how many --micro-batch bound.
+  bool symbolicBatch = false;
+  int64_t batchedInputs = 0;
 };
 
 OwningOpRef<ModuleOp> OnnxImporter::run() {
@@ -408,6 +411,8 @@ LogicalResult OnnxImporter::createFunction() {
   function = builder.create<func::FuncOp>(modelLocation(), options.functionName,
                                           builder.getFunctionType(argTypes, {}));
   function.setAllArgAttrs(argAttrs);
+  if (symbolicBatch)
+    (*module)->setAttr(kSymbolicBatchAttr, builder.getUnitAttr());
   Block *entry = function.addEntryBlock();
   for (auto [name, argument] : llvm::zip(argNames, entry->getArguments()))
     tensors[name] = ImportedTensor{argument, std::nullopt};
@@ -448,12 +453,40 @@ FailureOr<RankedTensorType> OnnxImporter::inputType(const onnx::ValueInfoProto &
   };
   const std::vector<int64_t> *bound = nullptr;
   bool fromExample = false;
-  if (auto given = options.inputShapes.find(name); given != options.inputShapes.end())
+  const std::vector<int64_t> *example =
+      exportMetadata && exportMetadata->exampleShapes.count(name)
+          ? &exportMetadata->exampleShapes.at(name)
+          : nullptr;
+  std::vector<int64_t> batched;
+  bool batchIsSymbolic = !shape.empty() && shape[0] == ShapedType::kDynamic;
+  symbolicBatch |= batchIsSymbolic;
+  if (options.batchSize && batchIsSymbolic) {
+    if (options.inputShapes.count(name))
+      return emitError(modelLocation())
+             << "--input-shape " << name << " and --micro-batch both set the batch of graph "
+             << "input '" << name << "': give one of them";
+    // --micro-batch: axis 0; the other symbolic dimensions as in the export's example.
+    batched.assign(shape.begin(), shape.end());
+    batched[0] = options.batchSize;
+    for (size_t i = 1; i < batched.size(); ++i)
+      if (batched[i] == ShapedType::kDynamic) {
+        if (!example || example->size() != batched.size())
+          return emitError(modelLocation())
+                 << "graph input '" << name << "' [" << written << "] has symbolic dimension "
+                 << i << " besides the batch; bind the whole shape with --input-shape " << name
+                 << "=DIMS instead of --micro-batch";
+        batched[i] = (*example)[i];
+      }
+    ++batchedInputs;
+  }
+  if (!batched.empty())
+    bound = &batched;
+  else if (auto given = options.inputShapes.find(name); given != options.inputShapes.end())
     bound = &given->second;
   else if (!symbolic)
     return RankedTensorType::get(shape, elementType);
-  else if (exportMetadata && exportMetadata->exampleShapes.count(name)) {
-    bound = &exportMetadata->exampleShapes.at(name);
+  else if (example) {
+    bound = example;
     fromExample = true;
     emitRemark(modelLocation()) << "graph input '" << name << "' [" << written
                                 << "] takes the shape of the export's example, " << joined(*bound)
@@ -494,6 +527,13 @@ LogicalResult OnnxImporter::collectInputs(SmallVectorImpl<Type> &types,
     attrs.push_back(builder.getDictionaryAttr(
         builder.getNamedAttr(kInputNameAttr, builder.getStringAttr(input.name()))));
     names.push_back(input.name());
+  }
+  if (options.batchSize && !batchedInputs && !failedAny) {
+    emitError(modelLocation()) << "--micro-batch " << options.batchSize
+                               << ": no graph input has a symbolic batch (axis 0); the model's "
+                                  "batch is fixed at export (export it with a dynamic batch, as "
+                                  "python/memc_export.py does by default)";
+    failedAny = true;
   }
   for (const auto &[name, dims] : options.inputShapes)
     if (!inputNames.contains(name)) {

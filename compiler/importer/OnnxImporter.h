@@ -37,7 +37,13 @@ struct ImportOptions {
   /// `--weights-from`: a Hugging Face checkpoint the parameters are bound to by name, and
   /// `--weights-from-map`'s renames (CheckpointWeights.h); empty: the model's own initializers.
   std::string weightsFrom, weightsFromMap;
+  /// `--micro-batch N`: axis 0 of every graph input where it is symbolic (0: not set).
+  int64_t batchSize = 0;
 };
+
+/// On the imported module when a graph input's batch (axis 0) is symbolic, so --micro-batch
+/// applies.
+inline constexpr llvm::StringLiteral kSymbolicBatchAttr = "memc.symbolic_batch";
 
 /// Adds `--input-shape` text `NAME=4x128` to `options.inputShapes`; false with a message for
 /// malformed text, a dimension that is not positive, or more elements than one tensor may have.

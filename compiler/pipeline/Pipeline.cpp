@@ -182,7 +182,7 @@ LogicalResult planTraining(ModuleOp module, const std::string &modelName,
   if (failed(planned))
     return failure();
   compiled.planned = std::move(*planned);
-  if (!compiled.planned->fits)
+  if (!compiled.planned->fits || options.planStepOnly)
     return success();
   // --dump-grads and --eval-data run these on their own; each gets the same budget, and what
   // the plans before it left of the ILP's time limit (a total for the compilation).

@@ -89,6 +89,10 @@ struct PipelineOptions {
   /// Train: the step's activations go to host memory (compiler/lowering/OffloadActivations.h),
   /// instead of remat (budget.mode None).
   bool offloadActivations = false;
+  /// Train: plan @train_step only, not the programs it carries (--dump-grads', --eval-data's)
+  /// nor its ONNX template; for answers about memory (the ladder, --micro-batch auto), which
+  /// write no program.
+  bool planStepOnly = false;
 };
 
 /// The IR transforms of `options.mode`, steps 1 to 5b of the order above.

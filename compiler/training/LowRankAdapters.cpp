@@ -201,6 +201,10 @@ LogicalResult addLowRankAdapters(func::FuncOp forward, const LoraOptions &option
     return failure();
   std::vector<llvm::GlobPattern> globs;
   for (const std::string &text : options.targets) {
+    if (text == kAllLinearTargets) { // matched below, by what the weight is
+      globs.push_back(llvm::cantFail(llvm::GlobPattern::create("")));
+      continue;
+    }
     llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(text);
     if (!glob)
       return forward.emitError() << "invalid --lora-targets glob '" << text
@@ -212,7 +216,8 @@ LogicalResult addLowRankAdapters(func::FuncOp forward, const LoraOptions &option
   for (const MatMulWeight &weight : *weights) {
     bool matched = false;
     for (size_t g = 0; g < globs.size(); ++g)
-      if (matchesModule(globs[g], weight.module))
+      if (options.targets[g] == kAllLinearTargets ? !weight.producesOutput
+                                                  : matchesModule(globs[g], weight.module))
         matched = globUsed[g] = true;
     if (!matched)
       continue;

@@ -36,7 +36,8 @@ struct LoraOptions {
   double alpha = 0;
   double dropout = 0;
   /// Globs over module names (a weight's name less `.weight`); one matches a module when it
-  /// matches the whole name or a dot-separated suffix of it, so PEFT's `q_proj` works as is.
+  /// matches the whole name or a dot-separated suffix of it, so PEFT's `q_proj` works as is;
+  /// or kAllLinearTargets.
   std::vector<std::string> targets;
   /// --quantize-base nf4, with double quantization unless --no-double-quant.
   bool quantizeNf4 = false;
@@ -46,6 +47,10 @@ struct LoraOptions {
   /// Seeds the A matrices' initial values (--seed), which DerivedWeights.h draws.
   uint64_t seed = 0;
 };
+
+/// PEFT's `target_modules="all-linear"`: every weight a matmul reads but the LM head's (whose
+/// product is a graph output).
+inline constexpr const char *kAllLinearTargets = "all-linear";
 
 /// The globs that select what trains once adapters exist: the adapters and `alsoTrainable`.
 std::vector<std::string> loraTrainable(const LoraOptions &options);

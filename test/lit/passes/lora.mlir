@@ -1,6 +1,7 @@
 // RUN: memc-opt '--memc-lora=rank=2 alpha=8 targets=q_proj' %s | FileCheck %s
 // RUN: memc-opt '--memc-lora=rank=2 alpha=8 targets=q_proj quantize-base=nf4' %s | FileCheck %s --check-prefix=NF4
 // RUN: memc-opt '--memc-lora=rank=2 alpha=8 targets=q_proj quantize-base=nf4 double-quant=false' %s | FileCheck %s --check-prefix=PLAIN
+// RUN: memc-opt '--memc-lora=rank=2 targets=all-linear' %s | FileCheck %s --check-prefix=ALL
 // RUN: not memc-opt '--memc-lora=rank=2 targets=nothing' %s 2>&1 | FileCheck %s --check-prefix=UNMATCHED
 // RUN: not memc-opt '--memc-lora=rank=9 targets=q_proj' %s 2>&1 | FileCheck %s --check-prefix=RANK
 
@@ -41,6 +42,15 @@
 // PLAIN: %{{[a-z0-9]+}}: tensor<2xf32> {memc.derived = "nf4.absmax"
 // PLAIN-NOT: nested
 // PLAIN: memc.matmul_nf4 {{.*}} : (tensor<4x16xf32>, tensor<64xui8>, tensor<2xf32>) -> tensor<4x8xf32>
+
+// PEFT's all-linear: every matmul weight but the head's (whose product is the graph output).
+// ALL-LABEL: func.func @forward
+// ALL-NOT: lm_head.lora_A
+// ALL-SAME: memc.param = "layers.0.q_proj.lora_A.weight"
+// ALL-NOT: lm_head.lora_A
+// ALL-SAME: memc.param = "layers.0.up_proj.lora_A.weight"
+// ALL-NOT: lm_head.lora_A
+// ALL: return
 
 // UNMATCHED: error: --lora-targets 'nothing' matches no weight read by a MatMul or Gemm
 // RANK: error: --lora-rank 9 exceeds min(out, in) = 8 of 'layers.0.q_proj.weight' 'tensor<8x16xf32>'
