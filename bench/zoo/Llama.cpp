@@ -1,8 +1,9 @@
 //===- Llama.cpp - LLaMA as Hugging Face LlamaForCausalLM writes it --------===//
 //
 // input_ids [B, T] int64 -> logits [B, T, vocab] float32. Pre-norm decoder with RMSNorm, rotary
-// position embeddings, multi-head attention (as many key/value heads as query heads), a SwiGLU MLP and
-// an untied lm_head; no linear layer has a bias. The RoPE tables are the buffers
+// position embeddings, attention with as many key/value heads as query heads or fewer
+// (grouped-query attention, each key/value head repeated for its group as repeat_kv does), a SwiGLU
+// MLP and an untied lm_head; no linear layer has a bias. The RoPE tables are the buffers
 // model.rotary_emb.cos_cached / sin_cached ([T, head_dim], the frequencies repeated as
 // cat(freqs, freqs) the way rotate_half expects), and the causal mask is the additive buffer
 // model.causal_mask ([1, 1, T, T]: 0 where allowed, the lowest float where not, as Hugging Face builds
@@ -22,7 +23,7 @@ namespace {
 using Module = OnnxGraphBuilder::Module;
 
 struct Dims {
-  int64_t batch, seq, dModel, heads, headDim;
+  int64_t batch, seq, dModel, heads, kvHeads, headDim;
 };
 
 struct RopeTables {
@@ -84,16 +85,33 @@ std::string applyRope(OnnxGraphBuilder &b, const std::string &x, const RopeTable
               {b.op("Mul", {x, rope.cos}), b.op("Mul", {rotated, rope.sin})});
 }
 
+/// repeat_kv for k or v ([B, Hkv, T, D] -> [B, H, T, D], head h reading kv head h / n_rep):
+/// `x[:, :, None, :, :].expand(B, Hkv, n_rep, T, D).reshape(B, H, T, D)`, which exports as
+/// Unsqueeze, Expand and Reshape. With n_rep = 1 it returns x itself, so multi-head attention has
+/// no repeat.
+std::string repeatKv(OnnxGraphBuilder &b, const std::string &x, const Dims &dims) {
+  const int64_t repeats = dims.heads / dims.kvHeads;
+  if (repeats == 1)
+    return x;
+  std::string unsqueezed = b.op("Unsqueeze", {x, b.constantInt64s({2})});
+  std::string expanded = b.op(
+      "Expand",
+      {unsqueezed, b.constantInt64s({dims.batch, dims.kvHeads, repeats, dims.seq, dims.headDim})});
+  return reshape(b, expanded, {dims.batch, dims.heads, dims.seq, dims.headDim});
+}
+
 std::string attention(OnnxGraphBuilder &b, const std::string &x, const Dims &dims,
                       const RopeTables &rope, const std::string &mask) {
   Module scope(b, "self_attn");
-  const int64_t d = dims.dModel;
+  const int64_t d = dims.dModel, kvDim = dims.kvHeads * dims.headDim;
   const Shape bthd = {dims.batch, dims.seq, dims.heads, dims.headDim};
+  const Shape kvBthd = {dims.batch, dims.seq, dims.kvHeads, dims.headDim};
   std::string q = splitHeads(b, linear(b, "q_proj", x, d, d, false), bthd);
-  std::string k = splitHeads(b, linear(b, "k_proj", x, d, d, false), bthd);
-  std::string v = splitHeads(b, linear(b, "v_proj", x, d, d, false), bthd);
+  std::string k = splitHeads(b, linear(b, "k_proj", x, d, kvDim, false), kvBthd);
+  std::string v = splitHeads(b, linear(b, "v_proj", x, d, kvDim, false), kvBthd);
   q = applyRope(b, q, rope, dims.headDim);
-  k = applyRope(b, k, rope, dims.headDim);
+  k = repeatKv(b, applyRope(b, k, rope, dims.headDim), dims);
+  v = repeatKv(b, v, dims);
 
   std::string scores = b.op("MatMul", {q, transpose(b, k, {0, 1, 3, 2})});
   scores = b.op("Div", {scores, b.constantFloat(float(std::sqrt(double(dims.headDim))))});
@@ -118,7 +136,8 @@ std::string mlp(OnnxGraphBuilder &b, const std::string &x, int64_t dModel, int64
 } // namespace
 
 void buildLlama(OnnxGraphBuilder &b, const TransformerConfig &config, const ZooOptions &options) {
-  const Dims dims{options.batch, options.seq, config.dModel, config.heads,
+  const int64_t kvHeads = config.kvHeads > 0 ? config.kvHeads : config.heads;
+  const Dims dims{options.batch, options.seq, config.dModel, config.heads, kvHeads,
                   config.dModel / config.heads};
   std::string ids = b.input("input_ids", onnx::TensorProto::INT64, {dims.batch, dims.seq});
 

@@ -72,6 +72,18 @@ TransformerConfig llama(int64_t dModel, int64_t layers, int64_t heads, int64_t f
   return config;
 }
 
+/// Llama 3: grouped-query attention, the 128256-token tokenizer, RoPE theta 500000. Llama 3.1's
+/// rope_scaling (longer-context inverse frequencies) changes only the RoPE tables' values; the
+/// tables here are unscaled, as Llama 3's.
+TransformerConfig llama3(int64_t dModel, int64_t layers, int64_t heads, int64_t kvHeads,
+                         int64_t ffn) {
+  TransformerConfig config = llama(dModel, layers, heads, ffn, 1e-5f);
+  config.vocab = 128256;
+  config.kvHeads = kvHeads;
+  config.ropeTheta = 500000.0f;
+  return config;
+}
+
 ZooModel resnet50() {
   ResNetConfig config;
   config.blocks = {3, 4, 6, 3};
@@ -107,6 +119,10 @@ const std::vector<ZooModel> &zooModels() {
                   llama(2048, 16, 32, 5632, 1e-5f), buildLlama),
       transformer("llama-7b", "LLaMA-7B: d 4096, 32 layers, 32 heads, ffn 11008, untied lm_head",
                   llama(4096, 32, 32, 11008, 1e-6f), buildLlama),
+      transformer("llama3-8b",
+                  "Llama 3 8B: d 4096, 32 layers, 32 heads, 8 kv heads (GQA), ffn 14336, "
+                  "vocab 128256, untied lm_head",
+                  llama3(4096, 32, 32, 8, 14336), buildLlama),
       resnet50(),
   };
   return models;

@@ -30,6 +30,7 @@ struct TransformerConfig {
   int64_t dModel = 0;
   int64_t layers = 0;
   int64_t heads = 0;
+  int64_t kvHeads = 0; ///< Key/value heads of grouped-query attention (LLaMA); 0 = heads.
   int64_t ffn = 0;
   float normEps = 1e-5f;
   float ropeTheta = 10000.0f; ///< LLaMA only.

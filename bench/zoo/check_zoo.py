@@ -38,6 +38,7 @@ EXPECTED_PARAMETERS = {
     "bert-base": 109_514_298,
     "llama-1b": 953_223_168,
     "llama-7b": 6_738_415_616,
+    "llama3-8b": 8_030_261_248,
     "resnet50": 25_557_032,
 }
 
@@ -113,6 +114,10 @@ def run_graph(model, feeds, weights):
             out = [x[0].reshape(x[1])]
         elif op == "Flatten":
             out = [x[0].reshape(int(np.prod(x[0].shape[:a["axis"]])), -1)]
+        elif op == "Unsqueeze":
+            out = [np.expand_dims(x[0], tuple(int(i) for i in x[1]))]
+        elif op == "Expand":
+            out = [np.broadcast_to(x[0], np.broadcast_shapes(x[0].shape, tuple(x[1]))).copy()]
         elif op == "Concat":
             out = [np.concatenate(x, axis=a["axis"])]
         elif op == "Split":
@@ -199,11 +204,14 @@ def bert_reference(W, ids, layers, heads):
     return h @ W[e + "word_embeddings.weight"].T + W[c + "bias"]
 
 
-def llama_reference(W, ids, layers, heads, eps):
+def llama_reference(W, ids, layers, heads, eps, kv_heads=None, theta=10000.0):
+    """kv_heads < heads: grouped-query attention, query head h reading key/value head
+    h // (heads // kv_heads)."""
     t = ids.shape[1]
     x = W["model.embed_tokens.weight"][ids]
     d = x.shape[-1] // heads
-    inv = 1.0 / (10000.0 ** (np.arange(0, d, 2) / d))
+    groups = heads // (kv_heads or heads)
+    inv = 1.0 / (theta ** (np.arange(0, d, 2) / d))
     freqs = np.outer(np.arange(t), inv)
     cos, sin = np.cos(np.concatenate([freqs] * 2, -1)), np.sin(np.concatenate([freqs] * 2, -1))
     rms = lambda v, w: w * v / np.sqrt((v ** 2).mean(-1, keepdims=True) + eps)
@@ -214,8 +222,10 @@ def llama_reference(W, ids, layers, heads, eps):
     for l in range(layers):
         p = f"model.layers.{l}."
         a = rms(x, W[p + "input_layernorm.weight"])
-        q, k, v = (_heads(lin(a, p + "self_attn." + n), heads) for n in ("q_proj", "k_proj", "v_proj"))
+        q = _heads(lin(a, p + "self_attn.q_proj"), heads)
+        k, v = (_heads(lin(a, p + "self_attn." + n), heads // groups) for n in ("k_proj", "v_proj"))
         q, k = rope(q), rope(k)
+        k, v = np.repeat(k, groups, axis=1), np.repeat(v, groups, axis=1)
         s = np.where(causal, q @ k.transpose(0, 1, 3, 2) / math.sqrt(d), -np.inf)
         x = x + lin(_merge(_softmax(s, -1) @ v), p + "self_attn.o_proj")
         m = rms(x, W[p + "post_attention_layernorm.weight"])
@@ -294,6 +304,8 @@ def check_numerics(binary, workdir):
          lambda W, ids: llama_reference(W, ids, 2, 32, 1e-5)),
         ("llama-7b", ["--batch", "1", "--seq", "5", "--layers", "1", "--vocab", "11"],
          lambda W, ids: llama_reference(W, ids, 1, 32, 1e-6)),
+        ("llama3-8b", ["--batch", "2", "--seq", "5", "--layers", "1", "--vocab", "11"],
+         lambda W, ids: llama_reference(W, ids, 1, 32, 1e-5, kv_heads=8, theta=500000.0)),
         ("gpt2-355m", ["--batch", "1", "--seq", "5", "--layers", "1", "--vocab", "11"],
          lambda W, ids: gpt2_reference(W, ids, 1, 16)),
     ]
