@@ -49,6 +49,22 @@ StringAttr argAttr(func::FuncOp function, unsigned index, StringRef name) {
   return function.getArgAttrOfType<StringAttr>(index, name);
 }
 
+/// Whether `value` is returned, as it is or through a bias add, reshape or cast: the head's
+/// product, as nn.Linear exports it (MatMul, then Add of the bias).
+bool isGraphOutput(Value value) {
+  for (Operation *user : value.getUsers()) {
+    if (isa<func::ReturnOp>(user))
+      return true;
+    // A bias is a parameter; a residual sum (another activation) makes no head.
+    bool biasAdd = isa<AddOp>(user) && llvm::all_of(user->getOperands(), [&](Value operand) {
+                     return operand == value || isa<BlockArgument>(operand);
+                   });
+    if ((biasAdd || isa<ReshapeOp, CastOp>(user)) && isGraphOutput(user->getResult(0)))
+      return true;
+  }
+  return false;
+}
+
 /// The 2-D float parameters that matmuls read as W or W^T, in argument order.
 FailureOr<SmallVector<MatMulWeight>> matmulWeights(func::FuncOp forward) {
   SmallVector<MatMulWeight> weights;
@@ -78,8 +94,7 @@ FailureOr<SmallVector<MatMulWeight>> matmulWeights(func::FuncOp forward) {
                                       "a weight read one way";
       weight.transposed = product.getTransposeRhs();
       weight.products.push_back(product);
-      for (Operation *reader : product.getResult().getUsers())
-        weight.producesOutput |= isa<func::ReturnOp>(reader);
+      weight.producesOutput |= isGraphOutput(product.getResult());
     }
     if (!weight.products.empty())
       weights.push_back(std::move(weight));

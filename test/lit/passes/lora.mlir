@@ -2,6 +2,7 @@
 // RUN: memc-opt '--memc-lora=rank=2 alpha=8 targets=q_proj quantize-base=nf4' %s | FileCheck %s --check-prefix=NF4
 // RUN: memc-opt '--memc-lora=rank=2 alpha=8 targets=q_proj quantize-base=nf4 double-quant=false' %s | FileCheck %s --check-prefix=PLAIN
 // RUN: memc-opt '--memc-lora=rank=2 targets=all-linear' %s | FileCheck %s --check-prefix=ALL
+// RUN: memc %fixtures/mlp.onnx | memc-opt '--memc-lora=rank=1 targets=all-linear' | FileCheck %s --check-prefix=BIAS
 // RUN: not memc-opt '--memc-lora=rank=2 targets=nothing' %s 2>&1 | FileCheck %s --check-prefix=UNMATCHED
 // RUN: not memc-opt '--memc-lora=rank=9 targets=q_proj' %s 2>&1 | FileCheck %s --check-prefix=RANK
 
@@ -51,6 +52,14 @@
 // ALL-SAME: memc.param = "layers.0.up_proj.lora_A.weight"
 // ALL-NOT: lm_head.lora_A
 // ALL: return
+
+// nn.Linear heads export as MatMul and a bias Add: the head is the product the output is the
+// biased sum of (mlp.onnx: net.0, net.2 and the head net.4).
+// BIAS-LABEL: func.func @forward
+// BIAS-SAME: memc.param = "net.0.lora_A.weight"
+// BIAS-SAME: memc.param = "net.2.lora_A.weight"
+// BIAS-NOT: net.4.lora
+// BIAS: return
 
 // UNMATCHED: error: --lora-targets 'nothing' matches no weight read by a MatMul or Gemm
 // RANK: error: --lora-rank 9 exceeds min(out, in) = 8 of 'layers.0.q_proj.weight' 'tensor<8x16xf32>'
