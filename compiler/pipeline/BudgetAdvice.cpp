@@ -58,7 +58,8 @@ std::string leanerOptimizer(MLIRContext &context, const OptimizerOptions &curren
 } // namespace
 
 std::string infeasibleBudgetMessage(MLIRContext &context, const BudgetedPlan &planned,
-                                    const PipelineOptions &options) {
+                                    const PipelineOptions &options,
+                                    const std::string &plannedAdvice) {
   bool training = options.mode == CompileMode::Train;
   const BudgetOptions &budget = options.budget;
   MemoryReport memory = buildMemoryReport(planned, budget.budgetBytes);
@@ -80,6 +81,10 @@ std::string infeasibleBudgetMessage(MLIRContext &context, const BudgetedPlan &pl
       os << " " << plan::categoryInfo(c).name << " " << formatBytes(memory.breakdown[c]) << ";";
   if (memory.unusedArenaBytes)
     os << " unused arena " << formatBytes(memory.unusedArenaBytes) << ";";
+  if (!plannedAdvice.empty()) {
+    os << "\n  " << plannedAdvice;
+    return text;
+  }
   os << "\n  what would lower it:";
   if (training && budget.mode == RematMode::None)
     os << " --remat auto (recompute activations instead of keeping them);";

@@ -15,10 +15,12 @@
 namespace memc {
 
 /// The message (without "error: ") for a plan that does not fit `options.budget`, on three
-/// lines: the lowest peak and the --remat that reached it, the peak's categories, and what
-/// would lower it.
+/// lines: the lowest peak and the --remat that reached it, the peak's categories, and
+/// `plannedAdvice` (what planned variants of the flags reach, tools/memc/ChooseFlags.h) or,
+/// without it, the flags that would lower the peak.
 std::string infeasibleBudgetMessage(mlir::MLIRContext &context, const BudgetedPlan &planned,
-                                    const PipelineOptions &options);
+                                    const PipelineOptions &options,
+                                    const std::string &plannedAdvice = "");
 
 } // namespace memc
 

@@ -262,11 +262,24 @@ void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os) {
   }
 }
 
-void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
+llvm::json::Object peakBreakdownJson(const MemoryReport &report) {
   llvm::json::Object breakdown;
   for (size_t c = 1; c < plan::kCategories.size(); ++c)
     breakdown[plan::categoryInfo(c).name] = static_cast<int64_t>(report.breakdown[c]);
   breakdown["unused_arena"] = static_cast<int64_t>(report.unusedArenaBytes);
+  return breakdown;
+}
+
+llvm::json::Object hostBreakdownJson(const MemoryReport &report) {
+  llvm::json::Object host;
+  for (size_t c = 1; c < report.host.size(); ++c)
+    if (report.host[c])
+      host[plan::categoryInfo(c).name] = static_cast<int64_t>(report.host[c]);
+  return host;
+}
+
+void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
+  llvm::json::Object breakdown = peakBreakdownJson(report);
   llvm::json::Object mostLive;
   for (size_t c = 1; c < plan::kCategories.size(); ++c)
     mostLive[plan::categoryInfo(c).name] = static_cast<int64_t>(report.mostLive[c]);
@@ -318,10 +331,7 @@ void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
   llvm::json::Object flopsByPhase;
   for (int phase = 1; phase < plan::Phase_ARRAYSIZE; ++phase)
     flopsByPhase[plan::phaseName(phase)] = report.phaseFlops[phase];
-  llvm::json::Object hostBreakdown;
-  for (size_t c = 1; c < report.host.size(); ++c)
-    if (report.host[c])
-      hostBreakdown[plan::categoryInfo(c).name] = static_cast<int64_t>(report.host[c]);
+  llvm::json::Object hostBreakdown = hostBreakdownJson(report);
   llvm::json::Value quantizedBase(nullptr);
   if (report.modelState.quantizedBase)
     quantizedBase = llvm::json::Object{

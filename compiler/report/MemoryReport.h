@@ -14,6 +14,7 @@
 #include "runtime/plan/PlanVocabulary.h"
 #include "runtime/support/Bytes.h"
 
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <array>
@@ -97,6 +98,11 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
 
 /// The human-readable report (--report).
 void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os);
+
+/// The peak's bytes by category (and "unused_arena"), and the host's (--offload-optimizer), as
+/// --report-json and the ladder's rows write them.
+llvm::json::Object peakBreakdownJson(const MemoryReport &report);
+llvm::json::Object hostBreakdownJson(const MemoryReport &report);
 
 /// The JSON object of --report-json.
 void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os);

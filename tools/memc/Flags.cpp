@@ -196,7 +196,8 @@ RangedOpt<double> loraDropout({0, 1, true, false}, "lora-dropout",
 cl::list<std::string> loraTargets("lora-targets", cl::CommaSeparated,
                                   cl::desc("Globs over module names (a weight's name less "
                                            "'.weight', or a dot-separated suffix of it, as "
-                                           "PEFT's target_modules): q_proj,v_proj"),
+                                           "PEFT's target_modules): q_proj,v_proj; or "
+                                           "all-linear, every one but the LM head"),
                                   cl::cat(trainingCategory));
 cl::opt<std::string> quantizeBase("quantize-base",
                                   cl::desc("none, or nf4: the frozen matmul weights (not the "
@@ -284,6 +285,32 @@ cl::opt<std::string> reportJson("report-json", cl::desc("Write the memory report
 cl::opt<std::string> reportSvg("report-svg",
                                cl::desc("Draw memory over the schedule, before and after remat"),
                                cl::value_desc("file"), cl::cat(memoryCategory));
+
+cl::OptionCategory planningCategory("memc planning options (plans only, or chooses flags)");
+cl::opt<bool> explainMemory(
+    "explain-memory",
+    cl::desc("Write no program: plan the training step once per rung of the memory ladder (fp32, "
+             "16-bit, checkpointing, flash attention and the fused loss, 8-bit states, ZeRO, "
+             "offload, QLoRA) and print each rung's peak, breakdown and flags"),
+    cl::cat(planningCategory));
+cl::list<int64_t> batchSweep("batch-sweep", cl::CommaSeparated,
+                             cl::desc("--explain-memory: the peak at each of these micro-batches "
+                                      "with the flags given (a model with a symbolic batch)"),
+                             cl::cat(planningCategory));
+cl::opt<std::string> microBatch(
+    "micro-batch",
+    cl::desc("The batch dimension of every input (axis 0, symbolic in the model), or auto: the "
+             "largest that fits --vram-budget, found by planning"),
+    cl::cat(planningCategory));
+RangedOpt<int64_t> globalBatch({1, double(int64_t{1} << 40), true, true, true}, "global-batch",
+                               cl::desc("--micro-batch auto: the samples per optimizer step; "
+                                        "--grad-accum becomes G / (micro-batch x world size)"),
+                               cl::init(0), cl::cat(planningCategory));
+cl::opt<std::string> fit("fit",
+                         cl::desc("auto: with --vram-budget, choose the precision, ZeRO stage, "
+                                  "8-bit states and offload (never LoRA) with the least "
+                                  "estimated slowdown whose plan fits"),
+                         cl::cat(planningCategory));
 
 enum class Emit { Mlir, MlirImport };
 cl::opt<Emit>
@@ -524,6 +551,56 @@ bool checkFlagRanges() {
   return allInRange;
 }
 
+/// The planning flags (--explain-memory, --micro-batch, --fit): what each needs and excludes.
+bool planningOptions(memc::PipelineOptions &options) {
+  auto error = [](const std::string &message) {
+    llvm::errs() << "memc: error: " << message << "\n";
+    return false;
+  };
+  bool training = options.mode == CompileMode::Train;
+  if (explainMemory) {
+    if (outputPath != "-")
+      return error("--explain-memory writes no program: drop -o (compile one of its rows' "
+                   "flags with -o to build it)");
+    if (fit.getNumOccurrences() || microBatch == "auto")
+      return error(std::string(fit.getNumOccurrences() ? "--fit" : "--micro-batch auto") +
+                   " chooses flags for a program; --explain-memory plans every rung of the "
+                   "ladder instead: give one of them");
+  } else if (!batchSweep.empty()) {
+    return error("--batch-sweep is a table of --explain-memory: add --explain-memory");
+  }
+  for (int64_t batch : batchSweep)
+    if (batch < 1 || batch > (int64_t{1} << 40))
+      return error("--batch-sweep takes micro-batches from 1 to 2^40, got " +
+                   std::to_string(batch));
+  if (!microBatch.empty() && microBatch != "auto") {
+    llvm::StringRef text = microBatch;
+    int64_t batch;
+    if (text.getAsInteger(10, batch) || batch < 1 || batch > (int64_t{1} << 40))
+      return error("--micro-batch must be auto or a number from 1 to 2^40, got '" + microBatch +
+                   "'");
+    options.import.batchSize = batch;
+  }
+  if (microBatch == "auto" && (!training || !vramBudget.getNumOccurrences()))
+    return error("--micro-batch auto finds the largest micro-batch whose training step fits "
+                 "--vram-budget: give --loss and --vram-budget");
+  if (globalBatch.getNumOccurrences() && microBatch != "auto")
+    return error("--global-batch needs --micro-batch auto (with a fixed micro-batch, "
+                 "--grad-accum sets the samples per step)");
+  if (globalBatch.getNumOccurrences() && gradAccum.getNumOccurrences())
+    return error("--global-batch sets --grad-accum to G / (micro-batch x world size): give one "
+                 "of them");
+  if (globalBatch.getNumOccurrences() && globalBatch % worldSize != 0)
+    return error("--global-batch " + std::to_string(globalBatch) + " is not a multiple of "
+                 "--world-size " + std::to_string(worldSize) + ": each rank takes an equal share");
+  if (fit.getNumOccurrences() && fit != "auto")
+    return error("--fit must be auto, got '" + fit + "'");
+  if (fit == "auto" && (!training || !vramBudget.getNumOccurrences()))
+    return error("--fit auto chooses techniques for a training step to fit --vram-budget: give "
+                 "--loss and --vram-budget");
+  return true;
+}
+
 /// The flags as pipeline options; false after printing what is wrong with them.
 bool pipelineOptions(memc::PipelineOptions &options) {
   if (!checkTrainingFlagsApply() || !checkMemoryFlagsApply() || !checkFlagRanges())
@@ -532,6 +609,11 @@ bool pipelineOptions(memc::PipelineOptions &options) {
     mode = CompileMode::Train;
   if (mode == CompileMode::Train && loss.empty()) {
     llvm::errs() << "memc: error: training needs --loss cross_entropy|mse\n";
+    return false;
+  }
+  if (explainMemory && mode != CompileMode::Train) {
+    llvm::errs() << "memc: error: --explain-memory plans a training step: give --loss "
+                    "cross_entropy|mse\n";
     return false;
   }
   if (outputPath == "/dev/null") {
@@ -585,7 +667,8 @@ bool pipelineOptions(memc::PipelineOptions &options) {
     if (!loraOptions(options))
       return false;
   }
-  return budgetOptions(options.budget) && activationOffload(options);
+  return budgetOptions(options.budget) && activationOffload(options) &&
+         planningOptions(options);
 }
 
 /// Parses the command line; false after printing LLVM's option errors ("memc: Unknown command
@@ -640,7 +723,8 @@ bool parseCommandLine(int argc, char **argv) {
 } // namespace
 
 bool parseDriverOptions(int argc, char **argv, DriverOptions &driver) {
-  cl::HideUnrelatedOptions({&memcCategory, &trainingCategory, &memoryCategory});
+  cl::HideUnrelatedOptions(
+      {&memcCategory, &trainingCategory, &memoryCategory, &planningCategory});
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &os) { os << "memc " MEMC_VERSION " (revision " MEMC_REVISION ")\n"; });
   if (!parseCommandLine(argc, argv) || !pipelineOptions(driver.pipeline))
@@ -650,5 +734,49 @@ bool parseDriverOptions(int argc, char **argv, DriverOptions &driver) {
   driver.report = report;
   driver.reportJson = reportJson;
   driver.reportSvg = reportSvg;
+  driver.explainMemory = explainMemory;
+  driver.batchSweep.assign(batchSweep.begin(), batchSweep.end());
+  driver.microBatchAuto = microBatch == "auto";
+  driver.globalBatch = globalBatch;
+  driver.fitAuto = fit == "auto";
+  driver.userFlags.clear();
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.second->getNumOccurrences())
+      driver.userFlags.insert(entry.getKey().str());
   return true;
+}
+
+bool parseDriverArguments(const std::vector<std::string> &arguments, DriverOptions &driver) {
+  cl::ResetAllOptionOccurrences();
+  std::vector<const char *> argv = {"memc"};
+  for (const std::string &argument : arguments)
+    argv.push_back(argument.c_str());
+  driver = DriverOptions();
+  return parseDriverOptions(static_cast<int>(argv.size()), const_cast<char **>(argv.data()),
+                            driver);
+}
+
+std::vector<std::string> argumentsWithout(const std::vector<std::string> &arguments,
+                                          const std::set<std::string> &names) {
+  llvm::StringMap<cl::Option *> &registered = cl::getRegisteredOptions();
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    llvm::StringRef argument = arguments[i];
+    if (argument == "--" || !argument.starts_with("-") || argument == "-") {
+      kept.push_back(arguments[i]);
+      continue;
+    }
+    llvm::StringRef name = argument.ltrim('-').split('=').first;
+    if (!names.count(name.str())) {
+      kept.push_back(arguments[i]);
+      continue;
+    }
+    // `--flag value`: the value goes too, for a flag that needs one and was not given `=value`.
+    auto option = registered.find(name);
+    bool takesValue = option != registered.end() &&
+                      option->second->getValueExpectedFlag() == cl::ValueRequired;
+    if (takesValue && !argument.contains('='))
+      ++i;
+  }
+  return kept;
 }

@@ -13,6 +13,8 @@
 // compiles, and this file prints and writes what it returns.
 //
 //===----------------------------------------------------------------------===//
+#include "tools/memc/ChooseFlags.h"
+#include "tools/memc/ExplainMemory.h"
 #include "tools/memc/Flags.h"
 
 #include "compiler/lowering/DerivedWeights.h"
@@ -221,6 +223,22 @@ int printImported(const DriverOptions &driver, mlir::ModuleOp module,
   return 0;
 }
 
+/// --explain-memory: the ladder on stdout, and as JSON and SVG where asked; no program.
+int explainMemory(const DriverOptions &driver, const std::vector<std::string> &arguments) {
+  memc::MemoryLadder ladder = planMemoryLadder(driver, arguments);
+  memc::printMemoryLadder(ladder, llvm::outs());
+  llvm::outs().flush();
+  if (!driver.reportJson.empty() && !writeTextOutput(driver.reportJson, [&](llvm::raw_ostream &os) {
+        memc::writeMemoryLadderJson(ladder, os);
+      }))
+    return 1;
+  if (!driver.reportSvg.empty() && !writeTextOutput(driver.reportSvg, [&](llvm::raw_ostream &os) {
+        memc::writeMemoryLadderSvg(ladder, os);
+      }))
+    return 1;
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -230,6 +248,18 @@ int main(int argc, char **argv) {
   llvm::install_out_of_memory_new_handler(); // operator new reports through the handler above
   DriverOptions driver;
   if (!parseDriverOptions(argc, argv, driver))
+    return 1;
+  std::vector<std::string> arguments(argv + 1, argv + argc);
+  if (driver.explainMemory)
+    return explainMemory(driver, arguments);
+  // Flags memc chooses by planning, then compiled as if given.
+  std::optional<std::vector<std::string>> chosen;
+  if (driver.microBatchAuto)
+    chosen = chooseMicroBatch(driver, arguments);
+  else if (driver.fitAuto)
+    chosen = chooseFit(driver, arguments);
+  if ((driver.microBatchAuto || driver.fitAuto) &&
+      (!chosen || !parseDriverArguments(arguments = *chosen, driver)))
     return 1;
   auto start = std::chrono::steady_clock::now();
   const memc::PipelineOptions &options = driver.pipeline;
@@ -252,8 +282,14 @@ int main(int argc, char **argv) {
   if (!emitReports(driver, planned))
     return 1;
   if (!planned.fits) {
-    llvm::errs() << "memc: error: " << memc::infeasibleBudgetMessage(context, planned, options)
-                 << "\n";
+    // What would fit is planned before it is offered (training; inference has no variants).
+    std::string advice = options.mode == memc::CompileMode::Train
+                             ? plannedBudgetAdvice(
+                                   driver, arguments,
+                                   (*compiled->module)->hasAttr(memc::kSymbolicBatchAttr))
+                             : std::string();
+    llvm::errs() << "memc: error: "
+                 << memc::infeasibleBudgetMessage(context, planned, options, advice) << "\n";
     return 1;
   }
   for (const std::string &warning : compiled->warnings)

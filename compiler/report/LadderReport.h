@@ -1,0 +1,54 @@
+//===- LadderReport.h - the memory ladder as a table, JSON and SVG -*- C++ -*-===//
+//
+// What `memc --explain-memory` prints and writes: one row per rung of the ladder
+// (compiler/pipeline/MemoryLadder.h), each from the MemoryReport of a real compile with the
+// row's flags, so a row and a compile with its flags agree to the byte. Also the table of
+// `--batch-sweep` (peak by micro-batch).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_COMPILER_REPORT_LADDERREPORT_H
+#define MEMC_COMPILER_REPORT_LADDERREPORT_H
+
+#include "compiler/report/MemoryReport.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace memc {
+
+struct LadderRow {
+  std::string name;
+  /// The command line, less the model and the program, that a compile reproduces it with.
+  std::vector<std::string> flags;
+  /// Empty when the flags did not compile (`error` says why).
+  std::optional<MemoryReport> memory;
+  std::string error;
+  bool fits() const {
+    return memory && (!memory->budgetBytes || memory->peakBytes <= *memory->budgetBytes);
+  }
+};
+
+struct MemoryLadder {
+  std::string model;
+  std::optional<uint64_t> budgetBytes;
+  int64_t worldSize = 1;
+  std::vector<LadderRow> rows;
+  /// --batch-sweep: (micro-batch, its row at the flags given).
+  std::vector<std::pair<int64_t, LadderRow>> batchSweep;
+};
+
+/// The table: a line per row (peak, whether it fits, the breakdown's categories, recompute),
+/// then each row's flags.
+void printMemoryLadder(const MemoryLadder &ladder, llvm::raw_ostream &os);
+
+/// {"model", "budget_bytes", "world_size", "ladder": [{"name", "flags", "peak_bytes", "fits",
+/// "breakdown", "recompute_flops_pct", "error"}], "batch_sweep": [{"micro_batch", ...}]}.
+void writeMemoryLadderJson(const MemoryLadder &ladder, llvm::raw_ostream &os);
+
+/// A stacked bar per row by category, the budget as a line. Plain SVG, no scripts.
+void writeMemoryLadderSvg(const MemoryLadder &ladder, llvm::raw_ostream &os);
+
+} // namespace memc
+
+#endif // MEMC_COMPILER_REPORT_LADDERREPORT_H
