@@ -141,6 +141,12 @@ bool isAdditiveCausalMask(const HostTensor &tensor) {
   return true;
 }
 
+/// A flag that sets one axis of every graph input where that axis is symbolic.
+struct AxisBinding {
+  int64_t axis, size;
+  const char *flag, *what;
+};
+
 class OnnxImporter : public ImportScope {
 public:
   OnnxImporter(MLIRContext &context, std::string modelPath, const ImportOptions &options)
@@ -210,9 +216,10 @@ private:
   /// Parameters recreated from another initializer by an Identity node (exporter dedup).
   llvm::StringSet<> identityParameters;
   ImportBudget importBudget;
-  /// Graph inputs whose axis 0 is symbolic, and how many --micro-batch bound.
+  /// Whether a graph input's axis 0 is symbolic, and the inputs --micro-batch (axis 0) and
+  /// --seq-len (axis 1) bound.
   bool symbolicBatch = false;
-  int64_t batchedInputs = 0;
+  int64_t boundInputs[2] = {0, 0};
 };
 
 OwningOpRef<ModuleOp> OnnxImporter::run() {
@@ -457,28 +464,35 @@ FailureOr<RankedTensorType> OnnxImporter::inputType(const onnx::ValueInfoProto &
       exportMetadata && exportMetadata->exampleShapes.count(name)
           ? &exportMetadata->exampleShapes.at(name)
           : nullptr;
+  // --micro-batch and --seq-len: axes 0 and 1 where they are symbolic; the input's other
+  // symbolic dimensions as in the export's example.
   std::vector<int64_t> batched;
-  bool batchIsSymbolic = !shape.empty() && shape[0] == ShapedType::kDynamic;
-  symbolicBatch |= batchIsSymbolic;
-  if (options.batchSize && batchIsSymbolic) {
+  symbolicBatch |= !shape.empty() && shape[0] == ShapedType::kDynamic;
+  const AxisBinding bindings[] = {{0, options.batchSize, "--micro-batch", "batch"},
+                                  {1, options.sequenceLength, "--seq-len", "sequence"}};
+  for (const AxisBinding &binding : bindings) {
+    if (!binding.size || int64_t(shape.size()) <= binding.axis ||
+        shape[binding.axis] != ShapedType::kDynamic)
+      continue;
     if (options.inputShapes.count(name))
       return emitError(modelLocation())
-             << "--input-shape " << name << " and --micro-batch both set the batch of graph "
-             << "input '" << name << "': give one of them";
-    // --micro-batch: axis 0; the other symbolic dimensions as in the export's example.
-    batched.assign(shape.begin(), shape.end());
-    batched[0] = options.batchSize;
-    for (size_t i = 1; i < batched.size(); ++i)
-      if (batched[i] == ShapedType::kDynamic) {
-        if (!example || example->size() != batched.size())
-          return emitError(modelLocation())
-                 << "graph input '" << name << "' [" << written << "] has symbolic dimension "
-                 << i << " besides the batch; bind the whole shape with --input-shape " << name
-                 << "=DIMS instead of --micro-batch";
-        batched[i] = (*example)[i];
-      }
-    ++batchedInputs;
+             << "--input-shape " << name << " and " << binding.flag << " both set the "
+             << binding.what << " of graph input '" << name << "': give one of them";
+    if (batched.empty())
+      batched.assign(shape.begin(), shape.end());
+    batched[binding.axis] = binding.size;
+    ++boundInputs[binding.axis];
   }
+  for (size_t i = 0; i < batched.size(); ++i)
+    if (batched[i] == ShapedType::kDynamic) {
+      if (!example || example->size() != batched.size())
+        return emitError(modelLocation())
+               << "graph input '" << name << "' [" << written << "] has symbolic dimension " << i
+               << " that neither --micro-batch (axis 0) nor --seq-len (axis 1) binds; bind the "
+                  "whole shape with --input-shape "
+               << name << "=DIMS instead";
+      batched[i] = (*example)[i];
+    }
   if (!batched.empty())
     bound = &batched;
   else if (auto given = options.inputShapes.find(name); given != options.inputShapes.end())
@@ -528,11 +542,17 @@ LogicalResult OnnxImporter::collectInputs(SmallVectorImpl<Type> &types,
         builder.getNamedAttr(kInputNameAttr, builder.getStringAttr(input.name()))));
     names.push_back(input.name());
   }
-  if (options.batchSize && !batchedInputs && !failedAny) {
+  if (options.batchSize && !boundInputs[0] && !failedAny) {
     emitError(modelLocation()) << "--micro-batch " << options.batchSize
                                << ": no graph input has a symbolic batch (axis 0); the model's "
                                   "batch is fixed at export (export it with a dynamic batch, as "
                                   "python/memc_export.py does by default)";
+    failedAny = true;
+  }
+  if (options.sequenceLength && !boundInputs[1] && !failedAny) {
+    emitError(modelLocation()) << "--seq-len " << options.sequenceLength
+                               << ": no graph input has a symbolic sequence (axis 1); the "
+                                  "model's sequence length is fixed at export";
     failedAny = true;
   }
   for (const auto &[name, dims] : options.inputShapes)

@@ -37,8 +37,9 @@ struct ImportOptions {
   /// `--weights-from`: a Hugging Face checkpoint the parameters are bound to by name, and
   /// `--weights-from-map`'s renames (CheckpointWeights.h); empty: the model's own initializers.
   std::string weightsFrom, weightsFromMap;
-  /// `--micro-batch N`: axis 0 of every graph input where it is symbolic (0: not set).
-  int64_t batchSize = 0;
+  /// `--micro-batch N` and `--seq-len T`: axes 0 and 1 of every graph input where they are
+  /// symbolic (0: not set).
+  int64_t batchSize = 0, sequenceLength = 0;
 };
 
 /// On the imported module when a graph input's batch (axis 0) is symbolic, so --micro-batch

@@ -29,8 +29,11 @@ void printRows(const std::vector<std::string> &labels, const std::vector<const L
   for (const std::string &label : labels)
     labelWidth = std::max(labelWidth, label.size());
   auto column = [](size_t c) { return std::max<size_t>(11, std::strlen(plan::categoryInfo(c).name)) + 1; };
+  bool maxSequence = llvm::any_of(rows, [](const LadderRow *row) { return row->maxSequence; });
   os << "  " << llvm::left_justify("", labelWidth) << llvm::right_justify("peak", 12)
      << llvm::right_justify("fits", 6) << llvm::right_justify("recompute", 11);
+  if (maxSequence)
+    os << llvm::right_justify("max seq", 10);
   for (size_t c : categories)
     os << llvm::right_justify(plan::categoryInfo(c).name, column(c));
   os << "\n";
@@ -45,6 +48,8 @@ void printRows(const std::vector<std::string> &labels, const std::vector<const L
     os << llvm::right_justify(formatBytes(memory.peakBytes), 12)
        << llvm::right_justify(!memory.budgetBytes ? "-" : row.fits() ? "yes" : "no", 6)
        << llvm::right_justify(llvm::formatv("{0:f1}%", memory.recomputeFlopsPercent()).str(), 11);
+    if (maxSequence)
+      os << llvm::right_justify(row.maxSequence ? std::to_string(*row.maxSequence) : "-", 10);
     for (size_t c : categories)
       os << llvm::right_justify(formatBytes(memory.breakdown[c]), column(c));
     os << "\n";
@@ -67,6 +72,10 @@ llvm::json::Object rowJson(const LadderRow &row) {
   object["breakdown"] = peakBreakdownJson(memory);
   object["host_breakdown"] = hostBreakdownJson(memory);
   object["recompute_flops_pct"] = memory.recomputeFlopsPercent();
+  if (row.maxSequence) {
+    object["max_seq"] = *row.maxSequence;
+    object["max_seq_peak_bytes"] = static_cast<int64_t>(row.maxSequencePeakBytes);
+  }
   object["remat_strategy"] = memory.strategy;
   return object;
 }

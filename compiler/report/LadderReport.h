@@ -24,6 +24,10 @@ struct LadderRow {
   /// Empty when the flags did not compile (`error` says why).
   std::optional<MemoryReport> memory;
   std::string error;
+  /// --max-seq: the longest --seq-len whose plan at these flags fits (0: not even 1), and its
+  /// peak; the first error when a length did not compile.
+  std::optional<int64_t> maxSequence;
+  uint64_t maxSequencePeakBytes = 0;
   bool fits() const {
     return memory && (!memory->budgetBytes || memory->peakBytes <= *memory->budgetBytes);
   }
@@ -43,7 +47,8 @@ struct MemoryLadder {
 void printMemoryLadder(const MemoryLadder &ladder, llvm::raw_ostream &os);
 
 /// {"model", "budget_bytes", "world_size", "ladder": [{"name", "flags", "peak_bytes", "fits",
-/// "breakdown", "recompute_flops_pct", "error"}], "batch_sweep": [{"micro_batch", ...}]}.
+/// "breakdown", "host_breakdown", "recompute_flops_pct", "max_seq", "error"}], "batch_sweep":
+/// [{"micro_batch", ...}]}.
 void writeMemoryLadderJson(const MemoryLadder &ladder, llvm::raw_ostream &os);
 
 /// A stacked bar per row by category, the budget as a line. Plain SVG, no scripts.

@@ -5,6 +5,7 @@
 #include "compiler/pipeline/MemoryLadder.h"
 
 #include <algorithm>
+#include <map>
 
 namespace {
 
@@ -21,6 +22,46 @@ memc::LadderRow planRow(const std::string &name, const std::string &model,
   row.memory = std::move(probe.memory);
   row.error = probe.error;
   return row;
+}
+
+/// --max-seq: the longest --seq-len whose plan with `arguments` fits, into `row` (0 when 1
+/// does not): doubling or halving from 1024 to the first change, then bisection; a length that
+/// does not compile ends the search with its error.
+void findLongestSequence(const std::vector<std::string> &arguments, memc::LadderRow &row) {
+  constexpr int64_t kStart = 1024, kLimit = int64_t{1} << 24;
+  std::vector<std::string> base = argumentsWithout(arguments, {"seq-len"});
+  std::map<int64_t, PlanProbe> probes;
+  auto fits = [&](int64_t length) {
+    auto [at, added] = probes.try_emplace(length);
+    if (added)
+      at->second = probePlan(withFlag(base, "seq-len", std::to_string(length)));
+    if (!at->second.memory && row.error.empty())
+      row.error = at->second.error;
+    return at->second.fits();
+  };
+  int64_t low = 0, high = 0; // the longest known to fit, the shortest known not to (0: none)
+  for (int64_t length = kStart; row.error.empty();) {
+    if (fits(length)) {
+      low = length;
+      if (high || length >= kLimit)
+        break;
+      length *= 2;
+    } else {
+      high = length;
+      if (low || length == 1)
+        break;
+      length /= 2;
+    }
+  }
+  while (row.error.empty() && low && high && high - low > 1) {
+    int64_t middle = low + (high - low) / 2;
+    (fits(middle) ? low : high) = middle;
+  }
+  if (!row.error.empty())
+    return;
+  row.maxSequence = low;
+  if (low)
+    row.maxSequencePeakBytes = probes.at(low).memory->peakBytes;
 }
 
 } // namespace
@@ -47,6 +88,8 @@ memc::MemoryLadder planMemoryLadder(const DriverOptions &driver,
     std::vector<std::string> rowArguments = argumentsWithout(base, rung.drops);
     rowArguments.insert(rowArguments.end(), rung.flags.begin(), rung.flags.end());
     ladder.rows.push_back(planRow(rung.name, driver.modelPath, rowArguments));
+    if (driver.maxSequence && ladder.rows.back().memory)
+      findLongestSequence(rowArguments, ladder.rows.back());
   }
   for (int64_t batch : driver.batchSweep)
     ladder.batchSweep.emplace_back(

@@ -302,6 +302,14 @@ cl::opt<std::string> microBatch(
     cl::desc("The batch dimension of every input (axis 0, symbolic in the model), or auto: the "
              "largest that fits --vram-budget, found by planning"),
     cl::cat(planningCategory));
+RangedOpt<int64_t> seqLen({1, double(int64_t{1} << 40), true, true, true}, "seq-len",
+                          cl::desc("The sequence length of every input whose axis 1 is "
+                                   "symbolic in the model"),
+                          cl::init(0), cl::cat(planningCategory));
+cl::opt<bool> maxSeq("max-seq",
+                     cl::desc("--explain-memory: also the longest sequence (--seq-len) each "
+                              "rung fits in --vram-budget (a model with a symbolic sequence)"),
+                     cl::cat(planningCategory));
 RangedOpt<int64_t> globalBatch({1, double(int64_t{1} << 40), true, true, true}, "global-batch",
                                cl::desc("--micro-batch auto: the samples per optimizer step; "
                                         "--grad-accum becomes G / (micro-batch x world size)"),
@@ -566,9 +574,14 @@ bool planningOptions(memc::PipelineOptions &options) {
       return error(std::string(fit.getNumOccurrences() ? "--fit" : "--micro-batch auto") +
                    " chooses flags for a program; --explain-memory plans every rung of the "
                    "ladder instead: give one of them");
-  } else if (!batchSweep.empty()) {
-    return error("--batch-sweep is a table of --explain-memory: add --explain-memory");
+    if (maxSeq && !vramBudget.getNumOccurrences())
+      return error("--max-seq finds the longest sequence that fits --vram-budget: give one");
+  } else if (!batchSweep.empty() || maxSeq) {
+    return error(std::string(maxSeq ? "--max-seq" : "--batch-sweep") +
+                 " is part of --explain-memory's answer: add --explain-memory");
   }
+  if (seqLen.getNumOccurrences())
+    options.import.sequenceLength = seqLen;
   for (int64_t batch : batchSweep)
     if (batch < 1 || batch > (int64_t{1} << 40))
       return error("--batch-sweep takes micro-batches from 1 to 2^40, got " +
@@ -736,6 +749,7 @@ bool parseDriverOptions(int argc, char **argv, DriverOptions &driver) {
   driver.reportSvg = reportSvg;
   driver.explainMemory = explainMemory;
   driver.batchSweep.assign(batchSweep.begin(), batchSweep.end());
+  driver.maxSequence = maxSeq;
   driver.microBatchAuto = microBatch == "auto";
   driver.globalBatch = globalBatch;
   driver.fitAuto = fit == "auto";

@@ -24,9 +24,11 @@ struct DriverOptions {
   /// --report, --report-json FILE, --report-svg FILE.
   bool report = false;
   std::string reportJson, reportSvg;
-  /// --explain-memory [--batch-sweep B,...]: plan the ladder's rungs, write nothing.
+  /// --explain-memory [--batch-sweep B,...] [--max-seq]: plan the ladder's rungs, write
+  /// nothing.
   bool explainMemory = false;
   std::vector<int64_t> batchSweep;
+  bool maxSequence = false;
   /// --micro-batch auto [--global-batch G], --fit auto: flags memc chooses by planning before
   /// it compiles the program.
   bool microBatchAuto = false;
