@@ -297,14 +297,28 @@ std::vector<std::vector<int32_t>> layerBoundaries(const RematGraph &graph) {
   for (int32_t node = 0; node < graph.numNodes(); ++node)
     if (graph.nodes[node].forward)
       forwardNodes.push_back(node);
-  // Cuts between consecutive forward nodes: the forward values live across them (graph inputs
-  // are always kept, so they do not count).
+  // Values computed from the step's data (graph inputs in the arena), not from parameters
+  // alone: a 16-bit copy of a weight made at the start lives across every layer, and would
+  // otherwise count as a large value of every cut (a Llama head's copy made the whole forward
+  // look like one layer).
+  std::vector<char> fromData(graph.numValues(), 0);
+  for (int32_t value = 0; value < graph.numValues(); ++value)
+    fromData[value] = graph.producer[value] < 0;
+  for (const RematGraph::Node &n : graph.nodes) {
+    bool reads = std::any_of(n.inputs.begin(), n.inputs.end(),
+                             [&](int32_t value) { return fromData[value] != 0; });
+    for (int32_t value : n.outputs)
+      fromData[value] = reads;
+  }
+  // Cuts between consecutive forward nodes: the forward values computed from the data live
+  // across them (graph inputs are always kept, so they do not count).
   std::vector<std::vector<int32_t>> cuts;
   std::vector<int32_t> live;
   for (size_t i = 0; i + 1 < forwardNodes.size(); ++i) {
     int32_t node = forwardNodes[i];
     for (int32_t value : graph.nodes[node].outputs)
-      live.push_back(value);
+      if (fromData[value])
+        live.push_back(value);
     live.erase(
         std::remove_if(live.begin(), live.end(),
                        [&](int32_t value) { return facts.lastForwardReader[value] <= node; }),
