@@ -71,6 +71,8 @@ llvm::json::Object rowJson(const LadderRow &row) {
   object["fits"] = row.fits();
   object["breakdown"] = peakBreakdownJson(memory);
   object["host_breakdown"] = hostBreakdownJson(memory);
+  object["most_live_bytes"] = mostLiveJson(memory);
+  object["model_state_bytes"] = static_cast<int64_t>(memory.modelState.total());
   object["recompute_flops_pct"] = memory.recomputeFlopsPercent();
   if (row.maxSequence) {
     object["max_seq"] = *row.maxSequence;

@@ -47,7 +47,8 @@ struct MemoryLadder {
 void printMemoryLadder(const MemoryLadder &ladder, llvm::raw_ostream &os);
 
 /// {"model", "budget_bytes", "world_size", "ladder": [{"name", "flags", "peak_bytes", "fits",
-/// "breakdown", "host_breakdown", "recompute_flops_pct", "max_seq", "error"}], "batch_sweep":
+/// "breakdown", "host_breakdown", "most_live_bytes", "model_state_bytes", "recompute_flops_pct",
+/// "max_seq", "error"}], "batch_sweep":
 /// [{"micro_batch", ...}]}.
 void writeMemoryLadderJson(const MemoryLadder &ladder, llvm::raw_ostream &os);
 

@@ -270,6 +270,13 @@ llvm::json::Object peakBreakdownJson(const MemoryReport &report) {
   return breakdown;
 }
 
+llvm::json::Object mostLiveJson(const MemoryReport &report) {
+  llvm::json::Object mostLive;
+  for (size_t c = 1; c < plan::kCategories.size(); ++c)
+    mostLive[plan::categoryInfo(c).name] = static_cast<int64_t>(report.mostLive[c]);
+  return mostLive;
+}
+
 llvm::json::Object hostBreakdownJson(const MemoryReport &report) {
   llvm::json::Object host;
   for (size_t c = 1; c < report.host.size(); ++c)
@@ -280,9 +287,7 @@ llvm::json::Object hostBreakdownJson(const MemoryReport &report) {
 
 void writeMemoryReportJson(const MemoryReport &report, llvm::raw_ostream &os) {
   llvm::json::Object breakdown = peakBreakdownJson(report);
-  llvm::json::Object mostLive;
-  for (size_t c = 1; c < plan::kCategories.size(); ++c)
-    mostLive[plan::categoryInfo(c).name] = static_cast<int64_t>(report.mostLive[c]);
+  llvm::json::Object mostLive = mostLiveJson(report);
   llvm::json::Array largest;
   for (const MemoryReport::Tensor &tensor : report.largest) {
     llvm::json::Array shape;

@@ -99,9 +99,10 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
 /// The human-readable report (--report).
 void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os);
 
-/// The peak's bytes by category (and "unused_arena"), and the host's (--offload-optimizer), as
-/// --report-json and the ladder's rows write them.
+/// The peak's bytes by category (and "unused_arena"), each category's most bytes at any step,
+/// and the host's (--offload-optimizer), as --report-json and the ladder's rows write them.
 llvm::json::Object peakBreakdownJson(const MemoryReport &report);
+llvm::json::Object mostLiveJson(const MemoryReport &report);
 llvm::json::Object hostBreakdownJson(const MemoryReport &report);
 
 /// The JSON object of --report-json.

@@ -51,7 +51,8 @@ def check_ladder(memc, model, ladder_path, workdir):
             print("row %s: fails as it says" % row["name"])
             continue
         compiled = report(memc, model, row["flags"], os.path.join(workdir, "row%d.json" % index))
-        for key in ("peak_bytes", "fits", "breakdown", "host_breakdown", "recompute_flops_pct"):
+        for key in ("peak_bytes", "fits", "breakdown", "host_breakdown", "most_live_bytes",
+                    "recompute_flops_pct"):
             if compiled[key] != row[key]:
                 fail("row %s: %s is %r, a compile with its flags gives %r" %
                      (row["name"], key, row[key], compiled[key]))
