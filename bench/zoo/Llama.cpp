@@ -9,6 +9,14 @@
 // model.causal_mask ([1, 1, T, T]: 0 where allowed, the lowest float where not, as Hugging Face builds
 // it so that fully masked rows stay finite).
 //
+// With a symbolic sequence (--seq dynamic) no tensor is sized by T, nor by a longest T (a table of
+// max_position_embeddings rows would cap the lengths a compiler can plan): input_ids is
+// [B, "sequence"] and the graph computes what the static one stores, as transformers exports it
+// since 4.38 (every version that runs Llama 3.1). T is `input_ids.shape[1]` (Shape, Gather); the
+// RoPE tables are cos/sin of the buffer model.rotary_emb.inv_freq [head_dim / 2] times the
+// positions arange(T) (Range); the mask is _update_causal_mask's triu(full((T, T), lowest),
+// diagonal=1) (ConstantOfShape, Trilu); reshape targets copy (0) or infer (-1) the sequence axis.
+//
 //===----------------------------------------------------------------------===//
 
 #include "TorchExportPatterns.h"
@@ -16,6 +24,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace memc::zoo {
 namespace {
@@ -23,7 +32,9 @@ namespace {
 using Module = OnnxGraphBuilder::Module;
 
 struct Dims {
-  int64_t batch, seq, dModel, heads, kvHeads, headDim;
+  int64_t batch;
+  int64_t seq; ///< 0 when symbolic: view targets then copy the axis (Reshape's 0).
+  int64_t dModel, heads, kvHeads, headDim;
 };
 
 struct RopeTables {
@@ -60,6 +71,41 @@ RopeTables ropeTables(OnnxGraphBuilder &b, int64_t seq, int64_t headDim, float t
                    WeightInit::values(sinValues))};
 }
 
+/// LlamaRotaryEmbedding.forward for positions 0 .. T - 1, T = `length` (0-d int64): freqs =
+/// inv_freq[None, :, None] @ position_ids[:, None, :] transposed to [1, T, D/2], emb = cat(freqs,
+/// freqs), and cos/sin of it, unsqueezed to [1, 1, T, D] as apply_rotary_pos_emb does.
+RopeTables computedRopeTables(OnnxGraphBuilder &b, const std::string &length, int64_t headDim,
+                              float theta) {
+  std::string positions =
+      b.op("Unsqueeze", {b.op("Range", {b.constantInt64(0), length, b.constantInt64(1)}),
+                         b.constantInt64s({0})});
+  Module scope(b, "rotary_emb");
+  std::vector<float> invFreq;
+  for (int64_t i = 0; i < headDim; i += 2)
+    invFreq.push_back(1.0f / std::pow(theta, float(i) / float(headDim)));
+  std::string table =
+      b.buffer("inv_freq", onnx::TensorProto::FLOAT, {headDim / 2}, WeightInit::values(invFreq));
+  std::string freqs =
+      b.op("MatMul", {b.op("Unsqueeze", {table, b.constantInt64s({0, 2})}),
+                      b.op("Cast", {b.op("Unsqueeze", {positions, b.constantInt64s({1})})},
+                           {attrInt("to", onnx::TensorProto::FLOAT)})});
+  freqs = transpose(b, freqs, {0, 2, 1});
+  std::string angles = b.op("Concat", {freqs, freqs}, {attrInt("axis", -1)});
+  auto perHead = [&](const std::string &value) {
+    return b.op("Unsqueeze", {value, b.constantInt64s({1})});
+  };
+  return {perHead(b.op("Cos", {angles})), perHead(b.op("Sin", {angles}))};
+}
+
+/// _update_causal_mask for T = `length` ([1] int64): triu(full((T, T), lowest), diagonal=1), 0
+/// where key j <= query i and the lowest float above, so that the scores broadcast it.
+std::string computedCausalMask(OnnxGraphBuilder &b, const std::string &length) {
+  std::string shape = b.op("Concat", {length, length}, {attrInt("axis", 0)});
+  std::string full = b.op("ConstantOfShape", {shape},
+                          {attrFloatTensor("value", std::numeric_limits<float>::lowest())});
+  return b.op("Trilu", {full, b.constantInt64(1)}, {attrInt("upper", 1)});
+}
+
 WeightInit additiveCausalMask(int64_t seq) {
   std::vector<float> mask(size_t(seq * seq), 0.0f);
   for (int64_t i = 0; i < seq; ++i)
@@ -88,16 +134,17 @@ std::string applyRope(OnnxGraphBuilder &b, const std::string &x, const RopeTable
 /// repeat_kv for k or v ([B, Hkv, T, D] -> [B, H, T, D], head h reading kv head h / n_rep):
 /// `x[:, :, None, :, :].expand(B, Hkv, n_rep, T, D).reshape(B, H, T, D)`, which exports as
 /// Unsqueeze, Expand and Reshape. With n_rep = 1 it returns x itself, so multi-head attention has
-/// no repeat.
+/// no repeat. With a symbolic T the expansion broadcasts against 1s and the reshape infers T.
 std::string repeatKv(OnnxGraphBuilder &b, const std::string &x, const Dims &dims) {
   const int64_t repeats = dims.heads / dims.kvHeads;
   if (repeats == 1)
     return x;
   std::string unsqueezed = b.op("Unsqueeze", {x, b.constantInt64s({2})});
-  std::string expanded = b.op(
-      "Expand",
-      {unsqueezed, b.constantInt64s({dims.batch, dims.kvHeads, repeats, dims.seq, dims.headDim})});
-  return reshape(b, expanded, {dims.batch, dims.heads, dims.seq, dims.headDim});
+  const Shape expandTo = dims.seq > 0
+                             ? Shape{dims.batch, dims.kvHeads, repeats, dims.seq, dims.headDim}
+                             : Shape{1, 1, repeats, 1, 1};
+  std::string expanded = b.op("Expand", {unsqueezed, b.constantInt64s(expandTo)});
+  return reshape(b, expanded, {dims.batch, dims.heads, dims.seq > 0 ? dims.seq : -1, dims.headDim});
 }
 
 std::string attention(OnnxGraphBuilder &b, const std::string &x, const Dims &dims,
@@ -133,21 +180,36 @@ std::string mlp(OnnxGraphBuilder &b, const std::string &x, int64_t dModel, int64
   return linear(b, "down_proj", b.op("Mul", {gate, up}), ffn, dModel, false);
 }
 
+/// What every layer reads of the positions: the RoPE tables and the additive causal mask, stored
+/// for a static T ([T, D] and [1, 1, T, T]), computed from input_ids for a symbolic one.
+std::pair<RopeTables, std::string> positionTensors(OnnxGraphBuilder &b, const std::string &ids,
+                                                   const TransformerConfig &config,
+                                                   const Dims &dims) {
+  if (dims.seq > 0)
+    return {ropeTables(b, dims.seq, dims.headDim, config.ropeTheta),
+            b.buffer("causal_mask", onnx::TensorProto::FLOAT, {1, 1, dims.seq, dims.seq},
+                     additiveCausalMask(dims.seq))};
+  std::string length =
+      b.op("Gather", {b.op("Shape", {ids}), b.constantInt64(1)}, {attrInt("axis", 0)});
+  RopeTables rope = computedRopeTables(b, length, dims.headDim, config.ropeTheta);
+  return {rope, computedCausalMask(b, b.op("Unsqueeze", {length, b.constantInt64s({0})}))};
+}
+
 } // namespace
 
 void buildLlama(OnnxGraphBuilder &b, const TransformerConfig &config, const ZooOptions &options) {
   const int64_t kvHeads = config.kvHeads > 0 ? config.kvHeads : config.heads;
-  const Dims dims{options.batch, options.seq, config.dModel, config.heads, kvHeads,
+  const int64_t seq = options.dynamicSeq ? 0 : options.seq;
+  const Dims dims{options.batch, seq, config.dModel, config.heads, kvHeads,
                   config.dModel / config.heads};
-  std::string ids = b.input("input_ids", onnx::TensorProto::INT64, {dims.batch, dims.seq});
+  const GraphDim seqDim = options.dynamicSeq ? GraphDim("sequence") : GraphDim(dims.seq);
+  std::string ids = b.input("input_ids", onnx::TensorProto::INT64, {dims.batch, seqDim});
 
   std::string hidden;
   {
     Module model(b, "model");
     hidden = embedding(b, "embed_tokens", ids, config.vocab, dims.dModel);
-    RopeTables rope = ropeTables(b, dims.seq, dims.headDim, config.ropeTheta);
-    std::string mask = b.buffer("causal_mask", onnx::TensorProto::FLOAT,
-                                {1, 1, dims.seq, dims.seq}, additiveCausalMask(dims.seq));
+    auto [rope, mask] = positionTensors(b, ids, config, dims);
     for (int64_t index = 0; index < config.layers; ++index) {
       Module layer(b, "layers." + std::to_string(index));
       std::string normed = rmsNorm(b, "input_layernorm", hidden, dims.dModel, config.normEps);
@@ -158,7 +220,7 @@ void buildLlama(OnnxGraphBuilder &b, const TransformerConfig &config, const ZooO
     hidden = rmsNorm(b, "norm", hidden, dims.dModel, config.normEps);
   }
   std::string logits = linear(b, "lm_head", hidden, dims.dModel, config.vocab, false);
-  b.output(logits, "logits", onnx::TensorProto::FLOAT, {dims.batch, dims.seq, config.vocab});
+  b.output(logits, "logits", onnx::TensorProto::FLOAT, {dims.batch, seqDim, config.vocab});
 }
 
 } // namespace memc::zoo

@@ -47,12 +47,17 @@ uint64_t byteCount(const std::string &name, const Shape &shape, uint64_t element
   return count;
 }
 
-void setTensorType(onnx::ValueInfoProto &value, int32_t elemType, const Shape &shape) {
+void setTensorType(onnx::ValueInfoProto &value, int32_t elemType, const GraphShape &shape) {
   onnx::TypeProto_Tensor *tensorType = value.mutable_type()->mutable_tensor_type();
   tensorType->set_elem_type(elemType);
   onnx::TensorShapeProto *shapeProto = tensorType->mutable_shape();
-  for (int64_t dim : shape)
-    shapeProto->add_dim()->set_dim_value(dim);
+  for (const GraphDim &dim : shape) {
+    onnx::TensorShapeProto::Dimension *written = shapeProto->add_dim();
+    if (dim.symbol.empty())
+      written->set_dim_value(dim.size);
+    else
+      written->set_dim_param(dim.symbol);
+  }
 }
 
 void addExternalDataEntry(onnx::TensorProto &tensor, const std::string &key,
@@ -89,6 +94,17 @@ onnx::AttributeProto attrFloat(const std::string &name, float value) {
   return attr;
 }
 
+onnx::AttributeProto attrFloatTensor(const std::string &name, float value) {
+  onnx::AttributeProto attr;
+  attr.set_name(name);
+  attr.set_type(onnx::AttributeProto::TENSOR);
+  onnx::TensorProto *tensor = attr.mutable_t();
+  tensor->set_data_type(onnx::TensorProto::FLOAT);
+  tensor->add_dims(1);
+  tensor->add_float_data(value);
+  return attr;
+}
+
 OnnxGraphBuilder::OnnxGraphBuilder(const std::string &graphName, std::string dataLocation)
     : graph(modelProto.mutable_graph()), dataLocation(std::move(dataLocation)) {
   // IR version 8 is the one that goes with opset 17, which is what memc's importer targets.
@@ -108,14 +124,14 @@ OnnxGraphBuilder::Module::Module(OnnxGraphBuilder &builder, const std::string &n
 OnnxGraphBuilder::Module::~Module() { builder.modules.pop_back(); }
 
 std::string OnnxGraphBuilder::input(const std::string &name, int32_t elemType,
-                                    const Shape &shape) {
+                                    const GraphShape &shape) {
   setTensorType(*graph->add_input(), elemType, shape);
   graph->mutable_input(graph->input_size() - 1)->set_name(name);
   return name;
 }
 
 void OnnxGraphBuilder::output(const std::string &value, const std::string &name, int32_t elemType,
-                              const Shape &shape) {
+                              const GraphShape &shape) {
   bool renamed = false;
   for (int n = graph->node_size() - 1; n >= 0 && !renamed; --n) {
     onnx::NodeProto *node = graph->mutable_node(n);
@@ -172,6 +188,16 @@ std::string OnnxGraphBuilder::constantFloat(float value) {
   onnx::TensorProto *tensor = attr.mutable_t();
   tensor->set_data_type(onnx::TensorProto::FLOAT);
   tensor->add_float_data(value);
+  return op("Constant", {}, {attr});
+}
+
+std::string OnnxGraphBuilder::constantInt64(int64_t value) {
+  onnx::AttributeProto attr;
+  attr.set_name("value");
+  attr.set_type(onnx::AttributeProto::TENSOR);
+  onnx::TensorProto *tensor = attr.mutable_t();
+  tensor->set_data_type(onnx::TensorProto::INT64);
+  tensor->add_int64_data(value);
   return op("Constant", {}, {attr});
 }
 

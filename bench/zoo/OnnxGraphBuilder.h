@@ -29,9 +29,20 @@ namespace memc::zoo {
 
 using Shape = std::vector<int64_t>;
 
+/// A dimension of a graph input or output: a size, or the name of a symbolic one (dim_param).
+struct GraphDim {
+  GraphDim(int64_t size) : size(size) {}
+  GraphDim(const char *symbol) : symbol(symbol) {}
+  int64_t size = 0;
+  std::string symbol; ///< Empty for a sized dimension.
+};
+using GraphShape = std::vector<GraphDim>;
+
 onnx::AttributeProto attrInt(const std::string &name, int64_t value);
 onnx::AttributeProto attrInts(const std::string &name, const std::vector<int64_t> &values);
 onnx::AttributeProto attrFloat(const std::string &name, float value);
+/// A one-element float32 tensor [1], as torch writes ConstantOfShape's `value` for torch.full.
+onnx::AttributeProto attrFloatTensor(const std::string &name, float value);
 
 class OnnxGraphBuilder {
 public:
@@ -52,11 +63,11 @@ public:
     OnnxGraphBuilder &builder;
   };
 
-  std::string input(const std::string &name, int32_t elemType, const Shape &shape);
+  std::string input(const std::string &name, int32_t elemType, const GraphShape &shape);
   /// Makes `value` the graph output `name`, renaming the producing node's output as torch does with
   /// output_names.
   void output(const std::string &value, const std::string &name, int32_t elemType,
-              const Shape &shape);
+              const GraphShape &shape);
 
   /// Appends a node with one output and returns that output's name.
   std::string op(const std::string &opType, const std::vector<std::string> &inputs,
@@ -66,6 +77,7 @@ public:
 
   /// Constant nodes, as torch emits for Python scalars and static shapes.
   std::string constantFloat(float value); ///< 0-d float32.
+  std::string constantInt64(int64_t value); ///< 0-d int64, as torch writes an index or Trilu's k.
   std::string constantInt64s(const std::vector<int64_t> &values); ///< 1-d int64.
 
   /// A trainable float32 initializer named "<module path>.<localName>".

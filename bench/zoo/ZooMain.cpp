@@ -19,15 +19,18 @@ namespace memc::zoo {
 namespace {
 
 const char *const kUsage =
-    "usage: memc-zoo --model NAME --batch B --seq T [--weights random|zeros|none] -o OUT.onnx\n"
-    "                [--layers N] [--vocab V]\n"
+    "usage: memc-zoo --model NAME --batch B --seq T|dynamic [--weights random|zeros|none]\n"
+    "                -o OUT.onnx [--layers N] [--vocab V]\n"
     "\n"
-    "Writes an ONNX model (opset 17, static shapes, torch.onnx.export's node patterns) to OUT.onnx and\n"
-    "all of its initializers to OUT.onnx.data as ONNX external data (64-byte aligned offsets).\n"
+    "Writes an ONNX model (opset 17, torch.onnx.export's node patterns, static shapes\n"
+    "unless --seq dynamic) to OUT.onnx and all of its initializers to OUT.onnx.data as\n"
+    "ONNX external data (64-byte aligned offsets).\n"
     "\n"
     "  --model NAME     one of the models below\n"
     "  --batch B        batch size baked into the input shape\n"
     "  --seq T          tokens per sequence; for resnet50 the image side (optional, default 224)\n"
+    "  --seq dynamic    LLaMA models: input_ids [B, \"sequence\"], a symbolic axis that no\n"
+    "                   tensor is sized by, so a compiler can bind any length\n"
     "  --weights MODE   random: parameters ~ N(0, 0.02) (convs: kaiming), norm scales 1, biases 0,\n"
     "                           deterministic per initializer name (default)\n"
     "                   zeros:  parameters all 0; buffers (masks, position ids, RoPE tables,\n"
@@ -104,6 +107,9 @@ int parseCommandLine(int argc, char **argv, CommandLine &cl) {
       cl.model = value;
     } else if (flag == "-o") {
       cl.output = value;
+    } else if (flag == "--seq" && value == "dynamic") {
+      cl.options.dynamicSeq = true;
+      cl.options.seq = 0;
     } else if (flag == "--weights") {
       cl.weightsName = value;
       if (value == "random")
@@ -118,6 +124,8 @@ int parseCommandLine(int argc, char **argv, CommandLine &cl) {
       if (!parsePositive(value, number.limit, *number.value))
         return usageError(flag + " needs a positive integer of at most " +
                           std::to_string(number.limit) + ", not '" + value + "'");
+      if (flag == "--seq")
+        cl.options.dynamicSeq = false; // the last --seq wins, as with every option
     } else {
       return usageError("unknown option '" + flag + "'");
     }
@@ -131,9 +139,18 @@ int parseCommandLine(int argc, char **argv, CommandLine &cl) {
   return -1;
 }
 
-/// Checks the options against the chosen model and fills in its defaults.
-int resolveForModel(const ZooModel &model, ZooOptions &options) {
+/// Checks --seq against the chosen model and fills in its default.
+int resolveSeq(const ZooModel &model, ZooOptions &options) {
   const std::string name = model.name;
+  if (options.dynamicSeq) {
+    if (model.hasDynamicSeq)
+      return -1;
+    std::string accepting;
+    for (const ZooModel &candidate : zooModels())
+      if (candidate.hasDynamicSeq)
+        accepting += std::string(accepting.empty() ? "" : ", ") + candidate.name;
+    return usageError("--seq dynamic does not apply to " + name + " (only to " + accepting + ")");
+  }
   if (options.seq == 0)
     options.seq = model.defaultSeq;
   if (options.seq == 0)
@@ -143,6 +160,14 @@ int resolveForModel(const ZooModel &model, ZooOptions &options) {
                       std::to_string(model.maxSeq));
   if (options.seq < model.minSeq)
     return usageError(name + " needs --seq of at least " + std::to_string(model.minSeq));
+  return -1;
+}
+
+/// Checks the options against the chosen model and fills in its defaults.
+int resolveForModel(const ZooModel &model, ZooOptions &options) {
+  const std::string name = model.name;
+  if (int code = resolveSeq(model, options); code >= 0)
+    return code;
   if (options.layers > model.depth)
     return usageError(name + " has at most " + std::to_string(model.depth) + " " +
                       model.depthUnit);
@@ -159,7 +184,8 @@ std::string dataLocationFor(const std::string &output) {
 std::string describe(const CommandLine &cl) {
   std::string text = "memc-zoo --model " + cl.model + " --batch " +
                      std::to_string(cl.options.batch) + " --seq " +
-                     std::to_string(cl.options.seq) + " --weights " + cl.weightsName;
+                     (cl.options.dynamicSeq ? "dynamic" : std::to_string(cl.options.seq)) +
+                     " --weights " + cl.weightsName;
   if (cl.options.layers > 0)
     text += " --layers " + std::to_string(cl.options.layers);
   if (cl.options.vocab > 0)

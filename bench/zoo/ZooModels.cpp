@@ -18,7 +18,8 @@ TransformerConfig withOverrides(TransformerConfig config, const ZooOptions &opti
 
 ZooModel transformer(const char *name, const char *summary, const TransformerConfig &config,
                      void (*build)(OnnxGraphBuilder &, const TransformerConfig &,
-                                   const ZooOptions &)) {
+                                   const ZooOptions &),
+                     bool hasDynamicSeq = false) {
   // A learned position table bounds --seq. RoPE models have none, but their additive causal mask
   // buffer holds T*T floats (1 GiB at 16384), built in memory and written to the data file.
   const int64_t maxRopeSeq = 16384;
@@ -30,6 +31,7 @@ ZooModel transformer(const char *name, const char *summary, const TransformerCon
           config.maxPositions > 0 ? config.maxPositions : maxRopeSeq,
           /*defaultSeq=*/0,
           /*hasVocab=*/true,
+          hasDynamicSeq,
           [config, build](OnnxGraphBuilder &b, const ZooOptions &options) {
             build(b, withOverrides(config, options), options);
           }};
@@ -96,6 +98,7 @@ ZooModel resnet50() {
           /*maxSeq=*/0,
           /*defaultSeq=*/224,
           /*hasVocab=*/false,
+          /*hasDynamicSeq=*/false,
           [config](OnnxGraphBuilder &b, const ZooOptions &options) {
             ResNetConfig sized = config;
             if (options.layers > 0)
@@ -116,13 +119,13 @@ const std::vector<ZooModel> &zooModels() {
       transformer("bert-base", "BERT-base with the masked-LM head: d 768, 12 layers, 12 heads",
                   bertBase(), buildBert),
       transformer("llama-1b", "LLaMA-style: d 2048, 16 layers, 32 heads, ffn 5632, untied lm_head",
-                  llama(2048, 16, 32, 5632, 1e-5f), buildLlama),
+                  llama(2048, 16, 32, 5632, 1e-5f), buildLlama, /*hasDynamicSeq=*/true),
       transformer("llama-7b", "LLaMA-7B: d 4096, 32 layers, 32 heads, ffn 11008, untied lm_head",
-                  llama(4096, 32, 32, 11008, 1e-6f), buildLlama),
+                  llama(4096, 32, 32, 11008, 1e-6f), buildLlama, /*hasDynamicSeq=*/true),
       transformer("llama3-8b",
                   "Llama 3 8B: d 4096, 32 layers, 32 heads, 8 kv heads (GQA), ffn 14336, "
                   "vocab 128256, untied lm_head",
-                  llama3(4096, 32, 32, 8, 14336), buildLlama),
+                  llama3(4096, 32, 32, 8, 14336), buildLlama, /*hasDynamicSeq=*/true),
       resnet50(),
   };
   return models;

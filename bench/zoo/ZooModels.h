@@ -18,7 +18,8 @@ namespace memc::zoo {
 /// What the command line decides about a model.
 struct ZooOptions {
   int64_t batch = 0;
-  int64_t seq = 0;    ///< Tokens per sequence; for resnet50 the image side.
+  int64_t seq = 0;         ///< Tokens per sequence; for resnet50 the image side.
+  bool dynamicSeq = false; ///< --seq dynamic: the sequence axis symbolic (seq stays 0).
   int64_t layers = 0; ///< Overrides the depth when > 0 (transformer blocks; ResNet blocks per stage).
   int64_t vocab = 0;  ///< Overrides the vocabulary when > 0 (transformers only).
 };
@@ -58,6 +59,7 @@ struct ZooModel {
   int64_t maxSeq;        ///< The largest --seq; 0 when unbounded.
   int64_t defaultSeq;    ///< Used when --seq is absent; 0 when --seq is required.
   bool hasVocab;         ///< Whether --vocab applies.
+  bool hasDynamicSeq;    ///< Whether --seq dynamic applies.
   /// Emits the graph, with options.layers and options.vocab applied over the published sizes.
   std::function<void(OnnxGraphBuilder &, const ZooOptions &)> build;
 };

@@ -7,8 +7,9 @@ For a shrunken version of every model (--layers / --vocab / small --seq) it runs
 strict shape inference, checks the external-data layout (one file, 64-byte aligned, no overlaps), that
 only the ops memc's importer supports appear, and then evaluates the graph with a small numpy
 interpreter and compares the logits with an independent numpy implementation of the architecture,
-all parameters replaced by random values so that a misplaced bias or norm shows. With --full it also
-writes each model at its published size (--weights none) and checks its parameter count.
+all parameters replaced by random values so that a misplaced bias or norm shows; the LLaMA graph
+with a symbolic sequence (--seq dynamic) is evaluated at two lengths. With --full it also writes each
+model at its published size (--weights none) and checks its parameter count.
 """
 import math
 import os
@@ -24,7 +25,7 @@ from onnx import numpy_helper
 ALLOWED_OPS = set("""Gather Add Sub Mul Div Pow Sqrt Reciprocal Neg Exp Log Erf Tanh Sigmoid Relu Softmax
 LogSoftmax LayerNormalization ReduceMean ReduceSum ReduceMax Transpose Reshape Flatten Squeeze Unsqueeze
 Concat Split Slice Expand Where Equal Less Greater Not Cast Constant Identity Conv BatchNormalization
-MaxPool AveragePool GlobalAveragePool Gemm MatMul Trilu Clip""".split())
+MaxPool AveragePool GlobalAveragePool Gemm MatMul Trilu Clip Cos Sin Shape Range ConstantOfShape""".split())
 
 # Registered buffers, not parameters: excluded from parameter counts and never randomised here.
 BUFFER = re.compile(r"(\.attn\.bias|position_ids|token_type_ids|running_mean|running_var|rotary_emb\..*"
@@ -73,6 +74,12 @@ def _maxpool(x, kernel, strides, pads):
     return win[:, :, ::strides[0], ::strides[1]].max(axis=(4, 5))
 
 
+def _np_dtype(onnx_type):
+    if hasattr(onnx.helper, "tensor_dtype_to_np_dtype"):
+        return onnx.helper.tensor_dtype_to_np_dtype(onnx_type)
+    return onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[onnx_type]
+
+
 def _slice(x, starts, ends, axes, steps):
     index = [slice(None)] * x.ndim
     for s, e, a, st in zip(starts, ends, axes, steps):
@@ -95,10 +102,10 @@ def run_graph(model, feeds, weights):
             fn = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide,
                   "Pow": np.power, "MatMul": np.matmul}[op]
             out = [fn(x[0], x[1]).astype(np.float32)]
-        elif op in ("Sqrt", "Reciprocal", "Neg", "Tanh", "Relu", "Sigmoid", "Erf"):
+        elif op in ("Sqrt", "Reciprocal", "Neg", "Tanh", "Relu", "Sigmoid", "Erf", "Cos", "Sin"):
             fn = {"Sqrt": np.sqrt, "Reciprocal": np.reciprocal, "Neg": np.negative, "Tanh": np.tanh,
                   "Relu": lambda v: np.maximum(v, 0), "Sigmoid": lambda v: 1 / (1 + np.exp(-v)),
-                  "Erf": _erf}[op]
+                  "Erf": _erf, "Cos": np.cos, "Sin": np.sin}[op]
             out = [fn(x[0]).astype(np.float32)]
         elif op == "Softmax":
             out = [_softmax(x[0], a.get("axis", -1))]
@@ -110,8 +117,8 @@ def run_graph(model, feeds, weights):
             out = [x[0].mean(axis=tuple(a["axes"]), keepdims=bool(a.get("keepdims", 1)))]
         elif op == "Transpose":
             out = [np.transpose(x[0], a["perm"])]
-        elif op == "Reshape":
-            out = [x[0].reshape(x[1])]
+        elif op == "Reshape":  # a 0 copies the input's dimension (allowzero is never set)
+            out = [x[0].reshape([x[0].shape[i] if d == 0 else d for i, d in enumerate(x[1])])]
         elif op == "Flatten":
             out = [x[0].reshape(int(np.prod(x[0].shape[:a["axis"]])), -1)]
         elif op == "Unsqueeze":
@@ -124,6 +131,18 @@ def run_graph(model, feeds, weights):
             out = np.split(x[0], np.cumsum(x[1])[:-1], axis=a["axis"])
         elif op == "Slice":
             out = [_slice(x[0], x[1], x[2], x[3], x[4])]
+        elif op == "Shape":
+            out = [np.array(x[0].shape, np.int64)]
+        elif op == "Range":
+            out = [np.arange(x[0], x[1], x[2]).astype(x[0].dtype)]
+        elif op == "Cast":
+            out = [x[0].astype(_np_dtype(a["to"]))]
+        elif op == "ConstantOfShape":
+            value = numpy_helper.to_array(a["value"])
+            out = [np.full(tuple(int(d) for d in x[0]), value.item(), value.dtype)]
+        elif op == "Trilu":
+            k = int(x[1]) if len(x) > 1 else 0
+            out = [np.triu(x[0], k) if a.get("upper", 1) else np.tril(x[0], k)]
         elif op == "Where":
             out = [np.where(x[0], x[1], x[2]).astype(np.float32)]
         elif op == "Conv":
@@ -294,6 +313,24 @@ def randomized_weights(path):
     return model, weights
 
 
+def check_logits(name, model, W, shape, reference, causal):
+    """Evaluates the graph on random input_ids of `shape` and compares its logits with the
+    reference; for a causal model also that changing the last token leaves earlier logits alone.
+    Returns the relative error."""
+    vocab = W[next(n for n in W if "embed" in n or "wte" in n)].shape[0]
+    ids = np.random.default_rng(1).integers(0, vocab, shape).astype(np.int64)
+    got = run_graph(model, {"input_ids": ids}, W)["logits"]
+    want = reference(W, ids)
+    err = np.abs(got - want).max() / np.abs(want).max()
+    assert got.shape == want.shape and err < 1e-4, (name, got.shape, want.shape, err)
+    if causal:
+        ids2 = ids.copy()
+        ids2[:, -1] = (ids2[:, -1] + 1) % vocab
+        got2 = run_graph(model, {"input_ids": ids2}, W)["logits"]
+        assert np.allclose(got[:, :-1], got2[:, :-1]) and not np.allclose(got, got2), name
+    return err
+
+
 def check_numerics(binary, workdir):
     cases = [
         ("gpt2-124m", ["--batch", "2", "--seq", "7", "--layers", "2", "--vocab", "53"],
@@ -315,17 +352,7 @@ def check_numerics(binary, workdir):
         check_structure(path)
         model, W = randomized_weights(path)
         shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
-        vocab = W[next(n for n in W if "embed" in n or "wte" in n)].shape[0]
-        ids = np.random.default_rng(1).integers(0, vocab, shape).astype(np.int64)
-        got = run_graph(model, {"input_ids": ids}, W)["logits"]
-        want = reference(W, ids)
-        err = np.abs(got - want).max() / np.abs(want).max()
-        assert got.shape == want.shape and err < 1e-4, (name, got.shape, want.shape, err)
-        if name != "bert-base":  # causal: the last token must not change earlier logits
-            ids2 = ids.copy()
-            ids2[:, -1] = (ids2[:, -1] + 1) % vocab
-            got2 = run_graph(model, {"input_ids": ids2}, W)["logits"]
-            assert np.allclose(got[:, :-1], got2[:, :-1]) and not np.allclose(got, got2), name
+        err = check_logits(name, model, W, shape, reference, causal=name != "bert-base")
         print(f"  {name}: structure ok, logits match the numpy reference (rel err {err:.1e})")
 
     path = os.path.join(workdir, "resnet50-small.onnx")
@@ -338,6 +365,26 @@ def check_numerics(binary, workdir):
     assert logits.shape == (2, 1000) and np.isfinite(logits).all()
     assert not np.allclose(logits[0], logits[1]) and logits.std() > 1e-3
     print(f"  resnet50: structure ok, logits finite, std {logits.std():.3f}")
+
+
+def check_dynamic_seq(binary, workdir):
+    """--seq dynamic: input_ids [B, "sequence"], nothing sized by T (the RoPE tables and the mask
+    computed from the input), one graph correct at any length."""
+    path = os.path.join(workdir, "llama3-8b-dynamic.onnx")
+    print(zoo(binary, path, "--model", "llama3-8b", "--batch", "2", "--seq", "dynamic",
+              "--layers", "1", "--vocab", "11"))
+    model = check_structure(path)
+    dims = lambda value: [d.dim_param or d.dim_value for d in value.type.tensor_type.shape.dim]
+    assert dims(model.graph.input[0]) == [2, "sequence"], dims(model.graph.input[0])
+    assert dims(model.graph.output[0]) == [2, "sequence", 11], dims(model.graph.output[0])
+    buffers = {i.name: list(i.dims) for i in model.graph.initializer if BUFFER.search(i.name)}
+    assert buffers == {"model.rotary_emb.inv_freq": [64]}, buffers
+    model, W = randomized_weights(path)
+    reference = lambda W, ids: llama_reference(W, ids, 1, 32, 1e-5, kv_heads=8, theta=500000.0)
+    for length in (5, 9):
+        err = check_logits("llama3-8b --seq dynamic", model, W, [2, length], reference, causal=True)
+        print(f"  llama3-8b --seq dynamic at T={length}: logits match the numpy reference "
+              f"(rel err {err:.1e})")
 
 
 def check_weight_modes(binary, workdir):
@@ -376,7 +423,9 @@ def check_bad_arguments(binary, workdir):
                  ["--model", "gpt2-124m", "--batch", "1", "--seq", "8",
                   "--vocab", "9223372036854775807"],
                  ["--model", "gpt2-124m", "--batch", "99999999999999999999", "--seq", "8"],
-                 ["--model", "resnet50", "--batch", str(2**21)]):
+                 ["--model", "resnet50", "--batch", str(2**21)],
+                 ["--model", "gpt2-124m", "--batch", "1", "--seq", "dynamic"],
+                 ["--model", "resnet50", "--batch", "1", "--seq", "dynamic"]):
         result = subprocess.run([binary, *args, "-o", out], capture_output=True, text=True)
         assert result.returncode == 1 and "error:" in result.stderr, (args, result)
         assert os.listdir(workdir) == [], (args, os.listdir(workdir))
@@ -413,6 +462,7 @@ def main():
         check_bad_arguments(binary, workdir)
         check_weight_modes(binary, workdir)
         check_numerics(binary, workdir)
+        check_dynamic_seq(binary, workdir)
         if "--full" in sys.argv[2:]:
             check_full_sizes(binary, workdir)
     print("all checks passed")
