@@ -68,7 +68,7 @@ void findLongestSequence(const std::vector<std::string> &arguments, memc::Ladder
 
 memc::MemoryLadder planMemoryLadder(const DriverOptions &driver,
                                     const std::vector<std::string> &arguments) {
-  const std::set<std::string> explainFlags = {"explain-memory", "batch-sweep", "report",
+  const std::set<std::string> explainFlags = {"explain-memory", "batch-sweep", "max-seq", "report",
                                               "report-json", "report-svg"};
   std::vector<std::string> given = argumentsWithout(arguments, explainFlags);
   std::set<std::string> decided = memc::ladderFlagNames();

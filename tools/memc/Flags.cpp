@@ -559,6 +559,24 @@ bool checkFlagRanges() {
   return allInRange;
 }
 
+/// --micro-batch N and --seq-len T, which the import binds in every mode; false after saying
+/// what is wrong.
+bool axisBindings(memc::ImportOptions &options) {
+  if (!microBatch.empty() && microBatch != "auto") {
+    llvm::StringRef text = microBatch;
+    int64_t batch;
+    if (text.getAsInteger(10, batch) || batch < 1 || batch > (int64_t{1} << 40)) {
+      llvm::errs() << "memc: error: --micro-batch must be auto or a number from 1 to 2^40, got '"
+                   << microBatch << "'\n";
+      return false;
+    }
+    options.batchSize = batch;
+  }
+  if (seqLen.getNumOccurrences())
+    options.sequenceLength = seqLen;
+  return true;
+}
+
 /// The planning flags (--explain-memory, --micro-batch, --fit): what each needs and excludes.
 bool planningOptions(memc::PipelineOptions &options) {
   auto error = [](const std::string &message) {
@@ -580,20 +598,11 @@ bool planningOptions(memc::PipelineOptions &options) {
     return error(std::string(maxSeq ? "--max-seq" : "--batch-sweep") +
                  " is part of --explain-memory's answer: add --explain-memory");
   }
-  if (seqLen.getNumOccurrences())
-    options.import.sequenceLength = seqLen;
+
   for (int64_t batch : batchSweep)
     if (batch < 1 || batch > (int64_t{1} << 40))
       return error("--batch-sweep takes micro-batches from 1 to 2^40, got " +
                    std::to_string(batch));
-  if (!microBatch.empty() && microBatch != "auto") {
-    llvm::StringRef text = microBatch;
-    int64_t batch;
-    if (text.getAsInteger(10, batch) || batch < 1 || batch > (int64_t{1} << 40))
-      return error("--micro-batch must be auto or a number from 1 to 2^40, got '" + microBatch +
-                   "'");
-    options.import.batchSize = batch;
-  }
   if (microBatch == "auto" && (!training || !vramBudget.getNumOccurrences()))
     return error("--micro-batch auto finds the largest micro-batch whose training step fits "
                  "--vram-budget: give --loss and --vram-budget");
@@ -663,6 +672,8 @@ bool pipelineOptions(memc::PipelineOptions &options) {
       return false;
     }
   }
+  if (!axisBindings(options.import))
+    return false;
   if (mode == CompileMode::Import)
     return true;
   std::optional<memc::Precision> chosen = memc::parsePrecision(precision);
