@@ -108,12 +108,12 @@ def fits(work, model, flags, seq):
 
 
 def longest(work, model, flags):
-    """The longest --seq-len whose plan fits, by doubling then bisection (memc's --max-seq
-    does the same per ladder rung)."""
+    """The longest --seq-len whose plan fits, to 1/256 of it, by doubling then bisection
+    (memc's --max-seq does the same per ladder rung)."""
     low, high = 0, 1024
     while fits(work, model, flags, high):
         low, high = high, high * 2
-    while high - low > 1:
+    while high - low > max(1, low // 256):
         middle = (low + high) // 2
         low, high = (middle, high) if fits(work, model, flags, middle) else (low, middle)
     return low

@@ -76,6 +76,7 @@ llvm::json::Object rowJson(const LadderRow &row) {
   object["recompute_flops_pct"] = memory.recomputeFlopsPercent();
   if (row.maxSequence) {
     object["max_seq"] = *row.maxSequence;
+    object["max_seq_step"] = row.maxSequenceStep;
     object["max_seq_peak_bytes"] = static_cast<int64_t>(row.maxSequencePeakBytes);
   }
   object["remat_strategy"] = memory.strategy;

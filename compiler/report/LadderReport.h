@@ -24,9 +24,10 @@ struct LadderRow {
   /// Empty when the flags did not compile (`error` says why).
   std::optional<MemoryReport> memory;
   std::string error;
-  /// --max-seq: the longest --seq-len whose plan at these flags fits (0: not even 1), and its
-  /// peak; the first error when a length did not compile.
+  /// --max-seq: the longest --seq-len whose plan at these flags fits (0: not even 1), the
+  /// search's resolution (that length plus maxSequenceStep does not fit), and its peak.
   std::optional<int64_t> maxSequence;
+  int64_t maxSequenceStep = 1;
   uint64_t maxSequencePeakBytes = 0;
   bool fits() const {
     return memory && (!memory->budgetBytes || memory->peakBytes <= *memory->budgetBytes);

@@ -25,8 +25,9 @@ memc::LadderRow planRow(const std::string &name, const std::string &model,
 }
 
 /// --max-seq: the longest --seq-len whose plan with `arguments` fits, into `row` (0 when 1
-/// does not): doubling or halving from 1024 to the first change, then bisection; a length that
-/// does not compile ends the search with its error.
+/// does not), to within row.maxSequenceStep tokens (that many more do not fit): doubling or
+/// halving from 1024 to the first change, then bisection; a length that does not compile ends
+/// the search with its error.
 void findLongestSequence(const std::vector<std::string> &arguments, memc::LadderRow &row) {
   constexpr int64_t kStart = 1024, kLimit = int64_t{1} << 24;
   std::vector<std::string> base = argumentsWithout(arguments, {"seq-len"});
@@ -53,13 +54,17 @@ void findLongestSequence(const std::vector<std::string> &arguments, memc::Ladder
       length /= 2;
     }
   }
-  while (row.error.empty() && low && high && high - low > 1) {
+  // To the token below 256 tokens, to 1/256 of the length above: a long model's plan takes
+  // seconds, and no one trains at 78,475 tokens rather than 78,464.
+  const int64_t step = std::max<int64_t>(1, low / 256);
+  while (row.error.empty() && low && high && high - low > step) {
     int64_t middle = low + (high - low) / 2;
     (fits(middle) ? low : high) = middle;
   }
   if (!row.error.empty())
     return;
   row.maxSequence = low;
+  row.maxSequenceStep = step;
   if (low)
     row.maxSequencePeakBytes = probes.at(low).memory->peakBytes;
 }

@@ -3,7 +3,7 @@
   check_planning.py ladder MEMC MODEL LADDER.json WORKDIR
       every row of --explain-memory's JSON equals `memc MODEL <row flags> --report-json` (peak,
       breakdown, fits, recompute) to the byte; a row with an error fails to compile with it; a
-      row's --max-seq length fits and the next one does not
+      row's --max-seq length fits and that plus its step does not
   check_planning.py micro-batch MEMC MODEL WORKDIR ARGS...
       runs `memc MODEL ARGS...` (with --micro-batch auto), reads the micro-batch it chose, and
       checks that it fits and the next one up does not
@@ -63,13 +63,13 @@ def check_ladder(memc, model, ladder_path, workdir):
             base = without(row["flags"], ["--seq-len"])
             at = report(memc, model, base + ["--seq-len", str(longest)],
                         os.path.join(workdir, "seq.json"))
-            above = report(memc, model, base + ["--seq-len", str(longest + 1)],
+            beyond = longest + row["max_seq_step"]
+            above = report(memc, model, base + ["--seq-len", str(beyond)],
                            os.path.join(workdir, "seq.json"))
             if not at["fits"] or at["peak_bytes"] != row["max_seq_peak_bytes"] or above["fits"]:
                 fail("row %s: --seq-len %d fits: %s (%d bytes), %d fits: %s" %
-                     (row["name"], longest, at["fits"], at["peak_bytes"], longest + 1,
-                      above["fits"]))
-            print("row %s: --seq-len %d fits, %d does not" % (row["name"], longest, longest + 1))
+                     (row["name"], longest, at["fits"], at["peak_bytes"], beyond, above["fits"]))
+            print("row %s: --seq-len %d fits, %d does not" % (row["name"], longest, beyond))
 
 
 def run_choice(memc, model, args):
