@@ -460,10 +460,9 @@ FailureOr<RankedTensorType> OnnxImporter::inputType(const onnx::ValueInfoProto &
   };
   const std::vector<int64_t> *bound = nullptr;
   bool fromExample = false;
-  const std::vector<int64_t> *example =
-      exportMetadata && exportMetadata->exampleShapes.count(name)
-          ? &exportMetadata->exampleShapes.at(name)
-          : nullptr;
+  const std::vector<int64_t> *example = exportMetadata && exportMetadata->exampleShapes.count(name)
+                                            ? &exportMetadata->exampleShapes.at(name)
+                                            : nullptr;
   // --micro-batch and --seq-len: axes 0 and 1 where they are symbolic; the input's other
   // symbolic dimensions as in the export's example.
   std::vector<int64_t> batched;

@@ -86,10 +86,10 @@ std::vector<LadderRung> memoryLadder(const LadderSetting &setting) {
 
 const std::set<std::string> &ladderFlagNames() {
   static const std::set<std::string> names = {
-      "precision",        "remat",         "fuse-attention",    "fuse-loss",
-      "optimizer",        "zero-stage",    "offload-optimizer", "offload-activations",
-      "lora-rank",        "lora-alpha",    "lora-dropout",      "lora-targets",
-      "quantize-base",    "no-double-quant", "loss-scale",      "loss-scale-window",
+      "precision",     "remat",           "fuse-attention",    "fuse-loss",
+      "optimizer",     "zero-stage",      "offload-optimizer", "offload-activations",
+      "lora-rank",     "lora-alpha",      "lora-dropout",      "lora-targets",
+      "quantize-base", "no-double-quant", "loss-scale",        "loss-scale-window",
       "bucket-cap-mb"};
   return names;
 }

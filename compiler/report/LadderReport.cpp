@@ -15,9 +15,8 @@ namespace {
 std::vector<size_t> usedCategories(const std::vector<const LadderRow *> &rows) {
   std::vector<size_t> used;
   for (size_t c = 1; c < plan::kCategories.size(); ++c)
-    if (llvm::any_of(rows, [&](const LadderRow *row) {
-          return row->memory && row->memory->breakdown[c];
-        }))
+    if (llvm::any_of(
+            rows, [&](const LadderRow *row) { return row->memory && row->memory->breakdown[c]; }))
       used.push_back(c);
   return used;
 }
@@ -28,7 +27,9 @@ void printRows(const std::vector<std::string> &labels, const std::vector<const L
   size_t labelWidth = 4;
   for (const std::string &label : labels)
     labelWidth = std::max(labelWidth, label.size());
-  auto column = [](size_t c) { return std::max<size_t>(11, std::strlen(plan::categoryInfo(c).name)) + 1; };
+  auto column = [](size_t c) {
+    return std::max<size_t>(11, std::strlen(plan::categoryInfo(c).name)) + 1;
+  };
   bool maxSequence = llvm::any_of(rows, [](const LadderRow *row) { return row->maxSequence; });
   os << "  " << llvm::left_justify("", labelWidth) << llvm::right_justify("peak", 12)
      << llvm::right_justify("fits", 6) << llvm::right_justify("recompute", 11);
@@ -46,7 +47,10 @@ void printRows(const std::vector<std::string> &labels, const std::vector<const L
     }
     const MemoryReport &memory = *row.memory;
     os << llvm::right_justify(formatBytes(memory.peakBytes), 12)
-       << llvm::right_justify(!memory.budgetBytes ? "-" : row.fits() ? "yes" : "no", 6)
+       << llvm::right_justify(!memory.budgetBytes ? "-"
+                              : row.fits()        ? "yes"
+                                                  : "no",
+                              6)
        << llvm::right_justify(llvm::formatv("{0:f1}%", memory.recomputeFlopsPercent()).str(), 11);
     if (maxSequence)
       os << llvm::right_justify(row.maxSequence ? std::to_string(*row.maxSequence) : "-", 10);
@@ -220,9 +224,8 @@ void writeMemoryLadderSvg(const MemoryLadder &ladder, llvm::raw_ostream &os) {
   }
   double legendY = kTop + 30;
   for (size_t c = 1; c < plan::kCategories.size(); ++c) {
-    if (llvm::none_of(rows, [&](const LadderRow &row) {
-          return row.memory && row.memory->breakdown[c];
-        }))
+    if (llvm::none_of(rows,
+                      [&](const LadderRow &row) { return row.memory && row.memory->breakdown[c]; }))
       continue;
     os << llvm::format("<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"%s\"/>\n",
                        width - kLegend + 10, legendY, plan::categoryInfo(c).svgColor);

@@ -31,8 +31,8 @@ struct FitTechnique {
   double slowdownPercent;
 };
 constexpr FitTechnique kFitTechniques[] = {
-    {"precision", "bf16", 1},    {"optimizer", "adamw8bit", 2},  {"zero-stage", "1", 0.1},
-    {"zero-stage", "2", 0.2},    {"zero-stage", "3", 15},        {"offload-optimizer", "cpu", 40},
+    {"precision", "bf16", 1}, {"optimizer", "adamw8bit", 2}, {"zero-stage", "1", 0.1},
+    {"zero-stage", "2", 0.2}, {"zero-stage", "3", 15},       {"offload-optimizer", "cpu", 40},
 };
 
 struct Candidate {
@@ -107,21 +107,24 @@ FitSearch searchFit(const std::vector<std::string> &base,
     search.tried.push_back(std::move(tried));
     size_t index = search.tried.size() - 1;
     const Tried &now = search.tried.back();
-    if (!search.lowest || now.probe.memory->peakBytes < search.tried[*search.lowest].probe.memory->peakBytes)
+    if (!search.lowest ||
+        now.probe.memory->peakBytes < search.tried[*search.lowest].probe.memory->peakBytes)
       search.lowest = index;
-    if (now.probe.fits() && (!search.best || now.estimate() < search.tried[*search.best].estimate()))
+    if (now.probe.fits() &&
+        (!search.best || now.estimate() < search.tried[*search.best].estimate()))
       search.best = index;
   }
   return search;
 }
 
-/// The techniques whose flags the user left to memc, for the optimizer and ranks asked for.
-std::vector<const FitTechnique *> openTechniques(const DriverOptions &driver, bool all) {
+/// The techniques that apply to the optimizer and ranks asked for and that the command line
+/// does not already use; with !evenUserSet, only those whose flag the user left to memc.
+std::vector<const FitTechnique *> openTechniques(const DriverOptions &driver, bool evenUserSet) {
   std::vector<const FitTechnique *> open;
   const std::string &optimizer = driver.pipeline.training.optimizer.name;
   for (const FitTechnique &technique : kFitTechniques) {
     std::string flag = technique.flag;
-    if (!all && driver.userFlags.count(flag) && flag != "optimizer")
+    if (!evenUserSet && driver.userFlags.count(flag) && flag != "optimizer")
       continue;
     if (flag == "precision" && driver.pipeline.precision != memc::Precision::Fp32)
       continue;
@@ -158,8 +161,8 @@ void error(const std::string &text) { llvm::errs() << "memc: error: " << text <<
 
 } // namespace
 
-std::optional<std::vector<std::string>> chooseMicroBatch(const DriverOptions &driver,
-                                                         const std::vector<std::string> &arguments) {
+std::optional<std::vector<std::string>>
+chooseMicroBatch(const DriverOptions &driver, const std::vector<std::string> &arguments) {
   std::vector<std::string> base = argumentsWithout(arguments, {"micro-batch", "global-batch"});
   const int64_t ranks = driver.pipeline.training.worldSize;
   const int64_t perRank = driver.globalBatch ? driver.globalBatch / ranks : 0;
@@ -212,16 +215,16 @@ std::optional<std::vector<std::string>> chooseMicroBatch(const DriverOptions &dr
   while (perRank % batch)
     --batch;
   if (batch != low) {
-    note("--global-batch " + std::to_string(driver.globalBatch) + " over " +
-         std::to_string(ranks) + (ranks > 1 ? " ranks" : " rank") + " is " +
-         std::to_string(perRank) + " samples a rank, not a multiple of " + std::to_string(low) +
-         ": micro-batch " + std::to_string(batch) + ", the largest that divides it");
+    note("--global-batch " + std::to_string(driver.globalBatch) + " over " + std::to_string(ranks) +
+         (ranks > 1 ? " ranks" : " rank") + " is " + std::to_string(perRank) +
+         " samples a rank, not a multiple of " + std::to_string(low) + ": micro-batch " +
+         std::to_string(batch) + ", the largest that divides it");
     result = withFlag(base, "micro-batch", std::to_string(batch));
   }
   note("--grad-accum " + std::to_string(perRank / batch) + " (" +
        std::to_string(driver.globalBatch) + " = " + std::to_string(batch) + " x " +
-       std::to_string(perRank / batch) + (ranks > 1 ? " x " + std::to_string(ranks) + " ranks" : "") +
-       ")");
+       std::to_string(perRank / batch) +
+       (ranks > 1 ? " x " + std::to_string(ranks) + " ranks" : "") + ")");
   return withFlag(result, "grad-accum", std::to_string(perRank / batch));
 }
 
@@ -257,9 +260,9 @@ std::string plannedBudgetAdvice(const DriverOptions &driver,
   if (driver.pipeline.training.optimizer.name == "adamw")
     base = argumentsWithout(base, {"optimizer"});
   const memc::PipelineOptions &options = driver.pipeline;
-  std::string rematAuto =
-      options.budget.mode != memc::RematMode::Auto || options.offloadActivations ? "--remat auto"
-                                                                                : "";
+  std::string rematAuto = options.budget.mode != memc::RematMode::Auto || options.offloadActivations
+                              ? "--remat auto"
+                              : "";
   FitSearch search = searchFit(base, openTechniques(driver, true));
   if (search.best)
     return "what fits, planned: " + describe(search.tried[*search.best], rematAuto);
@@ -286,12 +289,11 @@ std::string plannedBudgetAdvice(const DriverOptions &driver,
   setting.budget = true;
   setting.worldSize = driver.pipeline.training.worldSize;
   std::vector<std::string> qlora = memc::memoryLadder(setting).back().flags;
-  PlanProbe adapters = probePlan(
-      [&] {
-        std::vector<std::string> withAdapters = argumentsWithout(lowest, memc::ladderFlagNames());
-        withAdapters.insert(withAdapters.end(), qlora.begin(), qlora.end());
-        return withAdapters;
-      }());
+  PlanProbe adapters = probePlan([&] {
+    std::vector<std::string> withAdapters = argumentsWithout(lowest, memc::ladderFlagNames());
+    withAdapters.insert(withAdapters.end(), qlora.begin(), qlora.end());
+    return withAdapters;
+  }());
   if (adapters.fits())
     text += "; training QLoRA adapters instead of the model fits (" +
             memc::formatBytes(adapters.memory->peakBytes) + ": " + llvm::join(qlora, " ") + ")";

@@ -73,8 +73,8 @@ void findLongestSequence(const std::vector<std::string> &arguments, memc::Ladder
 
 memc::MemoryLadder planMemoryLadder(const DriverOptions &driver,
                                     const std::vector<std::string> &arguments) {
-  const std::set<std::string> explainFlags = {"explain-memory", "batch-sweep", "max-seq", "report",
-                                              "report-json", "report-svg"};
+  const std::set<std::string> explainFlags = {"explain-memory", "batch-sweep", "max-seq",
+                                              "report",         "report-json", "report-svg"};
   std::vector<std::string> given = argumentsWithout(arguments, explainFlags);
   std::set<std::string> decided = memc::ladderFlagNames();
   std::vector<std::string> base = argumentsWithout(given, decided);
@@ -97,8 +97,8 @@ memc::MemoryLadder planMemoryLadder(const DriverOptions &driver,
       findLongestSequence(rowArguments, ladder.rows.back());
   }
   for (int64_t batch : driver.batchSweep)
-    ladder.batchSweep.emplace_back(
-        batch, planRow("micro-batch " + std::to_string(batch), driver.modelPath,
-                       withFlag(given, "micro-batch", std::to_string(batch))));
+    ladder.batchSweep.emplace_back(batch,
+                                   planRow("micro-batch " + std::to_string(batch), driver.modelPath,
+                                           withFlag(given, "micro-batch", std::to_string(batch))));
   return ladder;
 }

@@ -613,7 +613,7 @@ bool planningOptions(memc::PipelineOptions &options) {
     return error("--global-batch sets --grad-accum to G / (micro-batch x world size): give one "
                  "of them");
   if (globalBatch.getNumOccurrences() && globalBatch % worldSize != 0)
-    return error("--global-batch " + std::to_string(globalBatch) + " is not a multiple of "
+    return error("--global-batch " + std::to_string(globalBatch) + " is not a multiple of " +
                  "--world-size " + std::to_string(worldSize) + ": each rank takes an equal share");
   if (fit.getNumOccurrences() && fit != "auto")
     return error("--fit must be auto, got '" + fit + "'");
@@ -691,8 +691,7 @@ bool pipelineOptions(memc::PipelineOptions &options) {
     if (!loraOptions(options))
       return false;
   }
-  return budgetOptions(options.budget) && activationOffload(options) &&
-         planningOptions(options);
+  return budgetOptions(options.budget) && activationOffload(options) && planningOptions(options);
 }
 
 /// Parses the command line; false after printing LLVM's option errors ("memc: Unknown command
@@ -747,8 +746,7 @@ bool parseCommandLine(int argc, char **argv) {
 } // namespace
 
 bool parseDriverOptions(int argc, char **argv, DriverOptions &driver) {
-  cl::HideUnrelatedOptions(
-      {&memcCategory, &trainingCategory, &memoryCategory, &planningCategory});
+  cl::HideUnrelatedOptions({&memcCategory, &trainingCategory, &memoryCategory, &planningCategory});
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &os) { os << "memc " MEMC_VERSION " (revision " MEMC_REVISION ")\n"; });
   if (!parseCommandLine(argc, argv) || !pipelineOptions(driver.pipeline))
@@ -798,8 +796,8 @@ std::vector<std::string> argumentsWithout(const std::vector<std::string> &argume
     }
     // `--flag value`: the value goes too, for a flag that needs one and was not given `=value`.
     auto option = registered.find(name);
-    bool takesValue = option != registered.end() &&
-                      option->second->getValueExpectedFlag() == cl::ValueRequired;
+    bool takesValue =
+        option != registered.end() && option->second->getValueExpectedFlag() == cl::ValueRequired;
     if (takesValue && !argument.contains('='))
       ++i;
   }

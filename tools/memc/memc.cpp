@@ -283,11 +283,11 @@ int main(int argc, char **argv) {
     return 1;
   if (!planned.fits) {
     // What would fit is planned before it is offered (training; inference has no variants).
-    std::string advice = options.mode == memc::CompileMode::Train
-                             ? plannedBudgetAdvice(
-                                   driver, arguments,
-                                   (*compiled->module)->hasAttr(memc::kSymbolicBatchAttr))
-                             : std::string();
+    std::string advice =
+        options.mode == memc::CompileMode::Train
+            ? plannedBudgetAdvice(driver, arguments,
+                                  (*compiled->module)->hasAttr(memc::kSymbolicBatchAttr))
+            : std::string();
     llvm::errs() << "memc: error: "
                  << memc::infeasibleBudgetMessage(context, planned, options, advice) << "\n";
     return 1;
