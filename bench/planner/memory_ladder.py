@@ -22,6 +22,7 @@ ZOO = os.path.join(BUILD, "bin", "memc-zoo")
 CLAIMS = {
     "+ bf16": ("mixed precision: 50% of memory", "peak"),
     "+ checkpointing (full)": ("checkpointing: 60-70% of activations", "activations"),
+    "+ checkpointing (auto at the budget)": ("", "activations"),
     "+ flash attention, fused loss": ("FlashAttention: 5-20x less attention memory", "activations"),
     "+ 8-bit optimizer states": ("8-bit optimizers: 75% of optimizer memory", "optimizer_state"),
     "+ ZeRO-1": ("ZeRO-1: optimizer state / N", "optimizer_state"),
@@ -74,8 +75,12 @@ def print_ladder(title, rows, seconds):
     print("| rung | peak GiB | fits | recompute | at the peak: params | grads | optimizer | "
           "activations | weight copies | quantized base | memc's saving | the guides' claim |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    previous = None
+    previous = before_checkpointing = None
     for row in rows:
+        if row["name"] == "+ checkpointing (full)":
+            before_checkpointing = previous
+        elif row["name"].startswith("+ checkpointing (auto"):
+            previous = before_checkpointing  # auto is the other way to checkpoint, not a step on
         if "error" in row:
             print(f"| {row['name']} | error: {row['error']} |||||||||||")
             continue

@@ -46,11 +46,16 @@ std::vector<LadderRung> memoryLadder(const LadderSetting &setting) {
     flags.set("zero-stage", "0");
   flags.set("offload-optimizer", "none");
 
+  // The user's flags a rung cannot take: fp16's loss scaling in fp32, DDP's buckets from
+  // ZeRO-2 on (gradients are reduce-scattered as they are made), --freeze where only adapters
+  // train.
+  std::set<std::string> drops = {"loss-scale", "loss-scale-window"};
   std::vector<LadderRung> rungs;
-  auto add = [&](const std::string &name) { rungs.push_back({name, flags.arguments()}); };
+  auto add = [&](const std::string &name) { rungs.push_back({name, flags.arguments(), drops}); };
   add("fp32 baseline");
   const char *half = setting.fp16 ? "fp16" : "bf16";
   flags.set("precision", half);
+  drops.clear();
   add(std::string("+ ") + half + (setting.fp16 ? " (loss scaling)" : ""));
   flags.set("remat", "full");
   add("+ checkpointing (full)");
@@ -68,6 +73,8 @@ std::vector<LadderRung> memoryLadder(const LadderSetting &setting) {
   if (dataParallel)
     for (int stage = 1; stage <= 3; ++stage) {
       flags.set("zero-stage", std::to_string(stage));
+      if (stage == 2)
+        drops.insert("bucket-cap-mb");
       add("+ ZeRO-" + std::to_string(stage));
     }
   flags.set("offload-optimizer", "cpu");
@@ -79,8 +86,8 @@ std::vector<LadderRung> memoryLadder(const LadderSetting &setting) {
   flags.set("lora-rank", "16");
   flags.set("lora-targets", "all-linear");
   flags.set("quantize-base", "nf4");
+  drops.insert("freeze");
   add("+ QLoRA (r 16, all linear, NF4)");
-  rungs.back().drops = {"freeze"};
   return rungs;
 }
 
@@ -89,8 +96,7 @@ const std::set<std::string> &ladderFlagNames() {
       "precision",     "remat",           "fuse-attention",    "fuse-loss",
       "optimizer",     "zero-stage",      "offload-optimizer", "offload-activations",
       "lora-rank",     "lora-alpha",      "lora-dropout",      "lora-targets",
-      "quantize-base", "no-double-quant", "loss-scale",        "loss-scale-window",
-      "bucket-cap-mb"};
+      "quantize-base", "no-double-quant"};
   return names;
 }
 

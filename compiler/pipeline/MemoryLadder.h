@@ -41,7 +41,8 @@ struct LadderRung {
   std::string name;
   /// Every flag the ladder decides, as command-line arguments ("--precision", "bf16", ...).
   std::vector<std::string> flags;
-  /// The user's flags this rung replaces (QLoRA trains only adapters: --freeze goes).
+  /// The user's flags this rung cannot take (--loss-scale in fp32, --bucket-cap-mb from
+  /// ZeRO-2, --freeze with QLoRA, which trains only adapters).
   std::set<std::string> drops;
 };
 
@@ -49,8 +50,7 @@ struct LadderRung {
 std::vector<LadderRung> memoryLadder(const LadderSetting &setting);
 
 /// The flags (names without dashes) whose values the rungs decide: dropped from the user's
-/// command line before a rung's flags are added, with the flags that only make sense with one
-/// of their values (--loss-scale with fp16, --bucket-cap-mb below ZeRO-2).
+/// command line before a rung's flags are added.
 const std::set<std::string> &ladderFlagNames();
 
 } // namespace memc

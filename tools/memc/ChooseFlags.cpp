@@ -288,14 +288,14 @@ std::string plannedBudgetAdvice(const DriverOptions &driver,
   setting.optimizer = driver.pipeline.training.optimizer.name;
   setting.budget = true;
   setting.worldSize = driver.pipeline.training.worldSize;
-  std::vector<std::string> qlora = memc::memoryLadder(setting).back().flags;
-  PlanProbe adapters = probePlan([&] {
-    std::vector<std::string> withAdapters = argumentsWithout(lowest, memc::ladderFlagNames());
-    withAdapters.insert(withAdapters.end(), qlora.begin(), qlora.end());
-    return withAdapters;
-  }());
+  memc::LadderRung qlora = memc::memoryLadder(setting).back();
+  std::vector<std::string> withAdapters =
+      argumentsWithout(argumentsWithout(lowest, memc::ladderFlagNames()), qlora.drops);
+  withAdapters.insert(withAdapters.end(), qlora.flags.begin(), qlora.flags.end());
+  PlanProbe adapters = probePlan(withAdapters);
   if (adapters.fits())
     text += "; training QLoRA adapters instead of the model fits (" +
-            memc::formatBytes(adapters.memory->peakBytes) + ": " + llvm::join(qlora, " ") + ")";
+            memc::formatBytes(adapters.memory->peakBytes) + ": " + llvm::join(qlora.flags, " ") +
+            ")";
   return text;
 }

@@ -615,6 +615,10 @@ bool planningOptions(memc::PipelineOptions &options) {
   if (globalBatch.getNumOccurrences() && globalBatch % worldSize != 0)
     return error("--global-batch " + std::to_string(globalBatch) + " is not a multiple of " +
                  "--world-size " + std::to_string(worldSize) + ": each rank takes an equal share");
+  if (fit.getNumOccurrences() && microBatch == "auto")
+    return error("--fit auto and --micro-batch auto each plan for the other's flags as given: "
+                 "give one of them (--micro-batch auto after --fit auto's choice, or a fixed "
+                 "--micro-batch with --fit auto)");
   if (fit.getNumOccurrences() && fit != "auto")
     return error("--fit must be auto, got '" + fit + "'");
   if (fit == "auto" && (!training || !vramBudget.getNumOccurrences()))

@@ -3,6 +3,8 @@
 // memc MODEL.onnx [--input-shape NAME=DIMS]... [--emit=mlir|mlir-import] [-o FILE]
 // memc MODEL.onnx --mode=infer -o RUN
 // memc MODEL.onnx --loss cross_entropy|mse --optimizer sgd|adamw --lr F [...] -o TRAIN
+// memc MODEL.onnx --loss ... --explain-memory [--vram-budget B] [--batch-sweep N,...] [--max-seq]
+// memc MODEL.onnx --loss ... --vram-budget B --micro-batch auto|--fit auto [...] -o TRAIN
 //
 // The default mode imports an ONNX model, brings it to canonical form and prints the memc IR.
 // --mode=infer compiles it into RUN, one executable that computes the model's outputs on the
@@ -10,7 +12,8 @@
 // every error is a message and exit code 1.
 //
 // A front end: Flags.cpp turns the flags into memc::PipelineOptions, compiler/pipeline
-// compiles, and this file prints and writes what it returns.
+// compiles, and this file prints and writes what it returns. The planning flags plan variants
+// of the command line first (ExplainMemory.h, ChooseFlags.h).
 //
 //===----------------------------------------------------------------------===//
 #include "tools/memc/ChooseFlags.h"
