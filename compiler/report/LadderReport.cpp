@@ -81,6 +81,8 @@ llvm::json::Object rowJson(const LadderRow &row) {
   if (row.maxSequence) {
     object["max_seq"] = *row.maxSequence;
     object["max_seq_step"] = row.maxSequenceStep;
+    if (!row.maxSequenceLimit.empty())
+      object["max_seq_refused"] = row.maxSequenceLimit;
     object["max_seq_peak_bytes"] = static_cast<int64_t>(row.maxSequencePeakBytes);
   }
   object["remat_strategy"] = memory.strategy;
@@ -125,6 +127,10 @@ void printMemoryLadder(const MemoryLadder &ladder, llvm::raw_ostream &os) {
   }
   if (!rows.empty())
     printRows(labels, rows, os);
+  for (size_t i = 0; i < ladder.rows.size(); ++i)
+    if (!ladder.rows[i].maxSequenceLimit.empty())
+      os << "  " << i + 1 << ". --max-seq stopped " << ladder.rows[i].maxSequenceLimit
+         << "\n";
   for (size_t i = 0; i < ladder.rows.size(); ++i) {
     os << "  " << i + 1 << ". memc " << shellQuoted(ladder.model);
     for (const std::string &flag : ladder.rows[i].flags)

@@ -28,6 +28,8 @@ struct LadderRow {
   /// search's resolution (that length plus maxSequenceStep does not fit), and its peak.
   std::optional<int64_t> maxSequence;
   int64_t maxSequenceStep = 1;
+  /// The first length memc refused during the search, with its error ("" when none).
+  std::string maxSequenceLimit;
   uint64_t maxSequencePeakBytes = 0;
   bool fits() const {
     return memory && (!memory->budgetBytes || memory->peakBytes <= *memory->budgetBytes);

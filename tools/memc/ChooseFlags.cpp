@@ -205,6 +205,8 @@ chooseMicroBatch(const DriverOptions &driver, const std::vector<std::string> &ar
   if (high && probes.at(high).memory)
     found += "; " + std::to_string(high) + " does not (" +
              memc::formatBytes(probes.at(high).memory->peakBytes) + ")";
+  else if (high) // a batch memc refuses ends the search as one that does not fit would
+    found += "; " + std::to_string(high) + " does not compile: " + probes.at(high).error;
   else if (low == cap && perRank)
     found += ", all of --global-batch's share of a rank";
   note(found);

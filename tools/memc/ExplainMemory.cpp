@@ -26,8 +26,7 @@ memc::LadderRow planRow(const std::string &name, const std::string &model,
 
 /// --max-seq: the longest --seq-len whose plan with `arguments` fits, into `row` (0 when 1
 /// does not), to within row.maxSequenceStep tokens (that many more do not fit): doubling or
-/// halving from 1024 to the first change, then bisection; a length that does not compile ends
-/// the search with its error.
+/// halving from 1024 to the first change, then bisection.
 void findLongestSequence(const std::vector<std::string> &arguments, memc::LadderRow &row) {
   constexpr int64_t kStart = 1024, kLimit = int64_t{1} << 24;
   std::vector<std::string> base = argumentsWithout(arguments, {"seq-len"});
@@ -36,12 +35,13 @@ void findLongestSequence(const std::vector<std::string> &arguments, memc::Ladder
     auto [at, added] = probes.try_emplace(length);
     if (added)
       at->second = probePlan(withFlag(base, "seq-len", std::to_string(length)));
-    if (!at->second.memory && row.error.empty())
-      row.error = at->second.error;
+    // A length memc refuses ends the search as one that does not fit would, and says why.
+    if (!at->second.memory && row.maxSequenceLimit.empty())
+      row.maxSequenceLimit = "at --seq-len " + std::to_string(length) + ": " + at->second.error;
     return at->second.fits();
   };
   int64_t low = 0, high = 0; // the longest known to fit, the shortest known not to (0: none)
-  for (int64_t length = kStart; row.error.empty();) {
+  for (int64_t length = kStart;;) {
     if (fits(length)) {
       low = length;
       if (high || length >= kLimit)
@@ -57,12 +57,10 @@ void findLongestSequence(const std::vector<std::string> &arguments, memc::Ladder
   // To the token below 256 tokens, to 1/256 of the length above: a long model's plan takes
   // seconds, and no one trains at 78,475 tokens rather than 78,464.
   const int64_t step = std::max<int64_t>(1, low / 256);
-  while (row.error.empty() && low && high && high - low > step) {
+  while (low && high && high - low > step) {
     int64_t middle = low + (high - low) / 2;
     (fits(middle) ? low : high) = middle;
   }
-  if (!row.error.empty())
-    return;
   row.maxSequence = low;
   row.maxSequenceStep = step;
   if (low)
