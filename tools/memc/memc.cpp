@@ -285,7 +285,13 @@ int main(int argc, char **argv) {
   if (!emitReports(driver, planned))
     return 1;
   if (!planned.fits) {
-    // What would fit is planned before it is offered (training; inference has no variants).
+    // What would fit is planned before it is offered (training; inference has no variants):
+    // seconds for a large model, so the wait is announced.
+    if (options.mode == memc::CompileMode::Train)
+      llvm::errs() << "memc: note: the budget of "
+                   << memc::formatBytes(*options.budget.budgetBytes)
+                   << " is not met; planning which precision, 8-bit states, ZeRO stage and "
+                      "offload would meet it\n";
     std::string advice =
         options.mode == memc::CompileMode::Train
             ? plannedBudgetAdvice(driver, arguments,
