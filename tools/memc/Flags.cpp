@@ -676,7 +676,7 @@ bool pipelineOptions(memc::PipelineOptions &options) {
       return false;
     }
   }
-  if (!axisBindings(options.import))
+  if (!axisBindings(options.import) || !planningOptions(options))
     return false;
   if (mode == CompileMode::Import)
     return true;
@@ -695,7 +695,7 @@ bool pipelineOptions(memc::PipelineOptions &options) {
     if (!loraOptions(options))
       return false;
   }
-  return budgetOptions(options.budget) && activationOffload(options) && planningOptions(options);
+  return budgetOptions(options.budget) && activationOffload(options);
 }
 
 /// Parses the command line; false after printing LLVM's option errors ("memc: Unknown command
