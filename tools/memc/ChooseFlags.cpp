@@ -1,16 +1,15 @@
 //===- ChooseFlags.cpp - flags memc chooses by planning -------------------===//
 #include "tools/memc/ChooseFlags.h"
+#include "tools/memc/LargestFitting.h"
 #include "tools/memc/PlanProbe.h"
 
 #include "compiler/pipeline/MemoryLadder.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 
 namespace {
@@ -38,17 +37,17 @@ constexpr FitTechnique kFitTechniques[] = {
 struct Candidate {
   std::vector<const FitTechnique *> techniques;
   double penalty = 0;
-  std::vector<std::string> flags() const {
-    std::vector<std::string> result;
-    for (const FitTechnique *technique : techniques) {
-      result.push_back(std::string("--") + technique->flag);
-      result.push_back(technique->value);
-    }
-    return result;
+  /// `arguments` with the techniques' flags set.
+  std::vector<std::string> appliedTo(std::vector<std::string> arguments) const {
+    for (const FitTechnique *technique : techniques)
+      arguments = withFlag(arguments, technique->flag, technique->value);
+    return arguments;
   }
   std::string text() const {
-    std::vector<std::string> all = flags();
-    return all.empty() ? "the flags as given" : llvm::join(all, " ");
+    std::vector<std::string> flags;
+    for (const FitTechnique *technique : techniques)
+      flags.push_back(std::string("--") + technique->flag + " " + technique->value);
+    return flags.empty() ? "the flags as given" : llvm::join(flags, " ");
   }
 };
 
@@ -98,12 +97,9 @@ FitSearch searchFit(const std::vector<std::string> &base,
   for (const Candidate &candidate : candidates) {
     if (search.best && candidate.penalty >= search.tried[*search.best].estimate())
       break; // recomputation only adds to the estimate
-    std::vector<std::string> arguments = base;
-    for (const FitTechnique *technique : candidate.techniques)
-      arguments = withFlag(arguments, technique->flag, technique->value);
-    Tried tried{candidate, probePlan(arguments)};
+    Tried tried{candidate, probePlan(candidate.appliedTo(base))};
     if (!tried.probe.memory)
-      continue; // a combination memc refuses (named by the caller when nothing fits)
+      continue; // a combination memc refuses is no answer
     search.tried.push_back(std::move(tried));
     size_t index = search.tried.size() - 1;
     const Tried &now = search.tried.back();
@@ -169,12 +165,10 @@ chooseMicroBatch(const DriverOptions &driver, const std::vector<std::string> &ar
   const int64_t cap = perRank ? perRank : int64_t{1} << 40;
   std::map<int64_t, PlanProbe> probes;
   auto fits = [&](int64_t batch) {
-    auto [at, added] = probes.try_emplace(batch);
-    if (added)
-      at->second = probePlan(withFlag(base, "micro-batch", std::to_string(batch)));
-    return at->second.fits();
+    return (probes[batch] = probePlan(withFlag(base, "micro-batch", std::to_string(batch)))).fits();
   };
-  if (!fits(1)) {
+  SizeBracket largest = largestFitting(1, cap, fits, [](int64_t) { return 1; });
+  if (!largest.fits) {
     const PlanProbe &one = probes.at(1);
     if (!one.memory)
       error(one.error);
@@ -185,19 +179,7 @@ chooseMicroBatch(const DriverOptions &driver, const std::vector<std::string> &ar
             " (--fit auto, or --explain-memory, shows what lowers it)");
     return std::nullopt;
   }
-  // Double while it fits, then bisect between the last that fits and the first that does not.
-  int64_t low = 1, high = 0;
-  while (!high && low < cap) {
-    int64_t next = std::min(low * 2, cap);
-    if (fits(next))
-      low = next;
-    else
-      high = next;
-  }
-  while (high && high - low > 1) {
-    int64_t middle = low + (high - low) / 2;
-    (fits(middle) ? low : high) = middle;
-  }
+  const int64_t low = largest.fits, high = largest.doesNot;
   const memc::MemoryReport &chosen = *probes.at(low).memory;
   std::string found = "--micro-batch auto: " + std::to_string(low) + " fits (peak " +
                       memc::formatBytes(chosen.peakBytes) + " of " +
@@ -210,24 +192,22 @@ chooseMicroBatch(const DriverOptions &driver, const std::vector<std::string> &ar
   else if (low == cap && perRank)
     found += ", all of --global-batch's share of a rank";
   note(found);
-  int64_t batch = low;
-  std::vector<std::string> result = withFlag(base, "micro-batch", std::to_string(batch));
   if (!perRank)
-    return result;
+    return withFlag(base, "micro-batch", std::to_string(low));
+  int64_t batch = low;
   while (perRank % batch)
     --batch;
-  if (batch != low) {
+  if (batch != low)
     note("--global-batch " + std::to_string(driver.globalBatch) + " over " + std::to_string(ranks) +
          (ranks > 1 ? " ranks" : " rank") + " is " + std::to_string(perRank) +
          " samples a rank, not a multiple of " + std::to_string(low) + ": micro-batch " +
          std::to_string(batch) + ", the largest that divides it");
-    result = withFlag(base, "micro-batch", std::to_string(batch));
-  }
   note("--grad-accum " + std::to_string(perRank / batch) + " (" +
        std::to_string(driver.globalBatch) + " = " + std::to_string(batch) + " x " +
        std::to_string(perRank / batch) +
        (ranks > 1 ? " x " + std::to_string(ranks) + " ranks" : "") + ")");
-  return withFlag(result, "grad-accum", std::to_string(perRank / batch));
+  return withFlag(withFlag(base, "micro-batch", std::to_string(batch)), "grad-accum",
+                  std::to_string(perRank / batch));
 }
 
 std::optional<std::vector<std::string>> chooseFit(const DriverOptions &driver,
@@ -247,10 +227,7 @@ std::optional<std::vector<std::string>> chooseFit(const DriverOptions &driver,
   }
   const Tried &best = search.tried[*search.best];
   note("--fit auto chose " + best.candidate.text());
-  std::vector<std::string> result = base;
-  for (const FitTechnique *technique : best.candidate.techniques)
-    result = withFlag(result, technique->flag, technique->value);
-  return result;
+  return best.candidate.appliedTo(base);
 }
 
 std::string plannedBudgetAdvice(const DriverOptions &driver,
@@ -265,21 +242,20 @@ std::string plannedBudgetAdvice(const DriverOptions &driver,
   std::string rematAuto = options.budget.mode != memc::RematMode::Auto || options.offloadActivations
                               ? "--remat auto"
                               : "";
-  FitSearch search = searchFit(base, openTechniques(driver, true));
+  std::vector<const FitTechnique *> techniques = openTechniques(driver, true);
+  FitSearch search = searchFit(base, techniques);
   if (search.best)
     return "what fits, planned: " + describe(search.tried[*search.best], rematAuto);
   std::string text = "nothing fits with --remat auto and ";
   std::vector<std::string> names;
-  for (const FitTechnique *technique : openTechniques(driver, true))
+  for (const FitTechnique *technique : techniques)
     names.push_back(std::string("--") + technique->flag + " " + technique->value);
   text += names.empty() ? "the flags given" : llvm::join(names, ", ");
   if (search.lowest)
     text += " (lowest: " + describe(search.tried[*search.lowest], rematAuto) + ")";
   // Smaller batches and QLoRA, each planned on the lowest combination before it is offered.
-  std::vector<std::string> lowest = base;
-  if (search.lowest)
-    for (const FitTechnique *technique : search.tried[*search.lowest].candidate.techniques)
-      lowest = withFlag(lowest, technique->flag, technique->value);
+  std::vector<std::string> lowest =
+      search.lowest ? search.tried[*search.lowest].candidate.appliedTo(base) : base;
   if (!symbolicBatch)
     text += "; the model's batch is fixed (export it with a dynamic batch for --micro-batch)";
   else if (probePlan(withFlag(argumentsWithout(lowest, {"input-shape"}), "micro-batch", "1"))

@@ -1,5 +1,6 @@
 //===- ExplainMemory.cpp - the memory ladder of a command line ------------===//
 #include "tools/memc/ExplainMemory.h"
+#include "tools/memc/LargestFitting.h"
 #include "tools/memc/PlanProbe.h"
 
 #include "compiler/pipeline/MemoryLadder.h"
@@ -28,43 +29,26 @@ memc::LadderRow planRow(const std::string &name, const std::string &model,
 /// does not), to within row.maxSequenceStep tokens (that many more do not fit): doubling or
 /// halving from 1024 to the first change, then bisection.
 void findLongestSequence(const std::vector<std::string> &arguments, memc::LadderRow &row) {
-  constexpr int64_t kStart = 1024, kLimit = int64_t{1} << 24;
   std::vector<std::string> base = argumentsWithout(arguments, {"seq-len"});
-  std::map<int64_t, PlanProbe> probes;
+  std::map<int64_t, uint64_t> peaks; // of the lengths that fit
   auto fits = [&](int64_t length) {
-    auto [at, added] = probes.try_emplace(length);
-    if (added)
-      at->second = probePlan(withFlag(base, "seq-len", std::to_string(length)));
+    PlanProbe probe = probePlan(withFlag(base, "seq-len", std::to_string(length)));
     // A length memc refuses ends the search as one that does not fit would, and says why.
-    if (!at->second.memory && row.maxSequenceLimit.empty())
-      row.maxSequenceLimit = "at --seq-len " + std::to_string(length) + ": " + at->second.error;
-    return at->second.fits();
+    if (!probe.memory && row.maxSequenceLimit.empty())
+      row.maxSequenceLimit = "at --seq-len " + std::to_string(length) + ": " + probe.error;
+    if (probe.fits())
+      peaks[length] = probe.memory->peakBytes;
+    return probe.fits();
   };
-  int64_t low = 0, high = 0; // the longest known to fit, the shortest known not to (0: none)
-  for (int64_t length = kStart;;) {
-    if (fits(length)) {
-      low = length;
-      if (high || length >= kLimit)
-        break;
-      length *= 2;
-    } else {
-      high = length;
-      if (low || length == 1)
-        break;
-      length /= 2;
-    }
-  }
   // To the token below 256 tokens, to 1/256 of the length above: a long model's plan takes
   // seconds, and no one trains at 78,475 tokens rather than 78,464.
-  const int64_t step = std::max<int64_t>(1, low / 256);
-  while (low && high && high - low > step) {
-    int64_t middle = low + (high - low) / 2;
-    (fits(middle) ? low : high) = middle;
-  }
-  row.maxSequence = low;
-  row.maxSequenceStep = step;
-  if (low)
-    row.maxSequencePeakBytes = probes.at(low).memory->peakBytes;
+  SizeBracket longest = largestFitting(1024, int64_t{1} << 24, fits, [](int64_t length) {
+    return std::max<int64_t>(1, length / 256);
+  });
+  row.maxSequence = longest.fits;
+  row.maxSequenceStep = longest.resolution;
+  if (longest.fits)
+    row.maxSequencePeakBytes = peaks.at(longest.fits);
 }
 
 } // namespace
