@@ -25,6 +25,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
+#include <optional>
 
 using namespace mlir;
 
@@ -214,10 +215,12 @@ LogicalResult addLowRankAdapters(func::FuncOp forward, const LoraOptions &option
   FailureOr<SmallVector<MatMulWeight>> weights = matmulWeights(forward);
   if (failed(weights))
     return failure();
-  std::vector<llvm::GlobPattern> globs;
+  // One per target: a glob over module names, or none for kAllLinearTargets, which matches by
+  // what the weight is.
+  std::vector<std::optional<llvm::GlobPattern>> globs;
   for (const std::string &text : options.targets) {
-    if (text == kAllLinearTargets) { // matched below, by what the weight is
-      globs.push_back(llvm::cantFail(llvm::GlobPattern::create("")));
+    if (text == kAllLinearTargets) {
+      globs.emplace_back();
       continue;
     }
     llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(text);
@@ -231,8 +234,7 @@ LogicalResult addLowRankAdapters(func::FuncOp forward, const LoraOptions &option
   for (const MatMulWeight &weight : *weights) {
     bool matched = false;
     for (size_t g = 0; g < globs.size(); ++g)
-      if (options.targets[g] == kAllLinearTargets ? !weight.producesOutput
-                                                  : matchesModule(globs[g], weight.module))
+      if (globs[g] ? matchesModule(*globs[g], weight.module) : !weight.producesOutput)
         matched = globUsed[g] = true;
     if (!matched)
       continue;
