@@ -103,21 +103,12 @@ uint64_t elfImageEnd(std::string_view bytes) {
 
 bool writeBundle(const std::string &runnerPath, const std::string &outPath,
                  std::string_view planBytes, std::string_view weightsBytes, std::string &error) {
-  return writeBundle(runnerPath, outPath, planBytes, std::vector<std::string_view>{weightsBytes},
-                     error);
-}
-
-bool writeBundle(const std::string &runnerPath, const std::string &outPath,
-                 std::string_view planBytes, const std::vector<std::string_view> &weightsParts,
-                 std::string &error) {
-  std::vector<WeightsPart> parts;
-  for (std::string_view part : weightsParts)
-    parts.push_back({part.size(), [part](std::vector<char> &, std::string_view &bytes,
-                                         std::string &) {
-                       bytes = part;
-                       return true;
-                     }});
-  return writeBundle(runnerPath, outPath, planBytes, parts, error);
+  WeightsPart weights{weightsBytes.size(),
+                      [weightsBytes](std::vector<char> &, std::string_view &bytes, std::string &) {
+                        bytes = weightsBytes;
+                        return true;
+                      }};
+  return writeBundle(runnerPath, outPath, planBytes, std::vector<WeightsPart>{weights}, error);
 }
 
 bool writeBundle(const std::string &runnerPath, const std::string &outPath,

@@ -57,11 +57,6 @@ constexpr size_t kBundleMagicFromEnd = 44;
 /// rename). Refuses a runner that already carries a bundle.
 bool writeBundle(const std::string &runnerPath, const std::string &outPath,
                  std::string_view planBytes, std::string_view weightsBytes, std::string &error);
-/// The same with the weights in parts, written where they lie (a model's mapped files), so a
-/// model larger than memory is never copied into it.
-bool writeBundle(const std::string &runnerPath, const std::string &outPath,
-                 std::string_view planBytes, const std::vector<std::string_view> &weightsParts,
-                 std::string &error);
 /// A part of the weights made only when it is written: `make` sets `bytes` (a view of a mapped
 /// file, or of `scratch`, which it may fill) to exactly `size` bytes, or fails with a message.
 struct WeightsPart {
@@ -69,8 +64,9 @@ struct WeightsPart {
   std::function<bool(std::vector<char> &scratch, std::string_view &bytes, std::string &error)>
       make;
 };
-/// The same with parts made one at a time as they are written (converted or quantized tensors),
-/// so the weights are never whole in memory; their checksum is taken as they pass.
+/// The same with the weights in parts, each made as it is written (a view of a model's mapped
+/// file, a converted or quantized tensor), so a model larger than memory is never whole in it;
+/// their checksum is taken as they pass.
 bool writeBundle(const std::string &runnerPath, const std::string &outPath,
                  std::string_view planBytes, const std::vector<WeightsPart> &weightsParts,
                  std::string &error);
