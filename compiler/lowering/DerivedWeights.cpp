@@ -86,8 +86,8 @@ struct Nf4Parts {
     // Blocks are independent and whole blocks write whole bytes: the threads' ranges of blocks
     // give the serial result.
     const int64_t blocks = layout.blocks();
-    const int64_t threads = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1,
-                                                blocks / 4096 + 1);
+    const int64_t threads =
+        std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, blocks / 4096 + 1);
     std::vector<std::thread> workers;
     for (int64_t t = 0; t < threads; ++t) {
       const int64_t first = blocks * t / threads, last = blocks * (t + 1) / threads;
@@ -106,8 +106,8 @@ struct Nf4Parts {
     } else {
       std::vector<uint8_t> codes(layout.blocks());
       std::vector<float> scales(layout.absmaxBlocks());
-      float offset = kernels::quantizeNf4Absmax(kernels::dynamicCode(true), absmax.data(), layout.blocks(),
-                                                codes.data(), scales.data());
+      float offset = kernels::quantizeNf4Absmax(kernels::dynamicCode(true), absmax.data(),
+                                                layout.blocks(), codes.data(), scales.data());
       parts[1] = bytesOf(codes.data(), codes.size());
       parts[2] = bytesOf(scales.data(), scales.size());
       parts[3] = bytesOf(&offset, 1);
@@ -120,8 +120,7 @@ struct Nf4Parts {
 /// The store entries of stored weight `from`'s NF4 parts under `name` (bitsandbytes' names),
 /// made when first read from `source` (the store as the model had it).
 void addNf4(std::shared_ptr<const WeightStore> source, const std::string &from,
-            const std::string &name, int64_t count, bool doubleQuantization,
-            WeightStore &weights) {
+            const std::string &name, int64_t count, bool doubleQuantization, WeightStore &weights) {
   kernels::Nf4Layout layout{count};
   auto parts = std::make_shared<Nf4Parts>();
   auto add = [&](int part, const std::string &partName, DType dtype, std::vector<int64_t> shape,

@@ -49,7 +49,8 @@ struct MemoryReport {
   /// (an optimizer update, with the activations freed).
   CategoryBytes mostLive{};
   uint64_t unusedArenaBytes = 0;
-  /// --offload-optimizer: the model state in host memory, by category (not in the peak).
+  /// --offload-optimizer and --offload-activations: what lives in host memory, by category (not
+  /// in the peak).
   CategoryBytes host{};
   /// The planned step's FLOPs by phase (Plan.Step.phase: forward, backward, optimizer,
   /// recompute), from the cost model.
@@ -100,7 +101,7 @@ MemoryReport buildMemoryReport(const BudgetedPlan &planned, std::optional<uint64
 void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os);
 
 /// The peak's bytes by category (and "unused_arena"), each category's most bytes at any step,
-/// and the host's (--offload-optimizer), as --report-json and the ladder's rows write them.
+/// and the host's (offloaded), as --report-json and the ladder's rows write them.
 llvm::json::Object peakBreakdownJson(const MemoryReport &report);
 llvm::json::Object mostLiveJson(const MemoryReport &report);
 llvm::json::Object hostBreakdownJson(const MemoryReport &report);

@@ -10,8 +10,9 @@
 //   y = x op(W) + (alpha / rank) * dropout(x) A^T B^T
 // with A [rank, in] and B [out, rank] new parameters named `<module>.lora_A.weight` and
 // `<module>.lora_B.weight`, PEFT's state_dict names (<module>: the weight's name less
-// `.weight`). Their initial values are not in the model: the arguments carry kDerivedAttr (MemcDialect.h)
-// (A kaiming-uniform, B zeros), which DerivedWeights.h makes when the program is written.
+// `.weight`). Their initial values are not in the model: the arguments carry kDerivedAttr
+// (MemcDialect.h) (A kaiming-uniform, B zeros), which DerivedWeights.h makes when the program is
+// written.
 //
 // With --quantize-base nf4, each frozen 2-D weight that only matmuls read, except the one whose
 // product is a graph output (the LM head, as transformers leaves it), is replaced by its NF4

@@ -83,7 +83,8 @@ struct LoadedPlan {
   uint64_t alignment = 0;
   uint64_t arenaBytes = 0;
   uint64_t persistentBytes = 0;
-  /// Offloaded model state (Plan.host_bytes): host memory beside the device's regions.
+  /// Offloaded model state and activations (Plan.host_bytes): host memory beside the device's
+  /// regions.
   uint64_t hostBytes = 0;
   uint64_t arenaLowerBoundBytes = 0;
   std::string model;
