@@ -1,13 +1,15 @@
 //===- Float16.h - IEEE half and bfloat16 storage types ---------*- C++ -*-===//
 //
 // f16 and bf16 tensors are stored as 16-bit patterns and computed in f32. The conversions here
-// are exact: f16/bf16 -> f32 is lossless, f32 -> f16/bf16 rounds to nearest, ties to even,
+// are exact (and the same in CUDA code, MEMC_HOST_DEVICE): f16/bf16 -> f32 is lossless, f32 -> f16/bf16 rounds to nearest, ties to even,
 // including subnormal results, overflow to infinity, and NaN (kept quiet, sign and top payload
 // bits preserved). They are bit manipulation only, so they need no F16C/AVX512-BF16 hardware.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_FLOAT16_H
 #define MEMC_KERNELS_FLOAT16_H
+
+#include "kernels/HostDevice.h"
 
 #include <cstdint>
 #include <cstring>
@@ -24,19 +26,19 @@ struct BFloat16 {
   uint16_t bits;
 };
 
-inline uint32_t floatBits(float value) {
+MEMC_HOST_DEVICE inline uint32_t floatBits(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   return bits;
 }
 
-inline float floatFromBits(uint32_t bits) {
+MEMC_HOST_DEVICE inline float floatFromBits(uint32_t bits) {
   float value;
   std::memcpy(&value, &bits, sizeof value);
   return value;
 }
 
-inline float halfToFloat(uint16_t half) {
+MEMC_HOST_DEVICE inline float halfToFloat(uint16_t half) {
   uint32_t sign = static_cast<uint32_t>(half & 0x8000u) << 16;
   uint32_t exponent = (half >> 10) & 0x1fu;
   uint32_t mantissa = half & 0x3ffu;
@@ -50,7 +52,7 @@ inline float halfToFloat(uint16_t half) {
   return floatFromBits(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
-inline uint16_t floatToHalf(float value) {
+MEMC_HOST_DEVICE inline uint16_t floatToHalf(float value) {
   uint32_t bits = floatBits(value);
   uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   uint32_t magnitude = bits & 0x7fffffffu;
@@ -84,11 +86,11 @@ inline uint16_t floatToHalf(float value) {
   return static_cast<uint16_t>(sign | result);
 }
 
-inline float bfloat16ToFloat(uint16_t value) {
+MEMC_HOST_DEVICE inline float bfloat16ToFloat(uint16_t value) {
   return floatFromBits(static_cast<uint32_t>(value) << 16);
 }
 
-inline uint16_t floatToBFloat16(float value) {
+MEMC_HOST_DEVICE inline uint16_t floatToBFloat16(float value) {
   uint32_t bits = floatBits(value);
   if ((bits & 0x7fffffffu) > 0x7f800000u)
     return static_cast<uint16_t>((bits >> 16) | 0x0040u);

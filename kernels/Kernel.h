@@ -21,8 +21,8 @@
 // Backends register their kernels in a KernelTable by name; the runtime resolves each plan step
 // to a kernel at load time, so an unknown kernel is a load error, not a run-time crash.
 //
-// A new backend is one folder here (kernels/<target>/: its run functions and its workspace
-// rules, registered in KernelTargets.cpp) and one under runtime/device/ (the device).
+// A new backend is one folder here (kernels/<target>/: its run functions and its target record,
+// kernels/Target.h, registered in KernelTargets.cpp) and one under runtime/device/ (the device).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_KERNEL_H
@@ -90,13 +90,21 @@ using KernelRun = bool (*)(KernelContext &context, const KernelCall &call);
 /// Scratch bytes the call needs (check passed).
 using KernelWorkspace = uint64_t (*)(const KernelCall &call);
 
-/// One op on one device: the op's shared check (kernels/ops/OpContracts.h), the device's run and
-/// the target's workspace rule (kernels/KernelTargets.h; null when it needs none).
+/// One op on one device: the op's shared check (kernels/ops/OpContracts.h), the device's run,
+/// the target's workspace rule and the target's own limits on the call (the dtypes its kernel
+/// covers), checked after the op's (kernels/Target.h; null when there are none).
 struct Kernel {
   KernelCheck check = nullptr;
   KernelRun run = nullptr;
   KernelWorkspace workspace = nullptr;
+  KernelCheck limits = nullptr;
 };
+
+/// The op's check, then the target's limits: whether `kernel` can run `call`.
+inline bool checkKernelCall(const Kernel &kernel, const KernelCall &call, std::string &error) {
+  return kernel.check && kernel.check(call, error) &&
+         (!kernel.limits || kernel.limits(call, error));
+}
 
 /// kernel.workspace(call), or 0 when the kernel has no workspace entry.
 inline uint64_t workspaceBytes(const Kernel &kernel, const KernelCall &call) {

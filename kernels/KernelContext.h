@@ -8,16 +8,20 @@
 //  - collectives: the other ranks of a data-parallel program (kernels/Collectives.h); null in a
 //    program of one process.
 //  - errors: where a kernel records a failure that depends on tensor values (a gather index out
-//    of range). A device kernel cannot return a message from device code: it sets a flag in
-//    device memory, and its backend turns the flag into this message when the stream
-//    synchronizes. The executor reads the slot after the launch and after the stream
-//    synchronizes, so synchronous and asynchronous devices report the same way.
+//    of range). A device kernel cannot return a message from device code: it fills the
+//    deviceErrors record (kernels/DeviceError.h) with the step it was launched for, and its
+//    backend turns the record into this message when the stream synchronizes. The executor
+//    reads the slot after the launch and after the stream synchronizes, so synchronous and
+//    asynchronous devices report the same way, naming the step.
 // A stream owns one context (runtime/device/Device.h); kernels never keep it past their launch.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_KERNELCONTEXT_H
 #define MEMC_KERNELS_KERNELCONTEXT_H
 
+#include "kernels/DeviceError.h"
+
+#include <cstdint>
 #include <string>
 
 namespace memc::kernels {
@@ -28,10 +32,12 @@ class Collectives;
 class KernelErrorSlot {
 public:
   /// Keeps `message` unless a failure is already recorded: the first one caused the rest.
-  void record(std::string message) {
+  /// `step` is the plan step that failed when the device learnt it only at synchronization.
+  void record(std::string message, int64_t step = -1) {
     if (!recorded) {
       recorded = true;
       text = std::move(message);
+      failedStep = step;
     }
   }
   bool failed() const { return recorded; }
@@ -44,10 +50,13 @@ public:
     text.clear();
     return true;
   }
+  /// The step given to record() for the message take() returns next; -1 when not given.
+  int64_t step() const { return failedStep; }
 
 private:
   bool recorded = false;
   std::string text;
+  int64_t failedStep = -1;
 };
 
 struct KernelContext {
@@ -57,6 +66,11 @@ struct KernelContext {
   void *libraries = nullptr;
   /// The ranks' collectives; null when the program is one process.
   Collectives *collectives = nullptr;
+  /// Where device code records a data-dependent failure (DeviceError.h), in memory both the
+  /// device and the host can reach; null on the CPU, whose kernels call fail().
+  DeviceErrorRecord *deviceErrors = nullptr;
+  /// The plan step being launched, for deviceErrors (the executor sets it before each launch).
+  uint32_t step = 0;
   KernelErrorSlot errors;
 
   /// Records `message` and returns false, so a kernel reports with `return context.fail(...)`.

@@ -1,46 +1,38 @@
-//===- KernelTargets.cpp - what the compiler knows of each target ---------===//
+//===- KernelTargets.cpp - the targets memc compiles for ------------------===//
 #include "kernels/KernelTargets.h"
 
-#include "kernels/cpu/CpuWorkspaces.h"
-#include "kernels/ops/OpContracts.h"
+#include "kernels/cpu/CpuTarget.h"
+#include "kernels/cuda/CudaTarget.h"
 
 namespace memc::kernels {
 namespace {
 
-/// One row per target memc compiles for: its name and its workspace rules.
-struct TargetRules {
-  const char *name;
-  const WorkspaceRules &(*workspaceRules)();
-};
-constexpr TargetRules kTargets[] = {{kCpuTarget, cpuWorkspaceRules}};
-
-/// The ops' checks paired with one target's workspace rules.
-KernelTable contractsWith(const WorkspaceRules &rules) {
-  KernelTable table;
-  for (const auto &[name, check] : opChecks()) {
-    auto rule = rules.find(name);
-    table[name] = Kernel{check, nullptr, rule == rules.end() ? nullptr : rule->second};
-  }
-  return table;
-}
+const Target *const kTargets[] = {&cpuTarget(), &cudaTarget()};
 
 } // namespace
 
-const KernelTable *targetContracts(const std::string &target) {
+const Target *findTarget(const std::string &name) {
+  for (const Target *target : kTargets)
+    if (name == target->name)
+      return target;
+  return nullptr;
+}
+
+const KernelTable *targetContracts(const std::string &name) {
   static const std::map<std::string, KernelTable> tables = [] {
     std::map<std::string, KernelTable> byName;
-    for (const TargetRules &row : kTargets)
-      byName[row.name] = contractsWith(row.workspaceRules());
+    for (const Target *target : kTargets)
+      byName[target->name] = contractsOf(*target);
     return byName;
   }();
-  auto found = tables.find(target);
+  auto found = tables.find(name);
   return found == tables.end() ? nullptr : &found->second;
 }
 
 std::string targetNames() {
   std::string names;
-  for (const TargetRules &row : kTargets)
-    names += (names.empty() ? "" : ", ") + std::string(row.name);
+  for (const Target *target : kTargets)
+    names += (names.empty() ? "" : ", ") + std::string(target->name);
   return names;
 }
 

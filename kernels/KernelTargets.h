@@ -1,37 +1,30 @@
-//===- KernelTargets.h - what the compiler knows of each target -*- C++ -*-===//
+//===- KernelTargets.h - the targets memc compiles for ----------*- C++ -*-===//
 //
-// A target is a kind of device a plan is compiled for (Plan.target; a device loads only plans
-// for its own name). The compiler needs two things per step from the target, both without the
-// target's kernels: the op's check (shared by every target, kernels/ops/OpContracts.h) and the
-// target's workspace rule. targetContracts() is that table; a device's kernel table is the same
-// entries with its run functions added (kernels/cpu/CpuKernels.cpp), so the compiler and the
-// loader size workspace by the same rules.
-//
-// A new target adds its rules (kernels/<target>/<Target>Workspaces.cpp, in this BLAS-free
-// library) and one row of kTargets in KernelTargets.cpp.
+// The table of target records (kernels/Target.h) the compiler chooses from with --target: one
+// row per target, each built from its folder's rules (kernels/cpu/CpuTarget.cpp,
+// kernels/cuda/CudaTarget.cpp) without its kernels. The library holding this table links every
+// target's rules (the CPU's ask oneDNN for primitive sizes); a device links only its own
+// target's record, so the CUDA runner carries no oneDNN.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_KERNELTARGETS_H
 #define MEMC_KERNELS_KERNELTARGETS_H
 
-#include "kernels/Kernel.h"
+#include "kernels/Target.h"
+#include "kernels/cpu/CpuTarget.h"
+#include "kernels/cuda/CudaTarget.h"
 
-#include <map>
 #include <string>
 
 namespace memc::kernels {
 
-/// The target of the CPU device (runtime/device/cpu/).
-inline constexpr const char *kCpuTarget = "cpu";
+/// The record of the target named `name`, or null for a target memc cannot compile for.
+const Target *findTarget(const std::string &name);
 
-/// One target's workspace rules, by kernel name; a kernel without a rule needs none.
-using WorkspaceRules = std::map<std::string, KernelWorkspace>;
+/// contractsOf(*findTarget(name)), built once; null for an unknown target.
+const KernelTable *targetContracts(const std::string &name);
 
-/// Every op's check and `target`'s workspace rule, by kernel name, with no run functions; null
-/// for a target memc cannot compile for.
-const KernelTable *targetContracts(const std::string &target);
-
-/// "cpu": the targets targetContracts knows, for messages.
+/// "cpu, cuda": the targets findTarget knows, for messages.
 std::string targetNames();
 
 } // namespace memc::kernels

@@ -13,13 +13,8 @@
 #ifndef MEMC_KERNELS_SCALAROPERAND_H
 #define MEMC_KERNELS_SCALAROPERAND_H
 
+#include "kernels/HostDevice.h"
 #include "kernels/Tensor.h"
-
-#if defined(__CUDACC__)
-#define MEMC_HOST_DEVICE __host__ __device__
-#else
-#define MEMC_HOST_DEVICE
-#endif
 
 namespace memc::kernels {
 

@@ -227,6 +227,10 @@ LogicalResult PlanBuilder::assignStorage() {
   if (failed(findUpdates()))
     return failure();
   uint64_t persistent = 0, host = 0;
+  const kernels::Target *target = kernels::findTarget(options.target);
+  if (!target)
+    return function.emitError("no kernels for target '") << options.target << "'";
+  const uint64_t constantAlignment = target->constantAlignment;
   for (BlockArgument argument : function.getArguments()) {
     if (failed(planDType(argument.getType(), argument.getLoc())))
       return failure();
@@ -267,7 +271,7 @@ LogicalResult PlanBuilder::assignStorage() {
       uint32_t buffer = addBuffer(constant, plan::CONSTANT, name);
       std::string bytes = constantBytes(attr);
       std::string *data = result.mutable_constant_data();
-      data->resize(alignUp(data->size(), 64), '\0');
+      data->resize(alignUp(data->size(), constantAlignment), '\0');
       result.mutable_buffers(buffer)->set_offset(data->size());
       data->append(bytes);
       constantBytesUsed += bytes.size();
@@ -422,6 +426,21 @@ LogicalResult PlanBuilder::addWorkspaces(PlanSummary &summary) {
   const kernels::KernelTable *table = kernels::targetContracts(options.target);
   if (!table)
     return function.emitError("no kernels for target '") << options.target << "'";
+  // Every op the target lacks, named at once: the user learns now, not when the program loads.
+  std::map<std::string, std::string> missing; // kernel -> where it is first used
+  for (const plan::Step &step : result.steps())
+    if (!table->count(step.kernel()))
+      missing.emplace(step.kernel(), step.location());
+  if (!missing.empty()) {
+    std::string names;
+    for (const auto &[kernel, location] : missing)
+      names += (names.empty() ? "" : ", ") + kernel +
+               (location.empty() ? "" : " (first at '" + location + "')");
+    return function.emitError("target '")
+           << options.target << "' has no kernel for " << missing.size()
+           << (missing.size() == 1 ? " op" : " ops") << " of this program: " << names
+           << " (target 'cpu' has them all)";
+  }
   for (auto [index, op] : llvm::enumerate(stepOps)) {
     uint64_t bytes = 0;
     std::string error;

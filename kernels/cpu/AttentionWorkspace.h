@@ -1,7 +1,7 @@
 //===- AttentionWorkspace.h - CPU workspace layouts of attention -*- C++ -*-===//
 //
 // The scratch layout of flash_attention and flash_attention_grad: what the run functions carve
-// from call.workspace and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for
+// from call.workspace and what the CPU workspace rules (CpuTarget.cpp) size, one walk for
 // both (Workspace.h). Each slot holds a few f32 tiles of up to kAttentionBlock rows (queries or
 // keys), so the scratch grows with the head dimensions, never with the number of tokens. Free of
 // OpenBLAS and threads, so the compiler sizes CPU plans without the kernels.

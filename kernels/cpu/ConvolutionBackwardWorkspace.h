@@ -1,7 +1,7 @@
 //===- ConvolutionBackwardWorkspace.h - CPU workspace layouts ----*- C++ -*-===//
 //
 // The scratch layout of conv_grad_input and conv_grad_weight: what the run functions carve from
-// call.workspace and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for both
+// call.workspace and what the CPU workspace rules (CpuTarget.cpp) size, one walk for both
 // (Workspace.h). Free of OpenBLAS and threads, so the compiler sizes CPU plans without the kernels.
 //
 //===----------------------------------------------------------------------===//

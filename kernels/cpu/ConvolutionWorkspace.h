@@ -1,7 +1,7 @@
 //===- ConvolutionWorkspace.h - the CPU workspace of conv --------*- C++ -*-===//
 //
 // The scratch layout of conv: what the run functions carve from call.workspace
-// and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for both (Workspace.h).
+// and what the CPU workspace rules (CpuTarget.cpp) size, one walk for both (Workspace.h).
 // Free of OpenBLAS and threads, so the compiler sizes CPU plans without the kernels.
 //
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 //===- CpuKernels.cpp - the CPU backend's kernel table --------------------===//
 #include "kernels/cpu/CpuKernels.h"
 
-#include "kernels/KernelTargets.h"
+#include "kernels/cpu/CpuTarget.h"
 #include "kernels/cpu/KernelGroups.h"
 
 namespace memc::kernels {
@@ -33,16 +33,8 @@ const KernelTable &cpuKernels() {
     addLossScaleKernels(runs);
     addCollectiveKernels(runs);
     // Each run with its op's check and the CPU target's workspace rule: the entries the compiler
-    // planned with. A run whose op had no check would get none, which the loader refuses.
-    const KernelTable &contracts = *targetContracts(kCpuTarget);
-    KernelTable kernels;
-    for (const auto &[name, run] : runs) {
-      auto contract = contracts.find(name);
-      Kernel kernel = contract == contracts.end() ? Kernel{} : contract->second;
-      kernel.run = run;
-      kernels[name] = kernel;
-    }
-    return kernels;
+    // planned with.
+    return withRuns(contractsOf(cpuTarget()), runs);
   }();
   return table;
 }

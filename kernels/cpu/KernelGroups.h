@@ -2,7 +2,7 @@
 //
 // Each kernel file adds its run functions to the CPU table; CpuKernels.cpp calls them all once
 // and pairs each with its op's check (kernels/ops/) and its CPU workspace rule
-// (CpuWorkspaces.h).
+// (CpuTarget.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_KERNELGROUPS_H

@@ -1,7 +1,7 @@
 //===- LayoutWorkspace.h - the CPU workspace of gather -----------*- C++ -*-===//
 //
 // The scratch layout of gather: what the run functions carve from call.workspace
-// and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for both (Workspace.h).
+// and what the CPU workspace rules (CpuTarget.cpp) size, one walk for both (Workspace.h).
 // Free of OpenBLAS and threads, so the compiler sizes CPU plans without the kernels.
 //
 //===----------------------------------------------------------------------===//

@@ -2,7 +2,7 @@
 //
 // The scratch layout of linear_cross_entropy and linear_cross_entropy_grad: what the run
 // functions (LinearCrossEntropy.cpp) carve from call.workspace and what the CPU workspace rules
-// (CpuWorkspaces.cpp) size, one walk for both (Workspace.h). Work goes in blocks of
+// (CpuTarget.cpp) size, one walk for both (Workspace.h). Work goes in blocks of
 // kLinearCrossEntropyChunk rows by kLinearCrossEntropyChunk classes, so a slot holds one tile of
 // logits, never the [rows, V] logits: besides the labels (and the forward's per-row losses),
 // the scratch grows with D, not with the rows or the vocabulary. Free of OpenBLAS and threads,

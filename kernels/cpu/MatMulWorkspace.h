@@ -1,7 +1,7 @@
 //===- MatMulWorkspace.h - the CPU workspace of matmul -----------*- C++ -*-===//
 //
 // The scratch layout of matmul: what the run functions carve from call.workspace
-// and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for both (Workspace.h).
+// and what the CPU workspace rules (CpuTarget.cpp) size, one walk for both (Workspace.h).
 // Free of OpenBLAS and threads, so the compiler sizes CPU plans without the kernels.
 //
 //===----------------------------------------------------------------------===//

@@ -2,7 +2,7 @@
 //
 // The scratch layout of softmax, log_softmax, layer_norm, add_layer_norm, rms_norm and
 // batch_norm: what the run functions carve from call.workspace and what the CPU workspace rules
-// (CpuWorkspaces.cpp) size, one walk for both (Workspace.h). Free of OpenBLAS and threads, so the compiler sizes CPU plans without the
+// (CpuTarget.cpp) size, one walk for both (Workspace.h). Free of OpenBLAS and threads, so the compiler sizes CPU plans without the
 // kernels.
 //
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 //===- ReductionWorkspace.h - CPU workspace layouts --------------*- C++ -*-===//
 //
 // The scratch layout of the reductions (reduce_sum, _mean, _max, _prod, _l2, _log_sum_exp):
-// what the run functions carve from call.workspace and what the CPU workspace rules (CpuWorkspaces.cpp) size, one walk for both
+// what the run functions carve from call.workspace and what the CPU workspace rules (CpuTarget.cpp) size, one walk for both
 // (Workspace.h). Free of OpenBLAS and threads, so the compiler sizes CPU plans without the kernels.
 //
 //===----------------------------------------------------------------------===//

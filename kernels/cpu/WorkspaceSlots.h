@@ -4,7 +4,7 @@
 // which the compiler cannot know; scratch per slot, with work split into at most
 // kMaxWorkspaceSlots pieces, is fixed when the plan is made. More threads than slots leave the
 // extra threads idle in such loops (parallelForSlots, ThreadPool.h). Header-only: the CPU
-// workspace rules (CpuWorkspaces.h) size slots without the thread pool.
+// workspace rules (CpuTarget.h) size slots without the thread pool.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_WORKSPACESLOTS_H

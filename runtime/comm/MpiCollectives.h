@@ -12,7 +12,7 @@
 #ifndef MEMC_RUNTIME_COMM_MPICOLLECTIVES_H
 #define MEMC_RUNTIME_COMM_MPICOLLECTIVES_H
 
-#include "kernels/Collectives.h"
+#include "runtime/comm/RankGroup.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -22,12 +22,8 @@
 
 namespace memc::runtime {
 
-class MpiCollectives final : public kernels::Collectives {
+class MpiCollectives final : public RankGroup {
 public:
-  /// The number of ranks the launcher (mpirun, or any PMIx launcher) announces in this process's
-  /// environment; 0 when the process was not started by one.
-  static int launcherWorldSize();
-
   /// Joins the ranks (MPI_Init_thread); a collective that waits longer than `timeoutSeconds`
   /// ends the process. Null with a message.
   static std::unique_ptr<MpiCollectives> create(double timeoutSeconds, std::string &error);
@@ -43,14 +39,14 @@ public:
                      kernels::ReduceOp op, void *stream, std::string &error) override;
 
   /// Waits until every rank has called it.
-  bool barrier(std::string &error);
+  bool barrier(std::string &error) override;
 
   /// Copies `bytes` bytes of host memory from rank `root` to every rank (NCCL's bootstrap).
   bool broadcast(void *data, int bytes, int root, std::string &error);
 
   /// Ends every rank with exit code `code` (MPI_Abort); for a rank that failed, after it has
   /// printed why.
-  [[noreturn]] void abortAll(int code);
+  [[noreturn]] void abortAll(int code) override;
 
 private:
   MpiCollectives() = default;

@@ -8,7 +8,6 @@ namespace memc::runtime {
 
 void registerAvailableDevices(DeviceRegistry &registry) {
   registerCpuDevice(registry, kernels::cpuKernels());
-  // A CUDA backend registers "cuda" here, in builds that have it.
 }
 
 } // namespace memc::runtime

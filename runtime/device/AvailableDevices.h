@@ -13,7 +13,9 @@
 
 namespace memc::runtime {
 
-/// Registers "cpu" (the CPU kernels) and, in builds with CUDA, "cuda".
+/// Registers the devices of the program being linked: "cpu" with the CPU kernels
+/// (AvailableDevices.cpp, MemcRuntimeDevices: memc-runner), or "cuda" with the CUDA kernels
+/// (cuda/CudaAvailableDevices.cpp, MemcCudaDevices: memc-runner-cuda).
 void registerAvailableDevices(DeviceRegistry &registry);
 
 } // namespace memc::runtime

@@ -9,6 +9,7 @@ DeviceMemory &DeviceMemory::operator=(DeviceMemory &&other) noexcept {
   if (this != &other) {
     release();
     owner = other.owner;
+    onHost = other.onHost;
     memory = other.memory;
     bytes = other.bytes;
     other.owner = nullptr;
@@ -28,12 +29,30 @@ bool DeviceMemory::allocate(Device &device, uint64_t size, uint64_t alignment,
     return false;
   }
   owner = &device;
+  onHost = false;
+  bytes = size;
+  return true;
+}
+
+bool DeviceMemory::allocateHost(Device &device, uint64_t size, const std::string &what,
+                                std::string &error) {
+  release();
+  std::string reason;
+  if (!device.allocateHost(size, memory, reason)) {
+    error = "cannot allocate the " + what + " (" + formatBytes(size) + ") in host memory for '" +
+            device.name() + "': " + reason;
+    return false;
+  }
+  owner = &device;
+  onHost = true;
   bytes = size;
   return true;
 }
 
 void DeviceMemory::release() {
-  if (owner)
+  if (owner && onHost)
+    owner->deallocateHost(memory);
+  else if (owner)
     owner->deallocate(memory);
   owner = nullptr;
   memory = nullptr;

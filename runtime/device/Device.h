@@ -6,13 +6,21 @@
 //
 //  - Memory: allocate/deallocate device memory with an alignment. Pointers are device
 //    addresses, passed to kernels in TensorView::data and never dereferenced by the runtime.
+//    A zero-byte allocation succeeds without asking the driver (a distinct pointer on the CPU,
+//    null on a GPU: cudaMalloc(0) is not an allocation to rely on). Host memory from
+//    allocateHost is what the device copies from and to asynchronously and its kernels may
+//    reach (pinned and mapped on a GPU; ordinary memory on the CPU): the HOST region of offloaded
+//    state and the staging of the data.
+//  - Properties: what the device is (name, ordinal, total memory) and the memory free on it
+//    now, which the executor checks the plan against before allocating anything.
 //  - Streams: copies and launches are enqueued on a stream and may complete later; work on one
 //    stream runs in order; synchronize() waits for it and reports failures of enqueued work.
 //    Host memory given to a copy and the KernelCall given to launch must stay valid until the
 //    stream is synchronized. The CPU device's streams run everything immediately.
 //  - Kernels: each stream owns the KernelContext its launches see (kernels/KernelContext.h):
 //    the device's native stream and library handles, and the error slot where kernels record
-//    data-dependent failures. The executor reads the slot after each launch and after the
+//    data-dependent failures. Events order one stream's work after a point of another's (the
+//    copy stream's upload before the step that reads it) without the host waiting. The executor reads the slot after each launch and after the
 //    stream synchronizes, so a device that learns of a failure only then reports it the same way.
 //  - Profiling: a stream's marks time its steps (--profile) without waiting for each.
 //
@@ -31,10 +39,17 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace memc::runtime {
+
+/// A point in one stream's work (a CUDA event); what Stream::waitFor orders another after.
+class Event {
+public:
+  virtual ~Event() = default;
+};
 
 /// An in-order queue of device work.
 class Stream {
@@ -43,6 +58,13 @@ public:
   /// Waits until all work enqueued so far has finished; false with a message if any failed.
   /// A kernel's data-dependent failure is not one: it is in kernelContext().errors.
   virtual bool synchronize(std::string &error) = 0;
+
+  /// Marks the point this stream's work has reached. The CPU's streams have done their work
+  /// when it is enqueued, so their events have always happened.
+  virtual std::unique_ptr<Event> record(std::string &) { return std::make_unique<Event>(); }
+  /// Orders the work enqueued here from now on after `event` (of any stream of the device),
+  /// without blocking the host.
+  virtual bool waitFor(const Event &, std::string &) { return true; }
 
   /// What kernels launched on this stream are given.
   kernels::KernelContext &kernelContext() { return context; }
@@ -64,18 +86,33 @@ private:
   std::vector<std::chrono::steady_clock::time_point> marks;
 };
 
+/// What a device is, for messages and reports.
+struct DeviceProperties {
+  /// "cpu", "NVIDIA H200 (cuda:0, compute capability 9.0)".
+  std::string description;
+  int ordinal = 0;
+  /// Its memory; 0 where the device does not know (the CPU: the host's, MemoryLimit.h).
+  uint64_t totalBytes = 0;
+};
+
 class Device {
 public:
   virtual ~Device() = default;
 
-  /// The name it is registered under ("cpu", "cuda").
+  /// The name it is registered under ("cpu", "cuda"): the target of the plans it loads.
   virtual const std::string &name() const = 0;
+  virtual DeviceProperties properties() const = 0;
+  /// Device memory free now; nullopt where the device cannot say (the CPU).
+  virtual std::optional<uint64_t> freeBytes() const { return std::nullopt; }
   /// The kernels this device runs, by op name; plans are validated against this table.
   virtual const kernels::KernelTable &kernels() const = 0;
 
   /// Allocates `bytes` (zero allowed) of device memory aligned to `alignment` (a power of two).
   virtual bool allocate(uint64_t bytes, uint64_t alignment, void *&memory, std::string &error) = 0;
   virtual void deallocate(void *memory) = 0;
+  /// Host memory for asynchronous copies and device access (the file comment); zero allowed.
+  virtual bool allocateHost(uint64_t bytes, void *&memory, std::string &error) = 0;
+  virtual void deallocateHost(void *memory) = 0;
 
   virtual std::unique_ptr<Stream> createStream(std::string &error) = 0;
   virtual bool copyToDevice(void *device, const void *host, uint64_t bytes, Stream &stream,
@@ -103,6 +140,8 @@ public:
   /// Allocates through `device`; `what` names the allocation in the error ("arena", ...).
   bool allocate(Device &device, uint64_t bytes, uint64_t alignment, const std::string &what,
                 std::string &error);
+  /// The same, in the device's host memory (Device::allocateHost).
+  bool allocateHost(Device &device, uint64_t bytes, const std::string &what, std::string &error);
   void release();
 
   char *data() const { return static_cast<char *>(memory); }
@@ -110,6 +149,7 @@ public:
 
 private:
   Device *owner = nullptr;
+  bool onHost = false;
   void *memory = nullptr;
   uint64_t bytes = 0;
 };

@@ -9,7 +9,20 @@ bool DeviceRegistry::add(const std::string &name, DeviceFactory factory) {
 
 std::unique_ptr<Device> DeviceRegistry::create(const std::string &name,
                                                std::string &error) const {
-  auto found = factories.find(name);
+  // "cuda:1": the kind, then the ordinal in decimal.
+  size_t colon = name.find(':');
+  std::string kind = name.substr(0, colon);
+  int ordinal = 0;
+  if (colon != std::string::npos) {
+    std::string digits = name.substr(colon + 1);
+    if (digits.empty() || digits.size() > 4 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      error = "device '" + name + "': expected NAME or NAME:K with K a device number";
+      return nullptr;
+    }
+    ordinal = std::stoi(digits);
+  }
+  auto found = factories.find(kind);
   if (found == factories.end()) {
     std::string available;
     for (const std::string &known : names())
@@ -19,7 +32,7 @@ std::unique_ptr<Device> DeviceRegistry::create(const std::string &name,
     return nullptr;
   }
   std::string reason;
-  std::unique_ptr<Device> device = found->second(reason);
+  std::unique_ptr<Device> device = found->second(ordinal, reason);
   if (!device)
     error = "cannot create device '" + name + "': " + reason;
   return device;

@@ -1,9 +1,11 @@
 //===- Executor.cpp - running a loaded plan on a device -------------------===//
 #include "runtime/exec/Executor.h"
+
 #include "kernels/Collectives.h"
 
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/PlanVocabulary.h"
+#include "runtime/support/Bytes.h"
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +28,13 @@ std::string listProblems(const std::string &heading, const std::vector<std::stri
   for (const std::string &problem : problems)
     text += "\n  " + problem;
   return text;
+}
+
+/// "step 3 ('gather' from 'embed')": how failures name a step.
+std::string describeStep(const LoadedPlan &plan, size_t index) {
+  const PlanStep &step = plan.steps[index];
+  return "step " + std::to_string(index) + " ('" + step.kernelName + "'" +
+         (step.location.empty() ? "" : " from '" + step.location + "'") + ")";
 }
 
 } // namespace
@@ -63,11 +72,21 @@ bool Executor::allocateRegions(std::string &error) {
     return false;
   stream->kernelContext().collectives = options.collectives;
   const LoadedPlan &plan = *loaded;
+  // The plan's device memory against what the device has free, before taking any of it.
+  uint64_t needed = plan.arenaBytes + plan.persistentBytes + plan.constantData.size();
+  if (std::optional<uint64_t> free = device.freeBytes(); free && needed > *free) {
+    error = "the plan needs " + formatBytes(needed) + " of device memory (arena " +
+            formatBytes(plan.arenaBytes) + ", persistent " + formatBytes(plan.persistentBytes) +
+            ", constants " + formatBytes(plan.constantData.size()) + ") but " +
+            device.properties().description + " has " + formatBytes(*free) +
+            " free (recompile with a --vram-budget below that)";
+    return false;
+  }
   return arena.allocate(device, plan.arenaBytes, plan.alignment, "arena", error) &&
          persistent.allocate(device, plan.persistentBytes, plan.alignment, "persistent region",
                              error) &&
-         // Offloaded state: host memory on the CPU device (a GPU device's would be pinned).
-         host.allocate(device, plan.hostBytes, plan.alignment, "host region", error) &&
+         // Offloaded state: host memory the device reaches (pinned on a GPU).
+         host.allocateHost(device, plan.hostBytes, "host region", error) &&
          device.fillZero(host.data(), host.size(), *stream, error) &&
          constants.allocate(device, plan.constantData.size(), plan.alignment, "constants",
                             error) &&
@@ -239,12 +258,11 @@ bool Executor::run(std::string &error) {
     const PlanStep &step = loaded->steps[t];
     auto stepStart = std::chrono::steady_clock::now();
     std::string reason;
+    stream->kernelContext().step = static_cast<uint32_t>(t);
     if (!device.launch(*step.kernel, calls[t], *stream, reason) ||
         (options.timeSteps && !stream->synchronize(reason)) ||
         stream->kernelContext().errors.take(reason)) {
-      error = "step " + std::to_string(t) + " ('" + step.kernelName + "'" +
-              (step.location.empty() ? "" : " from '" + step.location + "'") + ") failed: " +
-              reason;
+      error = describeStep(*loaded, t) + " failed: " + reason;
       return false;
     }
     if (options.timeSteps)
@@ -256,8 +274,11 @@ bool Executor::run(std::string &error) {
   // An asynchronous device's kernels may report data-dependent failures only now.
   if (!stream->synchronize(error))
     return false;
-  if (stream->kernelContext().errors.take(error)) {
-    error = "a step failed: " + error;
+  kernels::KernelErrorSlot &late = stream->kernelContext().errors;
+  int64_t failedStep = late.step();
+  if (late.take(error)) {
+    bool named = failedStep >= 0 && static_cast<size_t>(failedStep) < calls.size();
+    error = (named ? describeStep(*loaded, failedStep) : std::string("a step")) + " failed: " + error;
     return false;
   }
   runStats.runSeconds = secondsSince(start);

@@ -363,7 +363,7 @@ private:
     std::string message;
     if (!describeStepCall(proto, source, step.attributes, call, message))
       return fail(label + ": " + message);
-    if (!step.kernel->check(call, message))
+    if (!kernels::checkKernelCall(*step.kernel, call, message))
       return fail(label + ": " + (message.empty() ? "the kernel rejects this call" : message));
     uint64_t needed = kernels::workspaceBytes(*step.kernel, call);
     uint64_t given = step.hasWorkspace ? out.buffers[step.workspace].size : 0;

@@ -18,7 +18,7 @@ bool stepWorkspaceBytes(const plan::Plan &plan, const plan::Step &step,
   if (!convertStepAttributes(step, attributes, error) ||
       !describeStepCall(plan, step, attributes, call, error))
     return false;
-  if (!found->second.check(call, error)) {
+  if (!kernels::checkKernelCall(found->second, call, error)) {
     error = "kernel '" + step.kernel() + "' rejects the call: " + error;
     return false;
   }

@@ -26,7 +26,7 @@ TEST(KernelContracts, TheCpuTargetHasEveryOpsCheckAndNoRun) {
   }
 }
 
-TEST(KernelContracts, AnUnknownTargetHasNone) { EXPECT_FALSE(targetContracts("cuda")); }
+TEST(KernelContracts, AnUnknownTargetHasNone) { EXPECT_FALSE(targetContracts("tpu")); }
 
 /// A 3x3 convolution's attributes: unit strides and dilations, same padding, one group.
 Attributes sameConvAttributes() {

@@ -281,4 +281,60 @@ TEST_F(ExecutorTest, ReportsAllocationFailure) {
   EXPECT_NE(error.find("cannot allocate the arena"), std::string::npos) << error;
 }
 
+/// A device whose kernels report failures only when the stream synchronizes, as a GPU's do
+/// (a DeviceErrorRecord in device code): step 2 fails, learnt at the end of the run.
+class LateFailureDevice : public CpuDevice {
+public:
+  using CpuDevice::CpuDevice;
+  std::unique_ptr<Stream> createStream(std::string &) override {
+    return std::make_unique<LateStream>();
+  }
+  class LateStream : public Stream {
+  public:
+    bool synchronize(std::string &) override {
+      if (context.step == 3 && !reported) {
+        reported = true;
+        context.errors.record("index 9 (at position 0) out of range for dimension 0 of size 4",
+                              2);
+      }
+      return true;
+    }
+    bool reported = false;
+  };
+};
+
+TEST_F(ExecutorTest, ALateFailureNamesItsStep) {
+  makeWeights({{"w.source", floats({4}, {0, 0, 0, 0})}});
+  LateFailureDevice late(testKernels());
+  std::string error;
+  std::unique_ptr<LoadedPlan> plan = loadPlan(referencePlan().bytes(), late, error);
+  ASSERT_TRUE(plan) << error;
+  std::unique_ptr<Executor> executor = Executor::create(std::move(plan), late, {}, error);
+  ASSERT_TRUE(executor) << error;
+  ASSERT_TRUE(executor->loadParameters(weights, error)) << error;
+  ASSERT_TRUE(executor->bindInputs({{"x", floats({4}, {1, 2, 3, 4})}}, error)) << error;
+  EXPECT_FALSE(executor->run(error));
+  EXPECT_EQ(error, "step 2 ('scale' from 'node2') failed: index 9 (at position 0) out of range for "
+                   "dimension 0 of size 4");
+}
+
+/// A device with less memory free than the reference plan's 512 + 256 + 16 bytes.
+class SmallDevice : public CpuDevice {
+public:
+  using CpuDevice::CpuDevice;
+  std::optional<uint64_t> freeBytes() const override { return 700; }
+  DeviceProperties properties() const override { return {"a small device", 0, 1024}; }
+};
+
+TEST_F(ExecutorTest, RefusesAPlanLargerThanTheFreeDeviceMemory) {
+  SmallDevice small(testKernels());
+  std::string error;
+  std::unique_ptr<LoadedPlan> plan = loadPlan(referencePlan().bytes(), small, error);
+  ASSERT_TRUE(plan) << error;
+  EXPECT_FALSE(Executor::create(std::move(plan), small, {}, error));
+  EXPECT_EQ(error, "the plan needs 784 B of device memory (arena 512 B, persistent 256 B, "
+                   "constants 16 B) but a small device has 700 B free (recompile with a "
+                   "--vram-budget below that)");
+}
+
 } // namespace

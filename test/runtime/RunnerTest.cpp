@@ -212,6 +212,7 @@ TEST_F(RunnerTest, PrintsMemcsVersion) {
     EXPECT_EQ(result.output.rfind(name + " (memc ", 0), 0u) << result.output;
     EXPECT_NE(result.output.find(", revision "), std::string::npos) << result.output;
     EXPECT_EQ(result.output.find("LLVM"), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("\ndevices: cpu\n"), std::string::npos) << result.output;
   }
 }
 

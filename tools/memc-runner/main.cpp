@@ -22,7 +22,6 @@
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/support/MessageText.h"
-#include "runtime/comm/MpiCollectives.h"
 #include "runtime/support/NumberRange.h"
 #include "runtime/support/OutOfMemory.h"
 #include "runtime/exec/StepProfile.h"
@@ -30,6 +29,7 @@
 #include "runtime/train/SaveAdapter.h"
 #include "runtime/train/SaveTrained.h"
 #include "runtime/train/TrainingLoop.h"
+#include "tools/memc-runner/JoinRanks.h"
 
 #include <unistd.h>
 
@@ -53,7 +53,8 @@ struct Options {
       checkpointEvery,
       resume, seed, lr, warmupSteps, schedule, tokens, epochs, evalData, evalEvery, weightDecay,
       clipGradNorm, collectiveTimeout;
-  std::string device = "cpu";
+  /// The device to run on; by default the one the plan was compiled for (Plan.target).
+  std::optional<std::string> device;
   /// Runs of the schedule; the summary reports the median time (benchmarks).
   int repeat = 1;
   bool stats = false;
@@ -121,7 +122,8 @@ void printUsage(bool bundled) {
   std::printf("\n"
               "  --inputs FILE    graph inputs, one array per input, named after it (.npz)\n"
               "  --outputs FILE   where to write the graph outputs (.npz)\n"
-              "  --device NAME    device to run on (default: cpu)\n"
+              "  --device NAME    device to run on: cpu, cuda or cuda:K (default: the one the\n"
+              "                   model was compiled for)\n"
               "  --stats          time every step and print memory and time details\n"
               "  --profile [T.json]  after the run, the steps by time (calls, ms, %%, GFLOP/s,\n"
               "                   GB/s, kernel, node) and by phase; with a .json file, a Chrome\n"
@@ -373,51 +375,27 @@ bool checkOutputsApart(const Options &options, std::string &error) {
   return checkDistinctFiles(outputs, inputs, error);
 }
 
-/// True if the plan carries a training step (memc compiled it with --loss).
-bool isTrainingPlan(std::string_view bytes) {
+/// What the runner decides before loading a plan: whether it trains (memc compiled it with
+/// --loss) and the target it was compiled for, the device it runs on unless --device says
+/// otherwise. Both empty for bytes that are not a plan (the loader then says why).
+struct PlanHeader {
+  bool training = false;
+  std::string target;
+};
+PlanHeader readPlanHeader(std::string_view bytes) {
   memc::plan::Plan plan;
-  return bytes.size() <= static_cast<size_t>(INT32_MAX) &&
-         plan.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && plan.has_training();
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !plan.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return {};
+  return {plan.has_training(), plan.target()};
 }
 
-/// The ranks of a program compiled for `worldSize` (0 or 1: one process, `ranks` stays null).
-/// False with a message, on every rank, where the launch does not match the program; `ranks` is
-/// then set where the launcher started copies, so that each can wait for the others to say why
-/// (mpirun ends the rest when the first exits).
-bool joinRanks(int64_t worldSize, const Options &options, std::unique_ptr<MpiCollectives> &ranks,
-               std::string &error) {
-  worldSize = std::max<int64_t>(worldSize, 1);
-  const int launched = MpiCollectives::launcherWorldSize();
-  if (worldSize == 1 && launched <= 1) {
-    if (options.collectiveTimeout)
-      error = "--collective-timeout is for data-parallel programs (memc --world-size N)";
-    return !options.collectiveTimeout;
-  }
-  const std::string compiled = "this program is compiled for " + std::to_string(worldSize) +
-                               (worldSize == 1 ? " process" : " ranks (memc --world-size)");
-  if (launched == 0) {
-    error = compiled + ": start it with mpirun -np " + std::to_string(worldSize);
-    return false;
-  }
-  if (launched != worldSize) {
-    std::string ignored;
-    ranks = MpiCollectives::create(0, ignored);
-    error = compiled + ", and mpirun started " + std::to_string(launched) +
-            (worldSize == 1 ? " copies, which would overwrite each other's files"
-                            : ": start it with mpirun -np " + std::to_string(worldSize) +
-                                  " (or compile it for " + std::to_string(launched) + ")");
-    return false;
-  }
-  int64_t timeout = 300;
-  if (options.collectiveTimeout &&
-      !parseCount("--collective-timeout", *options.collectiveTimeout, timeout, error))
-    return false;
-  ranks = MpiCollectives::create(static_cast<double>(timeout), error);
-  if (ranks && ranks->size() != worldSize) {
-    error = compiled + ", and MPI has " + std::to_string(ranks->size());
-    ranks.reset();
-  }
-  return ranks != nullptr;
+/// --device, or the plan's target ("cpu" for a plan that names none).
+std::string deviceName(const Options &options, std::string_view planBytes) {
+  if (options.device)
+    return *options.device;
+  std::string target = readPlanHeader(planBytes).target;
+  return target.empty() ? "cpu" : target;
 }
 
 /// Trains with a training program's plan; returns the exit code.
@@ -504,8 +482,12 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   training.saveAdapterDir = options.saveAdapter;
   training.progress = isatty(STDERR_FILENO);
   training.note = note;
-  std::unique_ptr<MpiCollectives> ranks;
-  if (!joinRanks(plan.training().world_size(), options, ranks, error)) {
+  std::optional<int64_t> timeout;
+  if (options.collectiveTimeout &&
+      !parseCount("--collective-timeout", *options.collectiveTimeout, timeout.emplace(), error))
+    return fail(error);
+  std::unique_ptr<RankGroup> ranks;
+  if (!joinRanks(plan.training().world_size(), timeout, ranks, error)) {
     fail(error);
     if (ranks)
       ranks->barrier(error);
@@ -526,7 +508,8 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   }
   DeviceRegistry registry;
   registerAvailableDevices(registry);
-  std::unique_ptr<Device> device = registry.create(options.device, error);
+  std::unique_ptr<Device> device =
+      registry.create(options.device ? *options.device : plan.target(), error);
   if (!device || !runTraining(plan, weights, *device, training, error)) {
     if (!ranks)
       return fail(error);
@@ -544,7 +527,7 @@ int runProgram(const Options &options, const std::string &planOrigin, std::strin
   std::string error;
   DeviceRegistry registry;
   registerAvailableDevices(registry);
-  std::unique_ptr<Device> device = registry.create(options.device, error);
+  std::unique_ptr<Device> device = registry.create(deviceName(options, planBytes), error);
   if (!device)
     return fail(error);
   std::unique_ptr<LoadedPlan> plan = loadPlan(planBytes, *device, error);
@@ -632,6 +615,13 @@ int main(int argc, char **argv) {
   }
   if (options.version) {
     std::printf("%s (memc %s, revision %s)\n", programName.c_str(), MEMC_VERSION, MEMC_REVISION);
+    // What this runner can run on: "cpu", or "cuda" for the CUDA runner.
+    DeviceRegistry registry;
+    registerAvailableDevices(registry);
+    std::string devices;
+    for (const std::string &name : registry.names())
+      devices += (devices.empty() ? "" : ", ") + name;
+    std::printf("devices: %s\n", devices.c_str());
     return 0;
   }
 
@@ -644,7 +634,7 @@ int main(int argc, char **argv) {
                   "plain memc-runner");
     if (!weights.parse(bundle.weights, error))
       return fail("the program's weights are corrupted: " + error);
-    bool training = isTrainingPlan(bundle.plan);
+    bool training = readPlanHeader(bundle.plan).training;
     std::string ignored = flagsThatDoNotApply(options, training);
     if (!ignored.empty())
       return fail(training ? "this program trains (--data); " + ignored +

@@ -18,9 +18,15 @@ public:
   explicit CpuDevice(const kernels::KernelTable &kernels) : kernelTable(kernels) {}
 
   const std::string &name() const override { return deviceName; }
+  DeviceProperties properties() const override { return {deviceName, 0, 0}; }
   const kernels::KernelTable &kernels() const override { return kernelTable; }
   bool allocate(uint64_t bytes, uint64_t alignment, void *&memory, std::string &error) override;
   void deallocate(void *memory) override;
+  /// Host memory is the device's memory: the same allocation.
+  bool allocateHost(uint64_t bytes, void *&memory, std::string &error) override {
+    return allocate(bytes, 64, memory, error);
+  }
+  void deallocateHost(void *memory) override { deallocate(memory); }
   std::unique_ptr<Stream> createStream(std::string &error) override;
   bool copyToDevice(void *device, const void *host, uint64_t bytes, Stream &stream,
                     std::string &error) override;

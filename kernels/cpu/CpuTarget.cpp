@@ -1,5 +1,5 @@
-//===- CpuWorkspaces.cpp - the CPU target's workspace rules ---------------===//
-#include "kernels/cpu/CpuWorkspaces.h"
+//===- CpuTarget.cpp - the CPU target's record ----------------------------===//
+#include "kernels/cpu/CpuTarget.h"
 
 #include "kernels/cpu/AttentionWorkspace.h"
 #include "kernels/cpu/CollectivesWorkspace.h"
@@ -15,11 +15,14 @@
 #include "kernels/cpu/NormalizationWorkspace.h"
 #include "kernels/cpu/PoolingBackwardWorkspace.h"
 #include "kernels/cpu/ReductionWorkspace.h"
+#include "kernels/ops/OpContracts.h"
 
 namespace memc::kernels {
+namespace {
 
-const WorkspaceRules &cpuWorkspaceRules() {
-  static const WorkspaceRules rules = {
+/// Kernels that need scratch on the CPU, with their rule; the others need none.
+const std::map<std::string, KernelWorkspace> &workspaceRules() {
+  static const std::map<std::string, KernelWorkspace> rules = {
       {"matmul", &carvedWorkspaceBytes<carveMatMul>},
       {"matmul_nf4", &carvedWorkspaceBytes<carveMatMulNf4>},
       {"softmax", &carvedWorkspaceBytes<carveSoftmax>},
@@ -56,5 +59,24 @@ const WorkspaceRules &cpuWorkspaceRules() {
   };
   return rules;
 }
+
+const TargetOps &cpuOps() {
+  static const TargetOps ops = [] {
+    TargetOps all;
+    for (const auto &[name, check] : opChecks()) {
+      auto rule = workspaceRules().find(name);
+      all[name].workspace = rule == workspaceRules().end() ? nullptr : rule->second;
+    }
+    return all;
+  }();
+  return ops;
+}
+
+/// Constants at 64 bytes: a cache line, the widest vector load.
+constexpr Target kCpu{kCpuTarget, 64, cpuOps};
+
+} // namespace
+
+const Target &cpuTarget() { return kCpu; }
 
 } // namespace memc::kernels

@@ -1,0 +1,19 @@
+//===- CudaTarget.cpp - the CUDA target's record --------------------------===//
+#include "kernels/cuda/CudaTarget.h"
+
+namespace memc::kernels {
+namespace {
+
+const TargetOps &cudaOps() {
+  static const TargetOps ops;
+  return ops;
+}
+
+/// cudaMalloc's granularity: constants start where a 128-bit load of any dtype is aligned.
+constexpr Target kCuda{kCudaTarget, 256, cudaOps};
+
+} // namespace
+
+const Target &cudaTarget() { return kCuda; }
+
+} // namespace memc::kernels

@@ -1,0 +1,32 @@
+//===- RankGroup.h - the processes of a data-parallel program ----*- C++ -*-===//
+//
+// What the runner needs of the ranks it joins beyond the collectives the kernels call: waiting
+// for all, and ending all when one fails. MPI implements it for CPU ranks (MpiCollectives.h);
+// launcherWorldSize reads the launcher's environment without any MPI library, so a runner
+// built without MPI (the CUDA runner) still notices that mpirun started copies of it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMC_RUNTIME_COMM_RANKGROUP_H
+#define MEMC_RUNTIME_COMM_RANKGROUP_H
+
+#include "kernels/Collectives.h"
+
+#include <string>
+
+namespace memc::runtime {
+
+class RankGroup : public kernels::Collectives {
+public:
+  /// Waits until every rank has called it.
+  virtual bool barrier(std::string &error) = 0;
+  /// Ends every rank with exit code `code`; for a rank that failed, after it has said why.
+  [[noreturn]] virtual void abortAll(int code) = 0;
+};
+
+/// The number of ranks a launcher (mpirun, or any PMIx launcher) announces in this process's
+/// environment; 0 when the process was not started by one.
+int launcherWorldSize();
+
+} // namespace memc::runtime
+
+#endif // MEMC_RUNTIME_COMM_RANKGROUP_H
