@@ -1,11 +1,22 @@
 //===- CudaTarget.cpp - the CUDA target's record --------------------------===//
 #include "kernels/cuda/CudaTarget.h"
 
+#include "kernels/cuda/CudaTargetGroups.h"
+
 namespace memc::kernels {
 namespace {
 
 const TargetOps &cudaOps() {
-  static const TargetOps ops;
+  static const TargetOps ops = [] {
+    TargetOps all;
+    addElementwiseTargetOps(all);
+    addRowTargetOps(all);
+    addLayoutTargetOps(all);
+    addMatMulTargetOps(all);
+    addAttentionTargetOps(all);
+    addOptimizerPoolingTargetOps(all);
+    return all;
+  }();
   return ops;
 }
 

@@ -1,6 +1,7 @@
 # lit configuration for memc: IR tests through memc-opt and import tests through memc, checked
 # with FileCheck. Run from the build tree (ctest, or `ninja check-memc`).
 import os
+import subprocess
 
 import lit.formats
 
@@ -18,3 +19,12 @@ config.substitutions.append(
 config.substitutions.append(("%python", config.python_executable))
 # Data-parallel programs' ranks: CI runs as root and starts more ranks than it has cores.
 config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
+# The CUDA runner exists where the build found nvcc (programs for --target cuda can be written);
+# "gpu" where a GPU answers (the build machines have none).
+if os.path.exists(os.path.join(config.memc_tools_dir, "memc-runner-cuda")):
+    config.available_features.add("cuda-runner")
+try:
+    if subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30).returncode == 0:
+        config.available_features.add("gpu")
+except (OSError, subprocess.TimeoutExpired):
+    pass

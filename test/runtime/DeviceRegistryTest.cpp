@@ -43,12 +43,13 @@ TEST(DeviceRegistry, RefusesBadOrdinalsAndUnknownNames) {
   std::string error;
   for (const char *name : {"gpu:", "gpu:x", "gpu:-1", "gpu:99999"}) {
     EXPECT_FALSE(r.registry.create(name, error)) << name;
-    EXPECT_EQ(error, "device '" + std::string(name) +
-                         "': expected NAME or NAME:K with K a device number");
+    EXPECT_EQ(error,
+              "device '" + std::string(name) + "': expected NAME or NAME:K with K a device number");
   }
   EXPECT_EQ(r.asked, -1);
   EXPECT_FALSE(r.registry.create("cpu:1", error));
-  EXPECT_EQ(error, "cannot create device 'cpu:1': the host is one device: cpu (or cpu:0), not cpu:1");
+  EXPECT_EQ(error,
+            "cannot create device 'cpu:1': the host is one device: cpu (or cpu:0), not cpu:1");
   EXPECT_FALSE(r.registry.create("tpu", error));
   EXPECT_EQ(error, "unknown device 'tpu' (this build has: cpu, gpu)");
 }
@@ -63,7 +64,8 @@ TEST(DeviceError, RecordsSayWhatTheCpuKernelsSay) {
   record.code = kernels::kLabelOutOfRange;
   int64_t label[] = {50257, 3, 50257, 0};
   std::memcpy(record.values, label, sizeof label);
-  EXPECT_EQ(kernels::describeDeviceError(record), "label 50257 at position 3 is outside [0, 50257)");
+  EXPECT_EQ(kernels::describeDeviceError(record),
+            "label 50257 at position 3 is outside [0, 50257)");
   record.code = kernels::kStepBelowOne;
   double step = 0;
   std::memcpy(&record.values[0], &step, sizeof step);

@@ -50,8 +50,7 @@ protected:
     EXPECT_TRUE(plan) << error;
     if (!plan)
       return nullptr;
-    std::unique_ptr<Executor> executor =
-        Executor::create(std::move(plan), device, options, error);
+    std::unique_ptr<Executor> executor = Executor::create(std::move(plan), device, options, error);
     EXPECT_TRUE(executor) << error;
     return executor;
   }
@@ -194,13 +193,11 @@ TEST_F(ExecutorTest, InputErrorsNameEveryProblem) {
   wrongDtype.dtype = DType::I32;
   std::string error;
   EXPECT_FALSE(executor->bindInputs(
-      {{"x2", wrongDtype}, {"x3", floats({4}, {1, 2, 3, 4})}, {"bogus", floats({1}, {1})}},
-      error));
+      {{"x2", wrongDtype}, {"x3", floats({4}, {1, 2, 3, 4})}, {"bogus", floats({1}, {1})}}, error));
   EXPECT_NE(error.find("input 'x' is missing (expected f32 [4])"), std::string::npos) << error;
   EXPECT_NE(error.find("input 'x2': expected f32 [2, 2], given i32 [2, 2]"), std::string::npos)
       << error;
-  EXPECT_NE(error.find("input 'x3': expected f32 [3], given f32 [4]"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("input 'x3': expected f32 [3], given f32 [4]"), std::string::npos) << error;
   EXPECT_NE(error.find("'bogus' is not an input"), std::string::npos) << error;
 }
 
@@ -218,8 +215,7 @@ TEST_F(ExecutorTest, ParameterErrorsNameEveryProblem) {
   EXPECT_NE(error.find("parameter 'bias': expected f32 [2], the weights have F32 [3]"),
             std::string::npos)
       << error;
-  EXPECT_NE(error.find("parameter 'scale': missing, expected f32 [2]"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("parameter 'scale': missing, expected f32 [2]"), std::string::npos) << error;
   EXPECT_FALSE(executor->bindInputs({{"x", floats({4}, {1, 2, 3, 4})}}, error) &&
                executor->run(error));
   EXPECT_NE(error.find("parameters are not loaded"), std::string::npos) << error;
@@ -294,8 +290,7 @@ public:
     bool synchronize(std::string &) override {
       if (context.step == 3 && !reported) {
         reported = true;
-        context.errors.record("index 9 (at position 0) out of range for dimension 0 of size 4",
-                              2);
+        context.errors.record("index 9 (at position 0) out of range for dimension 0 of size 4", 2);
       }
       return true;
     }

@@ -26,6 +26,7 @@
 #include "compiler/pipeline/ModelSummary.h"
 #include "compiler/report/MemoryReport.h"
 #include "compiler/report/MemorySvg.h"
+#include "kernels/KernelTargets.h"
 #include "runtime/io/DistinctFiles.h"
 #include "runtime/io/Files.h"
 #include "runtime/support/MessageText.h"
@@ -74,14 +75,21 @@ void printSummary(const DriverOptions &driver, const memc::ModelSummary &model, 
       llvm::join(model.inputs, ", ").c_str(), llvm::join(model.outputs, ", ").c_str(), seconds);
 }
 
-/// The prebuilt runner that compiled programs are made from: $MEMC_RUNNER, or memc-runner
-/// beside this executable.
-std::string runnerPath(const char *argv0) {
-  if (const char *fromEnvironment = std::getenv("MEMC_RUNNER"))
+/// The prebuilt runner that programs for `target` are made from, beside this executable:
+/// memc-runner for the CPU ($MEMC_RUNNER instead, where set), memc-runner-<target> for the
+/// others. Empty with a message where this build has none (no nvcc on its build machine).
+std::string runnerPath(const char *argv0, const std::string &target, std::string &error) {
+  const bool cpu = target == memc::kernels::kCpuTarget;
+  if (const char *fromEnvironment = std::getenv("MEMC_RUNNER"); cpu && fromEnvironment)
     return fromEnvironment;
   std::string self = llvm::sys::fs::getMainExecutable(argv0, (void *)&runnerPath);
   llvm::SmallString<256> path(llvm::sys::path::parent_path(self));
-  llvm::sys::path::append(path, "memc-runner");
+  llvm::sys::path::append(path, cpu ? "memc-runner" : "memc-runner-" + target);
+  if (!cpu && !llvm::sys::fs::exists(path)) {
+    error = "this memc was built without the " + target + " backend (no " + std::string(path) +
+            "): build memc where the CUDA toolkit's nvcc is found, or use --report alone";
+    return "";
+  }
   return std::string(path);
 }
 
@@ -139,8 +147,9 @@ int writeInference(const DriverOptions &driver, memc::CompiledModel &compiled, c
     return 1;
   }
   std::string error;
-  if (!memc::writeProgram(compiled.planned->plan, compiled.weights, runnerPath(argv0), outputPath,
-                          error)) {
+  std::string runner = runnerPath(argv0, compiled.planned->plan.target(), error);
+  if (runner.empty() ||
+      !memc::writeProgram(compiled.planned->plan, compiled.weights, runner, outputPath, error)) {
     llvm::errs() << "memc: error: " << error << "\n";
     return 1;
   }
@@ -171,9 +180,11 @@ int writeTraining(const DriverOptions &driver, memc::CompiledModel &compiled, co
     return 1;
   }
   std::string error;
-  if (!memc::addDerivedWeights(compiled.module->lookupSymbol<mlir::func::FuncOp>("forward"),
+  std::string runner = runnerPath(argv0, plan.target(), error);
+  if (runner.empty() ||
+      !memc::addDerivedWeights(compiled.module->lookupSymbol<mlir::func::FuncOp>("forward"),
                                driver.pipeline.lora.seed, compiled.weights, error) ||
-      !memc::writeProgram(plan, compiled.weights, runnerPath(argv0), outputPath, error)) {
+      !memc::writeProgram(plan, compiled.weights, runner, outputPath, error)) {
     llvm::errs() << "memc: error: " << error << "\n";
     return 1;
   }
