@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, run on a GPU host from binaries built beforehand on the build
-# machine (which has the CUDA toolkit but no GPU) and copied with the tree: where the CUDA
-# libraries were found and the GPU's name, then memc-nccl-check (runtime/comm's NCCL
-# collectives on device buffers). A summary and the logs go to OUTDIR. The CUDA backend's checks
-# (issue 26) join here.
+# machine (which has the CUDA toolkit but no GPU: tools/build.sh, then tools/gpu-prepare.sh)
+# and copied with the tree (build/bin/memc-nccl-check, build/runtime/libMemcNcclCollectives.so,
+# build/gpu.tar.xz or build/gpu/): where the CUDA libraries were found and the GPU's name;
+# memc-nccl-check (runtime/comm's NCCL collectives on device buffers); the CUDA device's tests
+# on the GPU; the demo model trained on the GPU in fp32 and bf16 against the CPU's losses of the
+# same steps (a run whose arena use passes the plan fails), and one step under compute-sanitizer
+# memcheck. A summary table and the logs go to OUTDIR.
 # Usage: tools/gpu-check.sh OUTDIR   (MEMC_BUILD_DIR: the build, default build/;
 #        MEMC_CUDA_LIBS: a folder of CUDA's libraries to use first)
 set -uo pipefail
@@ -24,20 +27,66 @@ fi
 libs+=(/usr/local/cuda/lib64 /usr/local/cuda/lib)
 export LD_LIBRARY_PATH="$build/runtime:$(IFS=:; echo "${libs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
+# What tools/gpu-prepare.sh made, unpacked where only its archive was carried.
+gpu="$build/gpu"
+[ -d "$gpu" ] || [ ! -f "$build/gpu.tar.xz" ] || tar -C "$build" -xJf "$build/gpu.tar.xz"
+
 {
   echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader \
     2>&1 | head -n1)"
   echo "libraries searched: ${libs[*]}"
   ldd "$build/bin/memc-nccl-check" | grep -E 'nccl|cudart|MemcNccl'
+  [ ! -x "$gpu/chargpt-fp32.cuda" ] || "$gpu/chargpt-fp32.cuda" --version
 } | tee "$out/environment.txt"
 
 status=0
-"$build/bin/memc-nccl-check" 2>&1 | tee "$out/nccl-check.log"
-nccl=${PIPESTATUS[0]}
-[ "$nccl" -eq 0 ] || status=1
+rows=()
+# check NAME COMMAND...: runs it with its output in OUTDIR/NAME.log and adds its row.
+check() {
+  local name="$1"; shift
+  "$@" >"$out/$name.log" 2>&1
+  local code=$?
+  rows+=("| $name | $([ $code -eq 0 ] && echo passed || echo "FAILED (exit $code)") |")
+  [ $code -eq 0 ] || status=1
+  tail -n 3 "$out/$name.log"
+}
+
+[ -x "$build/bin/memc-nccl-check" ] && check nccl-check "$build/bin/memc-nccl-check"
+
+if [ -d "$gpu" ]; then
+  check cuda-device-tests "$gpu/memc-cuda-device-tests"
+  for precision in fp32 bf16; do
+    program="$gpu/chargpt-$precision.cuda"
+    # The same steps as the CPU program's (tools/gpu-prepare.sh): losses within the precision's
+    # tolerance.
+    check "train-$precision" "$program" --data "$gpu/chargpt.data.npz" --steps 5 --seed 1 \
+      --log "$out/chargpt-$precision.cuda.jsonl"
+    check "losses-$precision" python3 - "$gpu/chargpt-$precision.cpu.jsonl" \
+      "$out/chargpt-$precision.cuda.jsonl" "$precision" <<'PY'
+import json, sys
+cpu, gpu, precision = sys.argv[1:4]
+read = lambda path: [json.loads(line)["loss"] for line in open(path) if '"loss"' in line]
+tolerance = 1e-4 if precision == "fp32" else 2e-2
+a, b = read(cpu), read(gpu)
+print("cpu", a); print("gpu", b)
+assert len(a) == len(b) > 0, "different step counts"
+worst = max(abs(x - y) / max(abs(x), 1e-6) for x, y in zip(a, b))
+print(f"largest relative difference {worst:.2e} (tolerance {tolerance})")
+sys.exit(0 if worst <= tolerance else 1)
+PY
+  done
+  if command -v compute-sanitizer >/dev/null; then
+    check memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
+      "$gpu/chargpt-fp32.cuda" --data "$gpu/chargpt.data.npz" --steps 1
+  fi
+else
+  rows+=("| CUDA backend | not prepared: run tools/gpu-prepare.sh on the build machine |")
+  status=1
+fi
+
 {
   echo "| check | result |"
   echo "|---|---|"
-  echo "| memc-nccl-check | $([ "$nccl" -eq 0 ] && echo passed || echo "FAILED (exit $nccl)") |"
+  printf '%s\n' "${rows[@]}"
 } | tee "$out/summary.md"
 exit $status
