@@ -14,13 +14,15 @@
 // integers divides with truncation toward zero. reduce_log_sum_exp keeps a running maximum and
 // the sum of exp(x - maximum) in f32, rescaled when the maximum grows, so it never overflows. An
 // empty reduction gives 0 (sum, l2), 1 (prod), NaN (mean of floats), 0 (mean of integers),
-// -inf/the type's lowest value (max) or -inf (log_sum_exp).
+// -inf/the type's lowest value (max) or -inf (log_sum_exp). The reducers are kernels/Reducers.h's,
+// which the CUDA kernels share, but for log_sum_exp's (VectorMath's exp) here.
 //
 // Workspace: the partial results of a cut reduced range (8 bytes per accumulator, enough for
 // any of them). The per-thread accumulators of one block (at most 256) stay on the heap: their
 // size does not grow with the tensors.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Reducers.h"
 #include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
 #include "kernels/cpu/ElementTypes.h"
@@ -36,67 +38,6 @@
 namespace memc::kernels {
 
 namespace {
-
-template <typename T> struct SumReducer {
-  using C = ComputeOf<T>;
-  using Acc = std::conditional_t<std::is_integral_v<C>, int64_t, double>;
-  static Acc init() { return 0; }
-  static Acc add(Acc acc, C value) { return combine(acc, static_cast<Acc>(value)); }
-  static Acc combine(Acc a, Acc b) {
-    if constexpr (std::is_integral_v<C>)
-      return static_cast<Acc>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-    else
-      return a + b;
-  }
-  static T finish(Acc acc, int64_t) { return Element<T>::store(static_cast<C>(acc)); }
-};
-
-template <typename T> struct MeanReducer : SumReducer<T> {
-  using typename SumReducer<T>::Acc;
-  using typename SumReducer<T>::C;
-  static T finish(Acc acc, int64_t count) {
-    if constexpr (std::is_integral_v<C>)
-      return static_cast<T>(count == 0 ? 0 : acc / count);
-    else
-      return Element<T>::store(static_cast<float>(acc / static_cast<double>(count)));
-  }
-};
-
-template <typename T> struct MaxReducer {
-  using C = ComputeOf<T>;
-  using Acc = C;
-  static Acc init() {
-    if constexpr (std::is_integral_v<C>)
-      return std::numeric_limits<C>::lowest();
-    else
-      return -std::numeric_limits<float>::infinity();
-  }
-  static Acc add(Acc acc, C value) { return combine(acc, value); }
-  static Acc combine(Acc a, Acc b) { return (b > a || b != b) ? b : a; }
-  static T finish(Acc acc, int64_t) { return Element<T>::store(acc); }
-};
-
-template <typename T> struct ProdReducer {
-  using C = ComputeOf<T>;
-  using Acc = std::conditional_t<std::is_integral_v<C>, int64_t, double>;
-  static Acc init() { return 1; }
-  static Acc add(Acc acc, C value) { return combine(acc, static_cast<Acc>(value)); }
-  static Acc combine(Acc a, Acc b) {
-    if constexpr (std::is_integral_v<C>)
-      return static_cast<Acc>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-    else
-      return a * b;
-  }
-  static T finish(Acc acc, int64_t) { return Element<T>::store(static_cast<C>(acc)); }
-};
-
-template <typename T> struct L2Reducer {
-  using Acc = double;
-  static Acc init() { return 0; }
-  static Acc add(Acc acc, float value) { return acc + static_cast<double>(value) * value; }
-  static Acc combine(Acc a, Acc b) { return a + b; }
-  static T finish(Acc acc, int64_t) { return Element<T>::store(static_cast<float>(std::sqrt(acc))); }
-};
 
 /// log(sum) + max of the elements seen: sum(exp(x)) = exp(max) * sum(exp(x - max)).
 struct ScaledExpSum {

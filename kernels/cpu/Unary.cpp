@@ -11,6 +11,7 @@
 // (at most 2.4 ulp off), so they all vectorize.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Clip.h"
 #include "kernels/DropoutMask.h"
 #include "kernels/ScalarOperand.h"
 #include "kernels/cpu/BiasedRows.h"
@@ -279,18 +280,6 @@ bool runHardSigmoid(KernelContext &, const KernelCall &call) {
 // clip
 //===----------------------------------------------------------------------===//
 
-/// `bound` rounded into the integer type's range (`roundUp` for a lower bound, so that
-/// x >= 0.5 means x >= 1 on integers).
-template <typename C> C integerBound(double bound, bool roundUp) {
-  double rounded = roundUp ? std::ceil(bound) : std::floor(bound);
-  if (rounded <= static_cast<double>(std::numeric_limits<C>::lowest()))
-    return std::numeric_limits<C>::lowest();
-  // The max converts to 2^31 or 2^63 exactly; anything below it converts without overflow.
-  if (rounded >= static_cast<double>(std::numeric_limits<C>::max()))
-    return std::numeric_limits<C>::max();
-  return static_cast<C>(rounded);
-}
-
 bool runClip(KernelContext &, const KernelCall &call) {
   const Attributes &attributes = attributesOf(call);
   double minBound = -std::numeric_limits<double>::infinity();
@@ -299,23 +288,8 @@ bool runClip(KernelContext &, const KernelCall &call) {
   attributes.getFloat("max", maxBound);
   visitNumeric(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    using C = ComputeOf<T>;
-    C lo, hi;
-    if constexpr (std::is_integral_v<C>) {
-      lo = integerBound<C>(minBound, true);
-      hi = integerBound<C>(maxBound, false);
-    } else {
-      lo = static_cast<float>(minBound);
-      hi = static_cast<float>(maxBound);
-    }
-    // min(max(x, lo), hi) with NaN passing through; hi wins when lo > hi, as in ONNX.
-    mapElements<T>(call.inputs[0], call.outputs[0], kElementwiseGrain, [=](C x) {
-      if (x < lo)
-        x = lo;
-      if (x > hi)
-        x = hi;
-      return x;
-    });
+    mapElements<T>(call.inputs[0], call.outputs[0], kElementwiseGrain,
+                   clipFor<ComputeOf<T>>(minBound, maxBound));
   });
   return true;
 }
@@ -355,32 +329,6 @@ bool runTrilu(KernelContext &, const KernelCall &call) {
 //===----------------------------------------------------------------------===//
 // cast
 //===----------------------------------------------------------------------===//
-
-/// Float to integer: truncation toward zero, saturating at the type's range, NaN to 0 (C++
-/// leaves those cases undefined; PyTorch and ONNX leave them unspecified).
-template <typename I> I truncateToInteger(float value) {
-  if (std::isnan(value))
-    return 0;
-  if (value <= static_cast<float>(std::numeric_limits<I>::lowest()))
-    return std::numeric_limits<I>::lowest();
-  if (value >= static_cast<float>(std::numeric_limits<I>::max()))
-    return std::numeric_limits<I>::max();
-  return static_cast<I>(value);
-}
-
-template <typename From, typename To> To convertElement(From stored) {
-  using C = ComputeOf<From>;
-  using Out = ComputeOf<To>;
-  C value = Element<From>::load(stored);
-  if constexpr (std::is_same_v<Out, bool>)
-    return Element<To>::store(value != C(0));
-  else if constexpr (std::is_floating_point_v<Out>)
-    return Element<To>::store(static_cast<float>(value));
-  else if constexpr (std::is_floating_point_v<C>)
-    return truncateToInteger<Out>(value);
-  else
-    return static_cast<To>(value); // integers wrap; bool is 0 or 1
-}
 
 bool runCast(KernelContext &, const KernelCall &call) {
   const TensorView &input = call.inputs[0], &output = call.outputs[0];

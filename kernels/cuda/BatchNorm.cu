@@ -9,6 +9,8 @@
 //    chunk, sum(dy) and sum(dy * (x - mean)); per channel, scale_grad, bias_grad and dx's
 //    coefficients; then dx elementwise. Every pass reads the inputs before the last writes dx,
 //    so dx may share the grad's or the input's buffer.
+// Statistics and sums are f64, as the CPU kernels' (kernels/cpu/Normalization.cpp); the
+// elementwise passes use f32 coefficients rounded from them.
 // The scale, bias, statistics and parameter gradients may have a float type of their own.
 //
 //===----------------------------------------------------------------------===//
@@ -50,11 +52,10 @@ __device__ Moments channelMomentsOf(const Moments *chunks, int64_t splits) {
 /// running mean and var.
 __global__ void batchNormCoefficientsOf(const Moments *moments, int64_t splits, int64_t channels,
                                         FloatVector scale, FloatVector bias, FloatVector mean,
-                                        FloatVector var, float epsilon,
+                                        FloatVector var, double epsilon,
                                         BatchNormCoefficients *coefficients) {
-  int64_t stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t c = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; c < channels; c += stride) {
-    float channelMean = mean.load(c), channelVar = var.load(c);
+  for (int64_t c = gridThreadIndex(); c < channels; c += gridThreads()) {
+    double channelMean = mean.load(c), channelVar = var.load(c);
     if (moments) {
       Moments batch = channelMomentsOf(moments + c * splits, splits);
       channelMean = batch.mean;
@@ -68,10 +69,9 @@ __global__ void batchNormCoefficientsOf(const Moments *moments, int64_t splits, 
 template <typename T>
 __global__ void batchNormOutputs(const T *x, T *y, const BatchNormCoefficients *coefficients,
                                  int64_t channels, int64_t spatial, int64_t count) {
-  int64_t stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) {
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
     BatchNormCoefficients c = coefficients[(i / spatial) % channels];
-    y[i] = Stored<T>::store(batchNormOutput(Stored<T>::load(x[i]), c));
+    y[i] = Element<T>::store(batchNormOutput(Element<T>::load(x[i]), c));
   }
 }
 
@@ -79,7 +79,7 @@ template <typename T>
 bool launchBatchNorm(KernelContext &context, const KernelCall &call, const ChannelSplit &split,
                      const BatchNormScratch &scratch) {
   const T *x = call.inputs[0].as<T>();
-  auto epsilon = static_cast<float>(attributesOf(call).floatOr("epsilon", 0.0));
+  double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   cudaStream_t stream = streamOf(context);
   if (scratch.moments) {
     chunkMoments<T><<<blocksFor(split.channels * split.splits), kChannelThreads, 0, stream>>>(
@@ -107,7 +107,7 @@ bool runBatchNorm(KernelContext &context, const KernelCall &call) {
   if (!carver.fits(context))
     return false;
   ChannelSplit split(call.inputs[0]);
-  return visitFloatStorage(call.inputs[0].dtype, [&](auto tag) {
+  return visitFloat(call.inputs[0].dtype, [&](auto tag) {
     return launchBatchNorm<typename decltype(tag)::type>(context, call, split, scratch);
   });
 }
@@ -123,10 +123,10 @@ __global__ void __launch_bounds__(kChannelThreads)
                   BatchNormGradSums *sums) {
   for (int64_t unit = blockIdx.x; unit < split.channels * split.splits; unit += gridDim.x) {
     int64_t channel = unit / split.splits, chunk = unit % split.splits;
-    float mean = channelMomentsOf(moments + channel * split.splits, split.splits).mean;
+    double mean = channelMomentsOf(moments + channel * split.splits, split.splits).mean;
     ChannelOf<const T> grad{dy, split.channels, split.spatial, channel};
     ChannelOf<const T> values{x, split.channels, split.spatial, channel};
-    BatchNormGradSums part = {0.0f, 0.0f};
+    BatchNormGradSums part = {0.0, 0.0};
     for (int64_t m = split.chunkBegin(chunk) + threadIdx.x; m < split.chunkEnd(chunk);
          m += blockDim.x)
       part = part + batchNormGradTerms(grad.load(m), values.load(m), mean);
@@ -139,17 +139,16 @@ __global__ void __launch_bounds__(kChannelThreads)
 /// Per channel: scale_grad, bias_grad and dx's coefficients, from the chunks in order.
 __global__ void batchNormGradCoefficientsOf(const Moments *moments, const BatchNormGradSums *sums,
                                             int64_t splits, int64_t channels, FloatVector scale,
-                                            float epsilon, MutableFloatVector scaleGrad,
+                                            double epsilon, MutableFloatVector scaleGrad,
                                             MutableFloatVector biasGrad,
                                             BatchNormGradCoefficients *coefficients) {
-  int64_t stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t c = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; c < channels; c += stride) {
+  for (int64_t c = gridThreadIndex(); c < channels; c += gridThreads()) {
     Moments batch = channelMomentsOf(moments + c * splits, splits);
-    BatchNormGradSums total = {0.0f, 0.0f};
+    BatchNormGradSums total = {0.0, 0.0};
     for (int64_t s = 0; s < splits; ++s)
       total = total + sums[c * splits + s];
     scaleGrad.store(c, batchNormScaleGrad(batch, epsilon, total));
-    biasGrad.store(c, total.dy);
+    biasGrad.store(c, static_cast<float>(total.dy));
     coefficients[c] = batchNormGradCoefficients(batch, epsilon, scale.load(c), total);
   }
 }
@@ -158,10 +157,10 @@ template <typename T>
 __global__ void batchNormGradInputs(const T *dy, const T *x, T *dx,
                                     const BatchNormGradCoefficients *coefficients, int64_t channels,
                                     int64_t spatial, int64_t count) {
-  int64_t stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) {
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
     BatchNormGradCoefficients c = coefficients[(i / spatial) % channels];
-    dx[i] = Stored<T>::store(batchNormGradInput(Stored<T>::load(dy[i]), Stored<T>::load(x[i]), c));
+    dx[i] =
+        Element<T>::store(batchNormGradInput(Element<T>::load(dy[i]), Element<T>::load(x[i]), c));
   }
 }
 
@@ -169,7 +168,7 @@ template <typename T>
 bool launchBatchNormGrad(KernelContext &context, const KernelCall &call, const ChannelSplit &split,
                          const BatchNormGradScratch &scratch) {
   const T *dy = call.inputs[0].as<T>(), *x = call.inputs[1].as<T>();
-  auto epsilon = static_cast<float>(attributesOf(call).floatOr("epsilon", 0.0));
+  double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   cudaStream_t stream = streamOf(context);
   unsigned chunks = blocksFor(split.channels * split.splits);
   chunkMoments<T><<<chunks, kChannelThreads, 0, stream>>>(x, split, scratch.moments);
@@ -201,7 +200,7 @@ bool runBatchNormGrad(KernelContext &context, const KernelCall &call) {
   BatchNormGradScratch scratch = carveBatchNormGrad(call, carver);
   if (!carver.fits(context))
     return false;
-  return visitFloatStorage(call.inputs[1].dtype, [&](auto tag) {
+  return visitFloat(call.inputs[1].dtype, [&](auto tag) {
     return launchBatchNormGrad<typename decltype(tag)::type>(context, call, split, scratch);
   });
 }

@@ -34,7 +34,7 @@ bool launchBinary(KernelContext &context, const KernelCall &call) {
   if (!broadcastIndexOf(context, call, Op::name, index))
     return false;
   int64_t count = call.outputs[0].numElements();
-  return visitIndex(count, [&](auto indexTag) {
+  return visitIndexFor(count, [&](auto indexTag) {
     using Index = typename decltype(indexTag)::type;
     BroadcastBody<T, Out, Op, Index> body{call.inputs[0].as<const T>(),
                                           call.inputs[1].as<const T>(), call.outputs[0].as<Out>(),
@@ -65,7 +65,7 @@ bool runWhere(KernelContext &context, const KernelCall &call) {
   // Selection moves values unchanged, so any element type is its bits.
   return visitBits(call.outputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return visitIndex(count, [&](auto indexTag) {
+    return visitIndexFor(count, [&](auto indexTag) {
       using Index = typename decltype(indexTag)::type;
       SelectBody<T, Index> body{call.inputs[0].as<const BoolByte>(), call.inputs[1].as<const T>(),
                                 call.inputs[2].as<const T>(), call.outputs[0].as<T>(), index};

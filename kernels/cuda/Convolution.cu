@@ -37,8 +37,7 @@ __global__ void im2col(const T *x, ConvWindow w, int64_t channels, int64_t group
                        int64_t group, int64_t columnRows, int64_t images, ColumnStrides to,
                        T *columns) {
   const int64_t total = images * group * columnRows * w.outSize;
-  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
-       e += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t e = gridThreadIndex(); e < total; e += gridThreads()) {
     const int64_t position = e % w.outSize, matrix = e / w.outSize;
     const int64_t row = matrix % columnRows, imageGroup = matrix / columnRows;
     const int64_t n = imageGroup / group, g = imageGroup % group;
@@ -53,8 +52,7 @@ template <typename T>
 __global__ void imagesInnerCopy(const T *dy, int64_t images, int64_t channels, int64_t positions,
                                 T *out) {
   const int64_t total = images * channels * positions;
-  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
-       e += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t e = gridThreadIndex(); e < total; e += gridThreads()) {
     const int64_t position = e % positions, plane = e / positions;
     const int64_t c = plane % channels, n = plane / channels;
     out[(c * images + n) * positions + position] = dy[e];
@@ -67,8 +65,7 @@ template <typename T>
 __global__ void col2im(const float *columns, ConvWindow w, int64_t channels, int64_t groupChannels,
                        int64_t group, int64_t columnRows, int64_t images, T *dx) {
   const int64_t total = images * channels * w.inSize;
-  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
-       e += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t e = gridThreadIndex(); e < total; e += gridThreads()) {
     const int64_t input = e % w.inSize, plane = e / w.inSize;
     const int64_t c = plane % channels, n = plane / channels;
     const int64_t g = c / groupChannels, channelRow = (c % groupChannels) * w.taps;
@@ -87,8 +84,7 @@ __global__ void col2im(const float *columns, ConvWindow w, int64_t channels, int
 template <typename T, typename B>
 __global__ void addBias(const float *sums, const B *bias, int64_t count, int64_t positions,
                         int64_t channels, T *out) {
-  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < count;
-       e += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t e = gridThreadIndex(); e < count; e += gridThreads()) {
     const float value = sums ? sums[e] : loadFloat(out, e);
     storeFloat(out, e, value + loadFloat(bias, (e / positions) % channels));
   }
@@ -175,8 +171,8 @@ bool conv(KernelContext &context, const KernelCall &call, const ConvProblem &p,
       return false;
     if (p.sumsOutput()) {
       const int64_t total = count * g.outChannels * positions;
-      visitFloatStorage(call.inputs[2].dtype, [&](auto tag) {
-        using B = decltype(tag);
+      visitFloat(call.inputs[2].dtype, [&](auto tag) {
+        using B = typename decltype(tag)::type;
         addBias<T, B><<<gridFor(total), kBlockThreads, 0, streamOf(context)>>>(
             scratch.outputSums, call.inputs[2].as<B>(), total, positions, g.outChannels,
             y + first * g.outChannels * positions);
@@ -188,8 +184,8 @@ bool conv(KernelContext &context, const KernelCall &call, const ConvProblem &p,
   if (!p.bias || p.sumsOutput())
     return true;
   const int64_t total = call.outputs[0].numElements();
-  visitFloatStorage(call.inputs[2].dtype, [&](auto tag) {
-    using B = decltype(tag);
+  visitFloat(call.inputs[2].dtype, [&](auto tag) {
+    using B = typename decltype(tag)::type;
     addBias<T, B><<<gridFor(total), kBlockThreads, 0, streamOf(context)>>>(
         nullptr, call.inputs[2].as<B>(), total, positions, g.outChannels, y);
   });
@@ -286,8 +282,8 @@ bool runConvolution(KernelContext &context, const KernelCall &call) {
   if (!carver.fits(context))
     return false;
   const ConvProblem problem(call, direction);
-  return visitFloatStorage(problem.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  return visitFloat(problem.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     if constexpr (direction == ConvDirection::Forward)
       return conv<T>(context, call, problem, scratch);
     else if constexpr (direction == ConvDirection::GradInput)

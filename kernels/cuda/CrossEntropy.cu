@@ -2,9 +2,9 @@
 //
 // torch.nn.functional.cross_entropy with the class axis last, integer labels, ignore_index and
 // mean reduction, as the CPU kernels (kernels/cpu/Losses.cpp):
-//  - cross_entropy: a block per counted row writes logsumexp(row) - row[label] into the
-//    workspace; one block then counts the rows, adds their losses in a fixed order (f64) and
-//    writes the mean (0 when every row is ignored).
+//  - cross_entropy: a block per counted row writes logsumexp(row) - row[label] (f64, as the
+//    CPU's) into the workspace; one block then counts the rows, adds their losses in a fixed
+//    order (f64) and writes the mean (0 when every row is ignored).
 //  - cross_entropy_grad: one block counts the rows into the workspace; a block per row then
 //    writes (softmax(row) - onehot(label)) * grad / count, zeros on ignored rows. The 0-d grad
 //    is read inside the kernel. A row is read whole before it is written, so the result may
@@ -32,7 +32,7 @@ struct LabelSummary {
 
 /// The labels' summary, by the whole block; `losses` may be null.
 __device__ LabelSummary summarizeLabels(IndexVector labels, int64_t rows, int64_t classes,
-                                        int64_t ignoreIndex, const float *losses) {
+                                        int64_t ignoreIndex, const double *losses) {
   int64_t counted = 0, firstOutside = rows;
   double total = 0.0;
   for (int64_t row = threadIdx.x; row < rows; row += blockDim.x) {
@@ -59,7 +59,7 @@ __device__ void recordOutsideLabel(const LabelSummary &summary, IndexVector labe
 template <typename T>
 __global__ void __launch_bounds__(kMaxRowThreads)
     crossEntropyRowLosses(const T *logits, IndexVector labels, int64_t rows, int64_t classes,
-                          int64_t ignoreIndex, float *losses) {
+                          int64_t ignoreIndex, double *losses) {
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     int64_t target = targetOf(labels.load(row), classes, ignoreIndex);
     if (target < 0)
@@ -73,7 +73,8 @@ __global__ void __launch_bounds__(kMaxRowThreads)
 
 __global__ void __launch_bounds__(kLabelThreads)
     crossEntropyMeanOf(IndexVector labels, int64_t rows, int64_t classes, int64_t ignoreIndex,
-                       const float *losses, float *loss, DeviceErrorRecord *errors, uint32_t step) {
+                       const double *losses, float *loss, DeviceErrorRecord *errors,
+                       uint32_t step) {
   LabelSummary summary = summarizeLabels(labels, rows, classes, ignoreIndex, losses);
   if (threadIdx.x != 0)
     return;
@@ -82,7 +83,7 @@ __global__ void __launch_bounds__(kLabelThreads)
 }
 
 template <typename T>
-bool launchCrossEntropy(KernelContext &context, const KernelCall &call, float *losses) {
+bool launchCrossEntropy(KernelContext &context, const KernelCall &call, double *losses) {
   const TensorView &logits = call.inputs[0];
   int64_t rows = lossRows(logits), classes = logits.shape.back();
   int64_t ignoreIndex = attributesOf(call).intOr("ignore_index", -100);
@@ -102,10 +103,10 @@ bool launchCrossEntropy(KernelContext &context, const KernelCall &call, float *l
 
 bool runCrossEntropy(KernelContext &context, const KernelCall &call) {
   WorkspaceCarver carver(call);
-  float *losses = carveCrossEntropy(call, carver);
+  double *losses = carveCrossEntropy(call, carver);
   if (!carver.fits(context))
     return false;
-  return visitFloatStorage(call.inputs[0].dtype, [&](auto tag) {
+  return visitFloat(call.inputs[0].dtype, [&](auto tag) {
     return launchCrossEntropy<typename decltype(tag)::type>(context, call, losses);
   });
 }
@@ -140,7 +141,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
       continue;
     }
     SoftmaxStatistics statistics = blockSoftmaxStatistics(x, classes);
-    float factor = scale / statistics.sum;
+    auto factor = static_cast<float>(scale / statistics.sum);
     for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
       out.store(j, crossEntropyGradOutput(x.load(j), statistics.max, factor, j == target, scale));
   }
@@ -170,7 +171,7 @@ bool runCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
   int64_t *counted = carveCrossEntropyGrad(call, carver);
   if (!carver.fits(context))
     return false;
-  return visitFloatStorage(call.inputs[1].dtype, [&](auto tag) {
+  return visitFloat(call.inputs[1].dtype, [&](auto tag) {
     return launchCrossEntropyGrad<typename decltype(tag)::type>(context, call, counted);
   });
 }

@@ -1,17 +1,18 @@
 //===- CudaLaunch.cuh - what every CUDA kernel file uses --------*- CUDA -*-===//
 //
-// The stream of a launch, grid sizes for grid-stride loops, the launch check, 16-bit float
-// loads and stores, and recording a data-dependent failure from device code
-// (kernels/DeviceError.h). Kernels never assume more alignment than their element size: plans
-// are untrusted input, and a vectorized path checks its pointers first.
+// The stream of a launch, grid sizes and thread indices for grid-stride loops, the launch check,
+// the rounding store of an f32 accumulator, and recording a data-dependent failure from device
+// code (kernels/DeviceError.h); elements load and store as kernels/StoredElement.h says.
+// Kernels never assume more alignment than their element size: plans are untrusted input, and
+// a vectorized path checks its pointers first.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CUDA_CUDALAUNCH_CUH
 #define MEMC_KERNELS_CUDA_CUDALAUNCH_CUH
 
 #include "kernels/DeviceError.h"
-#include "kernels/Float16.h"
 #include "kernels/KernelContext.h"
+#include "kernels/StoredElement.h"
 
 #include <cuda_runtime.h>
 
@@ -35,6 +36,17 @@ inline unsigned gridFor(int64_t count, int threads = kBlockThreads) {
   return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 132 * 32));
 }
 
+/// Blocks of a grid whose blocks loop over `count` items with a stride of the grid.
+inline unsigned blocksFor(int64_t count) {
+  return static_cast<unsigned>(std::clamp<int64_t>(count, 1, 0x7fffffff));
+}
+
+/// This thread's first item of a grid-stride loop, and the loop's stride.
+__device__ inline int64_t gridThreadIndex() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t gridThreads() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+
 /// True if the last launch was accepted; otherwise records why (a bad configuration or an
 /// exhausted device, never the data) and returns false.
 inline bool launched(KernelContext &context, const char *kernel) {
@@ -44,28 +56,10 @@ inline bool launched(KernelContext &context, const char *kernel) {
   return context.fail(std::string(kernel) + ": the launch failed: " + cudaGetErrorString(status));
 }
 
-/// Element i of a float tensor as f32, whatever its storage (float, Half, BFloat16).
-template <typename T> __device__ inline float loadFloat(const T *data, int64_t i);
-template <> __device__ inline float loadFloat<float>(const float *data, int64_t i) {
-  return data[i];
-}
-template <> __device__ inline float loadFloat<Half>(const Half *data, int64_t i) {
-  return halfToFloat(data[i].bits);
-}
-template <> __device__ inline float loadFloat<BFloat16>(const BFloat16 *data, int64_t i) {
-  return bfloat16ToFloat(data[i].bits);
-}
-
-/// Stores `value` rounded to T (round to nearest even, as the CPU kernels round).
-template <typename T> __device__ inline void storeFloat(T *data, int64_t i, float value);
-template <> __device__ inline void storeFloat<float>(float *data, int64_t i, float value) {
-  data[i] = value;
-}
-template <> __device__ inline void storeFloat<Half>(Half *data, int64_t i, float value) {
-  data[i].bits = floatToHalf(value);
-}
-template <> __device__ inline void storeFloat<BFloat16>(BFloat16 *data, int64_t i, float value) {
-  data[i].bits = floatToBFloat16(value);
+/// out[i] = in[i] rounded to T: an f32 accumulator stored once.
+template <typename T> __global__ void storeRounded(const float *in, int64_t count, T *out) {
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads())
+    storeFloat(out, i, in[i]);
 }
 
 /// Records the first data-dependent failure of the program in `record` (null: nowhere), for
@@ -73,7 +67,10 @@ template <> __device__ inline void storeFloat<BFloat16>(BFloat16 *data, int64_t 
 __device__ inline void recordDeviceError(DeviceErrorRecord *record, uint32_t step, uint32_t code,
                                          int64_t v0 = 0, int64_t v1 = 0, int64_t v2 = 0,
                                          int64_t v3 = 0) {
-  if (!record || atomicCAS(&record->code, 0u, code) != 0u)
+  // A plain read first: once one failure is recorded, the others (a tensor of bad indices may
+  // have millions) skip the atomic on mapped host memory, which crosses PCIe.
+  if (!record || *static_cast<volatile uint32_t *>(&record->code) != 0u ||
+      atomicCAS(&record->code, 0u, code) != 0u)
     return;
   record->step = step;
   record->values[0] = v0;

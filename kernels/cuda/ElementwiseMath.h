@@ -1,9 +1,10 @@
 //===- ElementwiseMath.h - the CUDA elementwise kernels' arithmetic --*- C++ -*-===//
 //
 // Everything the CUDA elementwise kernels (Unary.cu, Binary.cu, LossScale.cu) compute, as
-// MEMC_HOST_DEVICE code: how a stored element is computed on, the functions of the unary,
-// binary and comparison ops (each with its op's name and, for the unary ones, its type class),
-// the gelu derivatives, casts, the loss scale's update, where a broadcasting op's output element
+// MEMC_HOST_DEVICE code, on elements loaded, stored and cast as kernels/StoredElement.h says
+// (and clipped as kernels/Clip.h says, both shared with the CPU kernels): the functions of the
+// unary, binary and comparison ops (each with its op's name and, for the unary ones, its type
+// class), the gelu derivatives, the loss scale's update, where a broadcasting op's output element
 // reads its operands and, at the end, each kernel's body: what one thread does for element i.
 // The kernels are grid-stride loops around the bodies; a host test
 // (test/kernels/cuda/ElementwiseMathTest.cpp) runs the same bodies on the CPU against the CPU
@@ -19,51 +20,24 @@
 #ifndef MEMC_KERNELS_CUDA_ELEMENTWISEMATH_H
 #define MEMC_KERNELS_CUDA_ELEMENTWISEMATH_H
 
+#include "kernels/Clip.h"
 #include "kernels/DropoutMask.h"
-#include "kernels/Float16.h"
 #include "kernels/HostDevice.h"
 #include "kernels/ShapeRules.h"
+#include "kernels/StoredElement.h"
 #include "kernels/ops/TypeClasses.h"
 
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <type_traits>
 #include <vector>
 
 namespace memc::kernels::cuda {
 
 //===----------------------------------------------------------------------===//
-// Stored elements
+// Wrapping integers
 //===----------------------------------------------------------------------===//
-
-/// Storage type of DType::Bool: one byte; any non-zero byte reads as true.
-using BoolByte = uint8_t;
-
-/// How a stored element is computed on: f16/bf16 as f32, a bool byte as bool, the rest as is.
-template <typename T> struct Stored {
-  using Compute = T;
-  MEMC_HOST_DEVICE static T load(T value) { return value; }
-  MEMC_HOST_DEVICE static T store(T value) { return value; }
-};
-template <> struct Stored<Half> {
-  using Compute = float;
-  MEMC_HOST_DEVICE static float load(Half value) { return halfToFloat(value.bits); }
-  MEMC_HOST_DEVICE static Half store(float value) { return Half{floatToHalf(value)}; }
-};
-template <> struct Stored<BFloat16> {
-  using Compute = float;
-  MEMC_HOST_DEVICE static float load(BFloat16 value) { return bfloat16ToFloat(value.bits); }
-  MEMC_HOST_DEVICE static BFloat16 store(float value) { return BFloat16{floatToBFloat16(value)}; }
-};
-template <> struct Stored<BoolByte> {
-  using Compute = bool;
-  MEMC_HOST_DEVICE static bool load(BoolByte value) { return value != 0; }
-  MEMC_HOST_DEVICE static BoolByte store(bool value) { return value ? 1 : 0; }
-};
-
-template <typename T> using ComputeOf = typename Stored<T>::Compute;
 
 /// Integer arithmetic wraps (two's complement) through the unsigned type, as PyTorch's does.
 template <typename C> using Unsigned = std::make_unsigned_t<C>;
@@ -196,38 +170,6 @@ struct HardSigmoid {
   }
 };
 
-/// min(max(x, lo), hi) with NaN passing through; hi wins when lo > hi, as in ONNX.
-template <typename C> struct Clip {
-  C lo, hi;
-  MEMC_HOST_DEVICE C operator()(C x) const {
-    if (x < lo)
-      x = lo;
-    if (x > hi)
-      x = hi;
-    return x;
-  }
-};
-
-/// A clip bound in the integer type's range (`roundUp` for a lower bound, so that x >= 0.5
-/// means x >= 1 on integers). Host only: the bounds are attributes.
-template <typename C> C integerClipBound(double bound, bool roundUp) {
-  double rounded = roundUp ? std::ceil(bound) : std::floor(bound);
-  if (rounded <= static_cast<double>(std::numeric_limits<C>::lowest()))
-    return std::numeric_limits<C>::lowest();
-  // The max converts to 2^31 or 2^63 exactly; anything below it converts without overflow.
-  if (rounded >= static_cast<double>(std::numeric_limits<C>::max()))
-    return std::numeric_limits<C>::max();
-  return static_cast<C>(rounded);
-}
-
-/// Clip's bounds for compute type C from the attributes' doubles (+-inf when absent).
-template <typename C> Clip<C> clipFor(double minBound, double maxBound) {
-  if constexpr (std::is_integral_v<C>)
-    return {integerClipBound<C>(minBound, true), integerClipBound<C>(maxBound, false)};
-  else
-    return {static_cast<float>(minBound), static_cast<float>(maxBound)};
-}
-
 //===----------------------------------------------------------------------===//
 // gelu and its derivatives
 //===----------------------------------------------------------------------===//
@@ -273,41 +215,13 @@ struct GeluTanhDerivative {
 };
 
 //===----------------------------------------------------------------------===//
-// trilu, cast
+// trilu
 //===----------------------------------------------------------------------===//
 
 /// Whether trilu keeps element (row, column) of a matrix. k is compared, never added, so any k
 /// is safe.
 MEMC_HOST_DEVICE inline bool triluKeeps(int64_t row, int64_t column, int64_t k, bool upper) {
   return upper ? column - row >= k : column - row <= k;
-}
-
-/// Float to integer: truncation toward zero, saturating at the type's range, NaN to 0 (C++
-/// leaves those cases undefined; PyTorch and ONNX leave them unspecified).
-template <typename I> MEMC_HOST_DEVICE I truncateToInteger(float value) {
-  if (value != value)
-    return 0;
-  if (value <= static_cast<float>(std::numeric_limits<I>::lowest()))
-    return std::numeric_limits<I>::lowest();
-  if (value >= static_cast<float>(std::numeric_limits<I>::max()))
-    return std::numeric_limits<I>::max();
-  return static_cast<I>(value);
-}
-
-/// One element of a cast: to bool as != 0, to float through f32, float to integer truncating,
-/// integer to integer wrapping.
-template <typename From, typename To> MEMC_HOST_DEVICE To convertElement(From stored) {
-  using C = ComputeOf<From>;
-  using Out = ComputeOf<To>;
-  C value = Stored<From>::load(stored);
-  if constexpr (std::is_same_v<Out, bool>)
-    return Stored<To>::store(value != C(0));
-  else if constexpr (std::is_floating_point_v<Out>)
-    return Stored<To>::store(static_cast<float>(value));
-  else if constexpr (std::is_floating_point_v<C>)
-    return truncateToInteger<Out>(value);
-  else
-    return static_cast<To>(value);
 }
 
 //===----------------------------------------------------------------------===//
@@ -612,7 +526,7 @@ template <typename T, typename Op> struct MapBody {
   T *y;
   Op op;
   MEMC_HOST_DEVICE void operator()(int64_t i) const {
-    y[i] = Stored<T>::store(op(Stored<T>::load(x[i])));
+    y[i] = Element<T>::store(op(Element<T>::load(x[i])));
   }
 };
 
@@ -622,7 +536,7 @@ template <typename T, typename Derivative> struct GradBody {
   T *dx;
   Derivative derivative;
   MEMC_HOST_DEVICE void operator()(int64_t i) const {
-    dx[i] = Stored<T>::store(Stored<T>::load(dy[i]) * derivative(Stored<T>::load(x[i])));
+    dx[i] = Element<T>::store(Element<T>::load(dy[i]) * derivative(Element<T>::load(x[i])));
   }
 };
 
@@ -635,7 +549,7 @@ template <typename T, typename B, typename Gelu, typename Index> struct BiasGelu
   Gelu gelu;
   MEMC_HOST_DEVICE void operator()(int64_t i) const {
     Index column = static_cast<Index>(i) % width;
-    y[i] = Stored<T>::store(gelu(Stored<T>::load(x[i]) + Stored<B>::load(bias[column])));
+    y[i] = Element<T>::store(gelu(Element<T>::load(x[i]) + Element<B>::load(bias[column])));
   }
 };
 
@@ -648,8 +562,8 @@ template <typename T, typename B, typename Derivative, typename Index> struct Bi
   Derivative derivative;
   MEMC_HOST_DEVICE void operator()(int64_t i) const {
     Index column = static_cast<Index>(i) % width;
-    float sum = Stored<T>::load(x[i]) + Stored<B>::load(bias[column]);
-    dx[i] = Stored<T>::store(Stored<T>::load(dy[i]) * derivative(sum));
+    float sum = Element<T>::load(x[i]) + Element<B>::load(bias[column]);
+    dx[i] = Element<T>::store(Element<T>::load(dy[i]) * derivative(sum));
   }
 };
 
@@ -700,7 +614,8 @@ template <typename T, typename Out, typename Op, typename Index> struct Broadcas
   MEMC_HOST_DEVICE void operator()(int64_t i) const {
     Index offsets[2];
     index.offsets(static_cast<Index>(i), offsets);
-    y[i] = Stored<Out>::store(op(Stored<T>::load(a[offsets[0]]), Stored<T>::load(b[offsets[1]])));
+    y[i] =
+        Element<Out>::store(op(Element<T>::load(a[offsets[0]]), Element<T>::load(b[offsets[1]])));
   }
 };
 
@@ -722,7 +637,7 @@ template <typename T> struct NonFiniteBody {
   const T *x;
   float *found;
   MEMC_HOST_DEVICE void operator()(int64_t i) const {
-    if (isNonFinite(Stored<T>::load(x[i])))
+    if (isNonFinite(Element<T>::load(x[i])))
       *found = 1.0f;
   }
 };
@@ -734,7 +649,7 @@ template <typename T> struct DropoutBody {
   T *y;
   DropoutMask mask;
   MEMC_HOST_DEVICE void operator()(int64_t i) const {
-    y[i] = Stored<T>::store(mask.keeps(i) ? Stored<T>::load(x[i]) * mask.keptScale() : 0.0f);
+    y[i] = Element<T>::store(mask.keeps(i) ? Element<T>::load(x[i]) * mask.keptScale() : 0.0f);
   }
 };
 

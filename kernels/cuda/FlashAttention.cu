@@ -84,11 +84,10 @@ bool runFlashAttentionGrad(KernelContext &context, const KernelCall &call) {
   const DType dtype = call.inputs[1].dtype;
   const int64_t rows = dims.batch * dims.heads * dims.queries;
   if (rows > 0) {
-    visitAttentionType(dtype, [&](auto tag) {
-      using T = decltype(tag);
+    visitFloat(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
       rowDotsKernel<T><<<gridFor(rows * 32), kBlockThreads, 0, streamOf(context)>>>(
           call.inputs[0].as<const T>(), call.inputs[4].as<const T>(), rows, dims.valueDim, rowDots);
-      return true;
     });
     if (!launched(context, "flash_attention_grad"))
       return false;

@@ -348,7 +348,7 @@ template <typename T> bool launchForward(KernelContext &context, const Attention
   const size_t bytes = sharedBytes<ForwardTiles>(rows, dims);
   if (!allowSharedBytes(context, cudaCoreForward<T>, bytes, "flash_attention"))
     return false;
-  cudaCoreForward<T><<<attentionGrid(tasks), kThreads, bytes, streamOf(context)>>>(args, rows);
+  cudaCoreForward<T><<<blocksFor(tasks), kThreads, bytes, streamOf(context)>>>(args, rows);
   return launched(context, "flash_attention");
 }
 
@@ -362,7 +362,7 @@ bool launchBackward(KernelContext &context, const AttentionBackwardArgs &args) {
     if (!allowSharedBytes(context, cudaCoreKeyGradients<T>, bytes, "flash_attention_grad"))
       return false;
     cudaCoreKeyGradients<T>
-        <<<attentionGrid(keyTasks), kThreads, bytes, streamOf(context)>>>(args, rows);
+        <<<blocksFor(keyTasks), kThreads, bytes, streamOf(context)>>>(args, rows);
     if (!launched(context, "flash_attention_grad"))
       return false;
   }
@@ -373,21 +373,21 @@ bool launchBackward(KernelContext &context, const AttentionBackwardArgs &args) {
   if (!allowSharedBytes(context, cudaCoreQueryGradient<T>, bytes, "flash_attention_grad"))
     return false;
   cudaCoreQueryGradient<T>
-      <<<attentionGrid(queryTasks), kThreads, bytes, streamOf(context)>>>(args, rows);
+      <<<blocksFor(queryTasks), kThreads, bytes, streamOf(context)>>>(args, rows);
   return launched(context, "flash_attention_grad");
 }
 
 } // namespace
 
 bool launchCudaCoreForward(KernelContext &context, DType dtype, const AttentionForwardArgs &args) {
-  return visitAttentionType(dtype,
-                            [&](auto tag) { return launchForward<decltype(tag)>(context, args); });
+  return visitFloat(
+      dtype, [&](auto tag) { return launchForward<typename decltype(tag)::type>(context, args); });
 }
 
 bool launchCudaCoreBackward(KernelContext &context, DType dtype,
                             const AttentionBackwardArgs &args) {
-  return visitAttentionType(dtype,
-                            [&](auto tag) { return launchBackward<decltype(tag)>(context, args); });
+  return visitFloat(
+      dtype, [&](auto tag) { return launchBackward<typename decltype(tag)::type>(context, args); });
 }
 
 } // namespace memc::kernels::cuda

@@ -10,12 +10,11 @@
 #define MEMC_KERNELS_CUDA_FLASHATTENTIONLAUNCH_CUH
 
 #include "kernels/DTypeTable.h"
+#include "kernels/ElementVisitors.h"
 #include "kernels/cuda/AttentionMath.h"
 #include "kernels/cuda/CudaLaunch.cuh"
 
-#include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <string>
 
 namespace memc::kernels::cuda {
@@ -42,26 +41,9 @@ struct AttentionBackwardArgs {
   bool aligned16;
 };
 
-/// Blocks of a launch that loops over `tiles` (at least 1: callers skip empty launches).
-inline unsigned attentionGrid(int64_t tiles) {
-  return static_cast<unsigned>(std::clamp<int64_t>(tiles, 1, std::numeric_limits<int32_t>::max()));
-}
-
 /// Rows of a tile of `tileRows` rows that starts `remaining` rows before the end.
 __device__ inline int rowsLeft(int tileRows, int64_t remaining) {
   return static_cast<int>(remaining < tileRows ? remaining : tileRows);
-}
-
-/// Calls fn with a value of the storage type of `dtype` (a float type: the op's check made sure).
-template <typename Fn> bool visitAttentionType(DType dtype, Fn &&fn) {
-  switch (dtype) {
-  case DType::F16:
-    return fn(Half{});
-  case DType::BF16:
-    return fn(BFloat16{});
-  default:
-    return fn(float{});
-  }
 }
 
 /// The dynamic shared memory of every attention kernel, 16-byte aligned for vector accesses;

@@ -286,7 +286,7 @@ bool launch(KernelContext &context, const AttentionBackwardArgs &args) {
                           "flash_attention_grad"))
       return false;
     tensorCoreKeyGradients<T, kD>
-        <<<attentionGrid(keyTasks), kThreads, KeyPassTiles<kD>::kBytes, streamOf(context)>>>(args);
+        <<<blocksFor(keyTasks), kThreads, KeyPassTiles<kD>::kBytes, streamOf(context)>>>(args);
     if (!launched(context, "flash_attention_grad"))
       return false;
   }
@@ -298,8 +298,7 @@ bool launch(KernelContext &context, const AttentionBackwardArgs &args) {
                         "flash_attention_grad"))
     return false;
   tensorCoreQueryGradient<T, kD>
-      <<<attentionGrid(queryTasks), kThreads, QueryPassTiles<kD>::kBytes, streamOf(context)>>>(
-          args);
+      <<<blocksFor(queryTasks), kThreads, QueryPassTiles<kD>::kBytes, streamOf(context)>>>(args);
   return launched(context, "flash_attention_grad");
 }
 

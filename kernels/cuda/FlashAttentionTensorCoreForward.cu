@@ -158,7 +158,7 @@ bool launch(KernelContext &context, const AttentionForwardArgs &args) {
                         "flash_attention"))
     return false;
   tensorCoreForward<T, kD>
-      <<<attentionGrid(tasks), kThreads, ForwardTiles<kD>::kBytes, streamOf(context)>>>(args);
+      <<<blocksFor(tasks), kThreads, ForwardTiles<kD>::kBytes, streamOf(context)>>>(args);
   return launched(context, "flash_attention");
 }
 

@@ -21,6 +21,7 @@
 // line, so the target limits k (kMaxTopK). Values are copied from the input, bit for bit.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/ElementVisitors.h"
 #include "kernels/Workspace.h"
 #include "kernels/cuda/CudaKernelGroups.h"
 #include "kernels/cuda/CudaLaunch.cuh"
@@ -32,20 +33,11 @@ namespace memc::kernels {
 namespace cuda {
 namespace {
 
-/// fn(UnitTag<I>{}) with I the storage type of an index tensor (i32 or i64).
-template <typename Fn> void visitIndices(DType dtype, Fn &&fn) {
-  if (dtype == DType::I32)
-    fn(UnitTag<int32_t>{});
-  else
-    fn(UnitTag<int64_t>{});
-}
-
 /// Records the first index outside [-dim, dim) the threads meet.
 template <typename I>
 __global__ void checkIndices(const I *indices, int64_t count, int64_t dim, int64_t axis,
                              DeviceErrorRecord *errors, uint32_t step) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
     int64_t row;
     if (!indexRow(indices[i], dim, row))
       recordDeviceError(errors, step, kIndexOutOfRange, indices[i], i, axis, dim);
@@ -57,7 +49,7 @@ bool launchCheckIndices(KernelContext &context, const char *op, const TensorView
   int64_t count = indices.numElements();
   if (count == 0)
     return true;
-  visitIndices(indices.dtype, [&](auto tag) {
+  visitIndex(indices.dtype, [&](auto tag) {
     using I = typename decltype(tag)::type;
     checkIndices<I><<<gridFor(count), kBlockThreads, 0, streamOf(context)>>>(
         indices.as<I>(), count, dim, axis, context.deviceErrors, context.step);
@@ -72,8 +64,7 @@ bool launchCheckIndices(KernelContext &context, const char *op, const TensorView
 template <typename Unit, typename I, typename Index>
 __global__ void gatherUnits(const Unit *data, const I *indices, Unit *out, GatherIndex gather,
                             int64_t count) {
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < count;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t e = gridThreadIndex(); e < count; e += gridThreads()) {
     Index unit = static_cast<Index>(e);
     int64_t row;
     if (indexRow(indices[gatherPosition<Index>(gather, unit)], gather.dim, row))
@@ -96,7 +87,7 @@ bool runGather(KernelContext &context, const KernelCall &call) {
   bool narrow = fitsIn32Bits(output.numElements(), data.numElements());
   visitUnit(unitBytes, [&](auto unitTag) {
     using Unit = typename decltype(unitTag)::type;
-    visitIndices(indices.dtype, [&](auto indexTag) {
+    visitIndex(indices.dtype, [&](auto indexTag) {
       using I = typename decltype(indexTag)::type;
       if (narrow)
         gatherUnits<Unit, I, uint32_t><<<gridFor(count), kBlockThreads, 0, streamOf(context)>>>(
@@ -117,20 +108,13 @@ bool runGather(KernelContext &context, const KernelCall &call) {
 template <typename T, typename I, typename Index>
 __global__ void scatterAddRows(const T *grad, const I *indices, float *sums, GatherIndex gather,
                                int64_t count) {
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < count;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t e = gridThreadIndex(); e < count; e += gridThreads()) {
     Index element = static_cast<Index>(e);
     int64_t row;
     if (indexRow(indices[gatherPosition<Index>(gather, element)], gather.dim, row))
       atomicAdd(&sums[gatherSource<Index>(gather, element, static_cast<Index>(row))],
                 loadFloat(grad, e));
   }
-}
-
-template <typename T> __global__ void roundSums(const float *sums, T *result, int64_t count) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    storeFloat(result, i, sums[i]);
 }
 
 /// The result's sums, then for f16/bf16 their rounding into the result.
@@ -144,7 +128,7 @@ template <typename T> bool scatterAdd(KernelContext &context, const KernelCall &
     return false;
   if (count > 0) {
     bool narrow = fitsIn32Bits(count, total);
-    visitIndices(indices.dtype, [&](auto tag) {
+    visitIndex(indices.dtype, [&](auto tag) {
       using I = typename decltype(tag)::type;
       if (narrow)
         scatterAddRows<T, I, uint32_t><<<gridFor(count), kBlockThreads, 0, streamOf(context)>>>(
@@ -157,8 +141,8 @@ template <typename T> bool scatterAdd(KernelContext &context, const KernelCall &
       return false;
   }
   if constexpr (!std::is_same_v<T, float>) {
-    roundSums<T>
-        <<<gridFor(total), kBlockThreads, 0, streamOf(context)>>>(sums, result.as<T>(), total);
+    storeRounded<T>
+        <<<gridFor(total), kBlockThreads, 0, streamOf(context)>>>(sums, total, result.as<T>());
     return launched(context, "gather_grad");
   }
   return true;
@@ -175,14 +159,10 @@ bool runGatherGrad(KernelContext &context, const KernelCall &call) {
     return false;
   if (result.numElements() == 0)
     return true;
-  switch (result.dtype) {
-  case DType::F16:
-    return scatterAdd<Half>(context, call, sums);
-  case DType::BF16:
-    return scatterAdd<BFloat16>(context, call, sums);
-  default:
-    return scatterAdd<float>(context, call, result.as<float>());
-  }
+  return visitFloat(result.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return scatterAdd<T>(context, call, std::is_same_v<T, float> ? result.as<float>() : sums);
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -210,10 +190,9 @@ template <typename T>
 __global__ void topKLines(const T *x, T *values, int64_t *indices, TopKLines lines, bool largest) {
   using C = RankOf<T>;
   int lane = threadIdx.x % kWarpSize;
-  int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / kWarpSize;
+  int64_t warps = gridThreads() / kWarpSize;
   // A whole warp takes each line, so the shuffles below always see all 32 lanes.
-  for (int64_t line = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarpSize;
-       line < lines.lines; line += warps) {
+  for (int64_t line = gridThreadIndex() / kWarpSize; line < lines.lines; line += warps) {
     int64_t outer = line / lines.inner, inner = line % lines.inner;
     const T *in = x + outer * lines.length * lines.inner + inner;
     int64_t out = outer * lines.k * lines.inner + inner;
@@ -255,23 +234,8 @@ template <typename T> void launchTopK(KernelContext &context, const KernelCall &
 bool runTopK(KernelContext &context, const KernelCall &call) {
   if (call.outputs[0].numElements() == 0)
     return true;
-  switch (call.inputs[0].dtype) {
-  case DType::F16:
-    launchTopK<Half>(context, call);
-    break;
-  case DType::BF16:
-    launchTopK<BFloat16>(context, call);
-    break;
-  case DType::I64:
-    launchTopK<int64_t>(context, call);
-    break;
-  case DType::I32:
-    launchTopK<int32_t>(context, call);
-    break;
-  default:
-    launchTopK<float>(context, call);
-    break;
-  }
+  visitNumeric(call.inputs[0].dtype,
+               [&](auto tag) { launchTopK<typename decltype(tag)::type>(context, call); });
   return launched(context, "top_k");
 }
 

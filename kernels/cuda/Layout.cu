@@ -34,8 +34,7 @@ namespace {
 /// `count` units of the dense tensor.
 template <typename Unit, typename Index, bool IntoStrided>
 __global__ void moveStrided(Unit *dense, Unit *strided, StridedIndex map, int64_t count) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
     Index offset = stridedOffset<Index>(map, static_cast<Index>(i));
     if constexpr (IntoStrided)
       strided[offset] = dense[i];
@@ -72,8 +71,7 @@ __global__ void transposeTiled(const T *__restrict__ x, T *__restrict__ y, Trans
 /// joined[joinedOffset(i)] = piece[i] (IntoJoined) or the reverse, for the piece's `count` units.
 template <typename Unit, typename Index, bool IntoJoined>
 __global__ void movePiece(Unit *joined, Unit *piece, PieceBlocks blocks, int64_t count) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
     Index at = joinedOffset<Index>(blocks, static_cast<Index>(i));
     if constexpr (IntoJoined)
       joined[at] = piece[i];

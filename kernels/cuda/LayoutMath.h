@@ -21,6 +21,7 @@
 #ifndef MEMC_KERNELS_CUDA_LAYOUTMATH_H
 #define MEMC_KERNELS_CUDA_LAYOUTMATH_H
 
+#include "kernels/ElementVisitors.h"
 #include "kernels/HostDevice.h"
 #include "kernels/Kernel.h"
 #include "kernels/ShapeRules.h"
@@ -375,21 +376,19 @@ struct alignas(16) Bytes16 {
   uint64_t low, high;
 };
 
-template <typename T> struct UnitTag { using type = T; };
-
-/// fn(UnitTag<U>{}) with U the unsigned type of `bytes` (1, 2, 4, 8 or 16) bytes.
+/// fn(TypeTag<U>{}) with U the unsigned type of `bytes` (1, 2, 4, 8 or 16) bytes.
 template <typename Fn> decltype(auto) visitUnit(int64_t bytes, Fn &&fn) {
   switch (bytes) {
   case 16:
-    return fn(UnitTag<Bytes16>{});
+    return fn(TypeTag<Bytes16>{});
   case 8:
-    return fn(UnitTag<uint64_t>{});
+    return fn(TypeTag<uint64_t>{});
   case 4:
-    return fn(UnitTag<uint32_t>{});
+    return fn(TypeTag<uint32_t>{});
   case 2:
-    return fn(UnitTag<uint16_t>{});
+    return fn(TypeTag<uint16_t>{});
   default:
-    return fn(UnitTag<uint8_t>{});
+    return fn(TypeTag<uint8_t>{});
   }
 }
 

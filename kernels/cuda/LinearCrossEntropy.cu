@@ -24,6 +24,14 @@
 namespace memc::kernels::cuda {
 namespace {
 
+// cross_entropy's row pieces (RowMath.h), which the fused loss shares.
+using rows::Add;
+using rows::crossEntropyGradScale;
+using rows::crossEntropyMean;
+using rows::kLabelOutsideClasses;
+using rows::MaxSkippingNaN;
+using rows::targetOf;
+
 /// Threads of the row and reduction blocks.
 constexpr int kRowThreads = 256;
 constexpr int kReduceThreads = 1024;
@@ -49,13 +57,6 @@ template <typename V, typename Combine> __device__ V blockCombine(V value, Combi
   return value;
 }
 
-struct MaxSkippingNaN {
-  __device__ float operator()(float a, float b) const { return maxSkippingNaN(a, b); }
-};
-template <typename V> struct Sum {
-  __device__ V operator()(V a, V b) const { return a + b; }
-};
-
 /// One block per row of the chunk: logsumexp[row] and the row's loss.
 template <typename T, typename I>
 __global__ void rowLosses(const float *logits, const T *bias, const I *labels, int64_t ignoreIndex,
@@ -66,11 +67,11 @@ __global__ void rowLosses(const float *logits, const T *bias, const I *labels, i
   const float max =
       blockCombine(partialMax(row, bias, classes, threadIdx.x, blockDim.x), MaxSkippingNaN());
   const double sum =
-      blockCombine(partialSumExp(row, bias, classes, threadIdx.x, blockDim.x, max), Sum<double>());
+      blockCombine(partialSumExp(row, bias, classes, threadIdx.x, blockDim.x, max), Add());
   if (threadIdx.x != 0)
     return;
-  int64_t target;
-  if (!labelTarget(static_cast<int64_t>(labels[r]), ignoreIndex, classes, target))
+  const int64_t target = targetOf(static_cast<int64_t>(labels[r]), classes, ignoreIndex);
+  if (target == kLabelOutsideClasses)
     recordDeviceError(errors, step, kLabelOutOfRange, static_cast<int64_t>(labels[r]), r, classes);
   const double lse = rowLogSumExp(sum, max);
   logSumExp[r] = static_cast<float>(lse);
@@ -81,11 +82,10 @@ __global__ void rowLosses(const float *logits, const T *bias, const I *labels, i
 template <typename I>
 __device__ int64_t countedRows(const I *labels, int64_t rows, int64_t ignoreIndex,
                                int64_t classes) {
-  int64_t counted = 0, target;
+  int64_t counted = 0;
   for (int64_t r = threadIdx.x; r < rows; r += blockDim.x)
-    counted +=
-        labelTarget(static_cast<int64_t>(labels[r]), ignoreIndex, classes, target) && target >= 0;
-  return blockCombine(counted, Sum<int64_t>());
+    counted += targetOf(static_cast<int64_t>(labels[r]), classes, ignoreIndex) >= 0;
+  return blockCombine(counted, Add());
 }
 
 /// One block: the loss, the mean of the rows' losses over the counted rows.
@@ -95,19 +95,18 @@ __global__ void meanOfLosses(const double *losses, const I *labels, int64_t rows
   double total = 0.0;
   for (int64_t r = threadIdx.x; r < rows; r += blockDim.x)
     total += losses[r];
-  total = blockCombine(total, Sum<double>());
+  total = blockCombine(total, Add());
   const int64_t counted = countedRows(labels, rows, ignoreIndex, classes);
   if (threadIdx.x == 0)
-    *loss = meanLoss(total, counted);
+    *loss = crossEntropyMean(total, counted);
 }
 
 /// One block: the counted rows, recording the first label outside the classes.
 template <typename I>
 __global__ void countRows(const I *labels, int64_t rows, int64_t ignoreIndex, int64_t classes,
                           int64_t *counted, DeviceErrorRecord *errors, uint32_t step) {
-  int64_t target;
   for (int64_t r = threadIdx.x; r < rows; r += blockDim.x)
-    if (!labelTarget(static_cast<int64_t>(labels[r]), ignoreIndex, classes, target))
+    if (targetOf(static_cast<int64_t>(labels[r]), classes, ignoreIndex) == kLabelOutsideClasses)
       recordDeviceError(errors, step, kLabelOutOfRange, static_cast<int64_t>(labels[r]), r,
                         classes);
   const int64_t total = countedRows(labels, rows, ignoreIndex, classes);
@@ -121,14 +120,12 @@ __global__ void logitGradients(float *logits, T *copy, const T *bias, const I *l
                                int64_t ignoreIndex, int64_t firstRow, int64_t chunkRows,
                                int64_t classes, const float *logSumExp, const float *grad,
                                const int64_t *counted) {
-  const float scale = gradientScale(*grad, *counted);
+  const float scale = crossEntropyGradScale(*grad, *counted);
   const int64_t total = chunkRows * classes;
-  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
-       e += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t e = gridThreadIndex(); e < total; e += gridThreads()) {
     const int64_t r = firstRow + e / classes, c = e % classes;
-    int64_t target;
-    if (!labelTarget(static_cast<int64_t>(labels[r]), ignoreIndex, classes, target))
-      target = -1; // recorded by countRows
+    // A label outside the classes is recorded by countRows; its row's gradient is 0.
+    const int64_t target = targetOf(static_cast<int64_t>(labels[r]), classes, ignoreIndex);
     const float value =
         logitGradient(biasedLogit(logits + (e - c), bias, c), logSumExp[r], scale, c, target);
     logits[e] = value;
@@ -140,8 +137,7 @@ __global__ void logitGradients(float *logits, T *copy, const T *bias, const I *l
 /// sums[c] (+)= the column sums of the chunk's gradient: the bias's gradient, in f32.
 __global__ void columnSums(const float *gradient, int64_t chunkRows, int64_t classes,
                            bool accumulate, float *sums) {
-  for (int64_t c = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; c < classes;
-       c += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t c = gridThreadIndex(); c < classes; c += gridThreads()) {
     float sum = accumulate ? sums[c] : 0.0f;
     for (int64_t r = 0; r < chunkRows; ++r)
       sum += gradient[r * classes + c];
@@ -278,10 +274,12 @@ bool linearCrossEntropyGrad(KernelContext &context, const KernelCall &call,
 template <template <typename, typename> class Body>
 bool dispatch(KernelContext &context, const KernelCall &call, const TensorView &labels,
               const LinearCrossEntropyProblem &p, const LinearCrossEntropyScratch &scratch) {
-  return visitFloatStorage(p.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    return labels.dtype == DType::I32 ? Body<T, int32_t>::run(context, call, p, scratch)
-                                      : Body<T, int64_t>::run(context, call, p, scratch);
+  return visitFloat(p.dtype, [&](auto tag) {
+    return visitIndex(labels.dtype, [&](auto labelTag) {
+      using T = typename decltype(tag)::type;
+      using I = typename decltype(labelTag)::type;
+      return Body<T, I>::run(context, call, p, scratch);
+    });
   });
 }
 

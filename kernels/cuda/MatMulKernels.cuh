@@ -1,13 +1,14 @@
 //===- MatMulKernels.cuh - what the matmul group's .cu files share -*- CUDA -*-===//
 //
 // The group's kernel files (MatMul.cu, MatMulNf4.cu, LinearCrossEntropy.cu, Convolution.cu),
-// which addMatMulCudaKernels (CudaKernelGroups.h) registers together, the dispatch from a float
-// dtype to its storage type, and the one-rounding store of an f32 accumulator.
+// which addMatMulCudaKernels (CudaKernelGroups.h) registers together, the launch of the
+// one-rounding store of an f32 accumulator, and the zeroing of a result.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CUDA_MATMULKERNELS_CUH
 #define MEMC_KERNELS_CUDA_MATMULKERNELS_CUH
 
+#include "kernels/ElementVisitors.h"
 #include "kernels/cuda/CudaKernelGroups.h"
 #include "kernels/cuda/CudaLaunch.cuh"
 
@@ -17,32 +18,13 @@ void addMatMulNf4CudaKernels(CudaKernelRuns &runs);          // MatMulNf4.cu
 void addLinearCrossEntropyCudaKernels(CudaKernelRuns &runs); // LinearCrossEntropy.cu
 void addConvolutionCudaKernels(CudaKernelRuns &runs);        // Convolution.cu
 
-/// Calls visit(T{}) with the storage type of float dtype `dtype` (float, Half, BFloat16).
-template <typename Visit> auto visitFloatStorage(DType dtype, Visit &&visit) {
-  switch (dtype) {
-  case DType::F16:
-    return visit(Half{});
-  case DType::BF16:
-    return visit(BFloat16{});
-  default:
-    return visit(float{});
-  }
-}
-
-/// out[i] = in[i] rounded to T: an f32 accumulator stored once.
-template <typename T> __global__ void storeRounded(const float *in, int64_t count, T *out) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += int64_t{gridDim.x} * blockDim.x)
-    storeFloat(out, i, in[i]);
-}
-
-/// Launches storeRounded for a tensor of dtype `dtype`.
+/// Launches storeRounded (CudaLaunch.cuh) for a tensor of dtype `dtype`.
 inline bool launchStoreRounded(KernelContext &context, const float *in, int64_t count, DType dtype,
                                void *out, const char *kernel) {
   if (count == 0)
     return true;
-  visitFloatStorage(dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visitFloat(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     storeRounded<T>
         <<<gridFor(count), kBlockThreads, 0, streamOf(context)>>>(in, count, static_cast<T *>(out));
   });

@@ -39,8 +39,7 @@ __global__ void dequantizePanel(const uint8_t *packed, Nf4AbsmaxOperands operand
   const Nf4Absmax absmax{operands.plain, operands.codes, operands.scales,
                          operands.codes ? *operands.offset : 0.0f, operands.dynamicCode};
   const int64_t total = count * depth;
-  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
-       e += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t e = gridThreadIndex(); e < total; e += gridThreads()) {
     const int64_t source = nf4PanelSource(e, column0, count, depth, columns, transposeRhs);
     storeFloat(panel, e, nf4Value(nf4Index(packed, source)) * absmax[source / kNf4Block]);
   }
@@ -76,8 +75,8 @@ bool runMatMulNf4(KernelContext &context, const KernelCall &call) {
   gemm.ldd = problem.columns;
   for (int64_t column0 = 0; column0 < problem.columns; column0 += scratch.panelColumns) {
     const int64_t count = std::min(scratch.panelColumns, problem.columns - column0);
-    bool ok = visitFloatStorage(output.dtype, [&](auto tag) {
-      using T = decltype(tag);
+    bool ok = visitFloat(output.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
       dequantizePanel<T><<<gridFor(count * problem.depth), kBlockThreads, 0, streamOf(context)>>>(
           call.inputs[1].as<uint8_t>(), absmax, column0, count, problem.depth, problem.columns,
           problem.transposeRhs, static_cast<T *>(scratch.panel));

@@ -99,6 +99,10 @@ inline MatMulNf4Scratch carveMatMulNf4(const KernelCall &call, WorkspaceCarver &
   Nf4Problem problem(call);
   const int64_t element = static_cast<int64_t>(dtypeSize(call.inputs[0].dtype));
   scratch.panelColumns = itemsPerChunk(kNf4PanelBytes, problem.depth * element, problem.columns);
+  // Whole 64-column blocks: every panel then starts where cuBLASLt's fast, aligned kernels may
+  // read it.
+  if (scratch.panelColumns > 64 && scratch.panelColumns < problem.columns)
+    scratch.panelColumns -= scratch.panelColumns % 64;
   scratch.gemm =
       takeGemmWorkspace(carver, cublasLtWorkspaceBytes(problem.rows * scratch.panelColumns));
   scratch.panel = carver.take<char>(problem.depth * scratch.panelColumns * element);

@@ -11,7 +11,7 @@
 // thread quantizes its moments with them.
 //
 //===----------------------------------------------------------------------===//
-#include "kernels/DTypeTable.h"
+#include "kernels/ElementVisitors.h"
 #include "kernels/ScalarOperand.h"
 #include "kernels/cuda/CudaKernelGroups.h"
 #include "kernels/cuda/CudaLaunch.cuh"
@@ -26,29 +26,11 @@ namespace {
 
 using namespace cuda;
 
-template <typename T> struct TypeTag { using type = T; };
-
-/// visit(TypeTag<T>{}) for the storage type T of a float dtype (the checks allow no other).
-template <typename Visit> void visitFloatType(DType dtype, Visit &&visit) {
-  if (dtype == DType::F16)
-    visit(TypeTag<Half>{});
-  else if (dtype == DType::BF16)
-    visit(TypeTag<BFloat16>{});
-  else
-    visit(TypeTag<float>{});
-}
-
 /// Operand `at` of the call (its gate, when present), else null: gateIsOn reads it in the
 /// kernel body.
 const float *optionalScalar(const KernelCall &call, size_t at) {
   return call.inputs.size() > at ? call.inputs[at].as<const float>() : nullptr;
 }
-
-__device__ inline int64_t firstIndex() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-
-__device__ inline int64_t gridThreads() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
 /// Element i of an output the gate keeps: its input's, copied unless the plan placed them
 /// together.
@@ -74,14 +56,14 @@ template <typename T>
 __global__ void sgdKernel(SgdTensors<T> t, SgdSettings settings, ScalarOperand<float> lr,
                           const float *gate, int64_t count) {
   if (!gateIsOn(gate)) {
-    for (int64_t i = firstIndex(); i < count; i += gridThreads()) {
+    for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
       keep(t.param, t.newParam, i);
       keep(t.velocity, t.newVelocity, i);
     }
     return;
   }
   const float rate = lr.get();
-  for (int64_t i = firstIndex(); i < count; i += gridThreads()) {
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
     float velocity = loadFloat(t.velocity, i);
     float param = sgdUpdate(settings, rate, loadFloat(t.param, i), loadFloat(t.grad, i), velocity);
     storeFloat(t.newVelocity, i, velocity);
@@ -92,7 +74,7 @@ __global__ void sgdKernel(SgdTensors<T> t, SgdSettings settings, ScalarOperand<f
 bool runSgd(KernelContext &context, const KernelCall &call) {
   const SgdSettings settings = sgdSettings(attributesOf(call));
   const int64_t count = call.inputs[0].numElements();
-  visitFloatType(call.inputs[0].dtype, [&](auto tag) {
+  visitFloat(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     SgdTensors<T> t{call.inputs[0].as<const T>(), call.inputs[1].as<const T>(),
                     call.inputs[2].as<const T>(), call.outputs[0].as<T>(), call.outputs[1].as<T>()};
@@ -127,7 +109,7 @@ template <typename T>
 __global__ void adamWKernel(AdamWTensors<T> t, AdamWSettings settings, AdamWScalars scalars,
                             int64_t count) {
   if (!gateIsOn(scalars.gate)) {
-    for (int64_t i = firstIndex(); i < count; i += gridThreads()) {
+    for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
       keep(t.param, t.newParam, i);
       keep(t.m, t.newM, i);
       keep(t.v, t.newV, i);
@@ -140,7 +122,7 @@ __global__ void adamWKernel(AdamWTensors<T> t, AdamWSettings settings, AdamWScal
     return;
   }
   const AdamWStep constants = adamWStep(settings, scalars.lr.get(), step);
-  for (int64_t i = firstIndex(); i < count; i += gridThreads()) {
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
     float m = t.m[i], v = t.v[i];
     float param = adamWUpdate(constants, loadFloat(t.param, i), loadFloat(t.grad, i), m, v);
     t.newM[i] = m;
@@ -151,7 +133,7 @@ __global__ void adamWKernel(AdamWTensors<T> t, AdamWSettings settings, AdamWScal
 
 bool runAdamW(KernelContext &context, const KernelCall &call) {
   const int64_t count = call.inputs[0].numElements();
-  visitFloatType(call.inputs[0].dtype, [&](auto tag) {
+  visitFloat(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     AdamWTensors<T> t{call.inputs[0].as<const T>(),     call.inputs[1].as<const T>(),
                       call.inputs[2].as<const float>(), call.inputs[3].as<const float>(),
@@ -252,7 +234,7 @@ __global__ void __launch_bounds__(kQuantizationBlock)
 bool runAdamW8bit(KernelContext &context, const KernelCall &call) {
   const int64_t count = call.inputs[0].numElements();
   const int64_t blocks = (count + kQuantizationBlock - 1) / kQuantizationBlock;
-  visitFloatType(call.inputs[0].dtype, [&](auto tag) {
+  visitFloat(call.inputs[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     AdamW8bitTensors<T> t{call.inputs[0].as<const T>(),
                           call.inputs[1].as<const T>(),

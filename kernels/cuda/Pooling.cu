@@ -9,7 +9,7 @@
 // picks it, into int32 workspace (one per grad element), then max_pool_grad_argmax's gather.
 //
 //===----------------------------------------------------------------------===//
-#include "kernels/DTypeTable.h"
+#include "kernels/ElementVisitors.h"
 #include "kernels/cuda/CudaKernelGroups.h"
 #include "kernels/cuda/CudaLaunch.cuh"
 #include "kernels/cuda/PoolingMath.h"
@@ -22,29 +22,11 @@ namespace {
 
 using namespace cuda;
 
-template <typename T> struct TypeTag { using type = T; };
-
-/// visit(TypeTag<T>{}) for the storage type T of a float dtype (the checks allow no other).
-template <typename Visit> void visitFloatType(DType dtype, Visit &&visit) {
-  if (dtype == DType::F16)
-    visit(TypeTag<Half>{});
-  else if (dtype == DType::BF16)
-    visit(TypeTag<BFloat16>{});
-  else
-    visit(TypeTag<float>{});
-}
-
-__device__ inline int64_t firstIndex() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-
-__device__ inline int64_t gridThreads() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
-
 /// max_pool over the planes of `x`: the window values into `y` and their maximum taps' indices
 /// into `taps` (0 for a window all padding), each when not null.
 template <typename T, typename Index>
 __global__ void maxPoolKernel(PoolGeometry g, const T *x, T *y, Index *taps, int64_t count) {
-  for (int64_t i = firstIndex(); i < count; i += gridThreads()) {
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
     const int64_t plane = i / g.outPlane, p = i % g.outPlane;
     const T *in = x + plane * g.inPlane;
     const WindowArgmax best = windowArgmax(g, in, p);
@@ -57,7 +39,7 @@ __global__ void maxPoolKernel(PoolGeometry g, const T *x, T *y, Index *taps, int
 
 template <typename T>
 __global__ void avgPoolKernel(PoolGeometry g, const T *x, T *y, int64_t count) {
-  for (int64_t i = firstIndex(); i < count; i += gridThreads()) {
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
     const int64_t plane = i / g.outPlane, p = i % g.outPlane;
     storeFloat(y, i, windowAverage(g, x + plane * g.inPlane, p));
   }
@@ -67,7 +49,7 @@ __global__ void avgPoolKernel(PoolGeometry g, const T *x, T *y, int64_t count) {
 template <typename T, typename G, typename Index>
 __global__ void maxPoolGradKernel(PoolGeometry g, const G *dy, const Index *taps, T *result,
                                   int64_t count) {
-  for (int64_t i = firstIndex(); i < count; i += gridThreads()) {
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
     const int64_t plane = i / g.inPlane, x = i % g.inPlane;
     const int64_t outputs = plane * g.outPlane;
     storeFloat(result, i, maxPoolGradAt(g, dy + outputs, taps + outputs, x));
@@ -76,7 +58,7 @@ __global__ void maxPoolGradKernel(PoolGeometry g, const G *dy, const Index *taps
 
 template <typename T>
 __global__ void avgPoolGradKernel(PoolGeometry g, const T *dy, T *result, int64_t count) {
-  for (int64_t i = firstIndex(); i < count; i += gridThreads()) {
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads()) {
     const int64_t plane = i / g.inPlane, x = i % g.inPlane;
     storeFloat(result, i, avgPoolGradAt(g, dy + plane * g.outPlane, x));
   }
@@ -90,7 +72,7 @@ bool launchMaxPool(KernelContext &context, const KernelCall &call, uint8_t *taps
   if (count == 0)
     return true;
   const PoolGeometry g = poolGeometry(input.shape, output.shape, attributesOf(call));
-  visitFloatType(input.dtype, [&](auto tag) {
+  visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     maxPoolKernel<T, uint8_t><<<gridFor(count), kBlockThreads, 0, streamOf(context)>>>(
         g, input.as<const T>(), output.as<T>(), taps, count);
@@ -112,7 +94,7 @@ bool runAvgPool(KernelContext &context, const KernelCall &call) {
   if (count == 0)
     return true;
   const PoolGeometry g = poolGeometry(input.shape, output.shape, attributesOf(call));
-  visitFloatType(input.dtype, [&](auto tag) {
+  visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     avgPoolKernel<T><<<gridFor(count), kBlockThreads, 0, streamOf(context)>>>(
         g, input.as<const T>(), output.as<T>(), count);
@@ -125,9 +107,9 @@ template <typename Index>
 void launchMaxPoolGrad(KernelContext &context, const PoolGeometry &g, const TensorView &grad,
                        const Index *taps, const TensorView &result) {
   const int64_t count = result.numElements();
-  visitFloatType(result.dtype, [&](auto resultTag) {
+  visitFloat(result.dtype, [&](auto resultTag) {
     using T = typename decltype(resultTag)::type;
-    visitFloatType(grad.dtype, [&](auto gradTag) {
+    visitFloat(grad.dtype, [&](auto gradTag) {
       using G = typename decltype(gradTag)::type;
       maxPoolGradKernel<T, G, Index><<<gridFor(count), kBlockThreads, 0, streamOf(context)>>>(
           g, grad.as<const G>(), taps, result.as<T>(), count);
@@ -146,7 +128,7 @@ bool runMaxPoolGrad(KernelContext &context, const KernelCall &call) {
                         " bytes, it needs " + std::to_string(need));
   int32_t *taps = static_cast<int32_t *>(call.workspace);
   const PoolGeometry g = poolGeometry(input.shape, grad.shape, attributesOf(call));
-  visitFloatType(input.dtype, [&](auto tag) {
+  visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     maxPoolKernel<T, int32_t><<<gridFor(windows), kBlockThreads, 0, streamOf(context)>>>(
         g, input.as<const T>(), nullptr, taps, windows);
@@ -172,7 +154,7 @@ bool runAvgPoolGrad(KernelContext &context, const KernelCall &call) {
   if (count == 0)
     return true;
   const PoolGeometry g = poolGeometry(result.shape, grad.shape, attributesOf(call));
-  visitFloatType(result.dtype, [&](auto tag) {
+  visitFloat(result.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     avgPoolGradKernel<T><<<gridFor(count), kBlockThreads, 0, streamOf(context)>>>(
         g, grad.as<const T>(), result.as<T>(), count);

@@ -21,9 +21,9 @@
 #ifndef MEMC_KERNELS_CUDA_POOLINGMATH_H
 #define MEMC_KERNELS_CUDA_POOLINGMATH_H
 
-#include "kernels/Float16.h"
 #include "kernels/HostDevice.h"
 #include "kernels/Kernel.h"
+#include "kernels/StoredElement.h"
 
 #include <cstdint>
 #include <limits>
@@ -80,11 +80,6 @@ inline PoolGeometry poolGeometry(const std::vector<int64_t> &input,
   }
   return geometry;
 }
-
-/// Element values as f32, on the host and the device.
-MEMC_HOST_DEVICE inline float floatOf(float value) { return value; }
-MEMC_HOST_DEVICE inline float floatOf(Half value) { return halfToFloat(value.bits); }
-MEMC_HOST_DEVICE inline float floatOf(BFloat16 value) { return bfloat16ToFloat(value.bits); }
 
 /// The taps of one window along one dimension: its first input position `start` (possibly in
 /// the padding), the taps [lo, hi) inside the input, and `padded`, the taps inside the padded
@@ -160,7 +155,7 @@ MEMC_HOST_DEVICE inline WindowArgmax windowArgmax(const PoolGeometry &g, const T
     for (t[1] = r[1].lo; t[1] < r[1].hi; ++t[1])
       for (t[2] = r[2].lo; t[2] < r[2].hi; ++t[2]) {
         int64_t offset = tapOffset(g, r, t);
-        float value = floatOf(plane[offset]);
+        float value = loadFloat(plane, offset);
         if (best.offset < 0 || value > max || value != value) {
           max = value;
           best = WindowArgmax{offset, tapIndexOf(g, t)};
@@ -189,7 +184,7 @@ MEMC_HOST_DEVICE inline float windowAverage(const PoolGeometry &g, const T *plan
   for (t[0] = r[0].lo; t[0] < r[0].hi; ++t[0])
     for (t[1] = r[1].lo; t[1] < r[1].hi; ++t[1])
       for (t[2] = r[2].lo; t[2] < r[2].hi; ++t[2])
-        sum += floatOf(plane[tapOffset(g, r, t)]);
+        sum += loadFloat(plane, tapOffset(g, r, t));
   const int64_t divisor = windowDivisor(g, r);
   return divisor == 0 ? 0.0f : sum / static_cast<float>(divisor);
 }
@@ -253,7 +248,7 @@ MEMC_HOST_DEVICE inline float maxPoolGradAt(const PoolGeometry &g, const G *grad
   float sum = 0.0f;
   forEachWindowHolding(g, x, [&](int64_t p, const int64_t(&t)[kPoolDims]) {
     if (static_cast<int64_t>(tapPlane[p]) % g.windowTaps == tapIndexOf(g, t))
-      sum += floatOf(gradPlane[p]);
+      sum += loadFloat(gradPlane, p);
   });
   return sum;
 }
@@ -268,7 +263,7 @@ MEMC_HOST_DEVICE inline float avgPoolGradAt(const PoolGeometry &g, const G *grad
     windowRanges(g, p, r);
     const int64_t divisor = windowDivisor(g, r);
     if (divisor != 0)
-      sum += floatOf(gradPlane[p]) / static_cast<float>(divisor);
+      sum += loadFloat(gradPlane, p) / static_cast<float>(divisor);
   });
   return sum;
 }

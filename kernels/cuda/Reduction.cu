@@ -39,15 +39,14 @@ __global__ void reduceByWarps(const T *x, T *y, typename Reducer::Acc *partials,
                               ReductionPlan plan) {
   using Acc = typename Reducer::Acc;
   int lane = threadIdx.x % kWarpSize;
-  int64_t warps = int64_t{gridDim.x} * blockDim.x / kWarpSize;
+  int64_t warps = gridThreads() / kWarpSize;
   int64_t units = plan.outputs * plan.splits;
-  for (int64_t unit = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarpSize; unit < units;
-       unit += warps) {
+  for (int64_t unit = gridThreadIndex() / kWarpSize; unit < units; unit += warps) {
     int64_t output = unit / plan.splits, split = unit % plan.splits;
     const T *base = x + plan.outputBase(output);
     Acc acc = Reducer::init();
     for (int64_t r = plan.chunkBegin(split) + lane; r < plan.chunkEnd(split); r += kWarpSize)
-      acc = Reducer::add(acc, Stored<T>::load(base[plan.reducedOffset(r)]));
+      acc = Reducer::add(acc, Element<T>::load(base[plan.reducedOffset(r)]));
     acc = warpAllReduce(acc, CombineWith<Reducer>{});
     if (lane == 0)
       emit<T, Reducer>(acc, output, split, plan, y, partials);
@@ -58,14 +57,13 @@ template <typename T, typename Reducer>
 __global__ void reduceByThreads(const T *x, T *y, typename Reducer::Acc *partials,
                                 ReductionPlan plan) {
   using Acc = typename Reducer::Acc;
-  int64_t units = plan.outputs * plan.splits, stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t unit = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; unit < units;
-       unit += stride) {
+  int64_t units = plan.outputs * plan.splits;
+  for (int64_t unit = gridThreadIndex(); unit < units; unit += gridThreads()) {
     int64_t split = unit / plan.outputs, output = unit % plan.outputs;
     const T *base = x + plan.outputBase(output);
     Acc acc = Reducer::init();
     for (int64_t r = plan.chunkBegin(split); r < plan.chunkEnd(split); ++r)
-      acc = Reducer::add(acc, Stored<T>::load(base[plan.reducedOffset(r)]));
+      acc = Reducer::add(acc, Element<T>::load(base[plan.reducedOffset(r)]));
     emit<T, Reducer>(acc, output, split, plan, y, partials);
   }
 }
@@ -75,9 +73,8 @@ template <typename T, typename Reducer>
 __global__ void finishByWarps(const typename Reducer::Acc *partials, T *y, ReductionPlan plan) {
   using Acc = typename Reducer::Acc;
   int lane = threadIdx.x % kWarpSize;
-  int64_t warps = int64_t{gridDim.x} * blockDim.x / kWarpSize;
-  for (int64_t output = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarpSize;
-       output < plan.outputs; output += warps) {
+  int64_t warps = gridThreads() / kWarpSize;
+  for (int64_t output = gridThreadIndex() / kWarpSize; output < plan.outputs; output += warps) {
     Acc acc = Reducer::init();
     for (int64_t split = lane; split < plan.splits; split += kWarpSize)
       acc = Reducer::combine(acc, partials[output * plan.splits + split]);
@@ -128,9 +125,9 @@ bool runReduce(KernelContext &context, const KernelCall &call) {
     return launchReduce<T, Reducer<T>>(context, call, plan, partials, Name);
   };
   if constexpr (FloatOnly)
-    return visitFloatStorage(call.inputs[0].dtype, launch);
+    return visitFloat(call.inputs[0].dtype, launch);
   else
-    return visitNumericStorage(call.inputs[0].dtype, launch);
+    return visitNumeric(call.inputs[0].dtype, launch);
 }
 
 } // namespace

@@ -3,113 +3,35 @@
 // reduce_sum, reduce_mean, reduce_max, reduce_prod, reduce_l2, reduce_log_sum_exp and cumsum
 // as MEMC_HOST_DEVICE pieces that Reduction.cu and Scan.cu run on the device and
 // RowMathTest.cpp runs on the host against the CPU kernels:
-//  - the reducers: the CPU's (kernels/cpu/Reduction.cpp), accumulator for accumulator: f64 sums,
-//    products and squares for floats, f32 maxima (NaN propagates) and a rescaled f32 exp-sum
-//    for log_sum_exp, i64 with wrap-around for integers, and the same empty results;
+//  - the reducers: the CPU's, accumulator for accumulator: kernels/Reducers.h's f64 sums,
+//    products and squares for floats, f32 maxima (NaN propagates) and i64 with wrap-around for
+//    integers, and here log_sum_exp's rescaled f32 exp-sum (kernels/cpu/Reduction.cpp's), with
+//    the same empty results;
 //  - the plan: the input's dimensions merged into kept and reduced groups (size-1 ones
-//    dropped), as the CPU merges them, and the reduced range cut into `splits` chunks whose
-//    partial results a second pass combines in order (so the result does not depend on how
-//    the GPU schedules blocks);
+//    dropped) by the CPU's ReductionLayout (kernels/ReductionLayout.h), and the reduced range
+//    cut into `splits` chunks whose partial results a second pass combines in order (so the
+//    result does not depend on how the GPU schedules blocks);
 //  - cumsum's column walk: one f64 (float types) or i64 (integers) running sum.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CUDA_REDUCTIONMATH_H
 #define MEMC_KERNELS_CUDA_REDUCTIONMATH_H
 
+#include "kernels/Reducers.h"
+#include "kernels/ReductionLayout.h"
 #include "kernels/cuda/RowMath.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <type_traits>
 #include <vector>
 
 namespace memc::kernels::cuda::rows {
 
 //===----------------------------------------------------------------------===//
-// Reducers: init, add(acc, value), combine(acc, acc), finish(acc, count) -> T
+// log_sum_exp's reducer (the others are kernels/Reducers.h's)
 //===----------------------------------------------------------------------===//
-
-/// f64 for float types, i64 (wrapping) for integers: how sums and products accumulate.
-template <typename T>
-using WideOf = std::conditional_t<std::is_integral_v<typename Stored<T>::Compute>, int64_t, double>;
-
-template <typename T> struct SumReducer {
-  using C = typename Stored<T>::Compute;
-  using Acc = WideOf<T>;
-  MEMC_HOST_DEVICE static Acc init() { return 0; }
-  MEMC_HOST_DEVICE static Acc add(Acc acc, C value) {
-    return combine(acc, static_cast<Acc>(value));
-  }
-  MEMC_HOST_DEVICE static Acc combine(Acc a, Acc b) {
-    if constexpr (std::is_integral_v<C>)
-      return static_cast<Acc>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-    else
-      return a + b;
-  }
-  MEMC_HOST_DEVICE static T finish(Acc acc, int64_t) {
-    return Stored<T>::store(static_cast<C>(acc));
-  }
-};
-
-/// The sum over the count; integers divide with truncation toward zero (0 for an empty range),
-/// floats give NaN for an empty one.
-template <typename T> struct MeanReducer : SumReducer<T> {
-  using typename SumReducer<T>::Acc;
-  using typename SumReducer<T>::C;
-  MEMC_HOST_DEVICE static T finish(Acc acc, int64_t count) {
-    if constexpr (std::is_integral_v<C>)
-      return static_cast<T>(count == 0 ? 0 : acc / count);
-    else
-      return Stored<T>::store(static_cast<float>(acc / static_cast<double>(count)));
-  }
-};
-
-template <typename T> struct MaxReducer {
-  using C = typename Stored<T>::Compute;
-  using Acc = C;
-  MEMC_HOST_DEVICE static Acc init() {
-    if constexpr (std::is_integral_v<C>)
-      return std::numeric_limits<C>::lowest();
-    else
-      return kNegativeInfinity;
-  }
-  MEMC_HOST_DEVICE static Acc add(Acc acc, C value) { return combine(acc, value); }
-  /// NaN wins, as in PyTorch.
-  MEMC_HOST_DEVICE static Acc combine(Acc a, Acc b) { return (b > a || b != b) ? b : a; }
-  MEMC_HOST_DEVICE static T finish(Acc acc, int64_t) { return Stored<T>::store(acc); }
-};
-
-template <typename T> struct ProdReducer {
-  using C = typename Stored<T>::Compute;
-  using Acc = WideOf<T>;
-  MEMC_HOST_DEVICE static Acc init() { return 1; }
-  MEMC_HOST_DEVICE static Acc add(Acc acc, C value) {
-    return combine(acc, static_cast<Acc>(value));
-  }
-  MEMC_HOST_DEVICE static Acc combine(Acc a, Acc b) {
-    if constexpr (std::is_integral_v<C>)
-      return static_cast<Acc>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-    else
-      return a * b;
-  }
-  MEMC_HOST_DEVICE static T finish(Acc acc, int64_t) {
-    return Stored<T>::store(static_cast<C>(acc));
-  }
-};
-
-template <typename T> struct L2Reducer {
-  using Acc = double;
-  MEMC_HOST_DEVICE static Acc init() { return 0; }
-  MEMC_HOST_DEVICE static Acc add(Acc acc, float value) {
-    return acc + static_cast<double>(value) * value;
-  }
-  MEMC_HOST_DEVICE static Acc combine(Acc a, Acc b) { return a + b; }
-  MEMC_HOST_DEVICE static T finish(Acc acc, int64_t) {
-    return Stored<T>::store(static_cast<float>(sqrt(acc)));
-  }
-};
 
 /// log(sum) + max of the elements seen: sum(e^x) = e^max * sum(e^(x - max)).
 struct ScaledExpSum {
@@ -135,16 +57,16 @@ template <typename T> struct LogSumExpReducer {
     return {a.max, a.sum + b.sum * expf(b.max - a.max)};
   }
   MEMC_HOST_DEVICE static T finish(Acc acc, int64_t) {
-    return Stored<T>::store(acc.max + logf(acc.sum));
+    return Element<T>::store(acc.max + logf(acc.sum));
   }
 };
-
-/// Every accumulator fits the 8 bytes a partial result takes in the workspace.
-constexpr int64_t kPartialBytes = 8;
 
 //===----------------------------------------------------------------------===//
 // The plan of a reduction
 //===----------------------------------------------------------------------===//
+
+/// Every accumulator fits the 8 bytes a partial result takes in the workspace.
+constexpr int64_t kPartialBytes = 8;
 
 /// Merged groups of dimensions beyond which the CUDA reductions refuse a call (a tensor of rank
 /// up to 16 never has more: kept and reduced groups alternate).
@@ -197,50 +119,16 @@ constexpr int64_t kTargetThreads = 132 * 2048;
 constexpr int64_t kMinWarpChunk = 1024;
 constexpr int64_t kMinThreadChunk = 64;
 
-/// The groups of `input` reduced over the sorted `axes`; false when a group list would exceed
-/// kMaxDimGroups.
+/// The groups of `input` reduced over the sorted `axes` (ReductionLayout.h); false when a group
+/// list would exceed kMaxDimGroups.
 inline bool planReduction(const std::vector<int64_t> &input, const std::vector<int64_t> &axes,
                           ReductionPlan &plan) {
-  std::vector<int64_t> strides(input.size(), 1);
-  for (size_t d = input.size(); d-- > 1;)
-    strides[d - 1] = strides[d] * input[d];
-  std::vector<int64_t> keptDims, keptStrides, reducedDims, reducedStrides;
-  int lastKind = -1; // 0 kept, 1 reduced
-  for (size_t d = 0; d < input.size(); ++d) {
-    if (input[d] == 1)
-      continue;
-    int kind = 0;
-    for (int64_t axis : axes)
-      kind |= axis == static_cast<int64_t>(d);
-    std::vector<int64_t> &dims = kind ? reducedDims : keptDims;
-    std::vector<int64_t> &groupStrides = kind ? reducedStrides : keptStrides;
-    if (kind == lastKind) {
-      dims.back() *= input[d];
-      groupStrides.back() = strides[d];
-    } else {
-      dims.push_back(input[d]);
-      groupStrides.push_back(strides[d]);
-    }
-    lastKind = kind;
-  }
-  plan.outputs = 1;
-  plan.count = 1;
-  for (int64_t dim : keptDims)
-    plan.outputs *= dim;
-  for (int64_t dim : reducedDims)
-    plan.count *= dim;
-  plan.width = 1;
-  if (lastKind == 0) {
-    plan.width = keptDims.back();
-    keptDims.pop_back();
-    keptStrides.pop_back();
-  }
-  if (reducedDims.empty()) {
-    reducedDims.push_back(1);
-    reducedStrides.push_back(0);
-  }
-  if (keptDims.size() > kMaxDimGroups || reducedDims.size() > kMaxDimGroups)
+  const ReductionLayout layout(input, axes);
+  if (layout.outerDims.size() > kMaxDimGroups || layout.reducedDims.size() > kMaxDimGroups)
     return false;
+  plan.width = layout.width;
+  plan.outputs = layout.outputs;
+  plan.count = layout.count;
   auto fill = [](DimGroups &groups, const std::vector<int64_t> &dims,
                  const std::vector<int64_t> &groupStrides) {
     groups.count = static_cast<int>(dims.size());
@@ -249,8 +137,8 @@ inline bool planReduction(const std::vector<int64_t> &input, const std::vector<i
       groups.strides[g] = g < groups.count ? groupStrides[g] : 0;
     }
   };
-  fill(plan.outer, keptDims, keptStrides);
-  fill(plan.reduced, reducedDims, reducedStrides);
+  fill(plan.outer, layout.outerDims, layout.outerStrides);
+  fill(plan.reduced, layout.reducedDims, layout.reducedStrides);
   // Enough chunks to fill the GPU when the outputs alone do not, none shorter than the least.
   plan.byWarps = plan.width == 1 && plan.count >= kWarpSize;
   int64_t target = plan.byWarps ? kTargetWarps : kTargetThreads;
@@ -276,7 +164,7 @@ MEMC_HOST_DEVICE void cumsumRow(const T *x, T *y, int64_t length, int64_t stride
   for (int64_t step = 0; step < length; ++step) {
     int64_t i = (reverse ? length - 1 - step : step) * stride;
     typename Sum::Acc before = sum;
-    sum = Sum::add(sum, Stored<T>::load(x[i]));
+    sum = Sum::add(sum, Element<T>::load(x[i]));
     y[i] = Sum::finish(exclusive ? before : sum, 0);
   }
 }

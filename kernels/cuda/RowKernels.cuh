@@ -13,6 +13,7 @@
 #ifndef MEMC_KERNELS_CUDA_ROWKERNELS_CUH
 #define MEMC_KERNELS_CUDA_ROWKERNELS_CUH
 
+#include "kernels/ElementVisitors.h"
 #include "kernels/Kernel.h"
 #include "kernels/cuda/CudaKernelGroups.h"
 #include "kernels/cuda/CudaLaunch.cuh"
@@ -95,70 +96,37 @@ __device__ SoftmaxStatistics blockSoftmaxStatistics(const Row &x, int64_t n) {
   for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
     max = maxSkippingNaN(max, x.load(j));
   max = blockAllReduce(max, MaxSkippingNaN{});
-  float sum = 0.0f;
+  double sum = 0.0;
   for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
     sum += expf(x.load(j) - max);
   return {max, blockAllReduce(sum, Add{})};
 }
 
-/// rowStatistics (RowMath.h) of a row shared by the block.
+/// rowStatistics (RowMath.h) of a row shared by the block, summed in f64 as there.
 template <bool Centered, typename Row>
-__device__ RowStatistics blockRowStatistics(const Row &x, int64_t n, float epsilon) {
-  float mean = 0.0f;
+__device__ RowStatistics blockRowStatistics(const Row &x, int64_t n, double epsilon) {
+  double mean = 0.0;
   if constexpr (Centered) {
-    float sum = 0.0f;
+    double sum = 0.0;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
       sum += x.load(j);
-    mean = blockAllReduce(sum, Add{}) / static_cast<float>(n);
+    mean = blockAllReduce(sum, Add{}) / static_cast<double>(n);
   }
-  float squares = 0.0f;
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-    float d = x.load(j) - mean;
-    squares += d * d;
-  }
+  double squares = 0.0;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
+    squares += squaredDeviation(x.load(j), mean);
   return {mean, inverseDeviation(blockAllReduce(squares, Add{}), n, epsilon)};
 }
 
 //===----------------------------------------------------------------------===//
-// Launch shapes and dispatch (host)
+// Launch shapes and operands (host)
 //===----------------------------------------------------------------------===//
 
-/// Threads of a block sharing rows of `width` elements: about four elements each, whole warps,
-/// at most kMaxRowThreads.
-inline int rowThreads(int64_t width) {
-  int64_t warps = (width + 4 * kWarpSize - 1) / (4 * kWarpSize);
-  return static_cast<int>(std::clamp<int64_t>(warps, 1, kMaxRowThreads / kWarpSize) * kWarpSize);
-}
-
-/// Blocks of a grid whose blocks loop over `count` items with a stride of the grid.
-inline unsigned blocksFor(int64_t count) {
-  return static_cast<unsigned>(std::clamp<int64_t>(count, 1, 0x7fffffff));
-}
-
-template <typename T> struct StorageTag { using type = T; };
-
-/// fn(StorageTag<T>{}) for the storage type T of a float dtype.
-template <typename Fn> decltype(auto) visitFloatStorage(DType dtype, Fn &&fn) {
-  switch (dtype) {
-  case DType::F16:
-    return fn(StorageTag<Half>{});
-  case DType::BF16:
-    return fn(StorageTag<BFloat16>{});
-  default:
-    return fn(StorageTag<float>{});
-  }
-}
-
-/// The same for a numeric dtype (floats, i32, i64).
-template <typename Fn> decltype(auto) visitNumericStorage(DType dtype, Fn &&fn) {
-  switch (dtype) {
-  case DType::I64:
-    return fn(StorageTag<int64_t>{});
-  case DType::I32:
-    return fn(StorageTag<int32_t>{});
-  default:
-    return visitFloatStorage(dtype, fn);
-  }
+/// Threads of a block sharing rows of `width` elements: about `perThread` elements each, whole
+/// warps, at most `maxThreads`.
+inline int rowThreads(int64_t width, int perThread = 4, int maxThreads = kMaxRowThreads) {
+  int64_t warps = (width + perThread * kWarpSize - 1) / (perThread * kWarpSize);
+  return static_cast<int>(std::clamp<int64_t>(warps, 1, maxThreads / kWarpSize) * kWarpSize);
 }
 
 inline FloatVector floatVector(const TensorView &tensor) {

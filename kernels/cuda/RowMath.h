@@ -11,13 +11,15 @@
 // (along a non-innermost axis, or shorter than a warp); where a block shares a row, the kernel
 // splits the same sums over its threads and combines them in a fixed tree, and the serial
 // functions are the host tests' form of that row. Numerics follow the CPU kernels
-// (kernels/cpu/Normalization.cpp and friends): the row maximum first, the biased variance from a
-// second pass about the mean, f16 and bf16 rounded once at the store; the sums run in f32 where the
-// CPU sums in f64, which moves results by a few f32 ulps. batch_norm's statistics combine
-// per-thread (Welford) and per-block (Chan) moments, so that its many blocks per channel need one
-// pass.
+// (kernels/cpu/Normalization.cpp and friends) step for step: elements in f32, every sum in f64
+// (only its order differs from the CPU's), the row maximum first, the biased variance from a
+// second pass about an f64 mean, x - mean taken in f64 (an f32 mean would cost a row whose mean
+// is large next to its spread the spread's precision), the f64 results rounded to f32 where the
+// CPU rounds them, and f16 and bf16 rounded once at the store. batch_norm's statistics combine
+// per-thread (Welford) and per-block (Chan) moments in f64, so that its many blocks per channel
+// need one pass.
 //
-// The group's code lives in memc::kernels::cuda::rows, so that its helpers' names (Stored, Add,
+// The group's code lives in memc::kernels::cuda::rows, so that its helpers' names (Add, Min,
 // ...) cannot meet another group's.
 //
 //===----------------------------------------------------------------------===//
@@ -25,13 +27,12 @@
 #define MEMC_KERNELS_CUDA_ROWMATH_H
 
 #include "kernels/DTypeTable.h"
-#include "kernels/Float16.h"
 #include "kernels/HostDevice.h"
+#include "kernels/StoredElement.h"
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <type_traits>
 
 namespace memc::kernels::cuda::rows {
 
@@ -39,41 +40,13 @@ namespace memc::kernels::cuda::rows {
 // Stored values
 //===----------------------------------------------------------------------===//
 
-/// How a stored element is computed on: f16/bf16 in f32, the others as themselves.
-template <typename T> struct Stored {
-  using Compute = T;
-  MEMC_HOST_DEVICE static T load(T value) { return value; }
-  MEMC_HOST_DEVICE static T store(T value) { return value; }
-};
-
-template <> struct Stored<Half> {
-  using Compute = float;
-  MEMC_HOST_DEVICE static float load(Half value) { return halfToFloat(value.bits); }
-  MEMC_HOST_DEVICE static Half store(float value) { return Half{floatToHalf(value)}; }
-};
-
-template <> struct Stored<BFloat16> {
-  using Compute = float;
-  MEMC_HOST_DEVICE static float load(BFloat16 value) { return bfloat16ToFloat(value.bits); }
-  MEMC_HOST_DEVICE static BFloat16 store(float value) { return BFloat16{floatToBFloat16(value)}; }
-};
-
-/// `value` rounded to T and back: what a later read of a stored T sees.
-template <typename T> MEMC_HOST_DEVICE float roundedTo(float value) {
-  return Stored<T>::load(Stored<T>::store(value));
-}
-
 /// Elements data[j * stride] of one row of a float tensor (T may be const for an input).
 template <typename T> struct RowOf {
   T *data;
   int64_t stride;
 
-  MEMC_HOST_DEVICE float load(int64_t j) const {
-    return Stored<std::remove_const_t<T>>::load(data[j * stride]);
-  }
-  MEMC_HOST_DEVICE void store(int64_t j, float value) const {
-    data[j * stride] = Stored<std::remove_const_t<T>>::store(value);
-  }
+  MEMC_HOST_DEVICE float load(int64_t j) const { return loadFloat(data, j * stride); }
+  MEMC_HOST_DEVICE void store(int64_t j, float value) const { storeFloat(data, j * stride, value); }
 };
 
 /// Element m of one channel of an [N, C, spatial...] tensor: m = n * spatial + s.
@@ -84,12 +57,8 @@ template <typename T> struct ChannelOf {
   MEMC_HOST_DEVICE int64_t offset(int64_t m) const {
     return ((m / spatial) * channels + channel) * spatial + m % spatial;
   }
-  MEMC_HOST_DEVICE float load(int64_t m) const {
-    return Stored<std::remove_const_t<T>>::load(data[offset(m)]);
-  }
-  MEMC_HOST_DEVICE void store(int64_t m, float value) const {
-    data[offset(m)] = Stored<std::remove_const_t<T>>::store(value);
-  }
+  MEMC_HOST_DEVICE float load(int64_t m) const { return loadFloat(data, offset(m)); }
+  MEMC_HOST_DEVICE void store(int64_t m, float value) const { storeFloat(data, offset(m), value); }
 };
 
 /// A float vector whose type is known at run time: the scale, bias and statistics of a
@@ -172,12 +141,13 @@ constexpr float kNegativeInfinity = -std::numeric_limits<float>::infinity();
 
 /// A row's maximum (NaNs skipped) and sum of e^(x - max).
 struct SoftmaxStatistics {
-  float max, sum;
+  float max;
+  double sum;
 };
 
 /// What turns e^(x - max) into the output: 1 / sum (softmax) or log(sum) (log_softmax).
-template <bool Log> MEMC_HOST_DEVICE float softmaxScale(float sum) {
-  return Log ? logf(sum) : 1.0f / sum;
+template <bool Log> MEMC_HOST_DEVICE float softmaxScale(double sum) {
+  return static_cast<float>(Log ? log(sum) : 1.0 / sum);
 }
 
 template <bool Log> MEMC_HOST_DEVICE float softmaxOutput(float x, float max, float scale) {
@@ -189,7 +159,8 @@ template <bool Log> MEMC_HOST_DEVICE float softmaxOutput(float x, float max, flo
 
 template <typename Row>
 MEMC_HOST_DEVICE SoftmaxStatistics softmaxStatistics(const Row &x, int64_t n) {
-  float max = kNegativeInfinity, sum = 0.0f;
+  float max = kNegativeInfinity;
+  double sum = 0.0;
   for (int64_t j = 0; j < n; ++j)
     max = maxSkippingNaN(max, x.load(j));
   for (int64_t j = 0; j < n; ++j)
@@ -206,12 +177,12 @@ MEMC_HOST_DEVICE void softmaxRow(const In &x, const Out &y, int64_t n) {
     y.store(j, softmaxOutput<Log>(x.load(j), statistics.max, scale));
 }
 
-/// The row sum a gradient needs, from the output y: sum(dy * y) (softmax) or sum(dy).
-template <bool Log> MEMC_HOST_DEVICE float softmaxGradTerm(float dy, float y) {
-  return Log ? dy : dy * y;
+/// A term of the row sum a gradient needs, from the output y: sum(dy * y) (softmax) or sum(dy).
+template <bool Log> MEMC_HOST_DEVICE double softmaxGradTerm(float dy, float y) {
+  return Log ? static_cast<double>(dy) : static_cast<double>(dy) * y;
 }
 
-/// softmax: y * (dy - sum); log_softmax: dy - e^y * sum.
+/// softmax: y * (dy - sum); log_softmax: dy - e^y * sum, with the sum rounded to f32.
 template <bool Log> MEMC_HOST_DEVICE float softmaxGradOutput(float dy, float y, float sum) {
   if constexpr (Log)
     return dy - expf(y) * sum;
@@ -222,11 +193,12 @@ template <bool Log> MEMC_HOST_DEVICE float softmaxGradOutput(float dy, float y, 
 /// The gradient of one row from dy and the forward output y, into dx (dx may be either).
 template <bool Log, typename In, typename Out>
 MEMC_HOST_DEVICE void softmaxGradRow(const In &dy, const In &y, const Out &dx, int64_t n) {
-  float sum = 0.0f;
+  double sum = 0.0;
   for (int64_t j = 0; j < n; ++j)
     sum += softmaxGradTerm<Log>(dy.load(j), y.load(j));
+  auto rounded = static_cast<float>(sum);
   for (int64_t j = 0; j < n; ++j)
-    dx.store(j, softmaxGradOutput<Log>(dy.load(j), y.load(j), sum));
+    dx.store(j, softmaxGradOutput<Log>(dy.load(j), y.load(j), rounded));
 }
 
 //===----------------------------------------------------------------------===//
@@ -235,32 +207,37 @@ MEMC_HOST_DEVICE void softmaxGradRow(const In &dy, const In &y, const Out &dx, i
 
 /// A normalized row's mean (0 for rms_norm) and 1 / sqrt(variance + epsilon).
 struct RowStatistics {
-  float mean, rstd;
+  double mean, rstd;
 };
 
 /// 1 / sqrt(squares / count + epsilon): the biased variance's reciprocal deviation.
-MEMC_HOST_DEVICE inline float inverseDeviation(float squares, int64_t count, float epsilon) {
-  return 1.0f / sqrtf(squares / static_cast<float>(count) + epsilon);
+MEMC_HOST_DEVICE inline double inverseDeviation(double squares, int64_t count, double epsilon) {
+  return 1.0 / sqrt(squares / static_cast<double>(count) + epsilon);
+}
+
+/// (x - center)^2 in f64: a term of the second pass about the mean.
+MEMC_HOST_DEVICE inline double squaredDeviation(float x, double center) {
+  double d = static_cast<double>(x) - center;
+  return d * d;
 }
 
 /// The mean (`Centered`; rms_norm's is 0) and the deviation from a second pass about it.
 template <bool Centered, typename Row>
-MEMC_HOST_DEVICE RowStatistics rowStatistics(const Row &x, int64_t n, float epsilon) {
-  float mean = 0.0f, squares = 0.0f;
+MEMC_HOST_DEVICE RowStatistics rowStatistics(const Row &x, int64_t n, double epsilon) {
+  double mean = 0.0, squares = 0.0;
   if constexpr (Centered) {
     for (int64_t j = 0; j < n; ++j)
       mean += x.load(j);
-    mean /= static_cast<float>(n);
+    mean /= static_cast<double>(n);
   }
-  for (int64_t j = 0; j < n; ++j) {
-    float d = x.load(j) - mean;
-    squares += d * d;
-  }
+  for (int64_t j = 0; j < n; ++j)
+    squares += squaredDeviation(x.load(j), mean);
   return {mean, inverseDeviation(squares, n, epsilon)};
 }
 
+/// x^ = (x - mean) * rstd, in f64 and rounded to f32.
 MEMC_HOST_DEVICE inline float normalized(float x, RowStatistics statistics) {
-  return (x - statistics.mean) * statistics.rstd;
+  return static_cast<float>((static_cast<double>(x) - statistics.mean) * statistics.rstd);
 }
 
 /// layer_norm's x^ * scale + bias; rms_norm's bias is absent (zero).
@@ -271,13 +248,13 @@ MEMC_HOST_DEVICE inline float normalizedOutput(float x, RowStatistics statistics
 
 /// add_layer_norm's residual sum, rounded to T as an add's result is (and normalized as stored).
 template <typename T> MEMC_HOST_DEVICE T residualSum(T lhs, T rhs) {
-  return Stored<T>::store(Stored<T>::load(lhs) + Stored<T>::load(rhs));
+  return Element<T>::store(Element<T>::load(lhs) + Element<T>::load(rhs));
 }
 
 /// layer_norm (`Centered`, bias optional) or rms_norm of one row into y (y may be x).
 template <bool Centered, typename In, typename Out>
 MEMC_HOST_DEVICE void normalizeRow(const In &x, const FloatVector &scale, const FloatVector &bias,
-                                   const Out &y, int64_t n, float epsilon) {
+                                   const Out &y, int64_t n, double epsilon) {
   RowStatistics statistics = rowStatistics<Centered>(x, n, epsilon);
   for (int64_t j = 0; j < n; ++j)
     y.store(j, normalizedOutput(x.load(j), statistics, scale.load(j), bias.load(j)));
@@ -285,41 +262,43 @@ MEMC_HOST_DEVICE void normalizeRow(const In &x, const FloatVector &scale, const 
 
 /// The row sums a normalization's dx needs: sum(dy * g) and sum(dy * g * x^).
 struct NormGradSums {
-  float scaled, projection;
+  double scaled, projection;
 
   MEMC_HOST_DEVICE NormGradSums operator+(NormGradSums other) const {
     return {scaled + other.scaled, projection + other.projection};
   }
 };
 
+/// The terms of those sums: the products in f32, as the CPU forms them, summed in f64.
 MEMC_HOST_DEVICE inline NormGradSums normGradTerms(float dy, float x, float scale,
                                                    RowStatistics statistics) {
   float scaled = dy * scale;
-  return {scaled, scaled * normalized(x, statistics)};
+  return {scaled, static_cast<double>(scaled) * normalized(x, statistics)};
 }
 
 /// dx = rstd * (dy * g - mean(dy * g) - x^ * mean(dy * g * x^)); rms_norm (not `Centered`)
-/// drops the mean(dy * g) term.
+/// drops the mean(dy * g) term. The means and rstd are rounded to f32 first.
 template <bool Centered>
 MEMC_HOST_DEVICE float normGradInput(float dy, float x, float scale, RowStatistics statistics,
                                      NormGradSums sums, int64_t n) {
-  float count = static_cast<float>(n);
-  float meanScaled = Centered ? sums.scaled / count : 0.0f;
-  return statistics.rstd *
-         (dy * scale - meanScaled - normalized(x, statistics) * (sums.projection / count));
+  auto count = static_cast<double>(n);
+  float meanScaled = Centered ? static_cast<float>(sums.scaled / count) : 0.0f;
+  auto meanProjection = static_cast<float>(sums.projection / count);
+  auto factor = static_cast<float>(statistics.rstd);
+  return factor * (dy * scale - meanScaled - normalized(x, statistics) * meanProjection);
 }
 
-/// One row's contribution to dscale[j] (dy * x^); dbias[j] sums dy itself.
-MEMC_HOST_DEVICE inline float scaleGradTerm(float dy, float x, RowStatistics statistics) {
-  return dy * normalized(x, statistics);
+/// One row's contribution to dscale[j] (dy * x^), in f64; dbias[j] sums dy itself.
+MEMC_HOST_DEVICE inline double scaleGradTerm(float dy, float x, RowStatistics statistics) {
+  return static_cast<double>(dy) * normalized(x, statistics);
 }
 
 /// One row's dx (the parameter gradients are sums over rows, apart).
 template <bool Centered, typename In, typename Out>
 MEMC_HOST_DEVICE void normGradRow(const In &dy, const In &x, const FloatVector &scale,
-                                  const Out &dx, int64_t n, float epsilon) {
+                                  const Out &dx, int64_t n, double epsilon) {
   RowStatistics statistics = rowStatistics<Centered>(x, n, epsilon);
-  NormGradSums sums = {0.0f, 0.0f};
+  NormGradSums sums = {0.0, 0.0};
   for (int64_t j = 0; j < n; ++j)
     sums = sums + normGradTerms(dy.load(j), x.load(j), scale.load(j), statistics);
   for (int64_t j = 0; j < n; ++j)
@@ -330,18 +309,20 @@ MEMC_HOST_DEVICE void normGradRow(const In &dy, const In &x, const FloatVector &
 // batch_norm and its gradient
 //===----------------------------------------------------------------------===//
 
-/// Count, mean and sum of squared deviations of the values seen: Welford's update per value,
-/// Chan's combination of two parts (exact in exact arithmetic, stable in f32).
+/// Count, mean and sum of squared deviations of the values seen, in f64 (as the CPU's two
+/// passes): Welford's update per value, Chan's combination of two parts (exact in exact
+/// arithmetic, stable in floating point).
 struct Moments {
   int64_t count;
-  float mean, m2;
+  double mean, m2;
 
-  MEMC_HOST_DEVICE static Moments none() { return {0, 0.0f, 0.0f}; }
+  MEMC_HOST_DEVICE static Moments none() { return {0, 0.0, 0.0}; }
 
-  MEMC_HOST_DEVICE void add(float x) {
+  MEMC_HOST_DEVICE void add(float value) {
+    auto x = static_cast<double>(value);
     ++count;
-    float delta = x - mean;
-    mean += delta / static_cast<float>(count);
+    double delta = x - mean;
+    mean += delta / static_cast<double>(count);
     m2 += delta * (x - mean);
   }
 
@@ -351,15 +332,14 @@ struct Moments {
     if (a.count == 0)
       return b;
     int64_t count = a.count + b.count;
-    float total = static_cast<float>(count);
-    float delta = b.mean - a.mean;
-    float share = static_cast<float>(b.count) / total;
+    double delta = b.mean - a.mean;
+    double share = static_cast<double>(b.count) / static_cast<double>(count);
     return {count, a.mean + delta * share,
-            a.m2 + b.m2 + delta * delta * static_cast<float>(a.count) * share};
+            a.m2 + b.m2 + delta * delta * static_cast<double>(a.count) * share};
   }
 
   /// The biased variance.
-  MEMC_HOST_DEVICE float variance() const { return m2 / static_cast<float>(count); }
+  MEMC_HOST_DEVICE double variance() const { return m2 / static_cast<double>(count); }
 };
 
 struct CombineMoments {
@@ -371,10 +351,11 @@ struct BatchNormCoefficients {
   float a, b;
 };
 
+/// a and b from the channel's statistics in f64, each rounded to f32 once.
 MEMC_HOST_DEVICE inline BatchNormCoefficients
-batchNormCoefficients(float mean, float variance, float scale, float bias, float epsilon) {
-  float alpha = scale / sqrtf(variance + epsilon);
-  return {alpha, bias - mean * alpha};
+batchNormCoefficients(double mean, double variance, float scale, float bias, double epsilon) {
+  double alpha = scale / sqrt(variance + epsilon);
+  return {static_cast<float>(alpha), static_cast<float>(bias - mean * alpha)};
 }
 
 MEMC_HOST_DEVICE inline float batchNormOutput(float x, BatchNormCoefficients c) {
@@ -390,42 +371,47 @@ MEMC_HOST_DEVICE Moments channelMoments(const Channel &x, int64_t begin, int64_t
   return moments;
 }
 
-/// A channel's sum(dy) and sum(dy * (x - mean)).
+/// A channel's sum(dy) and sum(dy * (x - mean)), in f64.
 struct BatchNormGradSums {
-  float dy, dot;
+  double dy, dot;
 
   MEMC_HOST_DEVICE BatchNormGradSums operator+(BatchNormGradSums other) const {
     return {dy + other.dy, dot + other.dot};
   }
 };
 
-MEMC_HOST_DEVICE inline BatchNormGradSums batchNormGradTerms(float dy, float x, float mean) {
-  return {dy, dy * (x - mean)};
+MEMC_HOST_DEVICE inline BatchNormGradSums batchNormGradTerms(float dy, float x, double mean) {
+  return {dy, dy * (static_cast<double>(x) - mean)};
 }
 
 /// dx = (dy - mean(dy) - (x - mean) * projection) * factor, with projection = dot * rstd^2 / M
-/// and factor = rstd * scale; dscale = dot * rstd and dbias = sum(dy).
+/// and factor = rstd * scale (computed in f64, rounded to f32); dscale = dot * rstd and
+/// dbias = sum(dy).
 struct BatchNormGradCoefficients {
-  float mean, meanDy, projection, factor;
+  double mean;
+  float meanDy, projection, factor;
 };
 
 MEMC_HOST_DEVICE inline BatchNormGradCoefficients
-batchNormGradCoefficients(Moments moments, float epsilon, float scale, BatchNormGradSums sums) {
-  float rstd = inverseDeviation(moments.m2, moments.count, epsilon);
-  float count = static_cast<float>(moments.count);
-  return {moments.mean, sums.dy / count, sums.dot * rstd * rstd / count, rstd * scale};
+batchNormGradCoefficients(Moments moments, double epsilon, float scale, BatchNormGradSums sums) {
+  double rstd = inverseDeviation(moments.m2, moments.count, epsilon);
+  auto count = static_cast<double>(moments.count);
+  return {moments.mean, static_cast<float>(sums.dy / count),
+          static_cast<float>(sums.dot * rstd * rstd / count), static_cast<float>(rstd * scale)};
 }
 
 /// dscale: 0 for a channel without values (N * spatial = 0), as the CPU's.
-MEMC_HOST_DEVICE inline float batchNormScaleGrad(Moments moments, float epsilon,
+MEMC_HOST_DEVICE inline float batchNormScaleGrad(Moments moments, double epsilon,
                                                  BatchNormGradSums sums) {
   if (moments.count == 0)
     return 0.0f;
-  return sums.dot * inverseDeviation(moments.m2, moments.count, epsilon);
+  return static_cast<float>(sums.dot * inverseDeviation(moments.m2, moments.count, epsilon));
 }
 
+/// x - mean in f64, rounded to f32; the rest in f32.
 MEMC_HOST_DEVICE inline float batchNormGradInput(float dy, float x, BatchNormGradCoefficients c) {
-  return (dy - c.meanDy - (x - c.mean) * c.projection) * c.factor;
+  auto centered = static_cast<float>(static_cast<double>(x) - c.mean);
+  return (dy - c.meanDy - centered * c.projection) * c.factor;
 }
 
 //===----------------------------------------------------------------------===//
@@ -443,9 +429,9 @@ MEMC_HOST_DEVICE inline int64_t targetOf(int64_t label, int64_t classes, int64_t
   return label >= 0 && label < classes ? label : kLabelOutsideClasses;
 }
 
-/// A counted row's loss: logsumexp(row) - row[target].
-MEMC_HOST_DEVICE inline float crossEntropyLoss(SoftmaxStatistics statistics, float atTarget) {
-  return logf(statistics.sum) + statistics.max - atTarget;
+/// A counted row's loss: logsumexp(row) - row[target], in f64.
+MEMC_HOST_DEVICE inline double crossEntropyLoss(SoftmaxStatistics statistics, float atTarget) {
+  return log(statistics.sum) + statistics.max - atTarget;
 }
 
 /// The mean over counted rows; 0 when every row is ignored (PyTorch gives NaN there).
@@ -466,7 +452,7 @@ MEMC_HOST_DEVICE inline float crossEntropyGradOutput(float x, float max, float f
 }
 
 template <typename Row>
-MEMC_HOST_DEVICE float crossEntropyRowLoss(const Row &x, int64_t classes, int64_t target) {
+MEMC_HOST_DEVICE double crossEntropyRowLoss(const Row &x, int64_t classes, int64_t target) {
   return crossEntropyLoss(softmaxStatistics(x, classes), x.load(target));
 }
 
@@ -475,7 +461,7 @@ template <typename In, typename Out>
 MEMC_HOST_DEVICE void crossEntropyGradRow(const In &x, const Out &out, int64_t classes,
                                           int64_t target, float scale) {
   SoftmaxStatistics statistics = softmaxStatistics(x, classes);
-  float factor = scale / statistics.sum;
+  auto factor = static_cast<float>(scale / statistics.sum);
   for (int64_t j = 0; j < classes; ++j)
     out.store(j, crossEntropyGradOutput(x.load(j), statistics.max, factor, j == target, scale));
 }

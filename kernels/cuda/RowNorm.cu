@@ -10,6 +10,8 @@
 //    chunk of rows (RowChunks); their totals, a thread per column adding the chunks in order;
 //    then dx, a block per row. dx comes last so that it may share the grad's or the input's
 //    buffer, which the parameter sums read.
+// Statistics, row sums and the parameter gradients' sums are f64 (mean and rstd stay f64 in the
+// workspace), as the CPU kernels': a chunk adds up to ~1e3 rows, too many for f32.
 // The scale, bias and parameter gradients may have a float type of their own (FloatVector).
 //
 //===----------------------------------------------------------------------===//
@@ -28,7 +30,7 @@ namespace {
 template <typename T, bool Centered, bool Residual>
 __global__ void __launch_bounds__(kMaxRowThreads)
     normalizeRows(const T *x, const T *addend, T *sum, T *y, FloatVector scale, FloatVector bias,
-                  int64_t rows, int64_t n, float epsilon) {
+                  int64_t rows, int64_t n, double epsilon) {
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T *in = x + row * n;
     if constexpr (Residual) {
@@ -56,11 +58,11 @@ bool runRowNorm(KernelContext &context, const KernelCall &call) {
   const Attributes &attributes = attributesOf(call);
   int64_t axis = attributes.intOr("axis", 0);
   int64_t rows = extent(input.shape, 0, axis), width = extent(input.shape, axis, input.rank());
-  auto epsilon = static_cast<float>(attributes.floatOr("epsilon", 0.0));
+  double epsilon = attributes.floatOr("epsilon", 0.0);
   FloatVector scale = floatVector(call.inputs[kScale]);
   FloatVector bias =
       Centered ? optionalFloatVector(call, kScale + 1) : FloatVector{nullptr, DType::F32};
-  visitFloatStorage(input.dtype, [&](auto tag) {
+  visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *addend = Residual ? call.inputs[1].as<T>() : nullptr;
     T *sum = Residual ? call.outputs[0].as<T>() : nullptr;
@@ -78,7 +80,8 @@ bool runRowNorm(KernelContext &context, const KernelCall &call) {
 
 template <typename T, bool Centered>
 __global__ void __launch_bounds__(kMaxRowThreads)
-    rowStatisticsOf(const T *x, int64_t rows, int64_t n, float epsilon, RowStatistics *statistics) {
+    rowStatisticsOf(const T *x, int64_t rows, int64_t n, double epsilon,
+                    RowStatistics *statistics) {
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     RowStatistics s = blockRowStatistics<Centered>(RowOf<const T>{x + row * n, 1}, n, epsilon);
     if (threadIdx.x == 0)
@@ -90,15 +93,15 @@ __global__ void __launch_bounds__(kMaxRowThreads)
 /// partials[chunks + chunk][j] = sum of dy.
 template <typename T, bool WithBias>
 __global__ void parameterGradPartials(const T *dy, const T *x, const RowStatistics *statistics,
-                                      RowChunks split, float *partials) {
-  int64_t items = split.chunks * split.width, stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < items; i += stride) {
+                                      RowChunks split, double *partials) {
+  int64_t items = split.chunks * split.width;
+  for (int64_t i = gridThreadIndex(); i < items; i += gridThreads()) {
     int64_t chunk = i / split.width, j = i % split.width;
     int64_t end = std::min(split.rows, (chunk + 1) * split.rowsPerChunk);
-    float scaleSum = 0.0f, biasSum = 0.0f;
+    double scaleSum = 0.0, biasSum = 0.0;
     for (int64_t row = chunk * split.rowsPerChunk; row < end; ++row) {
-      float grad = Stored<T>::load(dy[row * split.width + j]);
-      scaleSum += scaleGradTerm(grad, Stored<T>::load(x[row * split.width + j]), statistics[row]);
+      float grad = Element<T>::load(dy[row * split.width + j]);
+      scaleSum += scaleGradTerm(grad, Element<T>::load(x[row * split.width + j]), statistics[row]);
       biasSum += grad;
     }
     partials[i] = scaleSum;
@@ -108,10 +111,9 @@ __global__ void parameterGradPartials(const T *dy, const T *x, const RowStatisti
 }
 
 /// Each gradient's column totals over the chunks, in chunk order (zeros without rows).
-__global__ void parameterGradTotals(const float *partials, int64_t chunks, int64_t width,
+__global__ void parameterGradTotals(const double *partials, int64_t chunks, int64_t width,
                                     MutableFloatVector scaleGrad, MutableFloatVector biasGrad) {
-  int64_t stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t j = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; j < width; j += stride) {
+  for (int64_t j = gridThreadIndex(); j < width; j += gridThreads()) {
     double scaleTotal = 0.0, biasTotal = 0.0;
     for (int64_t chunk = 0; chunk < chunks; ++chunk) {
       scaleTotal += partials[chunk * width + j];
@@ -132,7 +134,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
     RowOf<const T> grad{dy + row * n, 1}, in{x + row * n, 1};
     RowOf<T> out{dx + row * n, 1};
     RowStatistics s = statistics[row];
-    NormGradSums sums = {0.0f, 0.0f};
+    NormGradSums sums = {0.0, 0.0};
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
       sums = sums + normGradTerms(grad.load(j), in.load(j), scale.load(j), s);
     sums = blockAllReduce(sums, Add{});
@@ -145,7 +147,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
 template <typename T, bool Centered>
 bool launchRowNormGrad(KernelContext &context, const KernelCall &call, const RowChunks &split,
                        const RowNormGradScratch &scratch, const char *name) {
-  auto epsilon = static_cast<float>(attributesOf(call).floatOr("epsilon", 0.0));
+  double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   const T *dy = call.inputs[0].as<T>(), *x = call.inputs[1].as<T>();
   MutableFloatVector biasGrad =
       Centered ? mutableFloatVector(call.outputs[2]) : MutableFloatVector{nullptr, DType::F32};
@@ -184,7 +186,7 @@ template <bool Centered> bool runRowNormGrad(KernelContext &context, const Kerne
   RowNormGradScratch scratch = carveRowNormGrad(call, carver);
   if (!carver.fits(context))
     return false;
-  return visitFloatStorage(call.inputs[1].dtype, [&](auto tag) {
+  return visitFloat(call.inputs[1].dtype, [&](auto tag) {
     return launchRowNormGrad<typename decltype(tag)::type, Centered>(
         context, call, split, scratch, Centered ? "layer_norm_grad" : "rms_norm_grad");
   });

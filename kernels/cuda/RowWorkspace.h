@@ -65,9 +65,11 @@ inline int64_t parameterGradients(const KernelCall &call) {
   return static_cast<int64_t>(call.outputs.size()) - 1;
 }
 
+/// Each row's f64 mean and rstd, and the parameter gradients' partial sums, in f64 as the
+/// CPU's.
 struct RowNormGradScratch {
   RowStatistics *statistics = nullptr; // per row
-  float *partials = nullptr;           // [gradient][chunk][width]
+  double *partials = nullptr;          // [gradient][chunk][width]
 };
 
 inline RowNormGradScratch carveRowNormGrad(const KernelCall &call, WorkspaceCarver &carver) {
@@ -76,7 +78,7 @@ inline RowNormGradScratch carveRowNormGrad(const KernelCall &call, WorkspaceCarv
   if (split.width == 0)
     return scratch;
   scratch.statistics = carver.take<RowStatistics>(split.rows);
-  scratch.partials = carver.take<float>(parameterGradients(call) * split.chunks * split.width);
+  scratch.partials = carver.take<double>(parameterGradients(call) * split.chunks * split.width);
   return scratch;
 }
 
@@ -175,9 +177,10 @@ inline int64_t lossRows(const TensorView &logits) {
   return extent(logits.shape, 0, logits.shape.size() - 1);
 }
 
-/// Each counted row's loss, added in a fixed order by the pass that takes the mean.
-inline float *carveCrossEntropy(const KernelCall &call, WorkspaceCarver &carver) {
-  return carver.take<float>(lossRows(call.inputs[0]));
+/// Each counted row's loss (f64, as the CPU's), added in a fixed order by the pass that takes
+/// the mean.
+inline double *carveCrossEntropy(const KernelCall &call, WorkspaceCarver &carver) {
+  return carver.take<double>(lossRows(call.inputs[0]));
 }
 
 /// The number of counted rows, which scales every row's gradient.

@@ -72,8 +72,9 @@ __global__ void __launch_bounds__(kMaxScanThreads)
       Acc values[kScanItems], own = 0;
       for (int k = 0; k < kScanItems; ++k) {
         int64_t j = first + k;
-        values[k] = j < length ? static_cast<Acc>(Stored<T>::load(in[reverse ? length - 1 - j : j]))
-                               : Acc(0);
+        values[k] = j < length
+                        ? static_cast<Acc>(Element<T>::load(in[reverse ? length - 1 - j : j]))
+                        : Acc(0);
         own = add(own, values[k]);
       }
       Acc spanTotal;
@@ -95,18 +96,11 @@ __global__ void __launch_bounds__(kMaxScanThreads)
 template <typename T>
 __global__ void cumsumByThreads(const T *x, T *y, int64_t outer, int64_t length, int64_t inner,
                                 bool exclusive, bool reverse) {
-  int64_t rows = outer * inner, stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < rows; i += stride) {
+  int64_t rows = outer * inner;
+  for (int64_t i = gridThreadIndex(); i < rows; i += gridThreads()) {
     int64_t base = (i / inner) * length * inner + i % inner;
     cumsumRow(x + base, y + base, length, inner, exclusive, reverse);
   }
-}
-
-/// Threads of a block scanning rows of `length`: kScanItems elements each, whole warps, at
-/// most kMaxScanThreads.
-int scanThreads(int64_t length) {
-  int64_t warps = (length + kScanItems * kWarpSize - 1) / (kScanItems * kWarpSize);
-  return static_cast<int>(std::clamp<int64_t>(warps, 1, kMaxScanThreads / kWarpSize) * kWarpSize);
 }
 
 bool runCumSum(KernelContext &context, const KernelCall &call) {
@@ -118,13 +112,14 @@ bool runCumSum(KernelContext &context, const KernelCall &call) {
   bool exclusive = attributes.intOr("exclusive", 0) != 0;
   bool reverse = attributes.intOr("reverse", 0) != 0;
   cudaStream_t stream = streamOf(context);
-  visitNumericStorage(input.dtype, [&](auto tag) {
+  visitNumeric(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = input.as<T>();
     T *y = call.outputs[0].as<T>();
     if (e.inner == 1 && e.length >= kWarpSize)
-      cumsumByBlocks<T><<<blocksFor(e.outer), scanThreads(e.length), 0, stream>>>(
-          x, y, e.outer, e.length, exclusive, reverse);
+      cumsumByBlocks<T>
+          <<<blocksFor(e.outer), rowThreads(e.length, kScanItems, kMaxScanThreads), 0, stream>>>(
+              x, y, e.outer, e.length, exclusive, reverse);
     else
       cumsumByThreads<T><<<gridFor(e.outer * e.inner), kBlockThreads, 0, stream>>>(
           x, y, e.outer, e.length, e.inner, exclusive, reverse);

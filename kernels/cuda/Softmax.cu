@@ -35,8 +35,8 @@ __global__ void __launch_bounds__(kMaxRowThreads)
 /// A thread per row: outer * inner rows of `length` elements `inner` apart.
 template <typename T, bool Log>
 __global__ void softmaxByThreads(const T *x, T *y, int64_t outer, int64_t length, int64_t inner) {
-  int64_t rows = outer * inner, stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < rows; i += stride) {
+  int64_t rows = outer * inner;
+  for (int64_t i = gridThreadIndex(); i < rows; i += gridThreads()) {
     int64_t base = (i / inner) * length * inner + i % inner;
     softmaxRow<Log>(RowOf<const T>{x + base, inner}, RowOf<T>{y + base, inner}, length);
   }
@@ -48,20 +48,20 @@ __global__ void __launch_bounds__(kMaxRowThreads)
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     RowOf<const T> grad{dy + row * n, 1}, out{y + row * n, 1};
     RowOf<T> result{dx + row * n, 1};
-    float sum = 0.0f;
+    double sum = 0.0;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
       sum += softmaxGradTerm<Log>(grad.load(j), out.load(j));
-    sum = blockAllReduce(sum, Add{});
+    auto rounded = static_cast<float>(blockAllReduce(sum, Add{}));
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
-      result.store(j, softmaxGradOutput<Log>(grad.load(j), out.load(j), sum));
+      result.store(j, softmaxGradOutput<Log>(grad.load(j), out.load(j), rounded));
   }
 }
 
 template <typename T, bool Log>
 __global__ void softmaxGradByThreads(const T *dy, const T *y, T *dx, int64_t outer, int64_t length,
                                      int64_t inner) {
-  int64_t rows = outer * inner, stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < rows; i += stride) {
+  int64_t rows = outer * inner;
+  for (int64_t i = gridThreadIndex(); i < rows; i += gridThreads()) {
     int64_t base = (i / inner) * length * inner + i % inner;
     softmaxGradRow<Log>(RowOf<const T>{dy + base, inner}, RowOf<const T>{y + base, inner},
                         RowOf<T>{dx + base, inner}, length);
@@ -78,7 +78,7 @@ template <bool Log> bool runSoftmax(KernelContext &context, const KernelCall &ca
     return true;
   AxisExtents e = extentsAroundAxis(input.shape, attributesOf(call).intOr("axis", 0));
   cudaStream_t stream = streamOf(context);
-  visitFloatStorage(input.dtype, [&](auto tag) {
+  visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = input.as<T>();
     T *y = call.outputs[0].as<T>();
@@ -98,7 +98,7 @@ template <bool Log> bool runSoftmaxGrad(KernelContext &context, const KernelCall
     return true;
   AxisExtents e = extentsAroundAxis(grad.shape, attributesOf(call).intOr("axis", 0));
   cudaStream_t stream = streamOf(context);
-  visitFloatStorage(grad.dtype, [&](auto tag) {
+  visitFloat(grad.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *dy = grad.as<T>(), *y = call.inputs[1].as<T>();
     T *dx = call.outputs[0].as<T>();

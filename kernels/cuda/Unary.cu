@@ -93,8 +93,8 @@ bool runGelu(KernelContext &context, const KernelCall &call) {
 template <typename Fn> bool visitBiased(const KernelCall &call, size_t biasInput, Fn &&fn) {
   return visitFloat(call.inputs[0].dtype, [&](auto dataTag) {
     return visitFloat(call.inputs[biasInput].dtype, [&](auto biasTag) {
-      return visitIndex(call.outputs[0].numElements(),
-                        [&](auto indexTag) { return fn(dataTag, biasTag, indexTag); });
+      return visitIndexFor(call.outputs[0].numElements(),
+                           [&](auto indexTag) { return fn(dataTag, biasTag, indexTag); });
     });
   });
 }
@@ -155,7 +155,7 @@ bool runTrilu(KernelContext &context, const KernelCall &call) {
   int64_t rows = input.shape[input.rank() - 2], columns = input.shape[input.rank() - 1];
   return visitBits(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return visitIndex(input.numElements(), [&](auto indexTag) {
+    return visitIndexFor(input.numElements(), [&](auto indexTag) {
       using Index = typename decltype(indexTag)::type;
       TriluBody<T, Index> body{input.as<const T>(),
                                call.outputs[0].as<T>(),
@@ -174,7 +174,7 @@ bool runCast(KernelContext &context, const KernelCall &call) {
     if (input.data == output.data || input.numElements() == 0)
       return true;
     cudaError_t status = cudaMemcpyAsync(output.data, input.data, input.sizeBytes(),
-                                         cudaMemcpyDeviceToDevice, streamOf(context));
+                                         cudaMemcpyDefault, streamOf(context));
     return status == cudaSuccess ||
            context.fail(std::string("cast: the copy failed: ") + cudaGetErrorString(status));
   }
@@ -211,9 +211,7 @@ template <typename T>
 __global__ void dropoutKernel(int64_t count, DropoutBody<T> body, double ratio, int64_t seed,
                               const int64_t *salt) {
   body.mask = salt ? DropoutMask(ratio, seed, *salt) : DropoutMask(ratio, seed, std::nullopt);
-  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += stride)
+  for (int64_t i = gridThreadIndex(); i < count; i += gridThreads())
     body(i);
 }
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/cuda/ElementwiseMath.h"
 #include "KernelTestSupport.h"
+#include "kernels/ElementVisitors.h"
 #include "kernels/KernelTargets.h"
 #include "kernels/cuda/CudaTarget.h"
 
@@ -28,51 +29,6 @@ namespace {
 using testing::attrs;
 using testing::OwnedTensor;
 using testing::runKernel;
-
-template <typename T> struct Tag { using type = T; };
-
-/// fn(Tag<storage type>) for a dtype of the class: the CUDA kernels' dispatch.
-template <TypeClass Class, typename Fn> void withStorage(DType dtype, Fn &&fn) {
-  if constexpr (Class == TypeClass::Bool) {
-    fn(Tag<BoolByte>{});
-  } else {
-    switch (dtype) {
-    case DType::F32:
-      return fn(Tag<float>{});
-    case DType::F16:
-      return fn(Tag<Half>{});
-    case DType::BF16:
-      return fn(Tag<BFloat16>{});
-    default:
-      break;
-    }
-    if constexpr (Class != TypeClass::Float) {
-      if (dtype == DType::I64)
-        return fn(Tag<int64_t>{});
-      if (dtype == DType::I32)
-        return fn(Tag<int32_t>{});
-    }
-    if constexpr (Class == TypeClass::Any) {
-      if (dtype == DType::Bool)
-        return fn(Tag<BoolByte>{});
-    }
-    ADD_FAILURE() << "unexpected dtype " << dtypeName(dtype);
-  }
-}
-
-/// The elements' bits, for the ops that move values unchanged.
-template <typename Fn> void withBits(DType dtype, Fn &&fn) {
-  switch (dtypeSize(dtype)) {
-  case 1:
-    return fn(Tag<uint8_t>{});
-  case 2:
-    return fn(Tag<uint16_t>{});
-  case 8:
-    return fn(Tag<uint64_t>{});
-  default:
-    return fn(Tag<uint32_t>{});
-  }
-}
 
 /// body(i) for every element: what forEachElement does on the GPU.
 template <typename Body> void runOnHost(int64_t count, const Body &body) {
@@ -92,7 +48,7 @@ OwnedTensor randomTensor(DType dtype, Shape shape, uint32_t seed, double scale =
   for (int64_t i = 0; i < t.numElements(); ++i) {
     bool special = pick(random) < 2;
     int which = pick(random);
-    withStorage<TypeClass::Any>(dtype, [&](auto tag) {
+    visitAny(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       T *data = t.as<T>();
       if constexpr (std::is_same_v<T, BoolByte>) {
@@ -102,7 +58,7 @@ OwnedTensor randomTensor(DType dtype, Shape shape, uint32_t seed, double scale =
             0, 1, -1, 2, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max()};
         data[i] = special ? extremes[which % 6] : static_cast<T>(integer(random));
       } else {
-        data[i] = Stored<T>::store(special ? floatSpecials[which] : normal(random));
+        data[i] = Element<T>::store(special ? floatSpecials[which] : normal(random));
       }
     });
   }
@@ -186,7 +142,7 @@ void expectMapMatches(const std::string &op, Fn fn, bool exact, const Attributes
     OwnedTensor input = randomTensor(dtype, kUnaryShape, 7);
     OwnedTensor expected = runKernel(op, {input}, {{dtype, kUnaryShape}}, attributes)[0];
     OwnedTensor actual(dtype, kUnaryShape);
-    withStorage<Class>(dtype, [&](auto tag) {
+    visitClass<Class>(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       runOnHost(input.numElements(), MapBody<T, Fn>{input.as<T>(), actual.as<T>(), fn});
     });
@@ -266,7 +222,7 @@ TEST(CudaElementwiseMath, ClipMatchesTheCpuKernel) {
       OwnedTensor input = randomTensor(dtype, kUnaryShape, 11);
       OwnedTensor expected = runKernel("clip", {input}, {{dtype, kUnaryShape}}, attributes)[0];
       OwnedTensor actual(dtype, kUnaryShape);
-      withStorage<TypeClass::Numeric>(dtype, [&](auto tag) {
+      visitNumeric(dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         using Fn = Clip<ComputeOf<T>>;
         runOnHost(input.numElements(),
@@ -290,7 +246,7 @@ TEST(CudaElementwiseMath, DropoutMatchesTheCpuKernel) {
         OwnedTensor expected = runKernel("dropout", inputs, {{dtype, kUnaryShape}}, attributes)[0];
         OwnedTensor actual(dtype, kUnaryShape);
         DropoutMask mask(ratio, 99, salted ? std::optional<int64_t>(12345) : std::nullopt);
-        withStorage<TypeClass::Float>(dtype, [&](auto tag) {
+        visitFloat(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
           runOnHost(input.numElements(), DropoutBody<T>{input.as<T>(), actual.as<T>(), mask});
         });
@@ -323,8 +279,8 @@ TEST(CudaElementwiseMath, BiasGeluMatchesTheCpuKernel) {
                                          attrs({{"approximate", approximate}}))[0];
         OwnedTensor actual(dtype, shape);
         withGelu<false>(approximate, [&](auto gelu) {
-          withStorage<TypeClass::Float>(dtype, [&](auto dataTag) {
-            withStorage<TypeClass::Float>(biasType, [&](auto biasTag) {
+          visitFloat(dtype, [&](auto dataTag) {
+            visitFloat(biasType, [&](auto biasTag) {
               using T = typename decltype(dataTag)::type;
               using B = typename decltype(biasTag)::type;
               BiasGeluBody<T, B, decltype(gelu), uint32_t> body{input.as<T>(), bias.as<B>(),
@@ -349,7 +305,7 @@ TEST(CudaElementwiseMath, GeluGradMatchesTheCpuKernel) {
                                        attrs({{"approximate", approximate}}))[0];
       OwnedTensor actual(dtype, kUnaryShape);
       withGelu<true>(approximate, [&](auto derivative) {
-        withStorage<TypeClass::Float>(dtype, [&](auto tag) {
+        visitFloat(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
           GradBody<T, decltype(derivative)> body{grad.as<T>(), input.as<T>(), actual.as<T>(),
                                                  derivative};
@@ -374,8 +330,8 @@ TEST(CudaElementwiseMath, BiasGeluGradMatchesTheCpuKernel) {
                                          attrs({{"approximate", approximate}}))[0];
         OwnedTensor actual(dtype, shape);
         withGelu<true>(approximate, [&](auto derivative) {
-          withStorage<TypeClass::Float>(dtype, [&](auto dataTag) {
-            withStorage<TypeClass::Float>(biasType, [&](auto biasTag) {
+          visitFloat(dtype, [&](auto dataTag) {
+            visitFloat(biasType, [&](auto biasTag) {
               using T = typename decltype(dataTag)::type;
               using B = typename decltype(biasTag)::type;
               BiasGeluGradBody<T, B, decltype(derivative), uint64_t> body{
@@ -406,7 +362,7 @@ TEST(CudaElementwiseMath, TriluMatchesTheCpuKernel) {
         OwnedTensor expected = runKernel("trilu", {input}, {{dtype, shape}},
                                          attrs({{"k", k}, {"upper", int64_t{upper}}}))[0];
         OwnedTensor actual(dtype, shape);
-        withBits(dtype, [&](auto tag) {
+        visitBits(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
           TriluBody<T, uint32_t> body{input.as<T>(), actual.as<T>(), 5, 7, k, upper};
           runOnHost(input.numElements(), body);
@@ -424,8 +380,8 @@ TEST(CudaElementwiseMath, CastMatchesTheCpuKernel) {
       OwnedTensor input = randomTensor(from, kUnaryShape, 47, 1e3);
       OwnedTensor expected = runKernel("cast", {input}, {{to, kUnaryShape}})[0];
       OwnedTensor actual(to, kUnaryShape);
-      withStorage<TypeClass::Any>(from, [&](auto fromTag) {
-        withStorage<TypeClass::Any>(to, [&](auto toTag) {
+      visitAny(from, [&](auto fromTag) {
+        visitAny(to, [&](auto toTag) {
           using From = typename decltype(fromTag)::type;
           using To = typename decltype(toTag)::type;
           runOnHost(input.numElements(), CastBody<From, To>{input.as<From>(), actual.as<To>()});
@@ -446,8 +402,8 @@ TEST(CudaElementwiseMath, RefreshCopyMatchesTheCpuKernel) {
         OwnedTensor expected =
             runKernel("refresh_copy", {flag, source, copy}, {{to, kUnaryShape}})[0];
         OwnedTensor actual(to, kUnaryShape), inPlace = copy;
-        withStorage<TypeClass::Float>(from, [&](auto fromTag) {
-          withStorage<TypeClass::Float>(to, [&](auto toTag) {
+        visitFloat(from, [&](auto fromTag) {
+          visitFloat(to, [&](auto toTag) {
             using From = typename decltype(fromTag)::type;
             using To = typename decltype(toTag)::type;
             using Body = RefreshCopyBody<From, To>;
@@ -596,7 +552,7 @@ template <typename Op, TypeClass Class> void expectBroadcastMatches(bool compari
       OwnedTensor expected = runKernel(Op::name, {lhs, rhs}, {{outputType, outputShape}})[0];
       BroadcastIndex<2> index;
       ASSERT_TRUE(toBroadcastIndex(mergeBroadcast<2>(outputShape, {&lhsShape, &rhsShape}), index));
-      withStorage<Class>(dtype, [&](auto tag) {
+      visitClass<Class>(dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         auto check = [&](auto indexTag, auto outputTag) {
           using Index = typename decltype(indexTag)::type;
@@ -610,11 +566,11 @@ template <typename Op, TypeClass Class> void expectBroadcastMatches(bool compari
                          formatShape(rhsShape));
         };
         if (comparison) {
-          check(Tag<uint32_t>{}, Tag<BoolByte>{});
-          check(Tag<uint64_t>{}, Tag<BoolByte>{});
+          check(TypeTag<uint32_t>{}, TypeTag<BoolByte>{});
+          check(TypeTag<uint64_t>{}, TypeTag<BoolByte>{});
         } else {
-          check(Tag<uint32_t>{}, Tag<T>{});
-          check(Tag<uint64_t>{}, Tag<T>{});
+          check(TypeTag<uint32_t>{}, TypeTag<T>{});
+          check(TypeTag<uint64_t>{}, TypeTag<T>{});
         }
       });
     }
@@ -639,7 +595,7 @@ TEST(CudaElementwiseMath, PowOfTwoIsTheSquare) {
     BroadcastIndex<2> index;
     Shape scalar;
     ASSERT_TRUE(toBroadcastIndex(mergeBroadcast<2>(kUnaryShape, {&kUnaryShape, &scalar}), index));
-    withStorage<TypeClass::Float>(dtype, [&](auto tag) {
+    visitFloat(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       runOnHost(base.numElements(), BroadcastBody<T, T, Pow, uint32_t>{
                                         base.as<T>(), two.as<T>(), actual.as<T>(), index, Pow()});
@@ -674,7 +630,7 @@ TEST(CudaElementwiseMath, WhereMatchesTheCpuKernel) {
       BroadcastIndex<3> index;
       ASSERT_TRUE(toBroadcastIndex(
           mergeBroadcast<3>(outputShape, {&shapes[0], &shapes[1], &shapes[2]}), index));
-      withBits(dtype, [&](auto tag) {
+      visitBits(dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         SelectBody<T, uint32_t> body{condition.as<BoolByte>(), onTrue.as<T>(), onFalse.as<T>(),
                                      actual.as<T>(), index};
@@ -724,14 +680,14 @@ TEST(CudaElementwiseMath, NonFiniteCheckMatchesTheCpuKernel) {
           testing::randomF32({300}, 101),
           testing::tensor(dtype, {5, 40}, std::vector<double>(200, 0.25)),
           testing::tensor(DType::BF16, {0}, {})};
-      withStorage<TypeClass::Float>(dtype, [&](auto tag) {
+      visitFloat(dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        gradients[1].as<T>()[123] = Stored<T>::store(poison);
+        gradients[1].as<T>()[123] = Element<T>::store(poison);
       });
       OwnedTensor expected = runKernel("non_finite_check", gradients, {{DType::F32, {}}})[0];
       float found = 0.0f;
       for (const OwnedTensor &gradient : gradients)
-        withStorage<TypeClass::Float>(gradient.dtype, [&](auto tag) {
+        visitFloat(gradient.dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
           runOnHost(gradient.numElements(), NonFiniteBody<T>{gradient.as<T>(), &found});
         });

@@ -484,7 +484,7 @@ TEST(CudaLayoutMath, GatherOutOfRangeIsRecordedAndNeverFollowed) {
     }
 }
 
-/// scatterAddRows then roundSums (Indexing.cu) over the gradient's elements in `order`.
+/// scatterAddRows then storeRounded (Indexing.cu) over the gradient's elements in `order`.
 OwnedTensor replayGatherGrad(const OwnedTensor &grad, const OwnedTensor &indices, int64_t axis,
                              const Shape &resultShape, const std::vector<int64_t> &order) {
   OwnedTensor result(grad.dtype, resultShape);

@@ -130,9 +130,10 @@ MatMulLaunches expectLaunchesMatchCpu(const Shape &lhs, const Shape &rhs, bool t
   }
   EXPECT_EQ(seen, std::vector<int>(cpu.batchCount, 1)) << "every result matrix once";
   EXPECT_EQ(actual, expected) << formatShape(lhs) << " @ " << formatShape(rhs);
-  if (problem.stacksRows())
+  if (problem.stacksRows()) {
     for (int64_t b = 0; b < cpu.batchCount; ++b)
       EXPECT_EQ(expected[b], std::make_pair(b, int64_t{0})) << "stacked rows";
+  }
   return launches;
 }
 
@@ -425,8 +426,8 @@ struct Head {
     return storage.data();
   }
   int64_t target(int64_t r) const {
-    int64_t target;
-    EXPECT_TRUE(cuda::labelTarget(static_cast<int64_t>(labels.at(r)), -100, classes, target));
+    int64_t target = cuda::rows::targetOf(static_cast<int64_t>(labels.at(r)), classes, -100);
+    EXPECT_NE(target, cuda::rows::kLabelOutsideClasses);
     return target;
   }
 };
@@ -451,8 +452,8 @@ void simulateForward(const Head &head, std::vector<double> &logSumExp, double &l
     std::vector<float> row = head.logits(r);
     float max = -INFINITY;
     for (int64_t t = 0; t < kRowThreads; ++t)
-      max = cuda::maxSkippingNaN(max,
-                                 cuda::partialMax(row.data(), bias, head.classes, t, kRowThreads));
+      max = cuda::rows::maxSkippingNaN(
+          max, cuda::partialMax(row.data(), bias, head.classes, t, kRowThreads));
     double sum = 0;
     for (int64_t t = 0; t < kRowThreads; ++t)
       sum += cuda::partialSumExp(row.data(), bias, head.classes, t, kRowThreads, max);
@@ -463,7 +464,7 @@ void simulateForward(const Head &head, std::vector<double> &logSumExp, double &l
                            target);
     counted += target >= 0;
   }
-  loss = cuda::meanLoss(total, counted);
+  loss = cuda::rows::crossEntropyMean(total, counted);
 }
 
 struct Gradients {
@@ -480,7 +481,7 @@ Gradients simulateBackward(const Head &head, float grad, const std::vector<doubl
   int64_t counted = 0;
   for (int64_t r = 0; r < head.rows; ++r)
     counted += head.target(r) >= 0;
-  const float scale = cuda::gradientScale(grad, counted);
+  const float scale = cuda::rows::crossEntropyGradScale(grad, counted);
   Gradients result;
   std::vector<float> weightSums(head.depth * head.classes, 0.0f), biasSums(head.classes, 0.0f);
   for (int64_t first = 0; first < head.rows; first += chunkRows) {
@@ -562,23 +563,23 @@ TEST(CudaMatMulMath, LinearCrossEntropyRowsMatchTheCpuKernel) {
     const double atol = c.dtype == DType::F32 ? 1e-6 : 1e-3;
     EXPECT_TRUE(closeTo(gpu.hidden, cpu[0].values(), rtol, atol)) << name << " hidden";
     EXPECT_TRUE(closeTo(gpu.weight, cpu[1].values(), rtol, atol)) << name << " weight";
-    if (c.bias)
+    if (c.bias) {
       EXPECT_TRUE(closeTo(gpu.bias, cpu[2].values(), rtol, atol)) << name << " bias";
+    }
   }
 }
 
 TEST(CudaMatMulMath, LabelsOutsideTheClassesAreRefused) {
-  int64_t target;
-  EXPECT_TRUE(cuda::labelTarget(-100, -100, 10, target));
-  EXPECT_EQ(target, -1);
-  EXPECT_TRUE(cuda::labelTarget(9, -100, 10, target));
-  EXPECT_EQ(target, 9);
-  EXPECT_FALSE(cuda::labelTarget(10, -100, 10, target));
-  EXPECT_FALSE(cuda::labelTarget(-1, -100, 10, target));
-  EXPECT_EQ(target, -1);
-  EXPECT_EQ(cuda::logitGradient(3.0f, 1.0f, 2.0f, 4, -1), 0.0f);
-  EXPECT_EQ(cuda::meanLoss(5.0, 0), 0.0f);
-  EXPECT_EQ(cuda::gradientScale(5.0f, 0), 0.0f);
+  using namespace cuda::rows;
+  EXPECT_EQ(targetOf(-100, 10, -100), kIgnoredRow);
+  EXPECT_EQ(targetOf(9, 10, -100), 9);
+  EXPECT_EQ(targetOf(10, 10, -100), kLabelOutsideClasses);
+  EXPECT_EQ(targetOf(-1, 10, -100), kLabelOutsideClasses);
+  EXPECT_EQ(cuda::logitGradient(3.0f, 1.0f, 2.0f, 4, kIgnoredRow), 0.0f);
+  EXPECT_EQ(cuda::logitGradient(3.0f, 1.0f, 2.0f, 4, kLabelOutsideClasses), 0.0f);
+  EXPECT_EQ(cuda::rowLoss(3.0, 1.0f, kLabelOutsideClasses), 0.0);
+  EXPECT_EQ(crossEntropyMean(5.0, 0), 0.0f);
+  EXPECT_EQ(crossEntropyGradScale(5.0f, 0), 0.0f);
 }
 
 //===----------------------------------------------------------------------===//

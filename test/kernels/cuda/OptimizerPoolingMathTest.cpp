@@ -308,7 +308,7 @@ TEST(PoolingMath, ForwardPoolsAreTheCpuKernelsToTheBit) {
             const T *in = elements<T>(input) + plane * g.inPlane;
             const WindowArgmax &window = best[plane * g.outPlane + p];
             maxima.push_back(window.offset < 0 ? -std::numeric_limits<float>::infinity()
-                                               : floatOf(in[window.offset]));
+                                               : loadFloat(in, window.offset));
             taps.push_back(static_cast<uint8_t>(window.tap));
             averages.push_back(windowAverage(g, in, p));
           }

@@ -3,16 +3,21 @@
 // Runs the arithmetic of the CUDA row kernels (kernels/cuda/RowMath.h, ReductionMath.h) on the
 // CPU: the serial row functions one row (or column) at a time, and the sums across rows the
 // way the kernels cut them (RowWorkspace.h's chunks and splits, combined in order), over random
-// inputs, and compares with the CPU kernels of the same ops. The CUDA arithmetic sums rows in
-// f32 where the CPU sums in f64: f32 results agree to 2e-5 relative, plus 2e-6 of the tensor's
-// largest magnitude for terms that cancel; bf16 results, rounded once from those f32 values,
-// agree to one unit in their last place (1/128 relative, plus 1e-3 of the largest magnitude).
+// inputs, and compares with the CPU kernels of the same ops. The normalizations take the CPU's
+// own steps (f64 statistics and sums, x - mean in f64, the same roundings to f32), in another
+// order of f64 additions and with or without an FMA where the CPU's vector clone has one: their
+// f32 results agree to 2.5e-7 relative plus 2.5e-7 of the tensor's largest magnitude, about two
+// f32 units in the last place (one is seen), rows whose mean is 1e4 times their deviation
+// included. softmax and cross_entropy use expf where the CPU has its own exp: 2e-5 relative
+// plus 2e-6 of the largest magnitude. bf16 results, rounded once from those f32 values, agree to
+// one unit in their last place (1/128 relative, plus 1e-3 of the largest magnitude).
 // Reductions and scans accumulate as the CPU does (f64, i64): integers agree exactly.
 // What only a GPU runs (shuffles, block reductions and their order, launches) is not covered.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cuda/RowMath.h"
 #include "KernelTestSupport.h"
+#include "kernels/ElementVisitors.h"
 #include "kernels/KernelTargets.h"
 #include "kernels/ShapeRules.h"
 #include "kernels/cuda/CudaTarget.h"
@@ -24,6 +29,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,26 +44,6 @@ using testing::runKernel;
 
 constexpr float kEpsilon = 1e-5f;
 const DType kFloatDTypes[] = {DType::F32, DType::BF16};
-
-template <typename T> struct Tag { using type = T; };
-
-template <typename Fn> void withFloatStorage(DType dtype, Fn &&fn) {
-  if (dtype == DType::BF16)
-    fn(Tag<BFloat16>{});
-  else if (dtype == DType::F16)
-    fn(Tag<Half>{});
-  else
-    fn(Tag<float>{});
-}
-
-template <typename Fn> void withNumericStorage(DType dtype, Fn &&fn) {
-  if (dtype == DType::I64)
-    fn(Tag<int64_t>{});
-  else if (dtype == DType::I32)
-    fn(Tag<int32_t>{});
-  else
-    withFloatStorage(dtype, fn);
-}
 
 /// Normal values (integers: uniform in [-3, 3]) rounded to the dtype.
 OwnedTensor randomTensor(DType dtype, const Shape &shape, uint32_t seed, double mean = 0.0,
@@ -81,14 +67,26 @@ MutableFloatVector mutableFloatVector(OwnedTensor &t) {
   return MutableFloatVector{t.bytes.data(), t.dtype};
 }
 
-/// The CUDA arithmetic's agreement with the CPU kernel, by dtype (the file comment's).
-::testing::AssertionResult agrees(const OwnedTensor &actual, const OwnedTensor &expected) {
+/// How closely an op's f32 results follow the CPU kernel's (the file comment's figures).
+enum class Agreement {
+  /// softmax, log_softmax, their gradients, cross_entropy: f32 arithmetic of their own (expf
+  /// where the CPU has VectorMath's exp).
+  Summed,
+  /// The normalizations: the CPU's own steps, the f64 sums in another order.
+  Normalized,
+};
+
+/// The CUDA arithmetic's agreement with the CPU kernel, by dtype.
+::testing::AssertionResult agrees(const OwnedTensor &actual, const OwnedTensor &expected,
+                                  Agreement agreement = Agreement::Summed) {
   double largest = 0.0;
   for (double value : expected.values())
     if (std::isfinite(value))
       largest = std::max(largest, std::abs(value));
   switch (expected.dtype) {
   case DType::F32:
+    if (agreement == Agreement::Normalized)
+      return closeTo(actual.values(), expected.values(), 2.5e-7, 2.5e-7 * largest);
     return closeTo(actual.values(), expected.values(), 2e-5, 2e-6 * largest);
   case DType::BF16:
     return closeTo(actual.values(), expected.values(), 1.0 / 128, 1e-3 * largest);
@@ -113,7 +111,7 @@ template <bool Log> void checkSoftmax(DType dtype, const Shape &shape, int64_t a
       runKernel(Log ? "log_softmax" : "softmax", {x}, {{dtype, shape}}, attrs({{"axis", axis}}));
   OwnedTensor actual(dtype, shape);
   AxisExtents e = extentsAroundAxis(shape, axis);
-  withFloatStorage(dtype, [&](auto tag) {
+  visitFloat(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (int64_t column = 0; column < e.outer * e.inner; ++column) {
       int64_t base = (column / e.inner) * e.length * e.inner + column % e.inner;
@@ -141,7 +139,7 @@ template <bool Log> void checkSoftmaxGrad(DType dtype, const Shape &shape, int64
                                                 {{dtype, shape}}, attrs({{"axis", axis}}));
   OwnedTensor actual(dtype, shape);
   AxisExtents e = extentsAroundAxis(shape, axis);
-  withFloatStorage(dtype, [&](auto tag) {
+  visitFloat(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (int64_t column = 0; column < e.outer * e.inner; ++column) {
       int64_t base = (column / e.inner) * e.length * e.inner + column % e.inner;
@@ -167,12 +165,61 @@ TEST(RowMathSoftmax, GradientsMatchTheCpuKernel) {
 // layer_norm, add_layer_norm, rms_norm
 //===----------------------------------------------------------------------===//
 
-/// layer_norm (`Centered`, bias optional) or rms_norm over the last two dimensions of rows with
-/// a large mean next to their spread (what the second pass about the mean is for).
-template <bool Centered> void checkRowNorm(DType dtype, DType paramType, bool withBias) {
-  Shape shape{5, 4, 24}, normalized{4, 24};
-  int64_t rows = 5, width = 96;
-  OwnedTensor x = randomTensor(dtype, shape, 1, 10.0, 2.0);
+/// The normal distribution of a test's input rows (or channels).
+struct Spread {
+  double mean, deviation;
+};
+
+/// Rows a few deviations away from zero.
+constexpr Spread kModestMean = {10.0, 2.0};
+
+/// |mean| / deviation of about 1e3 and 1e4, where an f32 mean or f32 sums lose ~1e-4 of x^.
+/// bf16 rounds each value to 8 significant bits, which caps the ratio of non-constant rows near
+/// 1e3 (rows of 1e4 +- 8 round to a few neighbouring values).
+std::vector<Spread> largeMeans(DType dtype) {
+  if (dtype == DType::BF16)
+    return {{1e3, 1.0}, {1e4, 8.0}};
+  return {{1e3, 1.0}, {1e4, 1.0}};
+}
+
+/// The smallest |mean| / deviation over `groups` groups of `size` stored values, group g's
+/// element m at offset(g, m).
+template <typename Offset>
+double smallestMeanToDeviation(const OwnedTensor &x, int64_t groups, int64_t size, Offset offset) {
+  std::vector<double> values = x.values();
+  double smallest = std::numeric_limits<double>::infinity();
+  for (int64_t g = 0; g < groups; ++g) {
+    double mean = 0.0, squares = 0.0;
+    for (int64_t m = 0; m < size; ++m)
+      mean += values[offset(g, m)];
+    mean /= size;
+    for (int64_t m = 0; m < size; ++m)
+      squares += (values[offset(g, m)] - mean) * (values[offset(g, m)] - mean);
+    smallest = std::min(smallest, std::abs(mean) / std::sqrt(squares / size));
+  }
+  return smallest;
+}
+
+/// The same over rows of `width` contiguous values.
+double smallestRowMeanToDeviation(const OwnedTensor &x, int64_t width) {
+  return smallestMeanToDeviation(x, x.numElements() / width, width,
+                                 [width](int64_t row, int64_t j) { return row * width + j; });
+}
+
+std::string describe(Spread spread) {
+  std::ostringstream text;
+  text << " mean " << spread.mean << " deviation " << spread.deviation;
+  return text.str();
+}
+
+Shape trailing(const Shape &shape) { return Shape(shape.begin() + 1, shape.end()); }
+
+/// layer_norm (`Centered`, bias optional) or rms_norm over all dimensions but the first.
+template <bool Centered>
+void checkRowNorm(DType dtype, DType paramType, bool withBias, const Shape &shape, Spread spread) {
+  Shape normalized = trailing(shape);
+  int64_t rows = shape[0], width = extent(shape, 1, shape.size());
+  OwnedTensor x = randomTensor(dtype, shape, 1, spread.mean, spread.deviation);
   OwnedTensor scale = randomTensor(paramType, normalized, 2, 1.0, 0.5);
   OwnedTensor bias = randomTensor(paramType, normalized, 3);
   std::vector<OwnedTensor> inputs = {x, scale};
@@ -183,59 +230,81 @@ template <bool Centered> void checkRowNorm(DType dtype, DType paramType, bool wi
                 attrs({{"axis", int64_t{1}}, {"epsilon", double{kEpsilon}}}));
   OwnedTensor actual(dtype, shape);
   FloatVector biasVector = withBias ? floatVector(bias) : FloatVector{nullptr, DType::F32};
-  withFloatStorage(dtype, [&](auto tag) {
+  visitFloat(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (int64_t row = 0; row < rows; ++row)
       normalizeRow<Centered>(RowOf<const T>{x.as<T>() + row * width, 1}, floatVector(scale),
                              biasVector, RowOf<T>{actual.as<T>() + row * width, 1}, width,
                              kEpsilon);
   });
-  EXPECT_TRUE(agrees(actual, expected[0]))
-      << (Centered ? "layer_norm " : "rms_norm ") << describe(dtype, shape) << " parameters "
-      << dtypeName(paramType) << (withBias ? " with bias" : "");
+  EXPECT_TRUE(agrees(actual, expected[0], Agreement::Normalized))
+      << (Centered ? "layer_norm " : "rms_norm ") << describe(dtype, shape) << describe(spread)
+      << " parameters " << dtypeName(paramType) << (withBias ? " with bias" : "");
 }
 
 TEST(RowMathRowNorm, LayerNormAndRmsNormMatchTheCpuKernel) {
   for (DType dtype : kFloatDTypes)
     for (DType paramType : kFloatDTypes) {
-      checkRowNorm<true>(dtype, paramType, true);
-      checkRowNorm<true>(dtype, paramType, false);
-      checkRowNorm<false>(dtype, paramType, false);
+      checkRowNorm<true>(dtype, paramType, true, {5, 4, 24}, kModestMean);
+      checkRowNorm<true>(dtype, paramType, false, {5, 4, 24}, kModestMean);
+      checkRowNorm<false>(dtype, paramType, false, {5, 4, 24}, kModestMean);
     }
 }
 
+void checkAddLayerNorm(DType dtype, const Shape &shape, Spread spread) {
+  int64_t rows = shape[0], width = shape[1];
+  OwnedTensor lhs = randomTensor(dtype, shape, 5, spread.mean, spread.deviation);
+  OwnedTensor rhs = randomTensor(dtype, shape, 6, 0.0, spread.deviation);
+  OwnedTensor scale = randomTensor(DType::F32, {width}, 7, 1.0, 0.3);
+  OwnedTensor bias = randomTensor(DType::F32, {width}, 8);
+  std::vector<OwnedTensor> expected =
+      runKernel("add_layer_norm", {lhs, rhs, scale, bias}, {{dtype, shape}, {dtype, shape}},
+                attrs({{"axis", int64_t{1}}, {"epsilon", double{kEpsilon}}}));
+  OwnedTensor sum(dtype, shape), actual(dtype, shape);
+  visitFloat(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (int64_t i = 0; i < sum.numElements(); ++i)
+      sum.as<T>()[i] = residualSum(lhs.as<T>()[i], rhs.as<T>()[i]);
+    for (int64_t row = 0; row < rows; ++row)
+      normalizeRow<true>(RowOf<const T>{sum.as<T>() + row * width, 1}, floatVector(scale),
+                         floatVector(bias), RowOf<T>{actual.as<T>() + row * width, 1}, width,
+                         kEpsilon);
+  });
+  std::string what = "add_layer_norm " + describe(dtype, shape) + describe(spread);
+  EXPECT_TRUE(agrees(sum, expected[0], Agreement::Normalized)) << what << ": sum";
+  EXPECT_TRUE(agrees(actual, expected[1], Agreement::Normalized)) << what;
+}
+
 TEST(RowMathRowNorm, AddLayerNormNormalizesTheRoundedSum) {
-  for (DType dtype : kFloatDTypes) {
-    Shape shape{6, 50};
-    OwnedTensor lhs = randomTensor(dtype, shape, 5, 4.0), rhs = randomTensor(dtype, shape, 6);
-    OwnedTensor scale = randomTensor(DType::F32, {50}, 7, 1.0, 0.3);
-    OwnedTensor bias = randomTensor(DType::F32, {50}, 8);
-    std::vector<OwnedTensor> expected =
-        runKernel("add_layer_norm", {lhs, rhs, scale, bias}, {{dtype, shape}, {dtype, shape}},
-                  attrs({{"axis", int64_t{1}}, {"epsilon", double{kEpsilon}}}));
-    OwnedTensor sum(dtype, shape), actual(dtype, shape);
-    withFloatStorage(dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      for (int64_t i = 0; i < sum.numElements(); ++i)
-        sum.as<T>()[i] = residualSum(lhs.as<T>()[i], rhs.as<T>()[i]);
-      for (int64_t row = 0; row < 6; ++row)
-        normalizeRow<true>(RowOf<const T>{sum.as<T>() + row * 50, 1}, floatVector(scale),
-                           floatVector(bias), RowOf<T>{actual.as<T>() + row * 50, 1}, 50, kEpsilon);
-    });
-    EXPECT_TRUE(agrees(sum, expected[0])) << "add_layer_norm sum " << describe(dtype, shape);
-    EXPECT_TRUE(agrees(actual, expected[1])) << "add_layer_norm " << describe(dtype, shape);
-  }
+  for (DType dtype : kFloatDTypes)
+    checkAddLayerNorm(dtype, {6, 50}, {4.0, 1.0});
+}
+
+TEST(RowMathRowNorm, RowsWithALargeMeanNextToTheirSpreadMatchTheCpuKernel) {
+  for (DType dtype : kFloatDTypes)
+    for (Spread spread : largeMeans(dtype)) {
+      Shape shape{6, 1000};
+      EXPECT_GT(smallestRowMeanToDeviation(
+                    randomTensor(dtype, shape, 1, spread.mean, spread.deviation), 1000),
+                500.0);
+      checkRowNorm<true>(dtype, DType::F32, true, shape, spread);
+      checkRowNorm<true>(dtype, DType::BF16, false, shape, spread);
+      checkRowNorm<false>(dtype, DType::F32, false, shape, spread);
+      checkAddLayerNorm(dtype, shape, spread);
+    }
 }
 
 //===----------------------------------------------------------------------===//
 // layer_norm_grad, rms_norm_grad
 //===----------------------------------------------------------------------===//
 
-/// dx row by row; the parameter gradients as the kernels sum them: per chunk of rows in f32
+/// dx row by row; the parameter gradients as the kernels sum them: per chunk of rows in f64
 /// (RowChunks), then the chunks in order.
-template <bool Centered> void checkRowNormGrad(DType dtype, DType paramType) {
-  Shape shape{100, 2, 12}, normalized{2, 12};
-  OwnedTensor dy = randomTensor(dtype, shape, 11), x = randomTensor(dtype, shape, 12, 3.0);
+template <bool Centered>
+void checkRowNormGrad(DType dtype, DType paramType, const Shape &shape, Spread spread) {
+  Shape normalized = trailing(shape);
+  OwnedTensor dy = randomTensor(dtype, shape, 11);
+  OwnedTensor x = randomTensor(dtype, shape, 12, spread.mean, spread.deviation);
   OwnedTensor scale = randomTensor(paramType, normalized, 13, 1.0, 0.5);
   std::vector<std::pair<DType, Shape>> outputTypes = {{dtype, shape}, {paramType, normalized}};
   if (Centered)
@@ -246,13 +315,14 @@ template <bool Centered> void checkRowNormGrad(DType dtype, DType paramType) {
   std::vector<OwnedTensor> inputs = {dy, x, scale};
   RowChunks split(makeCall(inputs, expected, attributes));
   EXPECT_GT(split.chunks, 1);
+  EXPECT_GT(split.rowsPerChunk, 1);
   int64_t width = split.width;
   OwnedTensor dx(dtype, shape), scaleGrad(paramType, normalized), biasGrad(paramType, normalized);
-  withFloatStorage(dtype, [&](auto tag) {
+  visitFloat(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     std::vector<double> scaleTotals(width, 0.0), biasTotals(width, 0.0);
     for (int64_t chunk = 0; chunk < split.chunks; ++chunk) {
-      std::vector<float> scaleSums(width, 0.0f), biasSums(width, 0.0f);
+      std::vector<double> scaleSums(width, 0.0), biasSums(width, 0.0);
       int64_t end = std::min(split.rows, (chunk + 1) * split.rowsPerChunk);
       for (int64_t row = chunk * split.rowsPerChunk; row < end; ++row) {
         RowOf<const T> grad{dy.as<T>() + row * width, 1}, in{x.as<T>() + row * width, 1};
@@ -275,18 +345,28 @@ template <bool Centered> void checkRowNormGrad(DType dtype, DType paramType) {
     }
   });
   std::string what = std::string(Centered ? "layer_norm_grad " : "rms_norm_grad ") +
-                     describe(dtype, shape) + " parameters " + dtypeName(paramType);
-  EXPECT_TRUE(agrees(dx, expected[0])) << what << ": input_grad";
-  EXPECT_TRUE(agrees(scaleGrad, expected[1])) << what << ": scale_grad";
-  if (Centered)
-    EXPECT_TRUE(agrees(biasGrad, expected[2])) << what << ": bias_grad";
+                     describe(dtype, shape) + describe(spread) + " parameters " +
+                     dtypeName(paramType);
+  EXPECT_TRUE(agrees(dx, expected[0], Agreement::Normalized)) << what << ": input_grad";
+  EXPECT_TRUE(agrees(scaleGrad, expected[1], Agreement::Normalized)) << what << ": scale_grad";
+  if (Centered) {
+    EXPECT_TRUE(agrees(biasGrad, expected[2], Agreement::Normalized)) << what << ": bias_grad";
+  }
 }
 
 TEST(RowMathRowNormGrad, LayerNormGradAndRmsNormGradMatchTheCpuKernel) {
   for (DType dtype : kFloatDTypes)
     for (DType paramType : kFloatDTypes) {
-      checkRowNormGrad<true>(dtype, paramType);
-      checkRowNormGrad<false>(dtype, paramType);
+      checkRowNormGrad<true>(dtype, paramType, {100, 2, 12}, {3.0, 1.0});
+      checkRowNormGrad<false>(dtype, paramType, {100, 2, 12}, {3.0, 1.0});
+    }
+}
+
+TEST(RowMathRowNormGrad, RowsWithALargeMeanNextToTheirSpreadMatchTheCpuKernel) {
+  for (DType dtype : kFloatDTypes)
+    for (Spread spread : largeMeans(dtype)) {
+      checkRowNormGrad<true>(dtype, DType::F32, {256, 1024}, spread);
+      checkRowNormGrad<false>(dtype, DType::F32, {256, 1024}, spread);
     }
 }
 
@@ -317,8 +397,8 @@ TEST(RowMathBatchNorm, MomentsCombineInAnyGroupingToTheTwoPassStatistics) {
                                               std::min<int64_t>((part + 1) * size, 5000)),
                                total);
     EXPECT_EQ(total.count, 5000);
-    EXPECT_NEAR(total.mean, mean, 1e-5 * mean) << parts << " parts";
-    EXPECT_NEAR(total.variance(), variance, 1e-3 * variance) << parts << " parts";
+    EXPECT_NEAR(total.mean, mean, 1e-14 * mean) << parts << " parts";
+    EXPECT_NEAR(total.variance(), variance, 1e-10 * variance) << parts << " parts";
   }
 }
 
@@ -332,22 +412,31 @@ Moments channelMomentsBySplit(const OwnedTensor &x, const ChannelSplit &split, i
   return total;
 }
 
-void checkBatchNorm(DType dtype, const Shape &shape, bool training) {
+/// The smallest |mean| / deviation over the channels of an [N, C, spatial...] tensor.
+double smallestChannelMeanToDeviation(const OwnedTensor &x) {
+  ChannelSplit split(x.view());
+  return smallestMeanToDeviation(x, split.channels, split.perChannel, [&](int64_t c, int64_t m) {
+    return ChannelOf<const float>{nullptr, split.channels, split.spatial, c}.offset(m);
+  });
+}
+
+void checkBatchNorm(DType dtype, const Shape &shape, bool training, Spread spread) {
   int64_t channels = shape[1];
-  OwnedTensor x = randomTensor(dtype, shape, 31, 5.0, 2.0);
+  double variance = spread.deviation * spread.deviation;
+  OwnedTensor x = randomTensor(dtype, shape, 31, spread.mean, spread.deviation);
   OwnedTensor scale = randomTensor(DType::F32, {channels}, 32, 1.0, 0.3);
   OwnedTensor bias = randomTensor(DType::F32, {channels}, 33);
-  OwnedTensor mean = randomTensor(DType::BF16, {channels}, 34, 5.0);
-  OwnedTensor var = randomTensor(DType::F32, {channels}, 35, 4.0, 0.5);
+  OwnedTensor mean = randomTensor(DType::BF16, {channels}, 34, spread.mean, spread.deviation);
+  OwnedTensor var = randomTensor(DType::F32, {channels}, 35, variance, variance / 8);
   std::vector<OwnedTensor> expected = runKernel(
       "batch_norm", {x, scale, bias, mean, var}, {{dtype, shape}},
       attrs({{"epsilon", double{kEpsilon}}, {"momentum", 0.1}, {"training", int64_t{training}}}));
   ChannelSplit split(x.view());
   OwnedTensor actual(dtype, shape);
-  withFloatStorage(dtype, [&](auto tag) {
+  visitFloat(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (int64_t c = 0; c < channels; ++c) {
-      float channelMean = floatVector(mean).load(c), channelVar = floatVector(var).load(c);
+      double channelMean = floatVector(mean).load(c), channelVar = floatVector(var).load(c);
       if (training) {
         Moments batch = channelMomentsBySplit<T>(x, split, c);
         channelMean = batch.mean;
@@ -361,46 +450,47 @@ void checkBatchNorm(DType dtype, const Shape &shape, bool training) {
         out.store(m, batchNormOutput(in.load(m), coefficients));
     }
   });
-  EXPECT_TRUE(agrees(actual, expected[0]))
-      << "batch_norm " << describe(dtype, shape) << (training ? " training" : " inference");
+  EXPECT_TRUE(agrees(actual, expected[0], Agreement::Normalized))
+      << "batch_norm " << describe(dtype, shape) << (training ? " training" : " inference")
+      << describe(spread);
 }
 
 TEST(RowMathBatchNorm, TrainingAndInferenceMatchTheCpuKernel) {
   EXPECT_GT(ChannelSplit(TensorView{nullptr, DType::F32, {4, 3, 2048}}).splits, 1);
   for (DType dtype : kFloatDTypes)
     for (bool training : {true, false}) {
-      checkBatchNorm(dtype, {4, 3, 2048}, training);
-      checkBatchNorm(dtype, {5, 6, 3, 3}, training);
-      checkBatchNorm(dtype, {7, 4}, training);
+      checkBatchNorm(dtype, {4, 3, 2048}, training, {5.0, 2.0});
+      checkBatchNorm(dtype, {5, 6, 3, 3}, training, {5.0, 2.0});
+      checkBatchNorm(dtype, {7, 4}, training, {5.0, 2.0});
     }
 }
 
-void checkBatchNormGrad(DType dtype, const Shape &shape) {
+void checkBatchNormGrad(DType dtype, DType paramType, const Shape &shape, Spread spread) {
   int64_t channels = shape[1];
-  OwnedTensor dy = randomTensor(dtype, shape, 41), x = randomTensor(dtype, shape, 42, 5.0, 2.0);
-  OwnedTensor scale = randomTensor(DType::BF16, {channels}, 43, 1.0, 0.3);
+  OwnedTensor dy = randomTensor(dtype, shape, 41);
+  OwnedTensor x = randomTensor(dtype, shape, 42, spread.mean, spread.deviation);
+  OwnedTensor scale = randomTensor(paramType, {channels}, 43, 1.0, 0.3);
   std::vector<OwnedTensor> expected =
       runKernel("batch_norm_grad", {dy, x, scale},
-                {{dtype, shape}, {DType::BF16, {channels}}, {DType::BF16, {channels}}},
+                {{dtype, shape}, {paramType, {channels}}, {paramType, {channels}}},
                 attrs({{"epsilon", double{kEpsilon}}}));
   ChannelSplit split(x.view());
-  OwnedTensor dx(dtype, shape), scaleGrad(DType::BF16, {channels}),
-      biasGrad(DType::BF16, {channels});
-  withFloatStorage(dtype, [&](auto tag) {
+  OwnedTensor dx(dtype, shape), scaleGrad(paramType, {channels}), biasGrad(paramType, {channels});
+  visitFloat(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (int64_t c = 0; c < channels; ++c) {
       Moments batch = channelMomentsBySplit<T>(x, split, c);
       ChannelOf<const T> grad{dy.as<T>(), channels, split.spatial, c};
       ChannelOf<const T> in{x.as<T>(), channels, split.spatial, c};
-      BatchNormGradSums total = {0.0f, 0.0f};
+      BatchNormGradSums total = {0.0, 0.0};
       for (int64_t s = 0; s < split.splits; ++s) {
-        BatchNormGradSums part = {0.0f, 0.0f};
+        BatchNormGradSums part = {0.0, 0.0};
         for (int64_t m = split.chunkBegin(s); m < split.chunkEnd(s); ++m)
           part = part + batchNormGradTerms(grad.load(m), in.load(m), batch.mean);
         total = total + part;
       }
       mutableFloatVector(scaleGrad).store(c, batchNormScaleGrad(batch, kEpsilon, total));
-      mutableFloatVector(biasGrad).store(c, total.dy);
+      mutableFloatVector(biasGrad).store(c, static_cast<float>(total.dy));
       BatchNormGradCoefficients coefficients =
           batchNormGradCoefficients(batch, kEpsilon, floatVector(scale).load(c), total);
       ChannelOf<T> out{dx.as<T>(), channels, split.spatial, c};
@@ -408,21 +498,36 @@ void checkBatchNormGrad(DType dtype, const Shape &shape) {
         out.store(m, batchNormGradInput(grad.load(m), in.load(m), coefficients));
     }
   });
-  EXPECT_TRUE(agrees(dx, expected[0])) << "batch_norm_grad " << describe(dtype, shape);
-  EXPECT_TRUE(agrees(scaleGrad, expected[1])) << "batch_norm_grad " << describe(dtype, shape);
-  EXPECT_TRUE(agrees(biasGrad, expected[2])) << "batch_norm_grad " << describe(dtype, shape);
+  std::string what = "batch_norm_grad " + describe(dtype, shape) + describe(spread) +
+                     " parameters " + dtypeName(paramType);
+  EXPECT_TRUE(agrees(dx, expected[0], Agreement::Normalized)) << what << ": input_grad";
+  EXPECT_TRUE(agrees(scaleGrad, expected[1], Agreement::Normalized)) << what << ": scale_grad";
+  EXPECT_TRUE(agrees(biasGrad, expected[2], Agreement::Normalized)) << what << ": bias_grad";
 }
 
 TEST(RowMathBatchNorm, GradientMatchesTheCpuKernel) {
   for (DType dtype : kFloatDTypes) {
-    checkBatchNormGrad(dtype, {4, 3, 2048});
-    checkBatchNormGrad(dtype, {5, 6, 3, 3});
-    checkBatchNormGrad(dtype, {7, 4});
+    checkBatchNormGrad(dtype, DType::BF16, {4, 3, 2048}, {5.0, 2.0});
+    checkBatchNormGrad(dtype, DType::BF16, {5, 6, 3, 3}, {5.0, 2.0});
+    checkBatchNormGrad(dtype, DType::BF16, {7, 4}, {5.0, 2.0});
   }
 }
 
+TEST(RowMathBatchNorm, ChannelsWithALargeMeanNextToTheirSpreadMatchTheCpuKernel) {
+  for (DType dtype : kFloatDTypes)
+    for (Spread spread : largeMeans(dtype)) {
+      Shape shape{8, 3, 1024};
+      EXPECT_GT(smallestChannelMeanToDeviation(
+                    randomTensor(dtype, shape, 31, spread.mean, spread.deviation)),
+                500.0);
+      for (bool training : {true, false})
+        checkBatchNorm(dtype, shape, training, spread);
+      checkBatchNormGrad(dtype, DType::F32, shape, spread);
+    }
+}
+
 TEST(RowMathBatchNorm, GradientOfAnEmptyBatchIsZero) {
-  BatchNormGradSums none = {0.0f, 0.0f};
+  BatchNormGradSums none = {0.0, 0.0};
   EXPECT_EQ(batchNormScaleGrad(Moments::none(), kEpsilon, none), 0.0f);
 }
 
@@ -440,7 +545,7 @@ void reduceByPlan(const ReductionPlan &plan, const T *x, T *y) {
     for (int64_t split = 0; split < plan.splits; ++split) {
       typename Reducer::Acc part = Reducer::init();
       for (int64_t r = plan.chunkBegin(split); r < plan.chunkEnd(split); ++r)
-        part = Reducer::add(part, Stored<T>::load(base[plan.reducedOffset(r)]));
+        part = Reducer::add(part, Element<T>::load(base[plan.reducedOffset(r)]));
       total = Reducer::combine(total, part);
     }
     y[output] = Reducer::finish(total, plan.count);
@@ -458,7 +563,7 @@ void checkReduction(const char *op, const OwnedTensor &x, const std::vector<int6
   ReductionPlan plan;
   ASSERT_TRUE(planReduction(x.shape, axes, plan));
   OwnedTensor actual(x.dtype, outputShape);
-  withNumericStorage(x.dtype, [&](auto tag) {
+  visitNumeric(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     reduceByPlan<T, Reducer<T>>(plan, x.as<T>(), actual.as<T>());
   });
@@ -538,7 +643,7 @@ void checkCumSum(DType dtype, const Shape &shape, int64_t axis, bool exclusive, 
       attrs({{"axis", axis}, {"exclusive", int64_t{exclusive}}, {"reverse", int64_t{reverse}}}));
   OwnedTensor actual(dtype, shape);
   AxisExtents e = extentsAroundAxis(shape, axis);
-  withNumericStorage(dtype, [&](auto tag) {
+  visitNumeric(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (int64_t column = 0; column < e.outer * e.inner; ++column) {
       int64_t base = (column / e.inner) * e.length * e.inner + column % e.inner;
@@ -577,7 +682,7 @@ void checkCrossEntropy(DType dtype, DType labelType, const std::vector<double> &
       runKernel("cross_entropy_grad", {grad, logits, labels}, {{dtype, shape}}, attributes);
   OwnedTensor actualLoss(DType::F32, {}), actualGradient(dtype, shape);
   IndexVector targets{labels.bytes.data(), labelType == DType::I64};
-  withFloatStorage(dtype, [&](auto tag) {
+  visitFloat(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     double total = 0.0;
     int64_t counted = 0;
@@ -692,8 +797,8 @@ TEST(RowMathTarget, WorkspaceHoldsTheChunksPartialResults) {
   call.attributes = &attributes;
   RowChunks split(call);
   uint64_t bytes = workspaceBytes(cuda.at("layer_norm_grad"), call);
-  EXPECT_GE(bytes, 4096 * sizeof(RowStatistics) + 2 * split.chunks * 768 * sizeof(float));
-  EXPECT_LT(bytes, 4096 * sizeof(RowStatistics) + 2 * split.chunks * 768 * sizeof(float) + 128);
+  EXPECT_GE(bytes, 4096 * sizeof(RowStatistics) + 2 * split.chunks * 768 * sizeof(double));
+  EXPECT_LT(bytes, 4096 * sizeof(RowStatistics) + 2 * split.chunks * 768 * sizeof(double) + 128);
   // One chunk per output: no partial results.
   Attributes reduceAttributes =
       attrs({{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}});
