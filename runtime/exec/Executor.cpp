@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <map>
 
 namespace memc::runtime {
@@ -82,17 +83,18 @@ bool Executor::allocateRegions(std::string &error) {
             " free (recompile with a --vram-budget below that)";
     return false;
   }
+  // Offloaded state: host memory the device reaches (pinned on a GPU), zeroed by the host.
+  if (!host.allocateHost(device, plan.hostBytes, "host region", error))
+    return false;
+  if (host.size())
+    std::memset(host.data(), 0, host.size());
   return arena.allocate(device, plan.arenaBytes, plan.alignment, "arena", error) &&
          persistent.allocate(device, plan.persistentBytes, plan.alignment, "persistent region",
                              error) &&
-         // Offloaded state: host memory the device reaches (pinned on a GPU).
-         host.allocateHost(device, plan.hostBytes, "host region", error) &&
-         device.fillZero(host.data(), host.size(), *stream, error) &&
-         constants.allocate(device, plan.constantData.size(), plan.alignment, "constants",
-                            error) &&
+         constants.allocate(device, plan.constantData.size(), plan.alignment, "constants", error) &&
          device.fillZero(persistent.data(), persistent.size(), *stream, error) &&
-         device.copyToDevice(constants.data(), plan.constantData.data(),
-                             plan.constantData.size(), *stream, error) &&
+         device.copyToDevice(constants.data(), plan.constantData.data(), plan.constantData.size(),
+                             *stream, error) &&
          stream->synchronize(error);
 }
 

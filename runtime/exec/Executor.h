@@ -117,11 +117,13 @@ private:
   std::unique_ptr<LoadedPlan> loaded;
   Device &device;
   ExecutorOptions options;
-  std::unique_ptr<Stream> stream;
   DeviceMemory arena;
   DeviceMemory persistent;
   DeviceMemory host;
   DeviceMemory constants;
+  /// Declared after the regions so that it goes first: its work on them finishes before they
+  /// are freed (a run that failed midway may leave copies and kernels queued).
+  std::unique_ptr<Stream> stream;
   /// One prepared call per step: tensors point into the regions, which never move.
   std::vector<kernels::KernelCall> calls;
   ArenaUsage arenaUsage;

@@ -346,10 +346,10 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   int64_t firstStep = 1;
   // The data's CRC only where a checkpoint records or compares it.
   const LearningRateSchedule schedule = runSchedule(plan.training(), options);
-  RunIdentity run{options.seed,
-                  options.checkpointDir || options.resumeDir ? dataFingerprint(dataset)
-                                                             : std::string(),
-                  schedule};
+  RunIdentity run;
+  run.seed = options.seed;
+  run.data = options.checkpointDir || options.resumeDir ? dataFingerprint(dataset) : std::string();
+  run.schedule = schedule;
   run.clipNorm = options.clipGradNorm.value_or(plan.training().clip_grad_norm());
   run.settings = runSettings(*executor, run.clipNorm);
   const CheckpointShard shard = checkpointShard(options.ranks, plan.training());

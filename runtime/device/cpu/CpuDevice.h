@@ -22,9 +22,10 @@ public:
   const kernels::KernelTable &kernels() const override { return kernelTable; }
   bool allocate(uint64_t bytes, uint64_t alignment, void *&memory, std::string &error) override;
   void deallocate(void *memory) override;
-  /// Host memory is the device's memory: the same allocation.
+  /// Host memory is the device's memory: the same allocation, aligned as a GPU's pinned memory
+  /// at least is (plans align the HOST region's buffers to 256 bytes from its start).
   bool allocateHost(uint64_t bytes, void *&memory, std::string &error) override {
-    return allocate(bytes, 64, memory, error);
+    return allocate(bytes, 256, memory, error);
   }
   void deallocateHost(void *memory) override { deallocate(memory); }
   std::unique_ptr<Stream> createStream(std::string &error) override;

@@ -26,6 +26,29 @@ bool succeeded(cudaError_t status, const char *what, std::string &error) {
   return false;
 }
 
+/// Makes GPU `ordinal` the calling thread's current one for the guard's life, then restores the
+/// previous: cudaSetDevice is per host thread, and a call made from another thread, or after
+/// another device, must not allocate on or launch into the wrong GPU.
+class CurrentDevice {
+public:
+  explicit CurrentDevice(int ordinal) : ordinal(ordinal) {
+    if (cudaGetDevice(&previous) != cudaSuccess)
+      previous = -1;
+    if (previous != ordinal)
+      cudaSetDevice(ordinal);
+  }
+  ~CurrentDevice() {
+    if (previous >= 0 && previous != ordinal)
+      cudaSetDevice(previous);
+  }
+  CurrentDevice(const CurrentDevice &) = delete;
+  CurrentDevice &operator=(const CurrentDevice &) = delete;
+
+private:
+  int ordinal;
+  int previous = -1;
+};
+
 /// A point in a CUDA stream's work.
 class CudaEvent : public Event {
 public:
@@ -38,9 +61,10 @@ public:
 /// own library handles (cuBLASLt binds a handle's work to one stream at a time).
 class CudaStream : public Stream {
 public:
-  /// On the current GPU.
-  static std::unique_ptr<CudaStream> create(std::string &error) {
-    std::unique_ptr<CudaStream> stream(new CudaStream());
+  /// On GPU `ordinal`.
+  static std::unique_ptr<CudaStream> create(int ordinal, std::string &error) {
+    CurrentDevice current(ordinal);
+    std::unique_ptr<CudaStream> stream(new CudaStream(ordinal));
     stream->libraries = kernels::cuda::CudaLibraries::load(error);
     if (!stream->libraries || !stream->libraries->createHandles(error))
       return nullptr;
@@ -62,6 +86,7 @@ public:
   }
 
   ~CudaStream() override {
+    CurrentDevice current(ordinal);
     if (handle)
       cudaStreamSynchronize(handle);
     marks.clear();
@@ -72,14 +97,18 @@ public:
   }
 
   bool synchronize(std::string &error) override {
-    if (!succeeded(cudaStreamSynchronize(handle), "a CUDA stream failed", error))
-      return false;
+    bool finished = succeeded(cudaStreamSynchronize(handle), "a CUDA stream failed", error);
     // A kernel's data-dependent failure, recorded in device code: the step it names failed.
+    // Read even when the stream failed after it, as the likely cause of what followed.
     if (errorRecord->code != kernels::kNoDeviceError) {
-      context.errors.record(kernels::describeDeviceError(*errorRecord), errorRecord->step);
+      std::string message = kernels::describeDeviceError(*errorRecord);
+      if (!finished)
+        error +=
+            " (after step " + std::to_string(errorRecord->step) + " recorded: " + message + ")";
+      context.errors.record(std::move(message), errorRecord->step);
       *errorRecord = kernels::DeviceErrorRecord();
     }
-    return true;
+    return finished;
   }
 
   std::unique_ptr<Event> record(std::string &error) override {
@@ -117,7 +146,8 @@ public:
   cudaStream_t handle = nullptr;
 
 private:
-  CudaStream() = default;
+  explicit CudaStream(int ordinal) : ordinal(ordinal) {}
+  int ordinal;
   std::unique_ptr<kernels::cuda::CudaLibraries> libraries;
   kernels::DeviceErrorRecord *errorRecord = nullptr;
   std::vector<std::unique_ptr<CudaEvent>> marks;
@@ -136,8 +166,9 @@ public:
   const std::string &name() const override { return deviceName; }
   DeviceProperties properties() const override { return {description, ordinal, totalBytes}; }
   std::optional<uint64_t> freeBytes() const override {
+    CurrentDevice current(ordinal);
     size_t free = 0, total = 0;
-    if (cudaSetDevice(ordinal) != cudaSuccess || cudaMemGetInfo(&free, &total) != cudaSuccess)
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess)
       return std::nullopt;
     return free;
   }
@@ -147,6 +178,7 @@ public:
     memory = nullptr;
     if (bytes == 0) // nothing to ask the driver for: no tensor of the region is ever read
       return true;
+    CurrentDevice current(ordinal);
     // cudaMalloc aligns to at least 256 bytes; a wider alignment takes a larger allocation.
     uint64_t extra = alignment > 256 ? alignment : 0;
     void *base = nullptr;
@@ -166,6 +198,7 @@ public:
     auto found = bases.find(memory);
     if (found == bases.end())
       return;
+    CurrentDevice current(ordinal);
     cudaFree(found->second);
     bases.erase(found);
   }
@@ -184,29 +217,33 @@ public:
   }
 
   std::unique_ptr<Stream> createStream(std::string &error) override {
-    if (!succeeded(cudaSetDevice(ordinal), "cannot select the GPU", error))
-      return nullptr;
-    return CudaStream::create(error);
+    return CudaStream::create(ordinal, error);
   }
   bool copyToDevice(void *device, const void *host, uint64_t bytes, Stream &stream,
                     std::string &error) override {
+    CurrentDevice current(ordinal);
     return bytes == 0 ||
            succeeded(cudaMemcpyAsync(device, host, bytes, cudaMemcpyDefault, handleOf(stream)),
                      "a copy to the GPU failed", error);
   }
   bool copyToHost(void *host, const void *device, uint64_t bytes, Stream &stream,
                   std::string &error) override {
+    CurrentDevice current(ordinal);
     return bytes == 0 ||
            succeeded(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDefault, handleOf(stream)),
                      "a copy from the GPU failed", error);
   }
   bool fillZero(void *device, uint64_t bytes, Stream &stream, std::string &error) override {
+    CurrentDevice current(ordinal);
     return bytes == 0 || succeeded(cudaMemsetAsync(device, 0, bytes, handleOf(stream)),
                                    "a fill on the GPU failed", error);
   }
   bool launch(const kernels::Kernel &kernel, const kernels::KernelCall &call, Stream &stream,
               std::string &) override {
-    // The run enqueues its kernels; a launch it could not make is recorded in the slot.
+    // The run enqueues its kernels; a launch it could not make is recorded in the slot. An
+    // error left by an earlier runtime call (a profiling event) must not be taken for its own.
+    CurrentDevice current(ordinal);
+    cudaGetLastError();
     kernels::KernelContext &context = stream.kernelContext();
     if (!kernel.run(context, call) && !context.errors.failed())
       context.fail("the kernel failed without a message");
