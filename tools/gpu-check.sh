@@ -4,9 +4,12 @@
 # and copied with the tree (build/bin/memc-nccl-check, build/runtime/libMemcNcclCollectives.so,
 # build/gpu.tar.xz or build/gpu/): where the CUDA libraries were found and the GPU's name;
 # memc-nccl-check (runtime/comm's NCCL collectives on device buffers); the CUDA device's tests
-# on the GPU; the demo model trained on the GPU in fp32 and bf16 against the CPU's losses of the
-# same steps (a run whose arena use passes the plan fails), and one step under compute-sanitizer
-# memcheck. A summary table and the logs go to OUTDIR.
+# on the GPU; every CUDA kernel against the PyTorch references (memc-cuda-kernel-check, one
+# failed case a kernel bug: its log names the case, the output and the first wrong elements);
+# the demo model trained on the GPU in fp32 and bf16 against the CPU's losses of the same steps
+# (a run whose arena use passes the plan fails), and under compute-sanitizer memcheck one
+# training step and a few reference cases of each kernel group. A summary table and the logs
+# go to OUTDIR.
 # Usage: tools/gpu-check.sh OUTDIR   (MEMC_BUILD_DIR: the build, default build/;
 #        MEMC_CUDA_LIBS: a folder of CUDA's libraries to use first)
 set -uo pipefail
@@ -55,6 +58,9 @@ check() {
 
 if [ -d "$gpu" ]; then
   check cuda-device-tests "$gpu/memc-cuda-device-tests"
+  # Under a timeout: a kernel that hangs is the last case its log starts.
+  check cuda-kernels env MEMC_KERNEL_REFERENCES="$gpu/references.txt" \
+    timeout 300 "$gpu/memc-cuda-kernel-check"
   for precision in fp32 bf16; do
     program="$gpu/chargpt-$precision.cuda"
     # The same steps as the CPU program's (tools/gpu-prepare.sh): losses within the precision's
@@ -78,6 +84,19 @@ PY
   if command -v compute-sanitizer >/dev/null; then
     check memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
       "$gpu/chargpt-fp32.cuda" --data "$gpu/chargpt.data.npz" --steps 1
+    # The kernel check's cases under memcheck: a few of each kernel group, in both of its runs
+    # (plain and in place).
+    sanitized=(add_f32_1 add_bf16 gelu_grad_tanh_f32 cast_f32_f16_rounding where_causal
+               loss_scale_update_backoff softmax_wide layer_norm_grad_wide reduce_sum_bias_grad
+               cross_entropy_ignore_class_grad cumsum_exclusive_f32 transpose_heads concat_axis1
+               gather_grad_many_repeats top_k_ties_f32 slice_grad_1 adamw_first_step
+               max_pool_grad2d_overlap avg_pool_grad2d_k3s2p1_ceil_excl batch_norm_grad_rank4
+               matmul_f32_3 matmul_bf16_batch conv2d_basic conv_grad2d_basic_input
+               conv_grad2d_basic_weight linear_cross_entropy_tied_f32_grad
+               flash_attention_causal_f32 flash_attention_grad_gqa_mask_f32 flash_attention_f16)
+    check memcheck-kernels env MEMC_KERNEL_REFERENCES="$gpu/references.txt" \
+      timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
+      "$gpu/memc-cuda-kernel-check" --gtest_filter="$(printf '*/%s:' "${sanitized[@]}")"
   fi
 else
   rows+=("| CUDA backend | not prepared: run tools/gpu-prepare.sh on the build machine |")

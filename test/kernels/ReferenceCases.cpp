@@ -1,6 +1,8 @@
 //===- ReferenceCases.cpp - reading references.txt ------------------------===//
 #include "ReferenceCases.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -89,9 +91,11 @@ void parseAttribute(std::istringstream &line, Attributes &attributes) {
 }
 
 std::vector<ReferenceCase> loadReferences() {
-  std::ifstream file(MEMC_KERNEL_REFERENCES);
+  const char *chosen = std::getenv("MEMC_KERNEL_REFERENCES");
+  const std::string path = chosen && *chosen ? chosen : MEMC_KERNEL_REFERENCES;
+  std::ifstream file(path);
   if (!file)
-    throw std::runtime_error("cannot open " MEMC_KERNEL_REFERENCES);
+    throw std::runtime_error("cannot open " + path);
   std::vector<ReferenceCase> cases;
   std::string text;
   while (std::getline(file, text)) {
@@ -122,6 +126,49 @@ std::vector<ReferenceCase> loadReferences() {
 
 const std::vector<ReferenceCase> &references() {
   static const std::vector<ReferenceCase> cases = loadReferences();
+  return cases;
+}
+
+void referenceTolerance(const ReferenceCase &c, DType dtype, double &rtol, double &atol) {
+  switch (dtype) {
+  case DType::F32:
+    rtol = 1e-5, atol = 1e-6;
+    break;
+  case DType::F16: // two units in the last place
+    rtol = 2e-3, atol = 1e-5;
+    break;
+  case DType::BF16:
+    rtol = 1.6e-2, atol = 1e-5;
+    break;
+  default:
+    rtol = atol = 0;
+  }
+  if (c.rtol >= 0 && isFloating(dtype))
+    rtol = c.rtol, atol = c.atol;
+}
+
+const std::set<std::string> &inPlaceKernels() {
+  static const std::set<std::string> kernels = {
+      "neg",     "exp",         "log",        "sqrt",       "reciprocal", "erf",          "tanh",
+      "sigmoid", "relu",        "not",        "gelu",       "clip",       "trilu",        "dropout",
+      "add",     "sub",         "mul",        "div",        "pow",        "where",        "cast",
+      "softmax", "log_softmax", "layer_norm", "rms_norm",   "batch_norm", "abs",          "sin",
+      "cos",     "softplus",    "hard_swish", "leaky_relu", "elu",        "hard_sigmoid", "max",
+      "min",     "prelu",       "bias_gelu"};
+  return kernels;
+}
+
+bool canAlias(const OwnedTensor &input, const OwnedTensor &output) {
+  return input.shape == output.shape && dtypeSize(input.dtype) == dtypeSize(output.dtype);
+}
+
+std::vector<ReferenceCase> inPlaceCases() {
+  std::vector<ReferenceCase> cases;
+  for (const ReferenceCase &c : references())
+    if (inPlaceKernels().count(c.kernel) &&
+        std::any_of(c.inputs.begin(), c.inputs.end(),
+                    [&](const OwnedTensor &input) { return canAlias(input, c.outputs[0]); }))
+      cases.push_back(c);
   return cases;
 }
 

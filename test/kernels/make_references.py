@@ -26,6 +26,10 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
 from dropout_mask import dropout_keeps  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_nf4  # noqa: E402
+from make_dynamic_code import dynamic_code, quantize_block  # noqa: E402
+
 torch.manual_seed(0)
 np.random.seed(0)
 
@@ -1565,6 +1569,340 @@ max_pool_argmax_cases("max_pool_argmax2d_bf16", 2, randn(2, 2, 7, 7), 3, 2, 1, 1
 max_pool_argmax_cases("max_pool_argmax2d_f16", 2, randn(1, 3, 6, 6), 2, 1, 0, 1, True,
                       dtype=torch.float16)
 max_pool_argmax_cases("max_pool_argmax1d_256_taps", 1, randn(1, 2, 300), 256, 20, 0, 1, False)
+
+
+def coarse(t, step):
+    """t rounded to multiples of `step`: short decimals in the file, and sums of them exact in
+    f32 as long as they stay below 2^24 steps."""
+    return torch.round(t / step) * step
+
+
+# ---------------------------------------------------------------------------------------------
+# Attention on the CUDA kernels' other paths (appended last: the cases above keep their random
+# draws). The tensor-core kernels take f16/bf16 with query, key and value head dimensions of 64
+# or 128 (kernels/cuda/AttentionCall.h), in tiles of 64 queries and 64 keys (the backward's key
+# pass 32 queries at a time): Tq and Tk here are not multiples of those, causal runs with fewer
+# and with more queries than keys, masks are additive f32 (a full [Tq, Tk] one and a key padding
+# one), the query heads share kv heads (4 on 2, whose h / group and h % Hk differ) and one case
+# drops probabilities. Head dimension 96 in f32 takes the CUDA-core kernels' 16-row tiles. The
+# references are the f64 formulas of the section above, each case's forward and backward from
+# the same inputs; 16-bit backward references start from the stored, rounded output, as the
+# kernels' D = rowsum(dO * O) does.
+# ---------------------------------------------------------------------------------------------
+torch.manual_seed(6)
+
+
+def attention_backward_dropped(g, q, k, v, out, mask, causal, scale, dropout):
+    """attention_backward with dropout (keep, ratio) on the probabilities, or none: dV =
+    (P Z)^T dO and dS = P * (Z dO V^T - rowsum(dO * O)), Z the kept entries scaled by
+    1 / (1 - ratio); rows that see no key have P = 0."""
+    group = q.shape[1] // k.shape[1]
+    p = torch.softmax(attention_scores(q, k, mask, causal, scale), -1).nan_to_num(0.0)
+    z = 1.0
+    if dropout is not None:
+        keep, ratio = dropout
+        z = torch.from_numpy(keep).double() / (1 - ratio)
+    kr, vr = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+    dv = (p * z).transpose(-1, -2) @ g
+    ds = p * (z * (g @ vr.transpose(-1, -2)) - (g * out).sum(-1, keepdim=True)) * scale
+    dq, dk = ds @ kr, ds.transpose(-1, -2) @ q
+
+    def per_kv_head(t):  # the query heads sharing a kv head add up
+        return t.reshape(t.shape[0], k.shape[1], group, *t.shape[2:]).sum(2)
+
+    return dq, per_kv_head(dk), per_kv_head(dv)
+
+
+def attention_path_cases(name, sizes, causal, mask_shape=None, dtype=None, dropout=None):
+    """flash_attention and flash_attention_grad of one set of inputs. `dropout`: (ratio, seed,
+    salt), the salt an i64 input after the optional mask. Masks are coarse (multiples of 1/2,
+    a fifth -inf, key 0 always visible) to keep the file small."""
+    b, h, hkv, tq, tk, d, dv = sizes
+    q, k, v, mask = attention_inputs(*sizes, None)
+    if mask_shape:
+        mask = coarse(randn(*mask_shape) * 2, 0.5)
+        mask[torch.rand(mask_shape) < 0.2] = float("-inf")
+        mask[..., 0] = 0.0
+    if dtype is not None:
+        q, k, v = low(q, dtype), low(k, dtype), low(v, dtype)
+    scale = 1.0 / math.sqrt(d)
+    attrs = {"causal": causal, "scale": scale}
+    drop = None
+    optional = [mask] if mask is not None else []
+    if dropout is not None:
+        ratio, seed, salt = dropout
+        drop = (dropout_keeps((b, h, tq, tk), ratio, seed, salt), ratio)
+        attrs.update({"dropout_ratio": ratio, "seed": seed})
+        optional.append(torch.tensor(salt, dtype=torch.int64))
+    mask64 = None if mask is None else mask.double()
+    leaves = [t.detach().double().requires_grad_(True) for t in (q, k, v)]
+    out, lse = unfused_attention(*leaves, mask64, causal, scale, drop)
+    g = randn(*out.shape)
+    if dtype is not None:
+        g = low(g, dtype)
+    out.backward(g.double())
+    inputs64 = [t.detach() for t in leaves]
+    formula = attention_backward_dropped(g.double(), *inputs64, out.detach(), mask64, causal,
+                                         scale, drop)
+    assert all(torch.allclose(a, t.grad) for a, t in zip(formula, leaves)), name
+    stored = out.detach().to(q.dtype)
+    grads = attention_backward_dropped(g.double(), *inputs64, stored.double(), mask64, causal,
+                                       scale, drop)
+    lse = lse.detach().float()
+    case(name, "flash_attention", [q, k, v] + optional, [stored, lse], attrs)
+    case(name + "_grad", "flash_attention_grad", [g, q, k, v, stored, lse] + optional,
+         [t.to(q.dtype) for t in grads], attrs)
+
+
+# (batch, heads, kv heads, queries, keys, head_dim, value_dim)
+attention_path_cases("flash_attention_tc_f16_d64_gqa_causal", (1, 4, 2, 20, 40, 64, 64), True,
+                     dtype=torch.float16)
+attention_path_cases("flash_attention_tc_bf16_d64_causal_more_queries",
+                     (1, 1, 1, 70, 60, 64, 64), True, dtype=torch.bfloat16)
+attention_path_cases("flash_attention_tc_bf16_d128_mask_dropout", (1, 1, 1, 20, 70, 128, 128),
+                     False, (1, 1, 20, 70), torch.bfloat16, (0.1, 11, 1000003 * 3 + 2))
+attention_path_cases("flash_attention_tc_f16_d128_padding_causal", (1, 1, 1, 33, 66, 128, 128),
+                     True, (1, 1, 1, 66), torch.float16)
+attention_path_cases("flash_attention_d96_causal_f32", (1, 1, 1, 18, 20, 96, 96), True)
+
+
+# ---------------------------------------------------------------------------------------------
+# matmul_nf4: the product with a QLoRA NF4 weight, against PyTorch's product (f64) with the
+# weight dequantized by make_nf4.py's Python reference of the same packed bytes, plain absmax or
+# double-quantized. NF4 blocks of 64 run across the weight's rows; one weight has an odd count
+# (the last low nibble 0), one more than 256 blocks (two scales of double quantization); a
+# 16-bit lhs of 66 rows spans two of the CPU's row tiles. 16-bit outputs are the f64 product of
+# the rounded lhs, rounded once.
+# ---------------------------------------------------------------------------------------------
+torch.manual_seed(7)
+
+
+def matmul_nf4_case(name, lhs_shape, weight_shape, transpose_rhs, double_quantization,
+                    dtype=torch.float32):
+    weight = (randn(*weight_shape) * 0.05).numpy()
+    packed, absmax = make_nf4.quantize(weight)
+    absmax_inputs = [torch.from_numpy(absmax)]
+    if double_quantization:
+        offset, codes, scales = make_nf4.quantize_absmax(absmax)
+        absmax = make_nf4.dequantize_absmax(offset, codes, scales)
+        absmax_inputs = [torch.from_numpy(codes), torch.from_numpy(scales),
+                         torch.tensor(float(offset))]
+    dequantized = torch.from_numpy(make_nf4.dequantize(packed, absmax, weight.size))
+    dequantized = dequantized.reshape(weight_shape).double()
+    lhs = low(randn(*lhs_shape), dtype)
+    product = lhs.double() @ (dequantized.t() if transpose_rhs else dequantized)
+    case(name, "matmul_nf4", [lhs, torch.from_numpy(packed)] + absmax_inputs,
+         [product.to(dtype)],
+         {"weight_shape": list(weight_shape), "transpose_rhs": transpose_rhs})
+
+
+matmul_nf4_case("matmul_nf4_transposed_f32", (2, 3, 96), (70, 96), True, False)
+matmul_nf4_case("matmul_nf4_double_f32", (3, 160), (160, 110), False, True)
+matmul_nf4_case("matmul_nf4_double_transposed_bf16", (66, 64), (70, 64), True, True,
+                torch.bfloat16)
+matmul_nf4_case("matmul_nf4_odd_count_f16", (2, 5, 33), (33, 65), False, False, torch.float16)
+
+# ---------------------------------------------------------------------------------------------
+# adamw8bit_update: bitsandbytes' block-wise 8-bit AdamW (blocks of 256, Dettmers et al. 2022).
+# Per block the moments are the dynamic codes' values times the block's absmax (an f32
+# product); they are updated as torch.optim.AdamW updates its f32 moments, the parameter steps
+# from the updated moments, and the moments are stored again as their block's new absmax (the
+# largest magnitude) and each one's nearest code value (ties to the lower). The codes are
+# make_dynamic_code.py's; the arithmetic is in f64. A code index is compared exactly, so the
+# cases assert that no moment lies within a few f32 rounding errors of the midpoint between
+# two code values: any f32 evaluation order gives the reference's indices.
+# ---------------------------------------------------------------------------------------------
+torch.manual_seed(8)
+SIGNED_CODE, UNSIGNED_CODE = dynamic_code(True), dynamic_code(False)
+
+
+def nearest_code(code, normalized, slack):
+    """The index of the code value nearest to each `normalized` (ties to the lower), checked to
+    be the same for every value within `slack` of it."""
+    indices = []
+    for x, e in zip(normalized.tolist(), slack.tolist()):
+        picks = set()
+        for y in (x - e, x, x + e):
+            high = min(max(int(np.searchsorted(code, y, side="right")), 1), 255)
+            low_index = high - 1
+            picks.add(low_index if y - code[low_index] <= code[high] - y else high)
+        assert len(picks) == 1, "a moment is too near a code midpoint: draw other data"
+        indices.append(picks.pop())
+    return indices
+
+
+def quantize_moments(code, values, slack):
+    """(codes, absmax per block of 256) of f64 `values` (flat)."""
+    codes, absmax = [], []
+    for begin in range(0, values.numel(), 256):
+        block = values[begin:begin + 256]
+        largest = float(block.abs().max())
+        normalized = block / largest if largest > 0 else block * 0
+        scaled = slack[begin:begin + 256] / largest if largest > 0 else slack[begin:begin + 256]
+        codes += nearest_code(code, normalized, scaled)
+        absmax.append(largest)
+    return (torch.tensor(codes, dtype=torch.uint8),
+            torch.tensor(absmax, dtype=torch.float64).float())
+
+
+def adamw8bit_case(name, shape, step, lr, beta1, beta2, eps, weight_decay, dtype=torch.float32,
+                   zero_state=False, gate=None):
+    n = int(np.prod(shape))
+    blocks = (n + 255) // 256
+    p, g = low(randn(*shape), dtype), low(randn(*shape), dtype)
+    if zero_state:  # bitsandbytes' first step: zero moments, zero absmax
+        m_codes = torch.full(shape, int(np.argmin(np.abs(SIGNED_CODE))), dtype=torch.uint8)
+        v_codes = torch.zeros(shape, dtype=torch.uint8)
+        m_absmax, v_absmax = torch.zeros(blocks), torch.zeros(blocks)
+    else:
+        m_codes, m_absmax, v_codes, v_absmax = [], [], [], []
+        for begin in range(0, n, 256):
+            count = min(256, n - begin)
+            scale, indices = quantize_block(SIGNED_CODE, (np.random.randn(count) * 0.1))
+            m_codes += indices
+            m_absmax.append(scale)
+            scale, indices = quantize_block(UNSIGNED_CODE, np.random.randn(count) ** 2 * 0.01)
+            v_codes += indices
+            v_absmax.append(scale)
+        m_codes = torch.tensor(m_codes, dtype=torch.uint8).reshape(shape)
+        v_codes = torch.tensor(v_codes, dtype=torch.uint8).reshape(shape)
+        m_absmax = torch.tensor(m_absmax, dtype=torch.float32)
+        v_absmax = torch.tensor(v_absmax, dtype=torch.float32)
+    block_of = torch.arange(n) // 256
+
+    def dequantized(code, codes, absmax):  # the f32 product code value * absmax
+        values = torch.from_numpy(code)[codes.flatten().long()] * absmax[block_of]
+        return values.double()
+
+    inputs = [p, g, m_codes, v_codes, m_absmax, v_absmax, scalar(lr), scalar(float(step))]
+    attrs = {"beta1": float(beta1), "beta2": float(beta2), "eps": float(eps),
+             "weight_decay": float(weight_decay)}
+    if gate == 0.0:  # the gate off keeps every state
+        case(name, "adamw8bit_update", inputs + [scalar(gate)],
+             [p, m_codes, v_codes, m_absmax, v_absmax], attrs)
+        return
+    # bitsandbytes' kernels take the hyperparameters as f32 (and 1 - beta in f32, exact).
+    lr, beta1, beta2, eps, weight_decay = (float(np.float32(x))
+                                           for x in (lr, beta1, beta2, eps, weight_decay))
+    m = dequantized(SIGNED_CODE, m_codes, m_absmax)
+    v = dequantized(UNSIGNED_CODE, v_codes, v_absmax)
+    g64, p64 = g.double().flatten(), p.double().flatten()
+    m_terms = (beta1 * m).abs() + ((1 - beta1) * g64).abs()
+    v_terms = beta2 * v + (1 - beta2) * g64 * g64
+    m = beta1 * m + (1 - beta1) * g64
+    v = beta2 * v + (1 - beta2) * g64 * g64
+    denominator = v.sqrt() / math.sqrt(1 - beta2 ** step) + eps
+    new_p = p64 * (1 - lr * weight_decay) - lr / (1 - beta1 ** step) * m / denominator
+    # f32 rounds each of a moment's few operations: 1e-6 of the terms' magnitudes is some ten
+    # times what that moves it by.
+    new_m_codes, new_m_absmax = quantize_moments(SIGNED_CODE, m, 1e-6 * m_terms)
+    new_v_codes, new_v_absmax = quantize_moments(UNSIGNED_CODE, v, 1e-6 * v_terms)
+    outputs = [new_p.reshape(shape).to(dtype), new_m_codes.reshape(shape),
+               new_v_codes.reshape(shape), new_m_absmax, new_v_absmax]
+    case(name, "adamw8bit_update", inputs + ([] if gate is None else [scalar(gate)]), outputs,
+         attrs)
+
+
+np.random.seed(8)
+adamw8bit_case("adamw8bit_step_5", (3, 200), 5, 1e-3, 0.9, 0.999, 1e-8, 0.01)
+adamw8bit_case("adamw8bit_first_step", (300,), 1, 1e-3, 0.9, 0.95, 1e-6, 0.1, zero_state=True)
+adamw8bit_case("adamw8bit_step_2_bf16", (2, 150), 2, 1e-3, 0.9, 0.95, 1e-6, 0.1,
+               dtype=torch.bfloat16)
+adamw8bit_case("adamw8bit_gate_on_f16", (2, 100), 3, 2e-3, 0.8, 0.99, 1e-8, 0.0,
+               dtype=torch.float16, gate=1.0)
+adamw8bit_case("adamw8bit_gate_off", (260,), 4, 1e-3, 0.9, 0.999, 1e-8, 0.01, gate=0.0)
+
+# ---------------------------------------------------------------------------------------------
+# copy, offload, reload: the bytes unchanged (offload and reload move them between the device
+# and the host region; on the CPU all three are a copy).
+# ---------------------------------------------------------------------------------------------
+torch.manual_seed(9)
+moved = randn(3, 70)
+case("copy_f32", "copy", [moved], [moved.clone()])
+case("copy_i64_reshaped", "copy", [torch.arange(-6, 6).reshape(3, 4)], [torch.arange(-6, 6)])
+case("offload_bf16", "offload", [low(moved, torch.bfloat16)], [low(moved, torch.bfloat16)])
+case("reload_bf16", "reload", [low(moved, torch.bfloat16)], [low(moved, torch.bfloat16)])
+case("offload_f32", "offload", [moved[:1]], [moved[:1].clone()])
+case("reload_i1", "reload", [moved > 0], [moved > 0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Shapes the CUDA kernels split across blocks (kernels/cuda/RowWorkspace.h, ReductionMath.h,
+# RowKernels.cuh): parameter gradients over hundreds of rows (chunks of 16 rows, the last one
+# short, their partial sums added in order), batch_norm channels of some 10k values (chunks of
+# a few thousand per channel), a reduction of 100k values (a warp per chunk of about 1k, then a
+# pass over the chunks), rows of 4099 values (blocks of 512 threads, several values each) and
+# of a GPT-2 vocabulary's 50257 classes, scans over several spans of 1024 values, and
+# gather_grad with each index repeated some 30 times (atomic adds). References are in f64;
+# inputs are coarse where that shortens the file (and makes f32 sums exact).
+# ---------------------------------------------------------------------------------------------
+torch.manual_seed(10)
+layer_norm_grad_case("layer_norm_grad_many_rows_bf16_f32_scale", randn(300, 40) * 2 + 1,
+                     randn(40), randn(300, 40), 1, 1e-5, dtype=torch.bfloat16,
+                     reference_dtype=torch.float64)
+
+rows_x, rows_w, rows_g = coarse(randn(250, 24), 1 / 32), randn(24), coarse(randn(250, 24), 1 / 32)
+rms_leaves = [t.double().requires_grad_(True) for t in (rows_x, rows_w)]
+rms_norm(rms_leaves[0], rms_leaves[1], 1, 1e-6).backward(rows_g.double())
+case("rms_norm_grad_many_rows_f32", "rms_norm_grad", [rows_g, rows_x, rows_w],
+     [t.grad.float() for t in rms_leaves], {"axis": 1, "epsilon": 1e-6})
+
+# [N, C, H, W] = [2, 2, 71, 71]: 10082 values a channel, a mean far from zero.
+bn_x = low(randn(2, 2, 71, 71) * 2 + 3, torch.bfloat16)
+bn_scale, bn_bias, bn_mean, bn_var = randn(2), randn(2), randn(2) * 0.1, randn(2).abs() + 0.5
+case("batch_norm_train_many_bf16", "batch_norm", [bn_x, bn_scale, bn_bias, bn_mean, bn_var],
+     [F.batch_norm(bn_x.double(), bn_mean.double(), bn_var.double(), bn_scale.double(),
+                   bn_bias.double(), True, 0.1, 1e-5).bfloat16()],
+     {"epsilon": 1e-5, "momentum": 0.1, "training": True})
+bn_g = low(randn(2, 2, 71, 71), torch.bfloat16)
+bn_leaves = [t.double().requires_grad_(True) for t in (bn_x, bn_scale, bn_bias)]
+F.batch_norm(bn_leaves[0], None, None, bn_leaves[1], bn_leaves[2], True, 0.1,
+             1e-5).backward(bn_g.double())
+case("batch_norm_grad_many_bf16_f32_scale", "batch_norm_grad", [bn_g, bn_x, bn_scale],
+     [bn_leaves[0].grad.bfloat16()] + [t.grad.float() for t in bn_leaves[1:]], {"epsilon": 1e-5})
+
+long_rows = torch.randint(-9, 10, (2, 50001)).float()
+case("reduce_sum_long_f32", "reduce_sum", [long_rows], [long_rows.double().sum(1).float()],
+     {"axes": [1], "keepdims": False})
+
+wide_logits = coarse(randn(2, 4099) * 3, 1 / 4)
+case("softmax_4099_f32", "softmax", [wide_logits],
+     [torch.softmax(wide_logits.double(), 1).float()], {"axis": 1})
+vocab_logits = coarse(randn(2, 50257) * 3, 1 / 2)
+vocab_labels = torch.tensor([50256, 7])
+case("cross_entropy_vocab_f32", "cross_entropy", [vocab_logits, vocab_labels],
+     [F.cross_entropy(vocab_logits.double(), vocab_labels).float()], {"ignore_index": -100})
+ce_labels = torch.tensor([4098, -100, 0])
+ce_logits = coarse(randn(3, 4099) * 3, 1 / 4)
+ce_leaf = ce_logits.double().requires_grad_(True)
+(F.cross_entropy(ce_leaf, ce_labels) * 1.7).backward()
+case("cross_entropy_grad_4099_f32", "cross_entropy_grad", [torch.tensor(1.7), ce_logits, ce_labels],
+     [ce_leaf.grad.float()], {"ignore_index": -100})
+
+scan = coarse(randn(5000) * 2, 1 / 8)
+case("cumsum_long_f32", "cumsum", [scan], [scan.double().cumsum(0).float()],
+     {"axis": 0, "exclusive": False, "reverse": False})
+scan_rows = coarse(randn(2, 3001) * 2, 1 / 8)
+case("cumsum_long_exclusive_reverse_f32", "cumsum", [scan_rows],
+     [(scan_rows.double().flip(1).cumsum(1).flip(1) - scan_rows.double()).float()],
+     {"axis": 1, "exclusive": True, "reverse": True})
+
+
+def gather_grad_repeats_case(name, rows, indices, width, dtype):
+    """gather_grad of an embedding [rows, width] whose indices (negative ones from the end)
+    repeat; the gradient is coarse, so the sums are exact whatever their order."""
+    g = coarse(randn(*indices.shape, width), 1 / 8).to(dtype)
+    flat = torch.remainder(indices.long().flatten(), rows)
+    grad = torch.zeros(rows, width, dtype=torch.float64)
+    grad.index_add_(0, flat, g.double().reshape(-1, width))
+    case(name, "gather_grad", [g, indices], [grad.to(dtype)], {"axis": 0})
+
+
+gather_grad_repeats_case("gather_grad_heavy_repeats_f32", 40, torch.randint(-8, 8, (6, 100)), 32,
+                         torch.float32)
+gather_grad_repeats_case("gather_grad_heavy_repeats_bf16", 12,
+                         torch.randint(0, 5, (3, 50), dtype=torch.int32), 16, torch.bfloat16)
+
 
 output = os.path.join(os.path.dirname(os.path.abspath(__file__)), "references.txt")
 with open(output, "w") as f:
