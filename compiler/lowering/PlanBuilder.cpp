@@ -23,6 +23,7 @@
 #include "dialects/memc/ElementTypes.h"
 #include "dialects/memc/MemcDialect.h"
 #include "kernels/KernelTargets.h"
+#include "kernels/Tf32.h"
 #include "runtime/plan/ArenaLifetimes.h"
 #include "runtime/plan/PlanFormat.h"
 #include "runtime/plan/StepWorkspace.h"
@@ -415,6 +416,11 @@ LogicalResult PlanBuilder::emitSteps() {
         continue;
       if (failed(addAttribute(*step, attr.getName(), attr.getValue(), op)))
         return failure();
+    }
+    if (options.allowTf32 && kernels::takesTf32(step->kernel())) {
+      plan::Attribute *tf32 = step->add_attributes();
+      tf32->set_name(kernels::kAllowTf32Attribute);
+      tf32->set_i(1);
     }
   }
   return success();

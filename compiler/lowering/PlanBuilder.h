@@ -43,6 +43,9 @@ struct PlanOptions {
   /// The device kind the plan is for (Plan.target): its kernel contracts check the steps and
   /// size their workspaces (kernels/KernelTargets.h), and only its devices load the plan.
   std::string target = "cpu";
+  /// --allow-tf32: the steps built on matrix products may multiply f32 on TF32 tensor cores
+  /// (kernels/Tf32.h).
+  bool allowTf32 = false;
 };
 
 /// The value that owns `value`'s bytes: through reshapes to the first non-reshape producer.

@@ -146,6 +146,7 @@ bool conv(KernelContext &context, const KernelCall &call, const ConvProblem &p,
   T *y = call.outputs[0].as<T>();
   const int64_t rows = g.columnRows, mg = g.groupOutChannels, positions = g.outSize;
   RowMajorGemm gemm;
+  gemm.tf32 = allowsTf32(call);
   gemm.m = mg;
   gemm.n = positions;
   gemm.k = rows;
@@ -203,6 +204,7 @@ bool convGradInput(KernelContext &context, const KernelCall &call, const ConvPro
   float *columns = static_cast<float *>(scratch.columns);
   // W_g^T [R, Mg] @ dY_g [Mg, P]: into the input gradient itself for a 1x1 convolution.
   RowMajorGemm gemm;
+  gemm.tf32 = allowsTf32(call);
   gemm.m = rows;
   gemm.n = positions;
   gemm.k = mg;
@@ -246,6 +248,7 @@ bool convGradWeight(KernelContext &context, const KernelCall &call, const ConvPr
   T *columns = static_cast<T *>(scratch.columns), *gradients = static_cast<T *>(scratch.gradients);
   // dW_g [Mg, R] (+)= dY_g [Mg, images * P] @ columns_g^T [images * P, R], group by group.
   RowMajorGemm gemm;
+  gemm.tf32 = allowsTf32(call);
   gemm.m = mg;
   gemm.n = rows;
   gemm.inputType = p.dtype;

@@ -117,7 +117,9 @@ bool describeProducts(StatusCheck &ok, const CublasLtFunctions &lt, const RowMaj
   const ColumnMajorProblem problem = columnMajorOf(gemm);
   const cublasOperation_t transA = problem.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t transB = problem.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-  return ok(lt.matmulDescCreate(&descriptors.operation, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+  const cublasComputeType_t compute =
+      usesTf32(gemm) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  return ok(lt.matmulDescCreate(&descriptors.operation, compute, CUDA_R_32F),
             "matmul descriptor") &&
          ok(lt.matmulDescSetAttribute(descriptors.operation, CUBLASLT_MATMUL_DESC_TRANSA, &transA,
                                       sizeof(transA)),
@@ -180,7 +182,8 @@ bool chooseAlgorithm(KernelContext &context, CudaLibraries &libraries, StatusChe
                                        gemm.a.batchStride,
                                        gemm.b.batchStride,
                                        gemm.batchStrideD,
-                                       int64_t{gemm.a.transposed} * 2 + int64_t{gemm.b.transposed},
+                                       int64_t{gemm.a.transposed} * 2 + int64_t{gemm.b.transposed} +
+                                           4 * int64_t{usesTf32(gemm)},
                                        static_cast<int64_t>(gemm.inputType),
                                        static_cast<int64_t>(gemm.outputType),
                                        wanted.alignA,

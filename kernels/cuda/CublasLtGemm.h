@@ -6,7 +6,8 @@
 // shared (stride 0). cuBLASLt is column-major, so the call hands it the transposed problem,
 // D^T = op(B)^T @ op(A)^T, which reads the same bytes without copying them (columnMajorOf).
 //
-// Always computed in f32 (CUBLAS_COMPUTE_32F: no TF32), 16-bit results rounded once. The
+// Computed in f32 (CUBLAS_COMPUTE_32F), or on TF32 tensor cores where the step allows it and the
+// inputs are f32 (--allow-tf32, kernels/Tf32.h); 16-bit results rounded once. The
 // heuristic is told the operands' real alignment (plans give element alignment only) and the
 // workspace the call planned (MatMulWorkspaces.h).
 //
@@ -43,7 +44,13 @@ struct RowMajorGemm {
   float alpha = 1.0f;
   /// 0 (D is overwritten) or 1 (D accumulates).
   float beta = 0.0f;
+  /// The step allows TF32 products (kernels/Tf32.h); only f32 inputs are affected.
+  bool tf32 = false;
 };
+
+/// Whether cuBLASLt computes `gemm` on TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32) rather
+/// than in full f32 (CUBLAS_COMPUTE_32F).
+inline bool usesTf32(const RowMajorGemm &gemm) { return gemm.tf32 && gemm.inputType == DType::F32; }
 
 /// A column-major matrix as cuBLASLt describes it: rows x cols, `ld` elements between columns.
 struct ColumnMajorMatrix {

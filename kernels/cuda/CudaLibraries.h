@@ -50,7 +50,7 @@ struct CublasLtFunctions {
 /// The algorithms cuBLASLt's heuristic chose for the handle, by problem (CublasLtGemm.cpp): the
 /// search costs more host time than a launch, and training repeats every product each step.
 struct CublasLtAlgorithms {
-  /// A product's sizes, leading dimensions, strides, types, transposes, alignments and
+  /// A product's sizes, leading dimensions, strides, types, transposes and TF32, alignments and
   /// workspace: everything the heuristic is told.
   using Key = std::array<int64_t, 17>;
   std::mutex mutex;

@@ -151,6 +151,7 @@ bool chunkLogits(KernelContext &context, const LinearCrossEntropyProblem &p,
                  const LinearCrossEntropyScratch &scratch, int64_t firstRow, int64_t count,
                  const char *kernel) {
   RowMajorGemm gemm;
+  gemm.tf32 = p.tf32;
   gemm.m = count;
   gemm.n = p.classes;
   gemm.k = p.depth;
@@ -198,6 +199,7 @@ bool chunkGradientProducts(KernelContext &context, const KernelCall &call,
   // The gradient as the products read it: in the operands' type.
   const void *gradient = p.widens() ? scratch.logitsGrad : scratch.logits;
   RowMajorGemm inputGrad;
+  inputGrad.tf32 = p.tf32;
   inputGrad.m = count;
   inputGrad.n = p.depth;
   inputGrad.k = p.classes;
@@ -208,6 +210,7 @@ bool chunkGradientProducts(KernelContext &context, const KernelCall &call,
   inputGrad.d = call.outputs[0].as<char>() + first * p.depth * element;
   inputGrad.ldd = p.depth;
   RowMajorGemm weightGrad;
+  weightGrad.tf32 = p.tf32;
   weightGrad.m = p.transposeWeight ? p.classes : p.depth;
   weightGrad.n = p.transposeWeight ? p.depth : p.classes;
   weightGrad.k = count;

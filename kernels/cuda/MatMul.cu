@@ -26,6 +26,7 @@ bool runMatMul(KernelContext &context, const KernelCall &call) {
     return false;
   MatMulProblem problem(call);
   RowMajorGemm gemm;
+  gemm.tf32 = allowsTf32(call);
   gemm.m = problem.m;
   gemm.n = problem.n;
   gemm.k = problem.k;

@@ -68,6 +68,7 @@ bool runMatMulNf4(KernelContext &context, const KernelCall &call) {
   }
   const size_t element = dtypeSize(output.dtype);
   RowMajorGemm gemm;
+  gemm.tf32 = allowsTf32(call);
   gemm.m = problem.rows;
   gemm.k = problem.depth;
   gemm.inputType = gemm.outputType = output.dtype;

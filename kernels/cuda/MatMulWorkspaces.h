@@ -15,6 +15,7 @@
 #ifndef MEMC_KERNELS_CUDA_MATMULWORKSPACES_H
 #define MEMC_KERNELS_CUDA_MATMULWORKSPACES_H
 
+#include "kernels/Tf32.h"
 #include "kernels/Workspace.h"
 #include "kernels/cuda/ConvolutionMath.h"
 #include "kernels/cuda/CublasLtGemm.h"
@@ -119,10 +120,11 @@ inline MatMulNf4Scratch carveMatMulNf4(const KernelCall &call, WorkspaceCarver &
 /// inputs[biasIndex] when present.
 struct LinearCrossEntropyProblem {
   int64_t rows = 1, depth = 0, classes = 0, chunkRows = 1;
-  bool transposeWeight = false, bias = false;
+  bool transposeWeight = false, bias = false, tf32 = false;
   DType dtype = DType::F32;
 
   LinearCrossEntropyProblem(const KernelCall &call, size_t first, size_t biasIndex) {
+    tf32 = allowsTf32(call);
     const TensorView &hidden = call.inputs[first], &weight = call.inputs[first + 1];
     for (size_t d = 0; d + 1 < hidden.shape.size(); ++d)
       rows *= hidden.shape[d];

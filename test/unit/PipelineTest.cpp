@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/pipeline/Pipeline.h"
 #include "dialects/memc/MemcDialect.h"
+#include "kernels/Tf32.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -76,6 +77,35 @@ TEST(Pipeline, TrainingPlansTheStepWithItsSetupAndGradients) {
   EXPECT_EQ(plan.training().labels_input(), "labels");
   EXPECT_GT(plan.training().classes(), 0);
   EXPECT_GT(plan.gradients().steps_size(), 0);
+}
+
+/// The steps of `plan` that carry the TF32 attribute, and those that could.
+std::pair<int, int> tf32Steps(const memc::plan::Plan &plan) {
+  int marked = 0, products = 0;
+  for (const memc::plan::Step &step : plan.steps()) {
+    products += memc::kernels::takesTf32(step.kernel());
+    for (const memc::plan::Attribute &attribute : step.attributes())
+      marked += attribute.name() == memc::kernels::kAllowTf32Attribute && attribute.i() == 1;
+  }
+  return {marked, products};
+}
+
+TEST(Pipeline, AllowTf32MarksEveryMatrixProductStep) {
+  memc::PipelineOptions options;
+  options.mode = memc::CompileMode::Train;
+  options.training.optimizer.name = "adamw";
+  options.budget.plan.target = "cuda";
+  Compiled plain(options);
+  ASSERT_TRUE(mlir::succeeded(plain.model));
+  auto [unmarked, products] = tf32Steps(plain.model->planned->plan);
+  EXPECT_EQ(unmarked, 0);
+  EXPECT_GT(products, 0);
+  options.budget.plan.allowTf32 = true;
+  Compiled allowed(options);
+  ASSERT_TRUE(mlir::succeeded(allowed.model));
+  auto [marked, all] = tf32Steps(allowed.model->planned->plan);
+  EXPECT_EQ(marked, all);
+  EXPECT_EQ(all, products);
 }
 
 TEST(Pipeline, AnUnmetBudgetIsAResultNotAFailure) {

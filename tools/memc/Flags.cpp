@@ -70,6 +70,11 @@ cl::opt<std::string> target("target",
                             cl::desc("The device kind the program runs on (plans record it and "
                                      "only its devices load them)"),
                             cl::init(memc::kernels::kCpuTarget), cl::cat(memcCategory));
+cl::opt<bool> allowTf32("allow-tf32",
+                        cl::desc("On a GPU, f32 matmuls and convolutions may multiply on TF32 "
+                                 "tensor cores (10-bit mantissa products, f32 sums), as "
+                                 "torch.backends.cuda.matmul.allow_tf32; the CPU computes f32"),
+                        cl::cat(memcCategory));
 cl::opt<std::string> weightsFrom(
     "weights-from",
     cl::desc("A Hugging Face checkpoint (a folder with model.safetensors or a sharded "
@@ -380,6 +385,7 @@ bool budgetOptions(memc::BudgetOptions &options) {
     llvm::errs() << "memc: note: " << text << "\n";
   };
   options.plan.target = target;
+  options.plan.allowTf32 = allowTf32;
   return true;
 }
 

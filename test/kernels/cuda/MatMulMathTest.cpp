@@ -688,5 +688,23 @@ TEST(CudaMatMulMath, LimitsRefuseWhatTheKernelsDoNotCover) {
   EXPECT_NE(error.find("1 to 3 spatial dimensions"), std::string::npos) << error;
 }
 
+TEST(CublasLtGemm, Tf32OnlyWhereTheStepAllowsItAndTheInputsAreF32) {
+  Attributes allowed;
+  allowed.set(kAllowTf32Attribute, int64_t{1});
+  KernelCall call;
+  EXPECT_FALSE(allowsTf32(call));
+  call.attributes = &allowed;
+  EXPECT_TRUE(allowsTf32(call));
+  RowMajorGemm gemm;
+  EXPECT_FALSE(cuda::usesTf32(gemm));
+  gemm.tf32 = allowsTf32(call);
+  EXPECT_TRUE(cuda::usesTf32(gemm));
+  gemm.inputType = DType::BF16; // 16-bit products are tensor-core products already
+  EXPECT_FALSE(cuda::usesTf32(gemm));
+  for (const char *kernel : {"matmul", "linear_cross_entropy_grad", "conv_grad_weight"})
+    EXPECT_TRUE(takesTf32(kernel)) << kernel;
+  EXPECT_FALSE(takesTf32("add"));
+}
+
 } // namespace
 } // namespace memc::kernels::testing
