@@ -7,53 +7,19 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestSupport.h"
-
-#include "kernels/NormalFloat4.h"
+#include "Nf4TestWeights.h"
 
 namespace memc::kernels::testing {
 namespace {
-
-struct Nf4Weight {
-  std::vector<OwnedTensor> operands; // packed, then the absmax's one or three tensors
-  std::vector<float> dequantized;
-};
-
-Nf4Weight quantizedWeight(int64_t rows, int64_t columns, bool doubleQuantization) {
-  OwnedTensor values = randomF32({rows * columns}, 7, 0.05);
-  Nf4Layout layout{rows * columns};
-  Nf4Weight weight;
-  OwnedTensor packed(DType::U8, {layout.packedBytes()});
-  std::vector<float> absmax(layout.blocks());
-  quantizeNf4(values.as<float>(), layout.count, packed.as<uint8_t>(), absmax.data());
-  weight.operands.push_back(std::move(packed));
-  Nf4Absmax scales;
-  if (doubleQuantization) {
-    OwnedTensor codes(DType::U8, {layout.blocks()});
-    OwnedTensor nested(DType::F32, {layout.absmaxBlocks()});
-    float offset = quantizeNf4Absmax(dynamicCode(true), absmax.data(), layout.blocks(), codes.as<uint8_t>(),
-                                     nested.as<float>());
-    weight.operands.push_back(std::move(codes));
-    weight.operands.push_back(std::move(nested));
-    weight.operands.push_back(f32({}, {offset}));
-    scales = doubleQuantizedAbsmax(weight.operands[1].as<uint8_t>(),
-                                   weight.operands[2].as<float>(), offset);
-  } else {
-    weight.operands.push_back(tensor(DType::F32, {layout.blocks()},
-                                     std::vector<double>(absmax.begin(), absmax.end())));
-    scales = Nf4Absmax{weight.operands[1].as<float>()};
-  }
-  weight.dequantized.resize(layout.count);
-  dequantizeNf4(weight.operands[0].as<uint8_t>(), scales, 0, layout.count,
-                weight.dequantized.data());
-  return weight;
-}
 
 void expectDequantizedProduct(bool transposeRhs, bool doubleQuantization, DType dtype) {
   // lhs [3, 70, K] (210 rows: four row tiles for bf16), N = 150 columns (three tiles).
   const int64_t batch = 3, rows = 70, depth = 48, columns = 150;
   const int64_t weightRows = transposeRhs ? columns : depth;
   const int64_t weightColumns = transposeRhs ? depth : columns;
-  Nf4Weight weight = quantizedWeight(weightRows, weightColumns, doubleQuantization);
+  OwnedTensor values = randomF32({weightRows * weightColumns}, 7, 0.05);
+  Nf4Weight weight =
+      quantizedWeight(values.as<float>(), weightRows, weightColumns, doubleQuantization);
   OwnedTensor lhs32 = randomF32({batch, rows, depth}, 3);
   OwnedTensor lhs = tensor(dtype, lhs32.shape, lhs32.values());
   std::vector<OwnedTensor> inputs = {lhs};

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestSupport.h"
+#include "Nf4TestWeights.h"
 
 #include "kernels/DynamicQuantization.h"
 #include "kernels/NormalFloat4.h"
@@ -174,10 +175,10 @@ TEST(CudaMatMulMath, SignedDynamicCodeIsTheHostTable) {
     EXPECT_EQ(floatBits(cuda::signedDynamicCodeValue(i)), floatBits(code.values[i])) << i;
 }
 
-struct QuantizedWeight {
-  std::vector<OwnedTensor> operands; // packed, then plain absmax or codes, scales, offset
-  std::vector<float> dequantized;    // the CPU's
-  std::vector<float> codeTable;      // the device's signed code
+/// A quantized weight (Nf4TestWeights.h) with the signed code the CUDA kernel computes on the
+/// device.
+struct QuantizedWeight : Nf4Weight {
+  std::vector<float> codeTable;
 
   /// The absmax as the CUDA kernel builds it, from the device's table.
   Nf4Absmax deviceAbsmax() const {
@@ -190,29 +191,7 @@ struct QuantizedWeight {
 
 QuantizedWeight quantize(int64_t rows, int64_t columns, bool doubleQuantization) {
   std::vector<float> values = randomFloats(rows * columns, 11, 0.05f);
-  Nf4Layout layout{rows * columns};
-  QuantizedWeight weight;
-  OwnedTensor packed(DType::U8, {layout.packedBytes()});
-  std::vector<float> absmax(layout.blocks());
-  quantizeNf4(values.data(), layout.count, packed.as<uint8_t>(), absmax.data());
-  weight.operands.push_back(std::move(packed));
-  Nf4Absmax host;
-  if (doubleQuantization) {
-    OwnedTensor codes(DType::U8, {layout.blocks()}), scales(DType::F32, {layout.absmaxBlocks()});
-    float offset = quantizeNf4Absmax(dynamicCode(true), absmax.data(), layout.blocks(),
-                                     codes.as<uint8_t>(), scales.as<float>());
-    weight.operands.push_back(std::move(codes));
-    weight.operands.push_back(std::move(scales));
-    weight.operands.push_back(f32({}, {offset}));
-    host = doubleQuantizedAbsmax(weight.operands[1].as<uint8_t>(), weight.operands[2].as<float>(),
-                                 offset);
-  } else {
-    weight.operands.push_back(
-        tensor(DType::F32, {layout.blocks()}, std::vector<double>(absmax.begin(), absmax.end())));
-    host = Nf4Absmax{weight.operands[1].as<float>()};
-  }
-  weight.dequantized.resize(layout.count);
-  dequantizeNf4(weight.operands[0].as<uint8_t>(), host, 0, layout.count, weight.dequantized.data());
+  QuantizedWeight weight{quantizedWeight(values.data(), rows, columns, doubleQuantization), {}};
   for (int i = 0; i < 256; ++i)
     weight.codeTable.push_back(cuda::signedDynamicCodeValue(i));
   return weight;
