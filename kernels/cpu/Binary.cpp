@@ -1,14 +1,14 @@
 //===- Binary.cpp - broadcasting elementwise kernels ----------------------===//
 //
 // add sub mul div pow max min prelu, equal less greater greater_equal less_equal, where: numpy broadcasting through StridedLayout.
-// f16/bf16 compute in f32 and round once. Integer add/sub/mul/pow wrap; integer div truncates
-// toward zero (C, ONNX), and the cases C leaves undefined are defined here rather than trapping:
-// x / 0 = 0 and INT_MIN / -1 = INT_MIN. Output element i depends only on input elements that
+// f16/bf16 compute in f32 and round once. Integers follow kernels/IntegerArithmetic.h (wrapping;
+// division truncating, x / 0 = 0 and INT_MIN / -1 = INT_MIN). Output element i depends only on input elements that
 // map to it, so an output sharing an equally shaped input's buffer is safe (in-place steps).
 // Inner loops are cloned per instruction set (VectorMath.h), so they vectorize as wide as the
 // CPU allows.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/IntegerArithmetic.h"
 #include "kernels/ScalarOperand.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
@@ -22,12 +22,10 @@ namespace memc::kernels {
 
 namespace {
 
-template <typename C> using Unsigned = std::make_unsigned_t<C>;
-
 struct Add {
   template <typename C> C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)
-      return static_cast<C>(static_cast<Unsigned<C>>(a) + static_cast<Unsigned<C>>(b));
+      return wrapAdd(a, b);
     else
       return a + b;
   }
@@ -35,7 +33,7 @@ struct Add {
 struct Sub {
   template <typename C> C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)
-      return static_cast<C>(static_cast<Unsigned<C>>(a) - static_cast<Unsigned<C>>(b));
+      return wrapSub(a, b);
     else
       return a - b;
   }
@@ -43,40 +41,25 @@ struct Sub {
 struct Mul {
   template <typename C> C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)
-      return static_cast<C>(static_cast<Unsigned<C>>(a) * static_cast<Unsigned<C>>(b));
+      return wrapMul(a, b);
     else
       return a * b;
   }
 };
 struct Div {
   template <typename C> C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) {
-      if (b == 0)
-        return 0;
-      if (b == -1)
-        return static_cast<C>(Unsigned<C>(0) - static_cast<Unsigned<C>>(a));
+    if constexpr (std::is_integral_v<C>)
+      return divideTruncating(a, b);
+    else
       return a / b;
-    } else {
-      return a / b;
-    }
   }
 };
 struct Pow {
   template <typename C> C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) {
-      // Negative exponents: 1/a^n truncated, i.e. 0 unless |a| == 1 (and 0 for a == 0).
-      if (b < 0)
-        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
-      Unsigned<C> base = static_cast<Unsigned<C>>(a), result = 1;
-      for (C e = b; e != 0; e >>= 1) {
-        if (e & 1)
-          result *= base;
-        base *= base;
-      }
-      return static_cast<C>(result);
-    } else {
+    if constexpr (std::is_integral_v<C>)
+      return wrapPow(a, b);
+    else
       return std::pow(a, b);
-    }
   }
 };
 /// max and min propagate NaN from either side, as torch.maximum/minimum do.

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Clip.h"
 #include "kernels/DropoutMask.h"
+#include "kernels/IntegerArithmetic.h"
 #include "kernels/ScalarOperand.h"
 #include "kernels/cpu/BiasedRows.h"
 #include "kernels/cpu/ElementTypes.h"
@@ -67,13 +68,6 @@ void mapElements(const TensorView &input, const TensorView &output, int64_t grai
 //===----------------------------------------------------------------------===//
 // Attribute-free elementwise functions
 //===----------------------------------------------------------------------===//
-
-template <typename C> C wrapNegate(C x) {
-  if constexpr (std::is_integral_v<C>)
-    return static_cast<C>(std::make_unsigned_t<C>(0) - static_cast<std::make_unsigned_t<C>>(x));
-  else
-    return -x;
-}
 
 struct Neg {
   static constexpr TypeClass types = TypeClass::Numeric;

@@ -23,6 +23,7 @@
 #include "kernels/Clip.h"
 #include "kernels/DropoutMask.h"
 #include "kernels/HostDevice.h"
+#include "kernels/IntegerArithmetic.h"
 #include "kernels/ShapeRules.h"
 #include "kernels/StoredElement.h"
 #include "kernels/ops/TypeClasses.h"
@@ -34,20 +35,6 @@
 #include <vector>
 
 namespace memc::kernels::cuda {
-
-//===----------------------------------------------------------------------===//
-// Wrapping integers
-//===----------------------------------------------------------------------===//
-
-/// Integer arithmetic wraps (two's complement) through the unsigned type, as PyTorch's does.
-template <typename C> using Unsigned = std::make_unsigned_t<C>;
-
-template <typename C> MEMC_HOST_DEVICE C wrapNegate(C x) {
-  if constexpr (std::is_integral_v<C>)
-    return static_cast<C>(Unsigned<C>(0) - static_cast<Unsigned<C>>(x));
-  else
-    return -x;
-}
 
 //===----------------------------------------------------------------------===//
 // Unary functions
@@ -232,7 +219,7 @@ struct Add {
   static constexpr const char *name = "add";
   template <typename C> MEMC_HOST_DEVICE C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)
-      return static_cast<C>(static_cast<Unsigned<C>>(a) + static_cast<Unsigned<C>>(b));
+      return wrapAdd(a, b);
     else
       return a + b;
   }
@@ -241,7 +228,7 @@ struct Sub {
   static constexpr const char *name = "sub";
   template <typename C> MEMC_HOST_DEVICE C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)
-      return static_cast<C>(static_cast<Unsigned<C>>(a) - static_cast<Unsigned<C>>(b));
+      return wrapSub(a, b);
     else
       return a - b;
   }
@@ -250,7 +237,7 @@ struct Mul {
   static constexpr const char *name = "mul";
   template <typename C> MEMC_HOST_DEVICE C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)
-      return static_cast<C>(static_cast<Unsigned<C>>(a) * static_cast<Unsigned<C>>(b));
+      return wrapMul(a, b);
     else
       return a * b;
   }
@@ -260,15 +247,10 @@ struct Mul {
 struct Div {
   static constexpr const char *name = "div";
   template <typename C> MEMC_HOST_DEVICE C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) {
-      if (b == 0)
-        return 0;
-      if (b == -1)
-        return wrapNegate(a);
+    if constexpr (std::is_integral_v<C>)
+      return divideTruncating(a, b);
+    else
       return a / b;
-    } else {
-      return a / b;
-    }
   }
 };
 /// A float exponent of exactly 2 is x * x, the correctly rounded square the CPU kernel computes
@@ -276,20 +258,10 @@ struct Div {
 struct Pow {
   static constexpr const char *name = "pow";
   template <typename C> MEMC_HOST_DEVICE C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) {
-      // Negative exponents: 1/a^n truncated, i.e. 0 unless |a| == 1 (and 0 for a == 0).
-      if (b < 0)
-        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
-      Unsigned<C> base = static_cast<Unsigned<C>>(a), result = 1;
-      for (C e = b; e != 0; e >>= 1) {
-        if (e & 1)
-          result *= base;
-        base *= base;
-      }
-      return static_cast<C>(result);
-    } else {
+    if constexpr (std::is_integral_v<C>)
+      return wrapPow(a, b);
+    else
       return b == 2.0f ? a * a : powf(a, b);
-    }
   }
 };
 /// max and min propagate NaN from either side, as torch.maximum/minimum do.
