@@ -391,10 +391,9 @@ PlanHeader readPlanHeader(std::string_view bytes) {
 }
 
 /// --device, or the plan's target ("cpu" for a plan that names none).
-std::string deviceName(const Options &options, std::string_view planBytes) {
+std::string deviceName(const Options &options, const std::string &target) {
   if (options.device)
     return *options.device;
-  std::string target = readPlanHeader(planBytes).target;
   return target.empty() ? "cpu" : target;
 }
 
@@ -508,8 +507,7 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   }
   DeviceRegistry registry;
   registerAvailableDevices(registry);
-  std::unique_ptr<Device> device =
-      registry.create(options.device ? *options.device : plan.target(), error);
+  std::unique_ptr<Device> device = registry.create(deviceName(options, plan.target()), error);
   if (!device || !runTraining(plan, weights, *device, training, error)) {
     if (!ranks)
       return fail(error);
@@ -521,13 +519,13 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   return 0;
 }
 
-/// Runs the program; returns the exit code.
+/// Runs the program, whose plan was compiled for `target` (PlanHeader); returns the exit code.
 int runProgram(const Options &options, const std::string &planOrigin, std::string_view planBytes,
-               const SafetensorsFile *weights) {
+               const std::string &target, const SafetensorsFile *weights) {
   std::string error;
   DeviceRegistry registry;
   registerAvailableDevices(registry);
-  std::unique_ptr<Device> device = registry.create(deviceName(options, planBytes), error);
+  std::unique_ptr<Device> device = registry.create(deviceName(options, target), error);
   if (!device)
     return fail(error);
   std::unique_ptr<LoadedPlan> plan = loadPlan(planBytes, *device, error);
@@ -634,7 +632,8 @@ int main(int argc, char **argv) {
                   "plain memc-runner");
     if (!weights.parse(bundle.weights, error))
       return fail("the program's weights are corrupted: " + error);
-    bool training = readPlanHeader(bundle.plan).training;
+    const PlanHeader header = readPlanHeader(bundle.plan);
+    const bool training = header.training;
     std::string ignored = flagsThatDoNotApply(options, training);
     if (!ignored.empty())
       return fail(training ? "this program trains (--data); " + ignored +
@@ -645,7 +644,7 @@ int main(int argc, char **argv) {
                                  " for training programs");
     if (training)
       return runTrainingProgram(options, bundle.plan, weights);
-    return runProgram(options, "the program's plan", bundle.plan, &weights);
+    return runProgram(options, "the program's plan", bundle.plan, header.target, &weights);
   }
   if (!options.plan)
     return fail("no plan: pass --plan PLAN (and --weights), or run a compiled program");
@@ -655,5 +654,5 @@ int main(int argc, char **argv) {
   if (options.weights && !weights.open(*options.weights, error))
     return fail(error);
   return runProgram(options, *options.plan, planFile->bytes(),
-                    options.weights ? &weights : nullptr);
+                    readPlanHeader(planFile->bytes()).target, options.weights ? &weights : nullptr);
 }
