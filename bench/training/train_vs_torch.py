@@ -7,7 +7,12 @@ memc's planned and measured peaks.
 Run with Debian's torch: /usr/bin/python3 bench/training/train_vs_torch.py [BUILD_DIR] [STEPS]
 
 The models are the test fixtures' architectures (test/fixtures/export_fixtures.py) at a larger
-size. Each side runs STEPS steps; the table reports the median step time after 3 warm-up steps.
+size, and a CIFAR-size ResNet (CifarResNet below). Models with BatchNorm are exported as users
+export them, in training mode (python/memc_export.py), so both sides normalize with the batch's
+statistics.
+Each side runs STEPS steps; the table reports the median step time after 3 warm-up steps.
+With MEMC_PROFILE_TOP=K, memc's fp32 and bf16 runs are profiled (--profile) and each model's K
+slowest kernels are printed after the tables.
 """
 import json
 import os
@@ -28,9 +33,30 @@ import torch.nn.functional as F  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "test", "fixtures"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
 import export_fixtures as fixtures  # noqa: E402
+from memc_export import export as export_for_training  # noqa: E402
 
 WARMUP = 3
+PROFILE_TOP = int(os.environ.get("MEMC_PROFILE_TOP", "0"))
+
+
+class CifarResNet(torch.nn.Module):
+    """A CIFAR-size ResNet (ResNet-8: a 16-channel stem and one basic block per stage at 16, 32
+    and 64 channels) on 32x32 images: the small channels users train from tutorials."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, 1, 1, bias=False),
+                                        torch.nn.BatchNorm2d(16), torch.nn.ReLU())
+        self.stages = torch.nn.Sequential(fixtures.BasicBlock(16, 16, 1),
+                                          fixtures.BasicBlock(16, 32, 2),
+                                          fixtures.BasicBlock(32, 64, 2))
+        self.fc = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = self.stages(self.stem(x))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
 def torch_step_ms(model, inputs, labels, steps, autocast=False):
@@ -64,13 +90,27 @@ def memc_step(build, onnx_path, input_name, inputs, labels, freeze, steps, work,
     np.savez(data, **{input_name: inputs.numpy(), "labels": labels.numpy()})
     log = os.path.join(work, "log.jsonl")
     env = dict(os.environ, MEMC_NUM_THREADS=str(THREADS))
-    subprocess.run([program, "--data", data, "--steps", str(steps), "--log", log], check=True,
-                   capture_output=True, env=env)
+    done = subprocess.run([program, "--data", data, "--steps", str(steps), "--log", log]
+                          + (["--profile"] if PROFILE_TOP else []), check=True,
+                          capture_output=True, text=True, env=env)
     records = [json.loads(line) for line in open(log)]
     with open(report) as f:
         planned = json.load(f)["peak_bytes"]
     return (statistics.median(r["ms"] for r in records[WARMUP:]), planned,
-            max(r["peak_bytes"] for r in records))
+            max(r["peak_bytes"] for r in records), slowest_kernels(done.stderr))
+
+
+def slowest_kernels(profile):
+    """The PROFILE_TOP kernels taking most of --profile's steps' time, as "kernel %"
+    (its steps' rows summed by kernel name)."""
+    shares = {}
+    for line in profile.splitlines():
+        fields = line.split()
+        # A step row: step calls total mean % GFLOP/s GB/s phase kernel [node].
+        if len(fields) >= 9 and fields[0].isdigit() and fields[1].isdigit():
+            shares[fields[8]] = shares.get(fields[8], 0.0) + float(fields[4])
+    top = sorted(shares.items(), key=lambda item: -item[1])[:PROFILE_TOP]
+    return ", ".join(f"{kernel} {share:.0f}%" for kernel, share in top)
 
 
 def configure(dim, seq, heads, vocab):
@@ -92,6 +132,8 @@ def main():
          ["rope_*"]),
         ("ResNet style, B32×3×32×32", fixtures.ResNet(), torch.randn(32, 3, 32, 32),
          torch.randint(0, 10, (32,)), "input", []),
+        ("CIFAR ResNet-8, BatchNorm training, B32×3×32×32", CifarResNet(),
+         torch.randn(32, 3, 32, 32), torch.randint(0, 10, (32,)), "input", []),
         ("MLP 16-32-32-10, B4", fixtures.MLP(), torch.randn(4, 16), torch.randint(0, 10, (4,)),
          "input", []),
     ]
@@ -102,11 +144,15 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for name, model, inputs, labels, input_name, freeze in cases:
             path = os.path.join(work, "model.onnx")
-            model.eval()
-            torch.onnx.export(model, inputs, path, input_names=[input_name],
-                              output_names=["logits"], opset_version=17,
-                              do_constant_folding=False,
-                              training=torch.onnx.TrainingMode.PRESERVE)
+            if any(isinstance(m, torch.nn.BatchNorm2d) for m in model.modules()):
+                export_for_training(model, (inputs,), path, input_names=[input_name],
+                                    output_names=["logits"], batch_axis=None)
+            else:
+                model.eval()
+                torch.onnx.export(model, inputs, path, input_names=[input_name],
+                                  output_names=["logits"], opset_version=17,
+                                  do_constant_folding=False,
+                                  training=torch.onnx.TrainingMode.PRESERVE)
             memc = {p: memc_step(build, path, input_name, inputs, labels, freeze, steps, work, p)
                     for p in ("fp32", "bf16")}
             ours = memc["fp32"][0]
@@ -120,11 +166,17 @@ def main():
     print("|---|---|---|---|---|---|---|---|")
     mib = 2.0 ** 20
     for name, reference, autocast, memc in precision_rows:
-        (fp32_ms, fp32_planned, fp32_measured), (bf16_ms, bf16_planned, bf16_measured) = (
+        (fp32_ms, fp32_planned, fp32_measured, _), (bf16_ms, bf16_planned, bf16_measured, _) = (
             memc["fp32"], memc["bf16"])
         print(f"| {name} | {reference:.3f} | {autocast:.3f} | {fp32_ms:.3f} | {bf16_ms:.3f} "
               f"| {bf16_ms / autocast:.2f} | {fp32_planned / mib:.2f} / {fp32_measured / mib:.2f} "
               f"| {bf16_planned / mib:.2f} / {bf16_measured / mib:.2f} |")
+    if PROFILE_TOP:
+        print(f"\nmemc's {PROFILE_TOP} slowest kernels (% of the profiled steps' time).\n")
+        print("| model | fp32 | bf16 |")
+        print("|---|---|---|")
+        for name, _, _, memc in precision_rows:
+            print(f"| {name} | {memc['fp32'][3]} | {memc['bf16'][3]} |")
 
 
 if __name__ == "__main__":
