@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
+#include "kernels/cpu/BatchNormChannels.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/NormalizationWorkspace.h"
@@ -326,8 +327,7 @@ bool runBatchNorm(KernelContext &context, const KernelCall &call) {
   const TensorView &input = call.inputs[0];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
   bool training = attributesOf(call).intOr("training", 0) == 1;
-  int64_t batch = input.shape[0], channels = input.shape[1];
-  int64_t spatial = product(input.shape, 2, input.shape.size());
+  ChannelRuns runs(input);
   if (input.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
@@ -335,41 +335,22 @@ bool runBatchNorm(KernelContext &context, const KernelCall &call) {
   if (!carver.fits(context))
     return false;
   const float *scale = loadAsFloat(call.inputs[1], statistics);
-  const float *bias = loadAsFloat(call.inputs[2], statistics + channels);
-  const float *mean = loadAsFloat(call.inputs[3], statistics + 2 * channels);
-  const float *var = loadAsFloat(call.inputs[4], statistics + 3 * channels);
+  const float *bias = loadAsFloat(call.inputs[2], statistics + runs.channels);
+  const float *mean = loadAsFloat(call.inputs[3], statistics + 2 * runs.channels);
+  const float *var = loadAsFloat(call.inputs[4], statistics + 3 * runs.channels);
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = input.as<T>();
     T *y = call.outputs[0].as<T>();
-    int64_t perChannel = batch * spatial;
-    parallelFor(0, channels, std::max<int64_t>(1, kElementwiseGrain / perChannel),
+    parallelFor(0, runs.channels, std::max<int64_t>(1, kElementwiseGrain / runs.perChannel()),
                 [&](int64_t begin, int64_t end) {
                   for (int64_t c = begin; c < end; ++c) {
-                    double channelMean = mean[c], channelVar = var[c];
-                    if (training) {
-                      double sum = 0.0, squares = 0.0;
-                      for (int64_t n = 0; n < batch; ++n)
-                        for (int64_t s = 0; s < spatial; ++s)
-                          sum += Element<T>::load(x[(n * channels + c) * spatial + s]);
-                      channelMean = sum / perChannel;
-                      for (int64_t n = 0; n < batch; ++n)
-                        for (int64_t s = 0; s < spatial; ++s) {
-                          double d =
-                              Element<T>::load(x[(n * channels + c) * spatial + s]) - channelMean;
-                          squares += d * d;
-                        }
-                      channelVar = squares / perChannel;
-                    }
+                    ChannelMoments moments =
+                        training ? channelMoments(x, runs, c) : ChannelMoments{mean[c], var[c]};
                     // y = x * alpha + beta, as PyTorch folds it.
-                    double alpha = scale[c] / std::sqrt(channelVar + epsilon);
-                    float a = static_cast<float>(alpha);
-                    float b = static_cast<float>(bias[c] - channelMean * alpha);
-                    for (int64_t n = 0; n < batch; ++n) {
-                      int64_t base = (n * channels + c) * spatial;
-                      for (int64_t s = 0; s < spatial; ++s)
-                        y[base + s] = Element<T>::store(Element<T>::load(x[base + s]) * a + b);
-                    }
+                    double alpha = scale[c] / std::sqrt(moments.variance + epsilon);
+                    scaleShiftChannel(x, y, runs, c, static_cast<float>(alpha),
+                                      static_cast<float>(bias[c] - moments.mean * alpha));
                   }
                 });
   });

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
+#include "kernels/cpu/BatchNormChannels.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/NormalizationBackwardWorkspace.h"
@@ -143,62 +144,36 @@ bool runRowNormalizationGrad(KernelContext &context, const KernelCall &call) {
 bool runBatchNormGrad(KernelContext &context, const KernelCall &call) {
   const TensorView &input = call.inputs[1];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
-  int64_t batch = input.shape[0], channels = input.shape[1], spatial = 1;
-  for (int64_t d = 2; d < input.rank(); ++d)
-    spatial *= input.shape[d];
-  int64_t perChannel = batch * spatial;
+  ChannelRuns runs(input);
+  int64_t perChannel = runs.perChannel();
   WorkspaceCarver carver(call);
   BatchNormGradScratch scratch = carveBatchNormGrad(call, carver);
   if (!carver.fits(context))
     return false;
   const float *scale = loadAsFloat(call.inputs[2], scratch.scale);
   double *scaleGrad = scratch.scaleGrad, *biasGrad = scratch.biasGrad;
-  std::fill(scaleGrad, scaleGrad + channels, 0.0);
-  std::fill(biasGrad, biasGrad + channels, 0.0);
+  std::fill(scaleGrad, scaleGrad + runs.channels, 0.0);
+  std::fill(biasGrad, biasGrad + runs.channels, 0.0);
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *dy = call.inputs[0].as<T>(), *x = input.as<T>();
     T *dx = call.outputs[0].as<T>();
-    // Calls visit(base) for the channel's contiguous runs of `spatial` elements.
-    auto forEachRun = [&](int64_t c, auto visit) {
-      for (int64_t n = 0; n < batch; ++n)
-        visit((n * channels + c) * spatial);
-    };
-    parallelFor(
-        0, channels, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(perChannel, 1)),
-        [&](int64_t begin, int64_t end) {
-          for (int64_t c = begin; c < end && perChannel > 0; ++c) {
-            double sum = 0.0;
-            forEachRun(c, [&](int64_t base) { sum += sumLanes(x + base, spatial); });
-            double mean = sum / perChannel, squares = 0.0;
-            forEachRun(c, [&](int64_t base) {
-              squares += squaredDeviationLanes(x + base, spatial, mean);
-            });
-            double rstd = 1.0 / std::sqrt(squares / perChannel + epsilon);
-            // sum(dy) and sum(dy * (x - mean)).
-            double sumDy = 0.0, dot = 0.0;
-            forEachRun(c, [&](int64_t base) {
-              for (int64_t s = 0; s < spatial; ++s) {
-                float grad = Element<T>::load(dy[base + s]);
-                sumDy += grad;
-                dot += grad * (Element<T>::load(x[base + s]) - mean);
-              }
-            });
-            scaleGrad[c] = dot * rstd;
-            biasGrad[c] = sumDy;
-            // dx = (dy - mean(dy) - (x - mean) * dot * rstd^2 / M) * rstd * scale.
-            float meanDy = static_cast<float>(sumDy / perChannel);
-            float projection = static_cast<float>(dot * rstd * rstd / perChannel);
-            float factor = static_cast<float>(rstd * scale[c]);
-            forEachRun(c, [&](int64_t base) {
-              for (int64_t s = 0; s < spatial; ++s) {
-                float centered = static_cast<float>(Element<T>::load(x[base + s]) - mean);
-                float grad = Element<T>::load(dy[base + s]);
-                dx[base + s] = Element<T>::store((grad - meanDy - centered * projection) * factor);
-              }
-            });
-          }
-        });
+    parallelFor(0, runs.channels,
+                std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(perChannel, 1)),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t c = begin; c < end && perChannel > 0; ++c) {
+                    ChannelGradSums sums = channelGradSums(dy, x, runs, c);
+                    double rstd = 1.0 / std::sqrt(sums.moments.variance + epsilon);
+                    scaleGrad[c] = sums.centeredDot * rstd;
+                    biasGrad[c] = sums.gradSum;
+                    // dx = (dy - mean(dy) - (x - mean) * dot * rstd^2 / M) * rstd * scale.
+                    channelInputGrad(
+                        dy, x, dx, runs, c, sums.moments.mean,
+                        static_cast<float>(sums.gradSum / perChannel),
+                        static_cast<float>(sums.centeredDot * rstd * rstd / perChannel),
+                        static_cast<float>(rstd * scale[c]));
+                  }
+                });
   });
   storeFloats(scaleGrad, call.outputs[1]);
   storeFloats(biasGrad, call.outputs[2]);

@@ -335,6 +335,24 @@ int main(int argc, char **argv) {
   bench(filter, "conv_grad_weight f32 32x16x32x32 k3 p1", "conv_grad_weight",
         {{F32, {32, 16, 32, 32}}, {F32, {32, 16, 32, 32}}}, {{F32, {16, 16, 3, 3}}}, conv,
         2.0 * 32 * 16 * 32 * 32 * 16 * 9, false);
+  // Batch norm in training mode at the CIFAR ResNet's first stage (32 x 16 x 32 x 32): the
+  // forward reads the input three times (sum, squared deviations, output), the gradient four.
+  Attributes batchNorm = attrs({{"epsilon", 1e-5}, {"momentum", 0.9}, {"training", int64_t{1}}});
+  for (DType type : {F32, BF16}) {
+    const std::vector<int64_t> images = {32, 16, 32, 32}, perChannel = {16};
+    double bytes = 32.0 * 16 * 32 * 32 * (type == F32 ? 4 : 2);
+    std::string name = type == F32 ? "f32" : "bf16";
+    bench(filter, "batch_norm " + name + " 32x16x32x32 training", "batch_norm",
+          {Buffer::random(type, images),
+           {F32, perChannel},
+           {F32, perChannel},
+           {F32, perChannel},
+           {F32, perChannel}},
+          {{type, images}}, batchNorm, 4 * bytes, true);
+    bench(filter, "batch_norm_grad " + name + " 32x16x32x32", "batch_norm_grad",
+          {Buffer::random(type, images), Buffer::random(type, images), {F32, perChannel}},
+          {{type, images}, {F32, perChannel}, {F32, perChannel}}, batchNorm, 6 * bytes, true);
+  }
   bench(filter, "gelu_grad f32 8M", "gelu_grad", {{F32, {m8}}, {F32, {m8}}}, {{F32, {m8}}}, {},
         12.0 * m8, true);
   bench(filter, "bias_gelu_grad f32 8192x1024 + [1024]", "bias_gelu_grad",
