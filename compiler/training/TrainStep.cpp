@@ -244,37 +244,36 @@ SmallVector<std::pair<Value, Value>> runningStatisticsUpdate(OpBuilder &b, Batch
   if (!isa<BlockArgument>(op.getMean()) || !isa<BlockArgument>(op.getVar()))
     return {};
   Location loc = op.getLoc();
-  // The statistics are kept in their own type (f32 under --precision bf16), whatever the data's.
-  Type statisticType = cast<RankedTensorType>(op.getMean().getType()).getElementType();
-  Value x = op.getInput();
-  if (cast<RankedTensorType>(x.getType()).getElementType() != statisticType)
-    x = b.create<CastOp>(loc, cast<RankedTensorType>(x.getType()).clone(statisticType), x);
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t rank = type.getRank(), channels = type.getDimSize(1);
-  SmallVector<int64_t> axes = {0}, kept(rank, 1);
-  for (int64_t dim = 2; dim < rank; ++dim)
-    axes.push_back(dim);
-  kept[1] = channels;
+  // The statistics are kept in their own type (f32 under --precision bf16), whatever the data's:
+  // batch_moments reads the data in its type and gives each statistic in its own.
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  int64_t channels = type.getDimSize(1);
   int64_t count = type.getNumElements() / std::max<int64_t>(channels, 1);
-  auto axesAttr = b.getDenseI64ArrayAttr(axes);
-  auto scalar = [&](double value) {
-    return b.create<ConstantOp>(
-        loc, DenseElementsAttr::get(RankedTensorType::get({}, type.getElementType()),
-                                    b.getFloatAttr(type.getElementType(), value)));
+  // Right after the batch norm: the moments are [C], and the input need not live to the end.
+  BatchMomentsOp moments;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(op);
+    moments = b.create<BatchMomentsOp>(
+        loc, TypeRange{op.getMean().getType(), op.getVar().getType()}, op.getInput());
+  }
+  // `value` as a scalar of `like`'s element type.
+  auto scalar = [&](double value, Value like) {
+    Type element = cast<RankedTensorType>(like.getType()).getElementType();
+    return b.create<ConstantOp>(loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
+                                                            b.getFloatAttr(element, value)));
   };
-  Value mean = b.create<ReduceMeanOp>(loc, x, axesAttr, b.getBoolAttr(false));
-  Value centered = b.create<SubOp>(
-      loc, x, b.create<ReshapeOp>(loc, cast<RankedTensorType>(mean.getType()).clone(kept), mean));
-  Value variance = b.create<ReduceMeanOp>(loc, b.create<MulOp>(loc, centered, centered), axesAttr,
-                                          b.getBoolAttr(false));
-  Value unbiased =
-      b.create<MulOp>(loc, variance, scalar(double(count) / std::max<int64_t>(count - 1, 1)));
+  Value variance = moments.getVariance();
+  Value unbiased = b.create<MulOp>(
+      loc, variance, scalar(double(count) / std::max<int64_t>(count - 1, 1), variance));
   double momentum = op.getMomentum().convertToDouble();
   auto blend = [&](Value running, Value batch) -> Value {
-    Value decayed = b.create<MulOp>(loc, running, scalar(momentum));
-    return b.create<AddOp>(loc, b.create<MulOp>(loc, batch, scalar(1.0 - momentum)), decayed);
+    Value decayed = b.create<MulOp>(loc, running, scalar(momentum, running));
+    return b.create<AddOp>(loc, b.create<MulOp>(loc, batch, scalar(1.0 - momentum, batch)),
+                           decayed);
   };
-  return {{op.getMean(), blend(op.getMean(), mean)}, {op.getVar(), blend(op.getVar(), unbiased)}};
+  return {{op.getMean(), blend(op.getMean(), moments.getMean())},
+          {op.getVar(), blend(op.getVar(), unbiased)}};
 }
 
 /// PyTorch's count of the batches a training-mode batch norm has seen: the buffer

@@ -159,6 +159,11 @@ OpCost estimateOpCost(Operation *op) {
     cost.flops = elements(topK.getInput()) * std::max(1.0, std::log2(double(topK.getK())));
     return cost;
   }
+  if (isa<BatchMomentsOp>(op)) {
+    // An add, then a subtract, a multiply and an add, per element read.
+    cost.flops = 4.0 * elements(op->getOperand(0));
+    return cost;
+  }
   if (isa<ReduceL2Op, ReduceLogSumExpOp>(op)) {
     // A square and an add, or an exp and a rescaled add, per element read.
     cost.flops = (isa<ReduceL2Op>(op) ? 2.0 : 6.0) * elements(op->getOperand(0));

@@ -28,6 +28,18 @@ LogicalResult GatherGradOp::verify() {
   return success();
 }
 
+LogicalResult BatchMomentsOp::verify() {
+  RankedTensorType input = getInput().getType();
+  if (input.getRank() < 2)
+    return emitOpError("input must have a channel axis (rank >= 2), got rank ") << input.getRank();
+  for (Value statistic : {getMean(), getVariance()})
+    if (cast<RankedTensorType>(statistic.getType()).getShape() !=
+        ArrayRef<int64_t>{input.getDimSize(1)})
+      return emitOpError("mean and variance must be [")
+             << input.getDimSize(1) << "] (the channels)";
+  return success();
+}
+
 LogicalResult SliceGradOp::verify() {
   Shape sliced;
   std::string error;

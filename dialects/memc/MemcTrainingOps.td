@@ -132,6 +132,25 @@ def Memc_BatchNormGradOp : Memc_Op<"batch_norm_grad",
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Memc_BatchMomentsOp : Memc_Op<"batch_moments", [Pure]> {
+  let summary = "The batch's per-channel mean and biased variance, for running statistics";
+  let description = [{
+    Per channel (axis 1) of `input`, over every other axis: the mean and the biased variance,
+    computed as training-mode `batch_norm` computes them (f64 sums, the variance from the
+    squared deviations). The training step blends them into BatchNorm's running statistics; no
+    gradient flows through them (running statistics never train). The results may have a float
+    type other than the input's (the statistics keep their own).
+
+    ```mlir
+    %mean, %var = memc.batch_moments %x : (tensor<2x8x4x4xbf16>) -> (tensor<8xf32>, tensor<8xf32>)
+    ```
+  }];
+  let arguments = (ins Memc_FloatTensor:$input);
+  let results = (outs Memc_FloatTensor:$mean, Memc_FloatTensor:$variance);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Indexing backward: scatters into zeros of the forward input's shape
 //===----------------------------------------------------------------------===//

@@ -357,6 +357,37 @@ bool runBatchNorm(KernelContext &context, const KernelCall &call) {
   return true;
 }
 
+/// statistic[c] = value, rounded to the statistic's float type.
+void storeStatistic(const TensorView &statistic, int64_t c, double value) {
+  visitFloat(statistic.dtype, [&](auto tag) {
+    storeFloat(statistic.as<typename decltype(tag)::type>(), c, static_cast<float>(value));
+  });
+}
+
+/// The batch's per-channel mean and biased variance, as runBatchNorm computes them in training.
+bool runBatchMoments(KernelContext &, const KernelCall &call) {
+  const TensorView &input = call.inputs[0];
+  ChannelRuns runs(input);
+  visitFloat(input.dtype, [&](auto tag) {
+    const auto *x = input.as<typename decltype(tag)::type>();
+    parallelFor(0, runs.channels,
+                std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(runs.perChannel(), 1)),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t c = begin; c < end; ++c) {
+                    // An empty batch has no statistics: NaN, as torch.var_mean gives.
+                    ChannelMoments moments =
+                        runs.perChannel() > 0
+                            ? channelMoments(x, runs, c)
+                            : ChannelMoments{std::numeric_limits<double>::quiet_NaN(),
+                                             std::numeric_limits<double>::quiet_NaN()};
+                    storeStatistic(call.outputs[0], c, moments.mean);
+                    storeStatistic(call.outputs[1], c, moments.variance);
+                  }
+                });
+  });
+  return true;
+}
+
 } // namespace
 
 void addNormalizationKernels(KernelRuns &table) {
@@ -366,6 +397,7 @@ void addNormalizationKernels(KernelRuns &table) {
   table["add_layer_norm"] = &runRowNormalization<true, true>;
   table["rms_norm"] = &runRowNormalization<false>;
   table["batch_norm"] = &runBatchNorm;
+  table["batch_moments"] = &runBatchMoments;
 }
 
 } // namespace memc::kernels

@@ -1,4 +1,4 @@
-//===- BatchNorm.cu - batch_norm and batch_norm_grad on CUDA --------------===//
+//===- BatchNorm.cu - batch_norm, batch_norm_grad, batch_moments on CUDA --===//
 //
 // A channel's N * spatial values are cut into chunks (ChannelSplit), one block each, whose
 // moments (Welford per thread, Chan across threads, RowMath.h) go into the workspace; later
@@ -9,6 +9,7 @@
 //    chunk, sum(dy) and sum(dy * (x - mean)); per channel, scale_grad, bias_grad and dx's
 //    coefficients; then dx elementwise. Every pass reads the inputs before the last writes dx,
 //    so dx may share the grad's or the input's buffer.
+//  - batch_moments: the moments, then each channel's mean and biased variance.
 // Statistics and sums are f64, as the CPU kernels' (kernels/cpu/Normalization.cpp); the
 // elementwise passes use f32 coefficients rounded from them.
 // The scale, bias, statistics and parameter gradients may have a float type of their own.
@@ -205,11 +206,48 @@ bool runBatchNormGrad(KernelContext &context, const KernelCall &call) {
   });
 }
 
+//===----------------------------------------------------------------------===//
+// batch_moments
+//===----------------------------------------------------------------------===//
+
+__global__ void batchMomentsOf(const Moments *moments, int64_t splits, int64_t channels,
+                               MutableFloatVector mean, MutableFloatVector variance) {
+  for (int64_t c = gridThreadIndex(); c < channels; c += gridThreads()) {
+    Moments batch = channelMomentsOf(moments + c * splits, splits);
+    mean.store(c, static_cast<float>(batch.mean));
+    variance.store(c, static_cast<float>(batch.variance()));
+  }
+}
+
+bool runBatchMoments(KernelContext &context, const KernelCall &call) {
+  ChannelSplit split(call.inputs[0]);
+  if (split.channels == 0)
+    return true;
+  WorkspaceCarver carver(call);
+  Moments *moments = carveBatchMoments(call, carver);
+  if (!carver.fits(context))
+    return false;
+  cudaStream_t stream = streamOf(context);
+  bool launchedMoments = visitFloat(call.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    chunkMoments<T><<<blocksFor(split.channels * split.splits), kChannelThreads, 0, stream>>>(
+        call.inputs[0].as<T>(), split, moments);
+    return launched(context, "batch_moments");
+  });
+  if (!launchedMoments)
+    return false;
+  batchMomentsOf<<<gridFor(split.channels), kBlockThreads, 0, stream>>>(
+      moments, split.splits, split.channels, mutableFloatVector(call.outputs[0]),
+      mutableFloatVector(call.outputs[1]));
+  return launched(context, "batch_moments");
+}
+
 } // namespace
 
 void addBatchNormCudaKernels(CudaKernelRuns &runs) {
   runs["batch_norm"] = &runBatchNorm;
   runs["batch_norm_grad"] = &runBatchNormGrad;
+  runs["batch_moments"] = &runBatchMoments;
 }
 
 } // namespace memc::kernels::cuda::rows

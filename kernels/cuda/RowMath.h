@@ -358,8 +358,9 @@ batchNormCoefficients(double mean, double variance, float scale, float bias, dou
   return {static_cast<float>(alpha), static_cast<float>(bias - mean * alpha)};
 }
 
+/// One fused multiply-add, as the CPU kernel computes it, whether or not a compiler contracts.
 MEMC_HOST_DEVICE inline float batchNormOutput(float x, BatchNormCoefficients c) {
-  return x * c.a + c.b;
+  return fmaf(x, c.a, c.b);
 }
 
 /// The moments of one channel's values, in order (a kernel block's part of a channel).

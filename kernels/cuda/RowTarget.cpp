@@ -1,9 +1,9 @@
 //===- RowTarget.cpp - the CUDA row group's ops ---------------------------===//
 //
 // softmax, log_softmax and their gradients, layer_norm, add_layer_norm, rms_norm, batch_norm
-// and their gradients, the six reductions, cumsum, cross_entropy and its gradient: every dtype
-// their checks allow. The reductions refuse inputs whose dimensions merge into more than
-// kMaxDimGroups groups of kept or reduced ones (never a tensor of rank 16 or less).
+// and their gradients, batch_moments, the six reductions, cumsum, cross_entropy and its gradient:
+// every dtype their checks allow. The reductions refuse inputs whose dimensions merge into more
+// than kMaxDimGroups groups of kept or reduced ones (never a tensor of rank 16 or less).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cuda/CudaTargetGroups.h"
@@ -42,6 +42,7 @@ void addRowTargetOps(TargetOps &ops) {
   ops["rms_norm_grad"] = TargetOp{nullptr, &carvedWorkspaceBytes<carveRowNormGrad>};
   ops["batch_norm"] = TargetOp{nullptr, &carvedWorkspaceBytes<carveBatchNorm>};
   ops["batch_norm_grad"] = TargetOp{nullptr, &carvedWorkspaceBytes<carveBatchNormGrad>};
+  ops["batch_moments"] = TargetOp{nullptr, &carvedWorkspaceBytes<carveBatchMoments>};
   ops[kReduceSum] = reduction<kReduceSum>();
   ops[kReduceMean] = reduction<kReduceMean>();
   ops[kReduceMax] = reduction<kReduceMax>();

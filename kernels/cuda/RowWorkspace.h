@@ -83,7 +83,7 @@ inline RowNormGradScratch carveRowNormGrad(const KernelCall &call, WorkspaceCarv
 }
 
 //===----------------------------------------------------------------------===//
-// batch_norm, batch_norm_grad
+// batch_norm, batch_norm_grad, batch_moments
 //===----------------------------------------------------------------------===//
 
 /// The channels of an [N, C, spatial...] tensor, each cut into `splits` chunks of its
@@ -138,6 +138,12 @@ inline BatchNormGradScratch carveBatchNormGrad(const KernelCall &call, Workspace
   scratch.sums = carver.take<BatchNormGradSums>(split.channels * split.splits);
   scratch.coefficients = carver.take<BatchNormGradCoefficients>(split.channels);
   return scratch;
+}
+
+/// batch_moments' per-block moments.
+inline Moments *carveBatchMoments(const KernelCall &call, WorkspaceCarver &carver) {
+  ChannelSplit split(call.inputs[0]);
+  return carver.take<Moments>(split.channels * split.splits);
 }
 
 //===----------------------------------------------------------------------===//

@@ -90,6 +90,19 @@ bool checkBatchNorm(const KernelCall &call, std::string &error) {
   return true;
 }
 
+bool checkBatchMoments(const KernelCall &call, std::string &error) {
+  if (!checkCall(call, 1, 1, 2, error) ||
+      !checkDType(call.inputs[0], kFloatTypes, "input", error) ||
+      !checkRankAtLeast(call.inputs[0], 2, "input", error))
+    return false;
+  const char *roles[] = {"mean", "variance"};
+  for (size_t i = 0; i < 2; ++i)
+    if (!checkDType(call.outputs[i], kFloatTypes, roles[i], error) ||
+        !checkShape(call.outputs[i], {call.inputs[0].shape[1]}, roles[i], error))
+      return false;
+  return true;
+}
+
 } // namespace
 
 void addNormalizationChecks(OpChecks &table) {
@@ -99,6 +112,7 @@ void addNormalizationChecks(OpChecks &table) {
   table["add_layer_norm"] = &checkAddLayerNorm;
   table["rms_norm"] = &checkRmsNorm;
   table["batch_norm"] = &checkBatchNorm;
+  table["batch_moments"] = &checkBatchMoments;
 }
 
 } // namespace memc::kernels

@@ -28,11 +28,10 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
   std::set<std::string> expected = {
       "neg", "exp", "log", "sqrt", "reciprocal", "erf", "tanh", "sigmoid", "relu", "not", "gelu",
       "clip", "trilu", "cast", "dropout", "add", "sub", "mul", "div", "pow", "equal", "less",
-      "greater", "where", "matmul", "matmul_nf4", "softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm",
-      "reduce_sum", "reduce_mean", "reduce_max", "transpose", "reshape", "broadcast_to", "concat",
-      "split", "slice", "gather", "conv", "max_pool", "avg_pool", "copy", "offload", "reload",
-      "sgd_update",
-      "adamw_update", "adamw8bit_update",
+      "greater", "where", "matmul", "matmul_nf4", "softmax", "log_softmax", "layer_norm",
+      "rms_norm", "batch_norm", "reduce_sum", "reduce_mean", "reduce_max", "transpose", "reshape",
+      "broadcast_to", "concat", "split", "slice", "gather", "conv", "max_pool", "avg_pool", "copy",
+      "offload", "reload", "sgd_update", "adamw_update", "adamw8bit_update",
       // Activations and elementwise ops of issue 15.
       "abs", "sin", "cos", "softplus", "hard_swish", "leaky_relu", "elu", "hard_sigmoid", "max",
       "min", "prelu", "greater_equal", "less_equal", "reduce_prod", "reduce_l2",
@@ -40,8 +39,9 @@ TEST(KernelTable, HasEveryMemcOpAndCopy) {
       // Training: backward ops and losses.
       "gelu_grad", "softmax_grad", "log_softmax_grad", "layer_norm_grad", "rms_norm_grad",
       "batch_norm_grad",
-      "gather_grad", "slice_grad", "conv_grad_input", "conv_grad_weight", "max_pool_grad",
-      "avg_pool_grad", "cross_entropy", "cross_entropy_grad", "flash_attention",
+      // Batch norm's running statistics: the batch's moments.
+      "batch_moments", "gather_grad", "slice_grad", "conv_grad_input", "conv_grad_weight",
+      "max_pool_grad", "avg_pool_grad", "cross_entropy", "cross_entropy_grad", "flash_attention",
       "flash_attention_grad", "linear_cross_entropy", "linear_cross_entropy_grad",
       // Loss scaling (--precision fp16).
       "non_finite_check", "loss_scale_update",
