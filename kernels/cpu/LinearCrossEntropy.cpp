@@ -1,7 +1,7 @@
 //===- LinearCrossEntropy.cpp - linear_cross_entropy and its gradient -----===//
 //
-// cross_entropy(hidden @ op(weight) [+ bias], labels) without the logits, as Cut Cross-Entropy computes
-// it: tiles of kLinearCrossEntropyChunk rows by kLinearCrossEntropyChunk classes
+// cross_entropy(hidden @ op(weight) [+ bias], labels) without the logits, as Cut Cross-Entropy
+// computes it: tiles of kLinearCrossEntropyChunk rows by kLinearCrossEntropyChunk classes
 // (LinearCrossEntropyWorkspace.h), each an f32 product through OpenBLAS on one thread per task.
 //   forward:  per block of rows (one task each), over the class chunks: the tile of logits, an
 //             online logsumexp in f64 and the label's logit; the loss is the mean over counted
@@ -14,8 +14,11 @@
 //             logits once more and keep every sum in a fixed order, so results do not depend on
 //             the threads.
 // Forward and backward cut rows and classes the same way and widen the same blocks, so the
-// recomputed logits are the forward's bit for bit. f16/bf16 operands are widened a block (and a
-// chunk) at a time and their gradients accumulate in f32 before one rounding.
+// recomputed logits are the forward's bit for bit. bf16 operands multiply on oneDNN where it
+// has optimized products for the tiles (AMX or AVX512-BF16, OneDnnGemm.h), the backward's logits
+// gradient split into two bf16 parts (splitToBFloat16), each a product; otherwise f16/bf16
+// operands are widened a block (and a chunk) at a time. Their gradients accumulate in f32
+// before one rounding.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/ScalarOperand.h"
@@ -25,6 +28,7 @@
 #include "kernels/cpu/Gemm.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/LinearCrossEntropyWorkspace.h"
+#include "kernels/cpu/OneDnnGemm.h"
 #include "kernels/cpu/ThreadPool.h"
 #include "kernels/cpu/VectorMath.h"
 
@@ -66,24 +70,45 @@ template <typename T> struct HeadTiles {
   int64_t chunkClasses(int64_t chunk) const {
     return std::min(sizes.classChunk, sizes.classes - chunk * sizes.classChunk);
   }
+  /// The block's rows and the chunk's weights as they are stored (the products on oneDNN read
+  /// them so).
+  const uint16_t *storedBlock(int64_t block) const {
+    return reinterpret_cast<const uint16_t *>(hidden + block * sizes.rowBlock * sizes.depth);
+  }
+  /// The chunk as the weight stores it: [classes, D] with transpose_weight, else [D, classes].
+  const uint16_t *storedChunk(int64_t chunk) const {
+    int64_t first = chunk * sizes.classChunk;
+    return reinterpret_cast<const uint16_t *>(
+        weight + (sizes.transposeWeight ? first * sizes.depth : first));
+  }
+  /// The block as f32 (nothing on oneDNN, which reads it as stored).
   FloatMatrix hiddenBlock(int64_t block, float *scratch) const {
+    if (sizes.oneDnn)
+      return {nullptr, 0};
     return asFloat(hidden + block * sizes.rowBlock * sizes.depth, blockRows(block), sizes.depth,
                    sizes.depth, scratch);
   }
-  /// The chunk as the weight stores it: [classes, D] with transpose_weight, else [D, classes].
+  /// The chunk as f32, in the weight's layout (nothing on oneDNN).
   FloatMatrix weightChunk(int64_t chunk, float *scratch) const {
+    if (sizes.oneDnn)
+      return {nullptr, 0};
     int64_t first = chunk * sizes.classChunk, count = chunkClasses(chunk);
     if (sizes.transposeWeight)
       return asFloat(weight + first * sizes.depth, count, sizes.depth, sizes.depth, scratch);
     return asFloat(weight + first, sizes.depth, count, sizes.classes, scratch);
   }
   /// tile[rows, classes] = hidden block @ op(weight chunk) (+ the chunk's bias), leading
-  /// dimension `classes`.
-  void logits(FloatMatrix block, int64_t rows, FloatMatrix chunk, int64_t chunkIndex,
-              float *tile) const {
+  /// dimension `classes`: on oneDNN from the stored operands with the slot's `scratchpad`,
+  /// else from their f32 forms.
+  void logits(int64_t blockIndex, FloatMatrix block, int64_t rows, FloatMatrix chunk,
+              int64_t chunkIndex, float *tile, uint8_t *scratchpad) const {
     int64_t classes = chunkClasses(chunkIndex);
-    gemmSerial(rows, classes, sizes.depth, block.data, block.ld, chunk.data, chunk.ld, tile,
-               classes, {false, sizes.transposeWeight});
+    if (sizes.oneDnn)
+      bf16GemmSerial(sizes.logitsProduct(rows, classes), storedBlock(blockIndex),
+                     storedChunk(chunkIndex), tile, scratchpad);
+    else
+      gemmSerial(rows, classes, sizes.depth, block.data, block.ld, chunk.data, chunk.ld, tile,
+                 classes, {false, sizes.transposeWeight});
     if (!bias)
       return;
     const T *chunkBias = bias + chunkIndex * sizes.classChunk;
@@ -114,6 +139,18 @@ void logitsGradTile(float *tile, int64_t rows, int64_t classes, int64_t first, i
       std::fill(row, row + classes, 0.0f);
     else
       logitsGradRow(row, classes, logsumexp[first + r], scale, target - begin);
+  }
+}
+
+/// values[i] as the sum of two bf16 numbers, high[i] + low[i] (low = the rounding error of
+/// high, itself rounded): 16 of f32's 24 significant bits, so the products on oneDNN multiply
+/// the logits gradient nearly as precisely as f32 sgemm does, instead of rounding it to bf16
+/// as autocast's backward does.
+MEMC_VECTOR_CLONES void splitToBFloat16(const float *values, int64_t count, uint16_t *high,
+                                        uint16_t *low) {
+  for (int64_t i = 0; i < count; ++i) {
+    high[i] = floatToBFloat16(values[i]);
+    low[i] = floatToBFloat16(values[i] - bfloat16ToFloat(high[i]));
   }
 }
 
@@ -165,6 +202,7 @@ bool runLinearCrossEntropy(KernelContext &context, const KernelCall &call) {
                       sizes.bias ? call.inputs[3].as<T>() : nullptr};
     parallelForSlots(0, sizes.rowBlocks(), 1, [&](int64_t slot, int64_t begin, int64_t end) {
       float *tile = scratch.tiles + slot * sizes.tile();
+      uint8_t *scratchpad = scratch.scratchpads + slot * sizes.oneDnnScratchpad;
       float *rowMax = scratch.rowMax + slot * sizes.rowBlock;
       double *rowSum = scratch.rowSum + slot * sizes.rowBlock;
       for (int64_t block = begin; block < end; ++block) {
@@ -177,7 +215,7 @@ bool runLinearCrossEntropy(KernelContext &context, const KernelCall &call) {
           int64_t classes = head.chunkClasses(chunk), firstClass = chunk * sizes.classChunk;
           FloatMatrix weight = head.weightChunk(
               chunk, scratch.weightRows + slot * sizes.classChunk * sizes.depth);
-          head.logits(hidden, rows, weight, chunk, tile);
+          head.logits(block, hidden, rows, weight, chunk, tile, scratchpad);
           for (int64_t r = 0; r < rows; ++r) {
             const float *row = tile + r * classes;
             float max = std::max(rowMax[r], maxOf(row, classes));
@@ -224,30 +262,44 @@ bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
                       sizes.bias ? call.inputs[5].as<T>() : nullptr};
     T *hiddenGrad = call.outputs[0].as<T>(), *weightGrad = call.outputs[1].as<T>();
     T *biasGrad = sizes.bias ? call.outputs[2].as<T>() : nullptr;
-    auto slotScratch = [&](int64_t slot, float *&tile, float *&hiddenRows, float *&weightRows,
-                           float *&gradient) {
-      tile = scratch.tiles + slot * sizes.tile();
-      hiddenRows = scratch.hiddenRows + slot * sizes.rowBlock * depth;
-      weightRows = scratch.weightRows + slot * sizes.classChunk * depth;
-      gradient = scratch.gradients + slot * gradientRows * depth;
+    // A slot's scratch (oneDNN's pieces or the widened operands are null when unused).
+    struct Slot {
+      float *tile, *hiddenRows, *weightRows, *gradient;
+      uint16_t *gradTile;
+      uint8_t *scratchpad;
+    };
+    auto slotScratch = [&](int64_t slot) {
+      return Slot{scratch.tiles + slot * sizes.tile(),
+                  scratch.hiddenRows + slot * sizes.rowBlock * depth,
+                  scratch.weightRows + slot * sizes.classChunk * depth,
+                  scratch.gradients + slot * gradientRows * depth,
+                  scratch.gradTiles + slot * 2 * sizes.tile(),
+                  scratch.scratchpads + slot * sizes.oneDnnScratchpad};
     };
     // Pass 1: each block of rows sums its hidden gradient over the class chunks.
     parallelForSlots(0, sizes.rowBlocks(), 1, [&](int64_t slot, int64_t begin, int64_t end) {
-      float *tile, *hiddenRows, *weightRows, *gradient;
-      slotScratch(slot, tile, hiddenRows, weightRows, gradient);
+      Slot mine = slotScratch(slot);
+      float *tile = mine.tile;
       for (int64_t block = begin; block < end; ++block) {
         int64_t rows = head.blockRows(block), first = block * sizes.rowBlock;
-        FloatMatrix hidden = head.hiddenBlock(block, hiddenRows);
-        float *sum = sizes.widen ? gradient : accumulateInPlace(hiddenGrad + first * depth);
+        FloatMatrix hidden = head.hiddenBlock(block, mine.hiddenRows);
+        float *sum = sizes.widen ? mine.gradient : accumulateInPlace(hiddenGrad + first * depth);
         std::fill(sum, sum + rows * depth, 0.0f);
         for (int64_t chunk = 0; chunk < sizes.classChunks(); ++chunk) {
           int64_t classes = head.chunkClasses(chunk);
-          FloatMatrix weight = head.weightChunk(chunk, weightRows);
-          head.logits(hidden, rows, weight, chunk, tile);
+          FloatMatrix weight = head.weightChunk(chunk, mine.weightRows);
+          head.logits(block, hidden, rows, weight, chunk, tile, mine.scratchpad);
           logitsGradTile(tile, rows, classes, first, chunk * sizes.classChunk, scratch.targets,
                          logsumexp, scale);
-          gemmSerial(rows, depth, classes, tile, classes, weight.data, weight.ld, sum, depth,
-                     {false, !sizes.transposeWeight}, true);
+          if (sizes.oneDnn) {
+            splitToBFloat16(tile, rows * classes, mine.gradTile, mine.gradTile + sizes.tile());
+            for (const uint16_t *part : {mine.gradTile, mine.gradTile + sizes.tile()})
+              bf16GemmSerial(sizes.hiddenGradProduct(rows, classes), part, head.storedChunk(chunk),
+                             sum, mine.scratchpad);
+          } else {
+            gemmSerial(rows, depth, classes, tile, classes, weight.data, weight.ld, sum, depth,
+                       {false, !sizes.transposeWeight}, true);
+          }
         }
         if (sizes.widen)
           storeRows(sum, depth, hiddenGrad + first * depth, depth, rows, depth);
@@ -256,16 +308,16 @@ bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
     // Pass 2: each chunk of classes sums its weight gradient over the row blocks, in the
     // weight's layout: [classes, D] with transpose_weight, else [D, classes].
     parallelForSlots(0, sizes.classChunks(), 1, [&](int64_t slot, int64_t begin, int64_t end) {
-      float *tile, *hiddenRows, *weightRows, *gradient;
-      slotScratch(slot, tile, hiddenRows, weightRows, gradient);
+      Slot mine = slotScratch(slot);
+      float *tile = mine.tile;
       for (int64_t chunk = begin; chunk < end; ++chunk) {
         int64_t classes = head.chunkClasses(chunk), firstClass = chunk * sizes.classChunk;
-        FloatMatrix weight = head.weightChunk(chunk, weightRows);
+        FloatMatrix weight = head.weightChunk(chunk, mine.weightRows);
         int64_t sumRows = sizes.transposeWeight ? classes : depth;
         int64_t sumCols = sizes.transposeWeight ? depth : classes;
         T *out = weightGrad + (sizes.transposeWeight ? firstClass * depth : firstClass);
         int64_t outLd = sizes.transposeWeight ? depth : sizes.classes;
-        float *sum = sizes.widen ? gradient : accumulateInPlace(out);
+        float *sum = sizes.widen ? mine.gradient : accumulateInPlace(out);
         int64_t sumLd = sizes.widen ? sumCols : outLd;
         for (int64_t r = 0; r < sumRows; ++r)
           std::fill(sum + r * sumLd, sum + r * sumLd + sumCols, 0.0f);
@@ -274,14 +326,24 @@ bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
           std::fill(biasSum, biasSum + classes, 0.0f);
         for (int64_t block = 0; block < sizes.rowBlocks(); ++block) {
           int64_t rows = head.blockRows(block), first = block * sizes.rowBlock;
-          FloatMatrix hidden = head.hiddenBlock(block, hiddenRows);
-          head.logits(hidden, rows, weight, chunk, tile);
+          FloatMatrix hidden = head.hiddenBlock(block, mine.hiddenRows);
+          head.logits(block, hidden, rows, weight, chunk, tile, mine.scratchpad);
           logitsGradTile(tile, rows, classes, first, firstClass, scratch.targets, logsumexp,
                          scale);
           for (int64_t r = 0; biasSum && r < rows; ++r)
             for (int64_t c = 0; c < classes; ++c)
               biasSum[c] += tile[r * classes + c];
-          if (sizes.transposeWeight) // [classes, D] += dlogits^T @ H
+          if (sizes.oneDnn) {
+            splitToBFloat16(tile, rows * classes, mine.gradTile, mine.gradTile + sizes.tile());
+            for (const uint16_t *part : {mine.gradTile, mine.gradTile + sizes.tile()}) {
+              if (sizes.transposeWeight)
+                bf16GemmSerial(sizes.weightGradProduct(rows, classes), part,
+                               head.storedBlock(block), sum, mine.scratchpad);
+              else
+                bf16GemmSerial(sizes.weightGradProduct(rows, classes), head.storedBlock(block),
+                               part, sum, mine.scratchpad);
+            }
+          } else if (sizes.transposeWeight) // [classes, D] += dlogits^T @ H
             gemmSerial(classes, depth, rows, tile, classes, hidden.data, hidden.ld, sum, sumLd,
                        {true, false}, true);
           else // [D, classes] += H^T @ dlogits

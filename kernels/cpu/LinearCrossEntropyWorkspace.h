@@ -6,7 +6,8 @@
 // kLinearCrossEntropyChunk rows by kLinearCrossEntropyChunk classes, so a slot holds one tile of
 // logits, never the [rows, V] logits: besides the labels (and the forward's per-row losses),
 // the scratch grows with D, not with the rows or the vocabulary. Free of OpenBLAS and threads,
-// so the compiler sizes CPU plans without the kernels.
+// so the compiler sizes CPU plans without the kernels; bf16 heads ask oneDNN (OneDnnGemm.h)
+// for the scratchpad of the products it runs for them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_LINEARCROSSENTROPYWORKSPACE_H
@@ -14,6 +15,7 @@
 
 #include "kernels/Kernel.h"
 #include "kernels/Workspace.h"
+#include "kernels/cpu/OneDnnGemm.h"
 #include "kernels/cpu/WorkspaceSlots.h"
 
 #include <algorithm>
@@ -25,6 +27,10 @@ namespace memc::kernels {
 /// a product large enough for sgemm's blocking and small beside any vocabulary worth fusing.
 inline constexpr int64_t kLinearCrossEntropyChunk = 256;
 
+/// Multiply-adds of a tile's product below which widening to sgemm beats oneDNN's call (about
+/// 9 us whatever the size, as for matmul: OneDnnMatMul.cpp).
+inline constexpr int64_t kOneDnnMinTileMultiplyAdds = 65536;
+
 /// The sizes of one call, from hidden [..., D] and the weight at inputs[first, first + 2) and
 /// the bias at inputs[biasIndex] when the call has it.
 struct LinearCrossEntropySizes {
@@ -32,6 +38,11 @@ struct LinearCrossEntropySizes {
   bool transposeWeight, widen, bias;
   /// Rows of a block and classes of a chunk (shorter operands: their length, at least 1).
   int64_t rowBlock, classChunk;
+  /// bf16 heads whose tile products all have an optimized oneDNN implementation multiply on
+  /// it (AMX or AVX512-BF16, f32 sums) instead of widening to sgemm; the backward splits each
+  /// tile's f32 logits gradient into two bf16 parts for its products.
+  bool oneDnn = false;
+  uint64_t oneDnnScratchpad = 0; // per slot: the largest of its products' (backward: all three)
 
   LinearCrossEntropySizes(const KernelCall &call, size_t first, size_t biasIndex) {
     const TensorView &hidden = call.inputs[first], &weight = call.inputs[first + 1];
@@ -44,15 +55,64 @@ struct LinearCrossEntropySizes {
     bias = call.inputs.size() > biasIndex;
     rowBlock = std::clamp<int64_t>(rows, 1, kLinearCrossEntropyChunk);
     classChunk = std::clamp<int64_t>(classes, 1, kLinearCrossEntropyChunk);
+    if (hidden.dtype == DType::BF16 && weight.dtype == DType::BF16 &&
+        rowBlock * classChunk * depth >= kOneDnnMinTileMultiplyAdds)
+      oneDnn = askOneDnn(first == 1);
   }
   int64_t rowBlocks() const { return (rows + rowBlock - 1) / rowBlock; }
   int64_t classChunks() const { return (classes + classChunk - 1) / classChunk; }
   int64_t tile() const { return rowBlock * classChunk; }
+
+  /// The products of a tile of `rows` rows and `classes` classes on oneDNN, with the leading
+  /// dimensions the tensors and the scratch have. The logits: tile[rows, classes] =
+  /// H[rows, D] @ op(W), W stored [V, D] (transpose_weight) or [D, V].
+  Bf16GemmShape logitsProduct(int64_t rows, int64_t classes) const {
+    return {rows,    classes, depth,           depth, transposeWeight ? depth : this->classes,
+            classes, false,   transposeWeight, false};
+  }
+  /// The hidden gradient's sum[rows, D] += dlogits[rows, classes] @ op(W)^T.
+  Bf16GemmShape hiddenGradProduct(int64_t rows, int64_t classes) const {
+    return {rows,  depth, classes,          classes, transposeWeight ? depth : this->classes,
+            depth, false, !transposeWeight, true};
+  }
+  /// The weight gradient's sum in the weight's layout: [classes, D] += dlogits^T @ H, or
+  /// [D, classes] += H^T @ dlogits.
+  Bf16GemmShape weightGradProduct(int64_t rows, int64_t classes) const {
+    if (transposeWeight)
+      return {classes, depth, rows, classes, depth, depth, true, false, true};
+    return {depth, classes, rows, depth, classes, classes, true, false, true};
+  }
+
+private:
+  /// Whether oneDNN runs every product of the call's tiles (full and remainder blocks and
+  /// chunks), and the scratchpad they need.
+  bool askOneDnn(bool backward) {
+    for (int64_t blockRows : {rowBlock, rows % rowBlock})
+      for (int64_t chunkClasses : {classChunk, classes % classChunk}) {
+        if (blockRows == 0 || chunkClasses == 0)
+          continue;
+        Bf16GemmShape products[] = {logitsProduct(blockRows, chunkClasses),
+                                    hiddenGradProduct(blockRows, chunkClasses),
+                                    weightGradProduct(blockRows, chunkClasses)};
+        for (int product = 0; product < (backward ? 3 : 1); ++product) {
+          std::optional<uint64_t> bytes = bf16GemmScratchpad(products[product]);
+          if (!bytes)
+            return false;
+          // Per slot, so that the next slot's scratchpad starts aligned.
+          oneDnnScratchpad = std::max(oneDnnScratchpad, alignedToWorkspace(*bytes));
+        }
+      }
+    return true;
+  }
+
+public:
 };
 
 /// Per slot (`slots` of them): a tile of logits, the forward's running row statistics, the
-/// backward's sums of a chunk's bias gradient and, for f16/bf16 operands, the block of hidden rows and the chunk of weight widened to f32 and an
-/// f32 accumulator of the block's (or chunk's) gradient.
+/// backward's sums of a chunk's bias gradient and, for f16/bf16 operands, an f32 accumulator of
+/// the block's (or chunk's) gradient with either the block of hidden rows and the chunk of
+/// weight widened to f32 or, on oneDNN, its scratchpad and the backward's logits gradient as two
+/// bf16 parts.
 struct LinearCrossEntropyScratch {
   int64_t slots = 1;
   int64_t *targets = nullptr;   // [rows]
@@ -64,6 +124,8 @@ struct LinearCrossEntropyScratch {
   float *weightRows = nullptr;  // 16-bit: [slots, classChunk * D]
   float *gradients = nullptr;   // 16-bit backward: [slots, max(rowBlock, classChunk) * D]
   float *biasSums = nullptr;    // backward with a bias: [slots, classChunk]
+  uint16_t *gradTiles = nullptr;  // oneDNN backward: [slots, 2, rowBlock * classChunk] bf16 dlogits
+  uint8_t *scratchpads = nullptr; // oneDNN: [slots, oneDnnScratchpad]
 };
 
 inline LinearCrossEntropyScratch carveLinearCrossEntropyScratch(const LinearCrossEntropySizes &sizes,
@@ -84,13 +146,17 @@ inline LinearCrossEntropyScratch carveLinearCrossEntropyScratch(const LinearCros
   scratch.tiles = carver.take<float>(scratch.slots * sizes.tile());
   if (backward && sizes.bias)
     scratch.biasSums = carver.take<float>(scratch.slots * sizes.classChunk);
-  if (sizes.widen) {
+  if (sizes.oneDnn) {
+    scratch.scratchpads = carver.take<uint8_t>(scratch.slots * sizes.oneDnnScratchpad);
+    if (backward)
+      scratch.gradTiles = carver.take<uint16_t>(scratch.slots * 2 * sizes.tile());
+  } else if (sizes.widen) {
     scratch.hiddenRows = carver.take<float>(scratch.slots * sizes.rowBlock * sizes.depth);
     scratch.weightRows = carver.take<float>(scratch.slots * sizes.classChunk * sizes.depth);
-    if (backward)
-      scratch.gradients = carver.take<float>(
-          scratch.slots * std::max(sizes.rowBlock, sizes.classChunk) * sizes.depth);
   }
+  if (sizes.widen && backward)
+    scratch.gradients = carver.take<float>(
+        scratch.slots * std::max(sizes.rowBlock, sizes.classChunk) * sizes.depth);
   return scratch;
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestSupport.h"
 
+#include "kernels/cpu/LinearCrossEntropyWorkspace.h"
 #include "kernels/cpu/OneDnnConvolution.h"
 
 #include "kernels/cpu/ThreadPool.h"
@@ -299,14 +300,18 @@ TEST(KernelWorkspaceTest, LinearCrossEntropyScratchIsTilesNotLogits) {
       uint64_t bytes = workspaceBytes(kernelNamed(name), smallCall);
       // Ten times the vocabulary, the same scratch: the labels (and the forward's row losses),
       // then per slot one 256 x 256 tile of f32 logits (the forward's slots are the 600 rows'
-      // 3 blocks, the backward's the classes' chunks, at most 16), and for bf16 the widened
-      // block, chunk and gradient of 256 x 32.
+      // 3 blocks, the backward's the classes' chunks, at most 16), and for bf16 on oneDNN its
+      // scratchpad, the gradient's f32 sum of 256 x 32 and the backward's two bf16 tiles (else
+      // the widened block, chunk and gradient of 256 x 32).
       EXPECT_EQ(workspaceBytes(kernelNamed(name), largeCall), bytes) << name;
       uint64_t slots = backward ? kMaxWorkspaceSlots : 3, perSlot = 256 * 256 * 4 + 2 * 256 * 8;
-      if (dtype == DType::BF16)
+      LinearCrossEntropySizes sizes(smallCall, backward ? 1 : 0, backward ? 5 : 3);
+      if (sizes.oneDnn)
+        perSlot += sizes.oneDnnScratchpad + 256 * 32 * 4 + (backward ? 2 * 256 * 256 * 2 : 0);
+      else if (dtype == DType::BF16)
         perSlot += 3 * 256 * 32 * 4;
       EXPECT_LE(bytes, 600 * 16 + slots * (perSlot + 4 * 64)) << name;
-      EXPECT_LT(bytes, uint64_t(600) * 5000 * 4 / 2) << name << ": half the logits";
+      EXPECT_LT(bytes, uint64_t(600) * 50000 * 4 / 10) << name << ": a tenth of the logits";
       std::vector<uint64_t> storage(bytes / 8);
       smallCall.workspace = storage.data();
       smallCall.workspaceBytes = bytes - 8;
