@@ -31,7 +31,11 @@ enum Role { kImage, kWeights, kOutputs, kRoles };
 
 /// The most workspace (blocked copies and scratchpads) an f32 call may take on oneDNN: beyond it
 /// memc's tiled kernels, whose workspace stays a small constant, keep the plan's peak down.
-constexpr uint64_t kOneDnnMaxF32WorkspaceBytes = uint64_t{4} << 20;
+/// 16 MiB: the CIFAR ResNet's 16-channel 32x32 layers at batch 32 need 4.1-4.4 MiB (blocked
+/// copies of the whole input and output), and on oneDNN they run 1.7-2.0x faster at 1 thread
+/// and 3.3-3.7x at 2 (memc-kernel-bench "32x16x32x32 k3"; the whole step 46.9 -> 32.1 ms and
+/// 34.6 -> 17.4 ms) for 0.8 MiB more at the plan's peak (27.26 -> 28.05 MiB).
+constexpr uint64_t kOneDnnMaxF32WorkspaceBytes = uint64_t{16} << 20;
 
 /// Channels per group below which memc's f32 conv_grad_input wins (bench/kernels/conv_vs_torch.py:
 /// the ResNet stem's 3-channel input gradient ran 2.7x faster on memc's col2im; in bf16 oneDNN's
