@@ -13,6 +13,10 @@ namespace {
 // Set on pool workers and on a caller while it runs its loop, so nested loops run inline.
 thread_local bool insideParallelLoop = false;
 
+double steadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 // How long a waiting thread spins before it sleeps: longer than the gaps between a step's
 // kernels, short enough that an idle pool gives its cores back at once.
 constexpr auto kSpin = std::chrono::microseconds(200);
@@ -45,9 +49,9 @@ int defaultThreadCount() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-ThreadPool::ThreadPool(int numThreads) {
+ThreadPool::ThreadPool(int numThreads) : spans(std::max(numThreads, 1)) {
   for (int i = 1; i < numThreads; ++i)
-    workers.emplace_back([this] { workerLoop(); });
+    workers.emplace_back([this, i] { workerLoop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -65,14 +69,29 @@ ThreadPool &ThreadPool::global() {
   return pool;
 }
 
-void ThreadPool::runChunks() {
+void ThreadPool::runChunks(int thread) {
+  bool record = recording.load(std::memory_order_relaxed);
+  double start = record ? steadySeconds() : 0.0;
+  bool ran = false;
   for (int64_t chunk = nextChunk.fetch_add(1); chunk < numChunks; chunk = nextChunk.fetch_add(1)) {
     int64_t begin = loopBegin + chunk * chunkSize;
     (*body)(begin, std::min(loopEnd, begin + chunkSize));
+    ran = true;
   }
+  if (record && ran)
+    spans[thread].push_back({thread, start, steadySeconds()});
 }
 
-void ThreadPool::workerLoop() {
+std::vector<ThreadSpan> ThreadPool::takeSpans() {
+  std::vector<ThreadSpan> all;
+  for (std::vector<ThreadSpan> &thread : spans) {
+    all.insert(all.end(), thread.begin(), thread.end());
+    thread.clear();
+  }
+  return all;
+}
+
+void ThreadPool::workerLoop(int thread) {
   insideParallelLoop = true;
   uint64_t seen = 0;
   auto started = [&] { return stopping.load() || generation.load() != seen; };
@@ -85,7 +104,7 @@ void ThreadPool::workerLoop() {
       return;
     // The loop's fields were written under `mutex` before `generation` moved (seq_cst).
     seen = generation.load();
-    runChunks();
+    runChunks(thread);
     if (runningWorkers.fetch_sub(1) == 1) {
       std::lock_guard<std::mutex> lock(mutex); // a caller gone to sleep sees the count under it
       finished.notify_one();
@@ -122,7 +141,7 @@ void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain, const Ra
   }
   wake.notify_all();
   insideParallelLoop = true;
-  runChunks();
+  runChunks(0);
   insideParallelLoop = false;
   auto workersDone = [&] { return runningWorkers.load() == 0; };
   if (!spinUntil(workersDone)) {

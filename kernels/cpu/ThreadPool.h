@@ -10,6 +10,9 @@
 // of them, as much as a small kernel's whole chunk (a convolution at 2 threads ran slower than
 // at 1 when every loop woke its workers from sleep).
 //
+// For a profiler's trace the pool can record, per thread, when it was busy with each parallel
+// loop's chunks (recordSpans); off, a loop pays one relaxed atomic load per thread.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_THREADPOOL_H
 #define MEMC_KERNELS_CPU_THREADPOOL_H
@@ -29,6 +32,13 @@ namespace memc::kernels {
 /// Body of a parallel loop: processes [begin, end).
 using RangeFunction = std::function<void(int64_t begin, int64_t end)>;
 
+/// When one of the pool's threads ran a parallel loop's chunks: `thread` 0 is the loop's caller,
+/// k > 0 worker k; from its first chunk to its last, in seconds on the steady clock.
+struct ThreadSpan {
+  int thread;
+  double start, end;
+};
+
 class ThreadPool {
 public:
   /// A pool that runs loops on `numThreads` threads, the caller included.
@@ -45,9 +55,16 @@ public:
   /// The pool kernels use: MEMC_NUM_THREADS threads, or the hardware's concurrency.
   static ThreadPool &global();
 
+  /// Starts or stops recording every thread's span in each parallel loop (loops run inline,
+  /// by a single-chunk or nested call, are not spans of the pool).
+  void recordSpans(bool on) { recording.store(on); }
+  /// The spans recorded since the last call, thread by thread in time order. Call it between
+  /// loops (each thread writes only its own list, and a loop ends when all threads are done).
+  std::vector<ThreadSpan> takeSpans();
+
 private:
-  void workerLoop();
-  void runChunks();
+  void workerLoop(int thread);
+  void runChunks(int thread);
 
   std::vector<std::thread> workers;
   std::mutex busy; // held by the one caller whose loop the workers run
@@ -62,6 +79,9 @@ private:
   const RangeFunction *body = nullptr;
   int64_t loopBegin = 0, loopEnd = 0, chunkSize = 1, numChunks = 0;
   std::atomic<int64_t> nextChunk{0};
+
+  std::atomic<bool> recording{false};
+  std::vector<std::vector<ThreadSpan>> spans; // [thread], each written by its thread only
 };
 
 /// The thread count MEMC_NUM_THREADS asks for (1..1024), else the hardware's concurrency.

@@ -36,7 +36,9 @@
 
 #include "kernels/Kernel.h"
 
+#include "runtime/device/WorkerSpan.h"
 #include <chrono>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -104,6 +106,10 @@ public:
   virtual DeviceProperties properties() const = 0;
   /// Device memory free now; nullopt where the device cannot say (the CPU).
   virtual std::optional<uint64_t> freeBytes() const { return std::nullopt; }
+  /// Starts or stops recording when the device's host worker threads are busy, and hands over
+  /// what was recorded (for --profile's trace); devices without host workers record nothing.
+  virtual void recordWorkerSpans(bool) {}
+  virtual std::vector<WorkerSpan> takeWorkerSpans() { return {}; }
   /// The kernels this device runs, by op name; plans are validated against this table.
   virtual const kernels::KernelTable &kernels() const = 0;
 

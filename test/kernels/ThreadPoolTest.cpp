@@ -59,6 +59,42 @@ TEST(ThreadPool, UsesSeveralThreads) {
   EXPECT_GE(seen.size(), 2u);
 }
 
+TEST(ThreadPool, RecordsEachThreadsSpanPerLoopOnlyWhileAsked) {
+  ThreadPool pool(3);
+  auto loop = [&] {
+    pool.parallelFor(0, 12, 1, [&](int64_t, int64_t) {
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    });
+  };
+  loop();
+  EXPECT_TRUE(pool.takeSpans().empty()) << "recorded while not asked";
+  pool.recordSpans(true);
+  double before =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  loop();
+  loop();
+  pool.parallelFor(0, 1, 1, [](int64_t, int64_t) {}); // one chunk: inline, not a span
+  double after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  pool.recordSpans(false);
+  std::vector<ThreadSpan> spans = pool.takeSpans();
+  // At least one span per loop, at most one per thread per loop; each within the loops' time
+  // and at least one chunk's sleep long.
+  EXPECT_GE(spans.size(), 2u);
+  EXPECT_LE(spans.size(), 6u);
+  int callerSpans = 0;
+  for (const ThreadSpan &span : spans) {
+    EXPECT_GE(span.thread, 0);
+    EXPECT_LT(span.thread, 3);
+    callerSpans += span.thread == 0;
+    EXPECT_GE(span.start, before);
+    EXPECT_LE(span.end, after);
+    EXPECT_GE(span.end - span.start, 250e-6);
+  }
+  EXPECT_LE(callerSpans, 2);
+  EXPECT_TRUE(pool.takeSpans().empty()) << "taken twice";
+}
+
 TEST(ThreadPool, NestedLoopsRunInline) {
   ThreadPool pool(3);
   std::atomic<int64_t> total{0};

@@ -66,14 +66,16 @@ bool CpuDevice::launch(const kernels::Kernel &kernel, const kernels::KernelCall 
   return true;
 }
 
-void registerCpuDevice(DeviceRegistry &registry, const kernels::KernelTable &kernels) {
-  registry.add("cpu", [&kernels](int ordinal, std::string &error) -> std::unique_ptr<Device> {
-    if (ordinal != 0) {
-      error = "the host is one device: cpu (or cpu:0), not cpu:" + std::to_string(ordinal);
-      return nullptr;
-    }
-    return std::make_unique<CpuDevice>(kernels);
-  });
+void registerCpuDevice(DeviceRegistry &registry, const kernels::KernelTable &kernels,
+                       WorkerSpanSource workers) {
+  registry.add(
+      "cpu", [&kernels, workers](int ordinal, std::string &error) -> std::unique_ptr<Device> {
+        if (ordinal != 0) {
+          error = "the host is one device: cpu (or cpu:0), not cpu:" + std::to_string(ordinal);
+          return nullptr;
+        }
+        return std::make_unique<CpuDevice>(kernels, workers);
+      });
 }
 
 } // namespace memc::runtime

@@ -14,8 +14,10 @@ namespace memc::runtime {
 
 class CpuDevice : public Device {
 public:
-  /// `kernels` must outlive the device.
-  explicit CpuDevice(const kernels::KernelTable &kernels) : kernelTable(kernels) {}
+  /// `kernels` must outlive the device; `workers` records their threads (the CPU kernels'
+  /// pool) for the profiler.
+  explicit CpuDevice(const kernels::KernelTable &kernels, WorkerSpanSource workers = {})
+      : kernelTable(kernels), workers(std::move(workers)) {}
 
   const std::string &name() const override { return deviceName; }
   DeviceProperties properties() const override { return {deviceName, 0, 0}; }
@@ -36,14 +38,24 @@ public:
   bool fillZero(void *device, uint64_t bytes, Stream &stream, std::string &error) override;
   bool launch(const kernels::Kernel &kernel, const kernels::KernelCall &call, Stream &stream,
               std::string &error) override;
+  void recordWorkerSpans(bool on) override {
+    if (workers.record)
+      workers.record(on);
+  }
+  std::vector<WorkerSpan> takeWorkerSpans() override {
+    return workers.take ? workers.take() : std::vector<WorkerSpan>{};
+  }
 
 private:
   const kernels::KernelTable &kernelTable;
+  WorkerSpanSource workers;
   const std::string deviceName = "cpu";
 };
 
-/// Registers "cpu", running `kernels` (which must outlive the registry's devices).
-void registerCpuDevice(DeviceRegistry &registry, const kernels::KernelTable &kernels);
+/// Registers "cpu", running `kernels` (which must outlive the registry's devices) whose
+/// threads `workers` records.
+void registerCpuDevice(DeviceRegistry &registry, const kernels::KernelTable &kernels,
+                       WorkerSpanSource workers = {});
 
 } // namespace memc::runtime
 
