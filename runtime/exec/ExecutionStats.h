@@ -2,6 +2,8 @@
 #ifndef MEMC_RUNTIME_EXEC_EXECUTIONSTATS_H
 #define MEMC_RUNTIME_EXEC_EXECUTIONSTATS_H
 
+#include "runtime/device/WorkerSpan.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +28,8 @@ struct ExecutionStats {
   /// Per step, when ExecutorOptions::timeSteps is set (each step then waits for the device) or
   /// profile (from the stream's marks).
   std::vector<double> stepSeconds;
+  /// With ExecutorOptions::profile: when the device's host workers were busy (WorkerSpan.h).
+  std::vector<WorkerSpan> workerSpans;
 };
 
 /// One line: "arena 1.50 MiB planned (high-water 1.50 MiB, peak live 1.25 MiB, lower bound

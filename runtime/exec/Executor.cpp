@@ -252,7 +252,10 @@ bool Executor::run(std::string &error) {
   arenaUsage.advance(0);
   auto start = std::chrono::steady_clock::now();
   runStats.runStartSeconds = std::chrono::duration<double>(start.time_since_epoch()).count();
+  runStats.workerSpans.clear();
   if (options.profile) {
+    device.recordWorkerSpans(true);
+    device.takeWorkerSpans(); // nothing from before this run
     stream->clearMarks();
     stream->mark();
   }
@@ -287,6 +290,10 @@ bool Executor::run(std::string &error) {
   if (options.profile && !options.timeSteps)
     for (size_t t = 0; t < calls.size(); ++t)
       runStats.stepSeconds.push_back(stream->markSeconds(t + 1) - stream->markSeconds(t));
+  if (options.profile) {
+    device.recordWorkerSpans(false);
+    runStats.workerSpans = device.takeWorkerSpans();
+  }
   runStats.peakLiveArenaBytes = arenaUsage.peakLiveBytes();
   runStats.arenaHighWaterBytes = arenaUsage.highWaterBytes();
   if (runStats.arenaHighWaterBytes > loaded->arenaBytes ||

@@ -21,6 +21,8 @@ void StepProfile::addRun(const ExecutionStats &stats) {
       events.push_back({static_cast<uint32_t>(t), start, stats.stepSeconds[t]});
     start += stats.stepSeconds[t];
   }
+  if (runCount < kMaxTracedRuns)
+    spans.insert(spans.end(), stats.workerSpans.begin(), stats.workerSpans.end());
   wallSeconds += stats.runSeconds;
   ++runCount;
 }
@@ -67,21 +69,50 @@ void StepProfile::print(std::FILE *out, size_t rows) const {
                    phaseFlops[phase] / phaseSeconds[phase] / 1e9);
 }
 
+int64_t StepProfile::stepAt(const WorkerSpan &span) const {
+  // The last step that started at or before the span's middle, if the span's middle is in it.
+  double middle = span.start + span.seconds / 2;
+  auto after = std::upper_bound(events.begin(), events.end(), middle,
+                                [](double time, const Event &event) { return time < event.start; });
+  if (after == events.begin())
+    return -1;
+  const Event &event = *(after - 1);
+  return middle <= event.start + event.seconds ? after - 1 - events.begin() : -1;
+}
+
 bool StepProfile::writeTrace(const std::string &path, std::string &error) const {
   const double origin = events.empty() ? 0.0 : events.front().start;
   std::string json = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
   char number[64];
-  for (size_t i = 0; i < events.size(); ++i) {
-    const Event &event = events[i];
-    const PlanStep &step = plan.steps[event.step];
+  // A complete event of `step` on track `tid`.
+  auto add = [&](uint32_t stepIndex, double start, double seconds, int tid) {
+    const PlanStep &step = plan.steps[stepIndex];
     std::string name = step.kernelName + (step.location.empty() ? "" : " " + step.location);
-    std::snprintf(number, sizeof(number), "\"ts\": %.3f, \"dur\": %.3f",
-                  1e6 * (event.start - origin), 1e6 * event.seconds);
-    json += std::string(i ? ",\n" : "") + "{\"name\": " + jsonQuote(name) +
-            ", \"cat\": \"" + plan::phaseName(step.phase) + "\", \"ph\": \"X\", " + number +
-            ", \"pid\": 1, \"tid\": 1, \"args\": {\"step\": " + std::to_string(event.step) +
-            "}}";
-  }
+    std::snprintf(number, sizeof(number), "\"ts\": %.3f, \"dur\": %.3f", 1e6 * (start - origin),
+                  1e6 * seconds);
+    json += "{\"name\": " + jsonQuote(name) + ", \"cat\": \"" + plan::phaseName(step.phase) +
+            "\", \"ph\": \"X\", " + number + ", \"pid\": 1, \"tid\": " + std::to_string(tid) +
+            ", \"args\": {\"step\": " + std::to_string(stepIndex) + "}},\n";
+  };
+  // Tracks: 1 the steps as the executor launched them, 2 + k worker k.
+  auto name = [&](int tid, const std::string &track) {
+    json +=
+        "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " + std::to_string(tid) +
+        ", \"args\": {\"name\": " + jsonQuote(track) + "}},\n";
+  };
+  name(1, "steps");
+  int workers = 0;
+  for (const WorkerSpan &span : spans)
+    workers = std::max(workers, span.worker + 1);
+  for (int worker = 0; worker < workers; ++worker)
+    name(2 + worker,
+         worker == 0 ? "worker 0 (the launching thread)" : "worker " + std::to_string(worker));
+  for (const Event &event : events)
+    add(event.step, event.start, event.seconds, 1);
+  for (const WorkerSpan &span : spans)
+    if (int64_t event = stepAt(span); event >= 0)
+      add(events[event].step, span.start, span.seconds, 2 + span.worker);
+  json.resize(json.size() - 2); // the last ",\n"
   json += "\n]}\n";
   return writeFileAtomically(path, {json}, 0644, error);
 }

@@ -9,7 +9,8 @@
 //    executor's own work between them);
 // and, with a file, a Chrome trace (the traceEvents JSON chrome://tracing and Perfetto open) of
 // the first runs: one complete event per step, named after its kernel and node, on the
-// executor's track (the kernels' worker threads are not traced one by one).
+// executor's track, and on one track per worker thread of the device (the CPU kernels' pool:
+// WorkerSpan.h) an event for each span it was busy, named after the step it ran in.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_RUNTIME_EXEC_STEPPROFILE_H
@@ -45,11 +46,15 @@ private:
     uint32_t step;
     double start, seconds; // seconds on the steady clock
   };
+  /// The step event (an index into `events`) a worker span ran in, or -1.
+  int64_t stepAt(const WorkerSpan &span) const;
+
   const LoadedPlan &plan;
   std::vector<double> totals;
   double wallSeconds = 0;
   size_t runCount = 0;
-  std::vector<Event> events;
+  std::vector<Event> events;     // in time order
+  std::vector<WorkerSpan> spans; // of the traced runs
 };
 
 } // namespace memc::runtime

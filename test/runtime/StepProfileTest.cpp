@@ -36,6 +36,21 @@ std::string printed(const StepProfile &profile) {
   return result;
 }
 
+/// The trace `profile` writes, parsed: its traceEvents.
+std::vector<JsonValue> traceEvents(const StepProfile &profile) {
+  char folder[] = "/tmp/memc-profile-XXXXXX";
+  EXPECT_NE(mkdtemp(folder), nullptr);
+  std::string path = std::string(folder) + "/trace.json", error, text;
+  EXPECT_TRUE(profile.writeTrace(path, error)) << error;
+  EXPECT_TRUE(readFile(path, text, error)) << error;
+  std::remove(path.c_str());
+  rmdir(folder);
+  JsonValue trace;
+  EXPECT_TRUE(parseJson(text, trace, error)) << error;
+  const JsonValue *events = trace.find("traceEvents");
+  return events ? events->elements() : std::vector<JsonValue>{};
+}
+
 TEST(StepProfile, SumsStepsOverRunsWithTheirThroughput) {
   LoadedPlan plan = twoSteps();
   StepProfile profile(plan);
@@ -69,15 +84,12 @@ TEST(StepProfile, TracesTheFirstRunsAsCompleteEvents) {
     stats.runStartSeconds = 100.0 + 0.01 * static_cast<double>(run);
     profile.addRun(stats);
   }
-  char folder[] = "/tmp/memc-profile-XXXXXX";
-  ASSERT_NE(mkdtemp(folder), nullptr);
-  std::string path = std::string(folder) + "/trace.json", error, text;
-  ASSERT_TRUE(profile.writeTrace(path, error)) << error;
-  ASSERT_TRUE(readFile(path, text, error)) << error;
-  JsonValue trace;
-  ASSERT_TRUE(parseJson(text, trace, error)) << error;
-  const std::vector<JsonValue> &events = trace.find("traceEvents")->elements();
-  ASSERT_EQ(events.size(), 2 * StepProfile::kMaxTracedRuns);
+  std::vector<JsonValue> all = traceEvents(profile);
+  // The steps' track's name, then its events.
+  ASSERT_EQ(all.size(), 1 + 2 * StepProfile::kMaxTracedRuns);
+  EXPECT_EQ(all[0].find("ph")->string(), "M");
+  EXPECT_EQ(all[0].find("args")->find("name")->string(), "steps");
+  std::vector<JsonValue> events(all.begin() + 1, all.end());
   EXPECT_EQ(events[0].find("name")->string(), "matmul /fc/MatMul");
   EXPECT_EQ(events[0].find("ph")->string(), "X");
   EXPECT_EQ(events[0].find("cat")->string(), "forward");
@@ -85,8 +97,36 @@ TEST(StepProfile, TracesTheFirstRunsAsCompleteEvents) {
   EXPECT_DOUBLE_EQ(events[1].find("ts")->number(), 1000.0); // after the first step, in us
   EXPECT_DOUBLE_EQ(events[1].find("dur")->number(), 2000.0);
   EXPECT_DOUBLE_EQ(events[2].find("ts")->number(), 10000.0); // the second run's start
-  std::remove(path.c_str());
-  rmdir(folder);
+}
+
+TEST(StepProfile, TracesEachWorkerOnItsTrackNamedAfterTheStepItRanIn) {
+  LoadedPlan plan = twoSteps();
+  StepProfile profile(plan);
+  ExecutionStats stats;
+  stats.stepSeconds = {0.001, 0.002}; // steps at [100, 100.001) and [100.001, 100.003)
+  stats.runSeconds = 0.003;
+  stats.runStartSeconds = 100.0;
+  stats.workerSpans = {{0, 100.0001, 0.0008}, // the launching thread, in the matmul
+                       {1, 100.0002, 0.0007}, // worker 1, in the matmul
+                       {1, 100.0015, 0.001},  // worker 1, in the update
+                       {1, 99.0, 0.0001}};    // before the run: in no step, left out
+  profile.addRun(stats);
+  std::vector<JsonValue> events = traceEvents(profile);
+  // Three track names (steps, worker 0, worker 1), two steps, three worker spans.
+  ASSERT_EQ(events.size(), 3u + 2 + 3);
+  EXPECT_EQ(events[1].find("tid")->number(), 2);
+  EXPECT_EQ(events[1].find("args")->find("name")->string(), "worker 0 (the launching thread)");
+  EXPECT_EQ(events[2].find("args")->find("name")->string(), "worker 1");
+  const JsonValue &first = events[5], &second = events[6], &third = events[7];
+  EXPECT_EQ(first.find("tid")->number(), 2);
+  EXPECT_EQ(first.find("name")->string(), "matmul /fc/MatMul");
+  EXPECT_NEAR(first.find("ts")->number(), 100.0, 1e-3); // us after the first step's start
+  EXPECT_NEAR(first.find("dur")->number(), 800.0, 1e-3);
+  EXPECT_EQ(second.find("tid")->number(), 3);
+  EXPECT_EQ(second.find("name")->string(), "matmul /fc/MatMul");
+  EXPECT_EQ(third.find("tid")->number(), 3);
+  EXPECT_EQ(third.find("name")->string(), "adamw_update");
+  EXPECT_EQ(third.find("args")->find("step")->number(), 1);
 }
 
 } // namespace
