@@ -21,7 +21,7 @@ fixtures = bench.fixtures
 def memc_run(bin_dir, path, input_name, inputs, labels, freeze, steps, work, precision):
     """(ms/step, planned peak, activation bytes) of one build."""
     build = os.path.dirname(bin_dir)
-    ms, planned, _ = bench.memc_step(build, path, input_name, inputs, labels, freeze, steps, work,
+    ms, planned, _, _ = bench.memc_step(build, path, input_name, inputs, labels, freeze, steps, work,
                                      precision)
     with open(os.path.join(work, "report.json")) as f:
         activations = json.load(f)["most_live_bytes"]["activations"]
