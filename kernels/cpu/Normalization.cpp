@@ -4,9 +4,10 @@
 // over independent rows or channels. Softmax subtracts the row maximum first; rms_norm is
 // layer_norm's row loop about zero; add_layer_norm is layer_norm of the residual sum it
 // writes; layer_norm and batch_norm (training) use the biased variance from a second pass over
-// the data, which stays accurate when the mean is large next to the spread. Row loops run on
-// f32 arrays cloned per instruction set with VectorMath's exp (f16/bf16 rows go through f32
-// chunks), so they vectorize.
+// the data, which stays accurate when the mean is large next to the spread; batch_moments
+// gives those batch statistics themselves (for the running ones), from the same channel loops
+// (BatchNormChannels.h). Row loops run on f32 arrays cloned per instruction set with
+// VectorMath's exp (f16/bf16 rows go through f32 chunks), so they vectorize.
 //
 // Scale, bias and statistics may have any float type, independently of the input (the ops
 // allow it); they are small and read once into f32 arrays.
