@@ -12,6 +12,7 @@
 #define MEMC_KERNELS_REDUCERS_H
 
 #include "kernels/HostDevice.h"
+#include "kernels/IntegerArithmetic.h"
 #include "kernels/StoredElement.h"
 
 #include <cmath>
@@ -34,7 +35,7 @@ template <typename T> struct SumReducer {
   }
   MEMC_HOST_DEVICE static Acc combine(Acc a, Acc b) {
     if constexpr (std::is_integral_v<C>)
-      return static_cast<Acc>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+      return wrapAdd(a, b);
     else
       return a + b;
   }
@@ -80,7 +81,7 @@ template <typename T> struct ProdReducer {
   }
   MEMC_HOST_DEVICE static Acc combine(Acc a, Acc b) {
     if constexpr (std::is_integral_v<C>)
-      return static_cast<Acc>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+      return wrapMul(a, b);
     else
       return a * b;
   }
