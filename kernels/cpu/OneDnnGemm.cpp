@@ -1,4 +1,4 @@
-//===- OneDnnGemm.cpp - one bf16 product into f32 through oneDNN ----------===//
+//===- OneDnnGemm.cpp - one bf16 product through oneDNN -------------------===//
 //
 // One cache of single-threaded primitives keyed by the shape, asked by the workspace rule (for
 // the scratchpad) and by the run.
@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/OneDnnThreads.h"
 
+#include <cassert>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,8 +36,8 @@ void describe(const Bf16GemmShape &shape, GemmPrimitive &primitive) {
   primitive.b =
       memory::desc({shape.k, shape.n}, bf16,
                    shape.transposeB ? memory::dims{1, shape.ldb} : memory::dims{shape.ldb, 1});
-  primitive.c =
-      memory::desc({shape.m, shape.n}, memory::data_type::f32, memory::dims{shape.ldc, 1});
+  primitive.c = memory::desc({shape.m, shape.n}, shape.bf16Result ? bf16 : memory::data_type::f32,
+                             memory::dims{shape.ldc, 1});
   dnnl::primitive_attr attributes;
   attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (shape.accumulate) {
@@ -75,17 +76,8 @@ GemmPrimitive &lookup(const Bf16GemmShape &shape, bool runnable) {
   return *slot;
 }
 
-} // namespace
-
-std::optional<uint64_t> bf16GemmScratchpad(const Bf16GemmShape &shape) {
-  const GemmPrimitive &primitive = lookup(shape, false);
-  if (!primitive.chosen)
-    return std::nullopt;
-  return primitive.scratchpad;
-}
-
-void bf16GemmSerial(const Bf16GemmShape &shape, const uint16_t *a, const uint16_t *b, float *c,
-                    uint8_t *scratchpad) {
+void run(const Bf16GemmShape &shape, const uint16_t *a, const uint16_t *b, void *c,
+         uint8_t *scratchpad) {
   GemmPrimitive &primitive = lookup(shape, true);
   dnnl::engine &engine = oneDnnCpuEngine();
   thread_local dnnl::stream stream(engine);
@@ -97,6 +89,27 @@ void bf16GemmSerial(const Bf16GemmShape &shape, const uint16_t *a, const uint16_
        {DNNL_ARG_DST, memory(primitive.c, engine, c)},
        {DNNL_ARG_SCRATCHPAD, memory(primitive.descriptor.scratchpad_desc(), engine, scratchpad)}});
   stream.wait();
+}
+
+} // namespace
+
+std::optional<uint64_t> bf16GemmScratchpad(const Bf16GemmShape &shape) {
+  const GemmPrimitive &primitive = lookup(shape, false);
+  if (!primitive.chosen)
+    return std::nullopt;
+  return primitive.scratchpad;
+}
+
+void bf16GemmSerial(const Bf16GemmShape &shape, const uint16_t *a, const uint16_t *b, float *c,
+                    uint8_t *scratchpad) {
+  assert(!shape.bf16Result && "an f32 result for an f32 shape");
+  run(shape, a, b, c, scratchpad);
+}
+
+void bf16GemmSerial(const Bf16GemmShape &shape, const uint16_t *a, const uint16_t *b, uint16_t *c,
+                    uint8_t *scratchpad) {
+  assert(shape.bf16Result && "a bf16 result for a bf16 shape");
+  run(shape, a, b, c, scratchpad);
 }
 
 } // namespace memc::kernels

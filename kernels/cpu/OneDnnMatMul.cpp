@@ -1,31 +1,23 @@
 //===- OneDnnMatMul.cpp - bf16 matmul through oneDNN ----------------------===//
 //
-// One cache of single-threaded block primitives, keyed by a block's rows, K, N, transpose flags
-// and the lhs's leading dimension, asked by the workspace rule and the run alike. Operands are
-// described with strides, never copied: a block of a transposed lhs stored [K, M] is its
-// columns row0.. with strides (1, M), a transposed rhs stored [N, K] is [K, N] with strides
-// (1, K). A batch that shares one right-hand matrix is one tall product, as memc's own kernel
-// computes it; other batches are a product per batch (MatMulDims::batchPairs).
+// Each block is one single-threaded product of OneDnnGemm.h, whose cache the workspace rule and
+// the run both ask. Operands are described with strides, never copied: a block of a transposed
+// lhs stored [K, M] is its columns row0.. with strides (1, M), a transposed rhs stored [N, K] is
+// [K, N] with strides (1, K). A batch that shares one right-hand matrix is one tall product, as
+// memc's own kernel computes it; other batches are a product per batch (MatMulDims::batchPairs).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/OneDnnMatMul.h"
 
 #include "kernels/Workspace.h"
 #include "kernels/cpu/MatMulWorkspace.h"
-#include "kernels/cpu/OneDnnThreads.h"
+#include "kernels/cpu/OneDnnGemm.h"
 
 #include <algorithm>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <string>
-#include <vector>
 
 namespace memc::kernels {
 
 namespace {
-
-using dnnl::memory;
 
 /// Multiply-adds below which memc's tiles win: oneDNN's call costs about 9 us whatever the size
 /// (memc-kernel-bench `linear ... small`: at 32^3 memc's tiles take 7 us, at 64^3 21 us against
@@ -42,74 +34,15 @@ bool oneDnnCandidate(const KernelCall &call) {
                            kOneDnnMinMultiplyAdds;
 }
 
-/// A block's shape: `rows` x `n` result rows from a `rows` x `k` slice of the lhs (whose
-/// leading dimension is `lhsStride` when transposed) and the whole rhs.
-struct BlockShape {
-  int64_t rows, k, n, lhsStride;
-  bool transposeLhs, transposeRhs;
-
-  std::vector<int64_t> key() const {
-    return {rows, k, n, lhsStride, transposeLhs, transposeRhs};
-  }
-};
-
-/// One block shape's primitive. `chosen` is the selection rule's answer.
-struct BlockPrimitive {
-  bool chosen = false;
-  uint64_t scratchpad = 0;
-  memory::desc lhs, rhs, result;
-  dnnl::matmul::primitive_desc descriptor;
-  std::unique_ptr<dnnl::matmul> compute; // made on the first run (a plan's sizing never runs it)
-};
-
-/// Makes the primitive descriptor for one thread, or leaves `chosen` false where oneDNN has no
-/// optimized implementation.
-void describe(const BlockShape &shape, BlockPrimitive &primitive) {
-  auto type = memory::data_type::bf16;
-  int64_t rows = shape.rows, k = shape.k, n = shape.n;
-  primitive.lhs = memory::desc({rows, k}, type,
-                               shape.transposeLhs ? memory::dims{1, shape.lhsStride}
-                                                  : memory::dims{k, 1});
-  primitive.rhs =
-      memory::desc({k, n}, type, shape.transposeRhs ? memory::dims{1, k} : memory::dims{n, 1});
-  primitive.result = memory::desc({rows, n}, type, memory::dims{n, 1});
-  dnnl::primitive_attr attributes;
-  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  OneDnnThreadsScope scope(1);
-  try {
-    primitive.descriptor = dnnl::matmul::primitive_desc(
-        dnnl::matmul::desc(primitive.lhs, primitive.rhs, primitive.result), attributes,
-        oneDnnCpuEngine());
-  } catch (const dnnl::error &) {
-    return; // no implementation for these shapes: memc's kernel runs the call
-  }
-  // The reference implementation is a plain loop, slower than memc's tiles.
-  if (std::string(primitive.descriptor.impl_info_str()).rfind("ref", 0) == 0)
-    return;
-  primitive.scratchpad = primitive.descriptor.scratchpad_desc().get_size();
-  primitive.chosen = true;
-}
-
-std::mutex cacheMutex;
-
-/// The cached primitive of `shape`, made runnable when `runnable`; made under cacheMutex, which
-/// the caller holds.
-BlockPrimitive &lookup(const BlockShape &shape, bool runnable) {
-  static std::map<std::vector<int64_t>, std::unique_ptr<BlockPrimitive>> cache;
-  std::unique_ptr<BlockPrimitive> &slot = cache[shape.key()];
-  if (!slot) {
-    slot = std::make_unique<BlockPrimitive>();
-    describe(shape, *slot);
-  }
-  if (runnable && slot->chosen && !slot->compute) {
-    OneDnnThreadsScope scope(1);
-    slot->compute = std::make_unique<dnnl::matmul>(slot->descriptor);
-  }
-  return *slot;
-}
-
-BlockShape blockShape(const MatMulDims &dims, int64_t rows) {
-  return {rows, dims.k, dims.n, dims.m, dims.transposes.lhs, dims.transposes.rhs};
+/// The product of a block of `rows` result rows (OneDnnGemm.h, a bf16 result): a `rows` x `k`
+/// slice of the lhs (its columns row0.. with leading dimension m when transposed) and the
+/// whole rhs.
+Bf16GemmShape blockShape(const MatMulDims &dims, int64_t rows) {
+  bool lhs = dims.transposes.lhs, rhs = dims.transposes.rhs;
+  Bf16GemmShape shape{rows, dims.n, dims.k, lhs ? dims.m : dims.k, rhs ? dims.k : dims.n, dims.n,
+                      lhs,  rhs,    false};
+  shape.bf16Result = true;
+  return shape;
 }
 
 } // namespace
@@ -126,15 +59,14 @@ std::optional<OneDnnMatMulBlocks> oneDnnMatMul(const KernelCall &call) {
   blocks.blocksPerProduct = (blocks.rows + blocks.blockRows - 1) / blocks.blockRows;
   blocks.slots = workspaceSlots(0, blocks.count(), 1);
   uint64_t scratchpad = 0;
-  std::lock_guard<std::mutex> lock(cacheMutex);
   int64_t remainder = blocks.rows % blocks.blockRows;
   for (int64_t rows : {blocks.blockRows, remainder}) {
     if (rows == 0)
       continue;
-    const BlockPrimitive &primitive = lookup(blockShape(dims, rows), false);
-    if (!primitive.chosen)
+    std::optional<uint64_t> bytes = bf16GemmScratchpad(blockShape(dims, rows));
+    if (!bytes)
       return std::nullopt;
-    scratchpad = std::max(scratchpad, primitive.scratchpad);
+    scratchpad = std::max(scratchpad, *bytes);
   }
   blocks.slotBytes = alignedToWorkspace(scratchpad);
   return blocks;
@@ -155,21 +87,7 @@ void runOneDnnMatMulBlock(const KernelCall &call, const OneDnnMatMulBlocks &bloc
   }
   lhs += dims.transposes.lhs ? row0 : row0 * k;
   uint16_t *result = call.outputs[0].as<uint16_t>() + product * m * n + row0 * n;
-  BlockPrimitive *primitive;
-  {
-    std::lock_guard<std::mutex> lock(cacheMutex);
-    primitive = &lookup(blockShape(dims, rows), true);
-  }
-  dnnl::engine &engine = oneDnnCpuEngine();
-  thread_local dnnl::stream stream(engine);
-  OneDnnThreadsScope scope(1);
-  primitive->compute->execute(
-      stream, {{DNNL_ARG_SRC, memory(primitive->lhs, engine, const_cast<uint16_t *>(lhs))},
-               {DNNL_ARG_WEIGHTS, memory(primitive->rhs, engine, const_cast<uint16_t *>(rhs))},
-               {DNNL_ARG_DST, memory(primitive->result, engine, result)},
-               {DNNL_ARG_SCRATCHPAD,
-                memory(primitive->descriptor.scratchpad_desc(), engine, scratchpad)}});
-  stream.wait();
+  bf16GemmSerial(blockShape(dims, rows), lhs, rhs, result, scratchpad);
 }
 
 } // namespace memc::kernels
