@@ -29,19 +29,6 @@ using dnnl::memory;
 /// The image (x or dx), weights (w or dw) and outputs (y or dy) sides of a convolution.
 enum Role { kImage, kWeights, kOutputs, kRoles };
 
-/// The most workspace (blocked copies and scratchpads) an f32 call may take on oneDNN: beyond it
-/// memc's tiled kernels, whose workspace stays a small constant, keep the plan's peak down.
-/// 16 MiB: the CIFAR ResNet's 16-channel 32x32 layers at batch 32 need 4.1-4.4 MiB (blocked
-/// copies of the whole input and output), and on oneDNN they run 1.7-2.0x faster at 1 thread
-/// and 3.3-3.7x at 2 (memc-kernel-bench "32x16x32x32 k3"; the whole step 46.9 -> 32.1 ms and
-/// 34.6 -> 17.4 ms) for 0.8 MiB more at the plan's peak (27.26 -> 28.05 MiB).
-constexpr uint64_t kOneDnnMaxF32WorkspaceBytes = uint64_t{16} << 20;
-
-/// Channels per group below which memc's f32 conv_grad_input wins (bench/kernels/conv_vs_torch.py:
-/// the ResNet stem's 3-channel input gradient ran 2.7x faster on memc's col2im; in bf16 oneDNN's
-/// AMX kernel wins there too).
-constexpr int64_t kMinGradInputChannels = 8;
-
 /// Multiply-adds a chunk needs at least: each oneDNN call (primitive and its reorders) costs
 /// about 10 us whatever its size, so chunks are few and large. On the ResNet bench layers
 /// (4.7-7M multiply-adds, 2 chunks) the chunks cost 0-10% in f32 and 5-30% in bf16 over one
@@ -107,18 +94,19 @@ memory::format_tag plainTag(Role role, size_t spatial, bool grouped) {
   return grouped ? groupedWeights[spatial - 1] : weights[spatial - 1];
 }
 
-/// Whether oneDNN may run `call` at all, before any descriptor: f32 stays on memc where its
-/// kernels win or where oneDNN was not measured (grouped convolutions).
+/// Whether oneDNN may run `call` at all, before any descriptor: the dtypes and dimensions it
+/// has primitives for, and the implementation the measured table (or a benchmark) picks.
 bool oneDnnCandidate(const KernelCall &call, ConvDirection direction, const ConvGeometry &g) {
   size_t spatial = g.kernel.size();
   DType dtype = roleTensors(call, direction).tensors[kImage]->dtype;
   if (spatial < 1 || spatial > 3 || !oneDnnType(dtype))
     return false;
-  if (dtype != DType::F32)
-    return true;
-  bool window = std::any_of(g.kernel.begin(), g.kernel.end(), [](int64_t k) { return k != 1; });
-  return window && g.group == 1 &&
-         !(direction == ConvDirection::GradInput && g.groupChannels < kMinGradInputChannels);
+  if (std::optional<ConvImplementation> forced = forcedConvImplementation())
+    return *forced == ConvImplementation::OneDnn;
+  if (g.group > 1)
+    return dtype != DType::F32;
+  const ConvChoiceRow *row = nearestConvChoiceRow(direction, dtype, g);
+  return row && row->faster() == ConvImplementation::OneDnn;
 }
 
 /// Makes the single-threaded primitive descriptor for `images` images of `call`, or leaves
@@ -342,10 +330,8 @@ std::optional<OneDnnConvChunks> oneDnnConvChunks(const KernelCall &call, ConvDir
   return chunks;
 }
 
-std::optional<OneDnnConvChunks> oneDnnConvolution(const KernelCall &call, ConvDirection direction) {
+int64_t oneDnnChunkCount(const KernelCall &call, ConvDirection direction) {
   ConvGeometry g = geometryOf(call, direction);
-  if (!oneDnnCandidate(call, direction, g))
-    return std::nullopt; // without a descriptor: memc's calls pay nothing for the rule
   int64_t multiplyAdds = g.batch * g.outChannels * g.outSize * g.columnRows;
   // A power of two, so that the chunks share out evenly over 2, 4, 8 or 16 threads (3 chunks on
   // 2 threads take two chunks' time, as 2 chunks do).
@@ -353,9 +339,17 @@ std::optional<OneDnnConvChunks> oneDnnConvolution(const KernelCall &call, ConvDi
   while (2 * count <=
          std::min<int64_t>(multiplyAdds / kOneDnnMinChunkMultiplyAdds, kMaxWorkspaceSlots))
     count *= 2;
-  std::optional<OneDnnConvChunks> chunks = oneDnnConvChunks(call, direction, count);
+  return count;
+}
+
+std::optional<OneDnnConvChunks> oneDnnConvolution(const KernelCall &call, ConvDirection direction) {
+  if (!oneDnnCandidate(call, direction, geometryOf(call, direction)))
+    return std::nullopt; // without a descriptor: memc's calls pay nothing for the rule
+  std::optional<OneDnnConvChunks> chunks =
+      oneDnnConvChunks(call, direction, oneDnnChunkCount(call, direction));
   bool f32 = roleTensors(call, direction).tensors[kImage]->dtype == DType::F32;
-  if (chunks && f32 && chunks->totalBytes() > kOneDnnMaxF32WorkspaceBytes)
+  if (chunks && f32 && chunks->totalBytes() > kOneDnnMaxF32WorkspaceBytes &&
+      !forcedConvImplementation())
     return std::nullopt;
   return chunks;
 }

@@ -23,16 +23,13 @@
 #include "kernels/Kernel.h"
 #include "kernels/KernelContext.h"
 #include "kernels/Workspace.h"
+#include "kernels/cpu/ConvChoice.h"
 #include "kernels/cpu/WorkspaceSlots.h"
 
 #include <cstdint>
 #include <optional>
 
 namespace memc::kernels {
-
-/// Which of the three convolution kernels a call is, and so which tensor plays which role:
-/// conv(x, w[, b]) -> y, conv_grad_input(dy, w) -> dx, conv_grad_weight(dy, x) -> dw.
-enum class ConvDirection { Forward, GradInput, GradWeight };
 
 /// How a call oneDNN runs is cut, and the workspace each piece takes (bytes, each rounded up to
 /// kWorkspaceAlignment; 0 where a layout is the tensor's own): `chunks` chunks of `chunkImages`
@@ -52,19 +49,29 @@ struct OneDnnConvChunks {
   }
 };
 
+/// The most workspace (blocked copies and scratchpads) an f32 call may take on oneDNN: beyond it
+/// memc's tiled kernels, whose workspace stays a small constant, keep the plan's peak down.
+/// 16 MiB: the CIFAR ResNet's 16-channel 32x32 layers at batch 32 need 4.1-4.4 MiB (blocked
+/// copies of the whole input and output), and on oneDNN they run 1.7-2.0x faster at 1 thread
+/// and 3.3-3.7x at 2 (memc-kernel-bench "32x16x32x32 k3"; the whole step 46.9 -> 32.1 ms and
+/// 34.6 -> 17.4 ms) for 0.8 MiB more at the plan's peak (27.26 -> 28.05 MiB).
+constexpr uint64_t kOneDnnMaxF32WorkspaceBytes = uint64_t{16} << 20;
+
 /// The selection rule, the one place that decides: how oneDNN runs `call`, nullopt when memc's
-/// kernel does. Measured on the ResNet bench model's layers (bench/kernels/conv_vs_torch.py,
-/// docs/benchmarks.md):
-///  - bf16 runs on oneDNN (AVX512-BF16/AMX kernels, f32 accumulation) whenever it has an
-///    optimized implementation: faster on every layer, and its blocked bf16 copies are half the
-///    f32 operands memc's kernel would widen into.
-///  - f32 runs on oneDNN for ungrouped convolutions with a window larger than 1x1 whose
-///    workspace is at most 4 MiB, except the input gradient of images with fewer than 8
-///    channels (memc's col2im wins on stems); 1x1 windows (memc multiplies the image directly),
-///    grouped convolutions (not measured) and larger workspaces (memc's tiles keep the peak
-///    down) stay on memc's kernels.
-///  - f16 and every case without an optimized oneDNN implementation for this CPU run on memc.
+/// kernel does.
+///  - Ungrouped f32 and bf16 calls go to the faster side at the nearest point of the measured
+///    table (ConvChoice.h), oneDNN only where it has an optimized implementation for this CPU.
+///  - f32 calls whose oneDNN workspace would pass kOneDnnMaxF32WorkspaceBytes stay on memc's
+///    tiles: the plan's peak before speed.
+///  - Grouped calls are not in the table: bf16 runs on oneDNN where it can (memc's kernel would
+///    widen whole operands into f32 workspace), f32 on memc's kernel.
+///  - f16 runs on memc's kernel.
 std::optional<OneDnnConvChunks> oneDnnConvolution(const KernelCall &call, ConvDirection direction);
+
+/// The chunks the rule cuts `call` into, from its shapes alone: a power of two, each chunk at
+/// least 2^21 multiply-adds (a oneDNN call costs about 10 us whatever its size), at most
+/// kMaxWorkspaceSlots.
+int64_t oneDnnChunkCount(const KernelCall &call, ConvDirection direction);
 
 /// How oneDNN would run `call` cut into `chunkCount` chunks (1..kMaxWorkspaceSlots; fewer when
 /// the batch is smaller or does not divide evenly), whatever the rule says; nullopt when oneDNN

@@ -7,12 +7,15 @@
 #include "kernels/Float16.h"
 #include "kernels/Kernel.h"
 #include "kernels/cpu/CpuKernels.h"
+#include "kernels/cpu/OneDnnConvolution.h"
 #include "kernels/cpu/ThreadPool.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +41,12 @@ struct Buffer {
                 reinterpret_cast<float *>(bytes.data()) + view.numElements(), 0.5f);
     if (dtype == DType::I64) // labels and indices: 0, in range of anything
       std::fill(bytes.begin(), bytes.end(), 0);
+  }
+
+  // Copies and moves point the view at their own bytes.
+  Buffer(const Buffer &other) : bytes(other.bytes), view(other.view) { view.data = bytes.data(); }
+  Buffer(Buffer &&other) noexcept : bytes(std::move(other.bytes)), view(std::move(other.view)) {
+    view.data = bytes.data();
   }
 
   /// Pseudo-random floats in [-1, 1) from a fixed generator: data on which comparisons branch
@@ -78,12 +87,13 @@ Attributes attrs(std::initializer_list<std::pair<const char *, AttributeValue>> 
   return result;
 }
 
-/// Prints the best time of `kernel` over a few runs; `work` is FLOPs (or bytes when `bytes`).
-void bench(const char *filter, const std::string &label, const std::string &kernel,
-           std::vector<Buffer> inputs, std::vector<Buffer> outputs, const Attributes &attributes,
-           double work, bool bytes) {
-  if (filter && label.find(filter) == std::string::npos)
-    return;
+/// The best time in seconds of `kernel` on `inputs` into `outputs` after a warm-up run, over at
+/// least `minRuns` runs and until `minSeconds` have passed (at most 7 runs); nullopt with the
+/// check's message in `error` when the kernel refuses the call.
+std::optional<double> bestSeconds(const std::string &kernel, std::vector<Buffer> &inputs,
+                                  std::vector<Buffer> &outputs, const Attributes &attributes,
+                                  int minRuns, double minSeconds, std::string &error,
+                                  uint64_t *workspaceSize = nullptr) {
   KernelCall call;
   for (Buffer &b : inputs)
     call.inputs.push_back(b.view);
@@ -91,30 +101,46 @@ void bench(const char *filter, const std::string &label, const std::string &kern
     call.outputs.push_back(b.view);
   call.attributes = &attributes;
   const Kernel &k = cpuKernels().at(kernel);
-  std::string error;
-  if (!k.check(call, error)) {
-    std::printf("%-40s check failed: %s\n", label.c_str(), error.c_str());
-    return;
-  }
+  if (!k.check(call, error))
+    return std::nullopt;
   // The workspace the plan would give the step (64-byte aligned, as the arena's buffers are).
   std::vector<uint64_t> workspace((workspaceBytes(k, call) + 63) / 8 + 8);
   call.workspace = reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(workspace.data()) + 63) /
                                             64 * 64);
   call.workspaceBytes = workspaceBytes(k, call);
+  if (workspaceSize)
+    *workspaceSize = call.workspaceBytes;
   KernelContext context;
   k.run(context, call); // warm up: pages, thread pool, BLAS buffers
-  double best = 1e30;
-  for (int rep = 0; rep < 7; ++rep) {
+  double best = 1e30, total = 0.0;
+  for (int run = 0; run < 7 && (run < minRuns || total < minSeconds); ++run) {
     auto start = std::chrono::steady_clock::now();
     k.run(context, call);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = std::min(best, seconds);
+    total += seconds;
   }
-  std::printf("%-40s %9.3f ms  %8.2f %s  workspace %.1f KiB\n", label.c_str(), best * 1e3,
-              work / best / 1e9, bytes ? "GB/s" : "GFLOP/s", call.workspaceBytes / 1024.0);
+  return best;
 }
 
+/// Prints the best time of `kernel` over 7 runs; `work` is FLOPs (or bytes when `bytes`).
+void bench(const char *filter, const std::string &label, const std::string &kernel,
+           std::vector<Buffer> inputs, std::vector<Buffer> outputs, const Attributes &attributes,
+           double work, bool bytes) {
+  if (filter && label.find(filter) == std::string::npos)
+    return;
+  std::string error;
+  uint64_t workspace = 0;
+  std::optional<double> best =
+      bestSeconds(kernel, inputs, outputs, attributes, 7, 0.0, error, &workspace);
+  if (!best) {
+    std::printf("%-40s check failed: %s\n", label.c_str(), error.c_str());
+    return;
+  }
+  std::printf("%-40s %9.3f ms  %8.2f %s  workspace %.1f KiB\n", label.c_str(), *best * 1e3,
+              work / *best / 1e9, bytes ? "GB/s" : "GFLOP/s", workspace / 1024.0);
+}
 
 /// Attributes of a 2-D convolution or pooling window with equal strides and pads.
 Attributes convAttributes(int64_t stride, int64_t pad) {
@@ -219,9 +245,68 @@ void benchLinearLayers(const char *filter) {
   }
 }
 
+/// `memc-kernel-bench --conv-grid`: for each stdin line "DIRECTION DTYPE N C SIZE M WINDOW
+/// STRIDE" (conv, conv_grad_input or conv_grad_weight; f32 or bf16; an N x C x SIZE x SIZE image,
+/// M output channels, a square window, pads of half the window) prints the line, memc's best
+/// time and oneDNN's in milliseconds (-1 where oneDNN has no optimized implementation), each
+/// implementation forced (ConvChoice.h). bench/kernels/conv_choice_table.py drives it.
+int convGrid() {
+  std::string direction, type;
+  int64_t batch, channels, size, outChannels, window, stride;
+  while (std::cin >> direction >> type >> batch >> channels >> size >> outChannels >> window >>
+         stride) {
+    DType dtype = type == "bf16" ? DType::BF16 : DType::F32;
+    int64_t pad = window / 2, out = (size + 2 * pad - window) / stride + 1;
+    std::vector<int64_t> image = {batch, channels, size, size},
+                         weights = {outChannels, channels, window, window},
+                         outputs = {batch, outChannels, out, out};
+    std::vector<int64_t> read[2], written;
+    if (direction == "conv")
+      read[0] = image, read[1] = weights, written = outputs;
+    else if (direction == "conv_grad_input")
+      read[0] = outputs, read[1] = weights, written = image;
+    else
+      read[0] = outputs, read[1] = image, written = weights;
+    Attributes attributes = convAttributes(stride, pad);
+    double ms[2];
+    for (ConvImplementation side : {ConvImplementation::Memc, ConvImplementation::OneDnn}) {
+      forceConvImplementation(side);
+      std::vector<Buffer> inputs = {Buffer::random(dtype, read[0]), Buffer::random(dtype, read[1])};
+      std::vector<Buffer> results = {{dtype, written}};
+      std::string error;
+      std::optional<double> best =
+          bestSeconds(direction, inputs, results, attributes, 3, 0.2, error);
+      if (!best) {
+        std::fprintf(stderr, "%s: %s\n", direction.c_str(), error.c_str());
+        return 1;
+      }
+      KernelCall call;
+      for (Buffer &b : inputs)
+        call.inputs.push_back(b.view);
+      call.outputs.push_back(results[0].view);
+      call.attributes = &attributes;
+      bool onOneDnn =
+          oneDnnConvolution(call, direction == "conv"              ? ConvDirection::Forward
+                                  : direction == "conv_grad_input" ? ConvDirection::GradInput
+                                                                   : ConvDirection::GradWeight)
+              .has_value();
+      ms[static_cast<int>(side)] =
+          side == ConvImplementation::OneDnn && !onOneDnn ? -1.0 : *best * 1e3;
+    }
+    forceConvImplementation(std::nullopt);
+    std::printf("%s %s %lld %lld %lld %lld %lld %lld %.4f %.4f\n", direction.c_str(), type.c_str(),
+                (long long)batch, (long long)channels, (long long)size, (long long)outChannels,
+                (long long)window, (long long)stride, ms[0], ms[1]);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  if (argc > 1 && std::string(argv[1]) == "--conv-grid")
+    return convGrid();
   const char *filter = argc > 1 ? argv[1] : nullptr;
   const DType F32 = DType::F32, BF16 = DType::BF16, I64 = DType::I64;
   std::printf("threads: %d\n", ThreadPool::global().numThreads());

@@ -1,10 +1,10 @@
 //===- OneDnnConvolutionTest.cpp - the convolutions oneDNN runs ------------===//
 //
-// The selection rule (OneDnnConvolution.h) sends these calls to oneDNN's primitives (bf16 only
-// where oneDNN has bf16 kernels for this CPU, OneDnnIsa.h); each test first checks that it did,
-// then compares the results with plain f64 loops (Conv2dReference.h),
-// the same truth memc's own kernels are held to, so both paths agree within float tolerance.
-// ctest runs them with MEMC_NUM_THREADS=4.
+// oneDNN's side of conv, conv_grad_input and conv_grad_weight, forced whatever the measured
+// table would choose (ConvChoiceTest checks the choice): the results against plain f64 loops
+// (Conv2dReference.h), the truth memc's own kernels are held to too (both sides are run against
+// them here), the chunked cut, its workspace and its repeatability. bf16 runs on oneDNN only
+// where it has bf16 kernels for this CPU (OneDnnIsa.h). ctest runs them with MEMC_NUM_THREADS=4.
 //
 //===----------------------------------------------------------------------===//
 #include "Conv2dReference.h"
@@ -68,6 +68,13 @@ void expectOneDnn(const Conv2d &conv, DType dtype, bool forward, bool gradInput,
   EXPECT_EQ(runsOnOneDnn("conv_grad_weight", {y, x}, {w}, a), gradWeight);
 }
 
+/// Every test runs with oneDNN's side forced.
+class OneDnnConvolution : public ::testing::Test {
+protected:
+  void SetUp() override { forceConvImplementation(ConvImplementation::OneDnn); }
+  void TearDown() override { forceConvImplementation(std::nullopt); }
+};
+
 Conv2d finished(Conv2d conv) {
   conv.finish();
   return conv;
@@ -80,41 +87,35 @@ const Conv2d kLayer2a = finished({32, 8, 16, 16, 16, 3, 3, 1, {2, 2}, {1, 1, 1, 
 const Conv2d kLayer2b = finished({32, 16, 8, 8, 16, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}});
 const Conv2d kDownsample = finished({32, 8, 16, 16, 16, 1, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}});
 
-TEST(OneDnnConvolution, RunsTheResNetLayersAndMatchesLoops) {
-  // The stem's 3-channel input gradient stays on memc's col2im, which wins there.
-  expectOneDnn(kStem, DType::F32, true, false, true);
-  for (const Conv2d *conv : {&kLayer1, &kLayer2a, &kLayer2b})
-    expectOneDnn(*conv, DType::F32, true, true, true);
+TEST_F(OneDnnConvolution, BothSidesMatchLoopsOnTheResNetLayers) {
   uint32_t seed = 1;
-  for (const Conv2d *conv : {&kStem, &kLayer1, &kLayer2a, &kLayer2b})
-    expectMatchesLoops(*conv, DType::F32, seed += 3, 1e-4, 1e-4);
+  for (ConvImplementation side : {ConvImplementation::Memc, ConvImplementation::OneDnn}) {
+    forceConvImplementation(side);
+    bool oneDnn = side == ConvImplementation::OneDnn;
+    for (const Conv2d *conv : {&kStem, &kLayer1, &kLayer2a, &kLayer2b, &kDownsample}) {
+      expectOneDnn(*conv, DType::F32, oneDnn, oneDnn, oneDnn);
+      expectMatchesLoops(*conv, DType::F32, seed += 3, 1e-4, 1e-4);
+    }
+  }
 }
 
-TEST(OneDnnConvolution, KeepsMemcKernelsWhereTheyWin) {
-  // 1x1 windows (memc multiplies the image directly), grouped f32 and f16 stay on memc.
-  expectOneDnn(kDownsample, DType::F32, false, false, false);
-  expectOneDnn(finished({2, 8, 8, 8, 8, 3, 3, 8, {1, 1}, {1, 1, 1, 1}, {1, 1}}), DType::F32,
-               false, false, false);
-  expectOneDnn(kLayer1, DType::F16, false, false, false);
-  // So does an f32 call whose blocked copies would pass 4 MiB: memc's tiles bound the peak.
-  expectOneDnn(finished({8, 16, 128, 128, 16, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}}),
-               DType::F32, false, false, false);
-}
-
-TEST(OneDnnConvolution, StridesPadsAndDilationsMatchLoops) {
-  // Asymmetric pads, unequal strides and dilations, a window that is not square.
+TEST_F(OneDnnConvolution, StridesPadsAndDilationsMatchLoopsOnBothSides) {
+  // Asymmetric pads, unequal strides and dilations, a window that is not square; a 5x5 one.
   Conv2d conv = finished({4, 16, 19, 23, 24, 3, 2, 1, {2, 1}, {1, 0, 2, 1}, {2, 3}});
-  expectOneDnn(conv, DType::F32, true, true, true);
-  expectMatchesLoops(conv, DType::F32, 40, 1e-4, 1e-4);
   Conv2d wide = finished({2, 8, 12, 12, 16, 5, 5, 1, {1, 1}, {2, 2, 2, 2}, {1, 1}});
-  expectOneDnn(wide, DType::F32, true, true, true);
-  expectMatchesLoops(wide, DType::F32, 50, 1e-4, 1e-4);
+  for (ConvImplementation side : {ConvImplementation::Memc, ConvImplementation::OneDnn}) {
+    forceConvImplementation(side);
+    bool oneDnn = side == ConvImplementation::OneDnn;
+    expectOneDnn(conv, DType::F32, oneDnn, oneDnn, oneDnn);
+    expectMatchesLoops(conv, DType::F32, 40, 1e-4, 1e-4);
+    expectOneDnn(wide, DType::F32, oneDnn, oneDnn, oneDnn);
+    expectMatchesLoops(wide, DType::F32, 50, 1e-4, 1e-4);
+  }
 }
 
-TEST(OneDnnConvolution, Bf16RunsOnOneDnnWithGroupsAndPointwise) {
-  // bf16 always runs on oneDNN (f32 accumulation) where it has bf16 kernels, grouped and 1x1
-  // included: memc's kernel would widen whole operands into f32 workspace. Without them (AVX2)
-  // memc's kernel runs, and matches the loops as well.
+TEST_F(OneDnnConvolution, Bf16RunsOnOneDnnWithGroupsAndPointwise) {
+  // bf16 runs on oneDNN (f32 accumulation) where it has bf16 kernels, grouped and 1x1 included.
+  // Without them (AVX2) memc's kernel runs, and matches the loops as well.
   const bool oneDnn = oneDnnHasBf16Kernels();
   const Conv2d grouped = finished({4, 16, 10, 10, 32, 3, 3, 4, {1, 2}, {1, 1, 1, 1}, {1, 1}});
   for (const Conv2d *conv : {&kLayer1, &kLayer2a, &kDownsample, &grouped}) {
@@ -124,7 +125,7 @@ TEST(OneDnnConvolution, Bf16RunsOnOneDnnWithGroupsAndPointwise) {
   }
 }
 
-TEST(OneDnnConvolution, Bf16CopiesAreBf16NotWidenedOperands) {
+TEST_F(OneDnnConvolution, Bf16CopiesAreBf16NotWidenedOperands) {
   // oneDNN's copies of the operands are bf16 in its blocked layouts: with 16 channels (one
   // block, no padding) they take the operands' own 2 bytes per element, half of the f32 copies
   // memc's kernel widens into. (With 8 channels the blocks pad to 16 and the copies reach the f32
@@ -145,7 +146,7 @@ TEST(OneDnnConvolution, Bf16CopiesAreBf16NotWidenedOperands) {
   EXPECT_EQ(workspaceBytes(kernelNamed("conv"), call), chunks->totalBytes());
 }
 
-TEST(OneDnnConvolution, WorkspaceRuleCoversTheRunAndTooLittleIsAnError) {
+TEST_F(OneDnnConvolution, WorkspaceRuleCoversTheRunAndTooLittleIsAnError) {
   OwnedTensor x = randomF32(kLayer1.input(), 70);
   OwnedTensor g = randomF32(kLayer1.output(), 72), dw(DType::F32, kLayer1.weight());
   Attributes a = kLayer1.attributes();
@@ -160,7 +161,7 @@ TEST(OneDnnConvolution, WorkspaceRuleCoversTheRunAndTooLittleIsAnError) {
   EXPECT_NE(error.find("workspace"), std::string::npos) << error;
 }
 
-TEST(OneDnnConvolution, RunsAreBitwiseRepeatable) {
+TEST_F(OneDnnConvolution, RunsAreBitwiseRepeatable) {
   Attributes a = kLayer2b.attributes();
   OwnedTensor x = randomF32(kLayer2b.input(), 80), g = randomF32(kLayer2b.output(), 81);
   std::vector<OwnedTensor> first = runKernel("conv_grad_weight", {g, x},
@@ -254,7 +255,7 @@ void expectChunksMatchOneCall(const Conv2d &conv, DType dtype, ConvDirection dir
   EXPECT_TRUE(chunked == runChunked(run, direction, *rule, false));
 }
 
-TEST(OneDnnConvolution, ChunkedRunsMatchOneCallAndRepeatBitForBit) {
+TEST_F(OneDnnConvolution, ChunkedRunsMatchOneCallAndRepeatBitForBit) {
   // kLayer1 cuts into 2 chunks of 16 images, kStem into 3 of 11, 11 and 10 (a second shape).
   for (const Conv2d *conv : {&kLayer1, &kStem}) {
     expectChunksMatchOneCall(*conv, DType::F32, ConvDirection::Forward, 1e-5, 1e-5);
@@ -265,7 +266,7 @@ TEST(OneDnnConvolution, ChunkedRunsMatchOneCallAndRepeatBitForBit) {
   for (ConvDirection direction :
        {ConvDirection::Forward, ConvDirection::GradInput, ConvDirection::GradWeight})
     expectChunksMatchOneCall(kStem, DType::BF16, direction, 1e-2, 1e-2);
-  // Each chunk adds the bias; grouped weights (bf16 only: grouped f32 stays on memc) in 4 chunks.
+  // Each chunk adds the bias; grouped weights (in bf16, as the rule runs them) in 4 chunks.
   expectChunksMatchOneCall(kLayer1, DType::F32, ConvDirection::Forward, 1e-5, 1e-5, true);
   const Conv2d grouped = finished({32, 16, 16, 16, 32, 3, 3, 4, {1, 1}, {1, 1, 1, 1}, {1, 1}});
   for (ConvDirection direction :
@@ -273,7 +274,7 @@ TEST(OneDnnConvolution, ChunkedRunsMatchOneCallAndRepeatBitForBit) {
     expectChunksMatchOneCall(grouped, DType::BF16, direction, 1e-2, 1e-2);
 }
 
-TEST(OneDnnConvolution, WorkspaceIsASlotPerChunkWhateverTheThreads) {
+TEST_F(OneDnnConvolution, WorkspaceIsASlotPerChunkWhateverTheThreads) {
   // The cut and so the workspace come from the shapes alone: the rule's numbers are the same
   // at every MEMC_NUM_THREADS, and the chunk count follows the multiply-adds.
   DirectionCall small(finished({2, 8, 8, 8, 8, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}}),
