@@ -6,13 +6,16 @@
 //   forward:  per block of rows (one task each), over the class chunks: the tile of logits, an
 //             online logsumexp in f64 and the label's logit; the loss is the mean over counted
 //             rows, summed in f64 in row order, as cross_entropy's.
-//   backward: the tile again, turned into dlogits = scale * (exp(logit - logsumexp) - onehot),
-//             in two passes: per block of rows, dH += dlogits @ op(W)^T over the chunks; per
-//             chunk of classes, dW += dlogits^T @ H (and the bias's, the column sums) over
-//             the blocks. One pass with dW summed
-//             across row blocks would need atomics (or a dW per slot); two passes recompute the
-//             logits once more and keep every sum in a fixed order, so results do not depend on
-//             the threads.
+//   backward: the tile again, turned into dlogits = scale * (exp(logit - logsumexp) - onehot).
+//             f32 heads with enough class chunks (onePassBackward()) take one pass: per block
+//             of rows, in order, its class chunks shared out over the slots; each chunk's
+//             dlogits adds to the chunk's dW += dlogits^T @ H (and the bias's column sums) in
+//             place, and to the slot's partial dH += dlogits @ op(W)^T; the block's dH is the
+//             partials summed in slot order. Others take two: per block of rows, dH over the
+//             chunks; per chunk of classes, dW over the blocks (a 16-bit dW sums in f32
+//             scratch, a chunk at a time, which one pass would need for the whole weight),
+//             forming the logits twice. Either way every sum runs in an order fixed by the
+//             shapes, so results do not depend on the threads.
 // Forward and backward cut rows and classes the same way and widen the same blocks, so the
 // recomputed logits are the forward's bit for bit. bf16 operands multiply on oneDNN where it
 // has optimized products for the tiles (AMX or AVX512-BF16, OneDnnGemm.h), the backward's logits
@@ -245,6 +248,59 @@ bool runLinearCrossEntropy(KernelContext &context, const KernelCall &call) {
   return true;
 }
 
+/// The one-pass backward of an f32 head (onePassBackward()): the logits formed once.
+void onePassGrad(const HeadTiles<float> &head, const LinearCrossEntropyScratch &scratch,
+                 const float *logsumexp, float scale, float *hiddenGrad, float *weightGrad,
+                 float *biasGrad) {
+  const LinearCrossEntropySizes &sizes = head.sizes;
+  int64_t depth = sizes.depth, chunks = sizes.classChunks();
+  // The slots parallelForSlots gives the chunks, and how many of them get any.
+  int64_t slots = workspaceSlots(0, chunks, 1), perSlot = (chunks + slots - 1) / slots;
+  int64_t usedSlots = (chunks + perSlot - 1) / perSlot;
+  for (int64_t block = 0; block < sizes.rowBlocks(); ++block) {
+    int64_t rows = head.blockRows(block), first = block * sizes.rowBlock;
+    FloatMatrix hidden = head.hiddenBlock(block, nullptr);
+    parallelForSlots(0, chunks, 1, [&](int64_t slot, int64_t begin, int64_t end) {
+      float *tile = scratch.tiles + slot * sizes.tile();
+      float *partial = scratch.hiddenPartials + slot * sizes.rowBlock * depth;
+      for (int64_t chunk = begin; chunk < end; ++chunk) {
+        int64_t classes = head.chunkClasses(chunk), firstClass = chunk * sizes.classChunk;
+        FloatMatrix weight = head.weightChunk(chunk, nullptr);
+        head.logits(block, hidden, rows, weight, chunk, tile, nullptr);
+        logitsGradTile(tile, rows, classes, first, firstClass, scratch.targets, logsumexp, scale);
+        // The slot's partial dH (+)= dlogits @ op(W)^T, its first chunk writing it.
+        gemmSerial(rows, depth, classes, tile, classes, weight.data, weight.ld, partial, depth,
+                   {false, !sizes.transposeWeight}, chunk > begin);
+        // The chunk's dW in the weight's layout, the first block writing it: [classes, D] +=
+        // dlogits^T @ H, or [D, classes] += H^T @ dlogits.
+        if (sizes.transposeWeight)
+          gemmSerial(classes, depth, rows, tile, classes, hidden.data, hidden.ld,
+                     weightGrad + firstClass * depth, depth, {true, false}, block > 0);
+        else
+          gemmSerial(depth, classes, rows, hidden.data, hidden.ld, tile, classes,
+                     weightGrad + firstClass, sizes.classes, {true, false}, block > 0);
+        if (!biasGrad)
+          continue;
+        float *bias = biasGrad + firstClass;
+        if (block == 0)
+          std::fill(bias, bias + classes, 0.0f);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < classes; ++c)
+            bias[c] += tile[r * classes + c];
+      }
+    });
+    float *blockGrad = hiddenGrad + first * depth;
+    parallelFor(0, rows * depth, 4096, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        float sum = scratch.hiddenPartials[i];
+        for (int64_t slot = 1; slot < usedSlots; ++slot)
+          sum += scratch.hiddenPartials[slot * sizes.rowBlock * depth + i];
+        blockGrad[i] = sum;
+      }
+    });
+  }
+}
+
 bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
   LinearCrossEntropySizes sizes(call, 1, 5);
   LinearCrossEntropyScratch scratch;
@@ -262,6 +318,10 @@ bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
                       sizes.bias ? call.inputs[5].as<T>() : nullptr};
     T *hiddenGrad = call.outputs[0].as<T>(), *weightGrad = call.outputs[1].as<T>();
     T *biasGrad = sizes.bias ? call.outputs[2].as<T>() : nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      if (sizes.onePassBackward())
+        return onePassGrad(head, scratch, logsumexp, scale, hiddenGrad, weightGrad, biasGrad);
+    }
     // A slot's scratch (oneDNN's pieces or the widened operands are null when unused).
     struct Slot {
       float *tile, *hiddenRows, *weightRows, *gradient;

@@ -60,6 +60,18 @@ struct LinearCrossEntropySizes {
       oneDnn = askOneDnn(first == 1);
   }
   int64_t rowBlocks() const { return (rows + rowBlock - 1) / rowBlock; }
+  /// Whether the backward takes one pass (the logits formed once, three products a tile, a
+  /// block's class chunks shared out over the slots) rather than two (four products: per block
+  /// over the chunks, then per chunk over the blocks). f32 heads only: a 16-bit weight gradient
+  /// sums in f32 scratch a chunk at a time, which one pass would need for the whole weight. On
+  /// T threads (at most kMaxWorkspaceSlots work at once) two passes take 2/min(T, blocks) +
+  /// 2/min(T, chunks) product-units of time, one pass 3/min(T, chunks): one pass is no slower
+  /// at any T while min(blocks, slots) <= 2 min(chunks, slots), the rule below (a choice of the
+  /// shapes alone, as the workspace must be).
+  bool onePassBackward() const {
+    return !widen && std::min(rowBlocks(), kMaxWorkspaceSlots) <=
+                         2 * std::min(classChunks(), kMaxWorkspaceSlots);
+  }
   int64_t classChunks() const { return (classes + classChunk - 1) / classChunk; }
   int64_t tile() const { return rowBlock * classChunk; }
 
@@ -109,7 +121,8 @@ public:
 };
 
 /// Per slot (`slots` of them): a tile of logits, the forward's running row statistics, the
-/// backward's sums of a chunk's bias gradient and, for f16/bf16 operands, an f32 accumulator of
+/// one-pass backward's partial hidden gradient of a block, the two-pass backward's sums of a
+/// chunk's bias gradient and, for f16/bf16 operands, an f32 accumulator of
 /// the block's (or chunk's) gradient with either the block of hidden rows and the chunk of
 /// weight widened to f32 or, on oneDNN, its scratchpad and the backward's logits gradient as two
 /// bf16 parts.
@@ -123,17 +136,18 @@ struct LinearCrossEntropyScratch {
   float *hiddenRows = nullptr;  // 16-bit: [slots, rowBlock * D]
   float *weightRows = nullptr;  // 16-bit: [slots, classChunk * D]
   float *gradients = nullptr;   // 16-bit backward: [slots, max(rowBlock, classChunk) * D]
-  float *biasSums = nullptr;    // backward with a bias: [slots, classChunk]
+  float *biasSums = nullptr;    // two-pass backward with a bias: [slots, classChunk]
   uint16_t *gradTiles = nullptr;  // oneDNN backward: [slots, 2, rowBlock * classChunk] bf16 dlogits
   uint8_t *scratchpads = nullptr; // oneDNN: [slots, oneDnnScratchpad]
+  float *hiddenPartials = nullptr; // one-pass backward: [slots, rowBlock * D]
 };
 
 inline LinearCrossEntropyScratch carveLinearCrossEntropyScratch(const LinearCrossEntropySizes &sizes,
                                                                 bool backward,
                                                                 WorkspaceCarver &carver) {
   LinearCrossEntropyScratch scratch;
-  // The forward goes over row blocks; the backward over row blocks (hidden's gradient), then
-  // over class chunks (the weight's).
+  // The forward goes over row blocks; the two-pass backward over row blocks (hidden's
+  // gradient), then over class chunks (the weight's); the one-pass backward over class chunks.
   scratch.slots = workspaceSlots(0, sizes.rowBlocks(), 1);
   if (backward)
     scratch.slots = std::max(scratch.slots, workspaceSlots(0, sizes.classChunks(), 1));
@@ -144,7 +158,7 @@ inline LinearCrossEntropyScratch carveLinearCrossEntropyScratch(const LinearCros
     scratch.rowSum = carver.take<double>(scratch.slots * sizes.rowBlock);
   }
   scratch.tiles = carver.take<float>(scratch.slots * sizes.tile());
-  if (backward && sizes.bias)
+  if (backward && sizes.bias && !sizes.onePassBackward())
     scratch.biasSums = carver.take<float>(scratch.slots * sizes.classChunk);
   if (sizes.oneDnn) {
     scratch.scratchpads = carver.take<uint8_t>(scratch.slots * sizes.oneDnnScratchpad);
@@ -154,6 +168,8 @@ inline LinearCrossEntropyScratch carveLinearCrossEntropyScratch(const LinearCros
     scratch.hiddenRows = carver.take<float>(scratch.slots * sizes.rowBlock * sizes.depth);
     scratch.weightRows = carver.take<float>(scratch.slots * sizes.classChunk * sizes.depth);
   }
+  if (backward && sizes.onePassBackward())
+    scratch.hiddenPartials = carver.take<float>(scratch.slots * sizes.rowBlock * sizes.depth);
   if (sizes.widen && backward)
     scratch.gradients = carver.take<float>(
         scratch.slots * std::max(sizes.rowBlock, sizes.classChunk) * sizes.depth);

@@ -355,6 +355,17 @@ int main(int argc, char **argv) {
   bench(filter, "linear_cross_entropy_grad f32 2048x768 V8192", "linear_cross_entropy_grad",
         {{F32, {}}, {F32, {tokens, d}}, {F32, {v, d}}, {I64, {tokens}}, {F32, {tokens}}},
         {{F32, {tokens, d}}, {F32, {v, d}}}, loss, 4 * product, false);
+  // The GPT-2-style bench model's head (bench/training/train_vs_torch.py: 1024 tokens, d 256,
+  // V 512, tied).
+  const int64_t benchTokens = 1024, benchDepth = 256, benchClasses = 512;
+  bench(filter, "linear_cross_entropy_grad f32 1024x256 V512", "linear_cross_entropy_grad",
+        {{F32, {}},
+         {F32, {benchTokens, benchDepth}},
+         {F32, {benchClasses, benchDepth}},
+         {I64, {benchTokens}},
+         {F32, {benchTokens}}},
+        {{F32, {benchTokens, benchDepth}}, {F32, {benchClasses, benchDepth}}}, loss,
+        4 * 2.0 * benchTokens * benchClasses * benchDepth, false);
   bench(filter, "head matmul f32 2048x768 V8192", "matmul", {{F32, {tokens, d}}, {F32, {v, d}}},
         {{F32, {tokens, v}}}, attrs({{"transpose_rhs", int64_t{1}}}), product, false);
   bench(filter, "head cross_entropy f32 2048xV8192", "cross_entropy",
