@@ -2,7 +2,7 @@
 //
 // The label validation and the row log-sum-exp pieces of cross_entropy (Losses.cpp, where they
 // are defined) that linear_cross_entropy (LinearCrossEntropy.cpp) runs on its tiles of logits,
-// so both kernels accept the same labels and sum the same way.
+// so both kernels accept the same labels and sum the same way; and the fused gradient's row.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_CROSSENTROPYROWS_H
@@ -26,6 +26,15 @@ float maxOf(const float *x, int64_t n);
 /// Sum over x[0, n) of e^(x[i] - max) in f64; also stores the exponentials in y unless it is
 /// null (y may be x).
 double sumExp(const float *x, float *y, int64_t n, float max);
+
+/// linear_cross_entropy_grad's row of logits, in place, into their gradient given the row's
+/// logsumexp: scale * (e^(logit - logsumexp) - onehot), the label's column being `target` (or
+/// outside [0, n) when the label is in another chunk of classes). Probabilities below the
+/// smallest normal float become 0: as subnormal operands of the tile's products each would cost
+/// a microcode assist per multiply (the GPT-2 bench model's first steps, logits 80 and more
+/// apart, ran the gradient at 9 GFLOP/s instead of 115), and what they would add is below any
+/// sum's rounding.
+void logitsGradRow(float *row, int64_t n, float logsumexp, float scale, int64_t target);
 
 } // namespace memc::kernels
 

@@ -121,16 +121,6 @@ template <typename T> struct HeadTiles {
   }
 };
 
-/// A counted row's logits into their gradient: scale * (e^(logit - logsumexp) - onehot), the
-/// label's column being `target` (or outside [0, n) when the label is in another chunk).
-MEMC_VECTOR_CLONES void logitsGradRow(float *row, int64_t n, float logsumexp, float scale,
-                                      int64_t target) {
-  for (int64_t i = 0; i < n; ++i)
-    row[i] = vectormath::exp(row[i] - logsumexp) * scale;
-  if (target >= 0 && target < n)
-    row[target] -= scale;
-}
-
 /// The tile of logits of rows [first, first + rows) and classes [begin, begin + classes) turned
 /// into their gradient; ignored rows give zeros.
 void logitsGradTile(float *tile, int64_t rows, int64_t classes, int64_t first, int64_t begin,

@@ -96,6 +96,16 @@ MEMC_VECTOR_CLONES double sumExp(const float *x, float *y, int64_t n, float max)
   return sum;
 }
 
+MEMC_VECTOR_CLONES void logitsGradRow(float *row, int64_t n, float logsumexp, float scale,
+                                      int64_t target) {
+  for (int64_t i = 0; i < n; ++i) {
+    float gradient = vectormath::exp(row[i] - logsumexp) * scale;
+    row[i] = gradient < std::numeric_limits<float>::min() ? 0.0f : gradient;
+  }
+  if (target >= 0 && target < n)
+    row[target] -= scale;
+}
+
 namespace {
 
 MEMC_VECTOR_CLONES void scaleInPlace(float *y, int64_t n, float scale) {
