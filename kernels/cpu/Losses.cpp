@@ -100,7 +100,7 @@ MEMC_VECTOR_CLONES void logitsGradRow(float *row, int64_t n, float logsumexp, fl
                                       int64_t target) {
   for (int64_t i = 0; i < n; ++i) {
     float gradient = vectormath::exp(row[i] - logsumexp) * scale;
-    row[i] = gradient < std::numeric_limits<float>::min() ? 0.0f : gradient;
+    row[i] = std::fabs(gradient) < std::numeric_limits<float>::min() ? 0.0f : gradient;
   }
   if (target >= 0 && target < n)
     row[target] -= scale;

@@ -53,6 +53,13 @@ TEST(CrossEntropyRows, LogitsGradRowFlushesSubnormalProbabilitiesToZero) {
     zeros += row[i] == 0.0f;
   }
   EXPECT_GT(zeros, 10); // the far ones are zeros, not subnormals
+  // A negative upstream gradient (scale < 0) flushes by magnitude, keeping the normal ones.
+  std::vector<float> negative = logits;
+  logitsGradRow(negative.data(), static_cast<int64_t>(negative.size()), logsumexp, -scale, -1);
+  for (size_t i = 0; i < negative.size(); ++i) {
+    EXPECT_NE(std::fpclassify(negative[i]), FP_SUBNORMAL) << "logit " << logits[i];
+    EXPECT_EQ(negative[i], -row[i]) << "logit " << logits[i];
+  }
 }
 
 } // namespace
