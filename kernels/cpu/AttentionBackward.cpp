@@ -5,17 +5,20 @@
 // and D = rowsum(dO * O) replaces the softmax's row sums: dS = P * (dO V^T - D). Dropout's mask
 // is drawn again from the seed, salt and index: dV takes the dropped P, and dO V^T is dropped.
 //
-// Two passes, each threaded over independent tasks that write disjoint outputs, so the sums
-// keep one order whatever the thread count and no task waits on another:
+// Tasks write disjoint outputs, so the sums keep one order whatever the thread count and no
+// task waits on another. Where there are at least as many (batch, kv head) pairs as slots
+// (AttentionSizes::onePassBackward), one pass, a task per pair: its key blocks in order, each
+// with every query block of the group's heads that sees it, dV and dK of the key block summed
+// over them and dQ over the key blocks (5 tile products per tile, as FlashAttention-2's, whose
+// GPU kernel sums dQ with atomic adds instead). Otherwise two passes, with more, smaller tasks:
 //   1. per (batch, kv head, block of keys): dV = sum P^T dO and dK = scale * sum dS^T Q over the
 //      query heads sharing the kv head and the query blocks that see the keys;
-//   2. per (batch, head, block of queries): dQ = scale * sum dS K over the keys it sees.
-// FlashAttention-2 on a GPU does it in one pass with atomic adds into dQ; two passes recompute
-// the scores once more (7 tile products per tile instead of 5) in exchange for tile-sized,
-// thread-count-free scratch and deterministic results.
+//   2. per (batch, head, block of queries): dQ = scale * sum dS K over the keys it sees,
+// recomputing the scores once more (7 tile products per tile). Both sum in the same order and
+// give the same bits.
 //
-// Workspace: per slot (at most kMaxWorkspaceSlots, the larger pass's count) a few tiles of
-// kAttentionBlock rows (AttentionWorkspace.h).
+// Workspace: per slot (at most kMaxWorkspaceSlots) a few tiles of kAttentionBlock rows, and in
+// one pass with 16-bit operands the pair's f32 dQ (AttentionWorkspace.h).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
@@ -115,20 +118,21 @@ void loadKeyBlock(const AttentionProblem &problem, const AttentionGradTensors<T>
                      tiles.valuesT);
 }
 
-/// Pass 1, one task: dK and dV of keys [key0, +keyCount) of (b, kvHead).
+/// dK and dV of keys [key0, +keyCount) of (b, kvHead), summed over the query heads sharing the
+/// kv head and the query blocks that see the keys; with `queryGrad` (the pair's dQ rows,
+/// [group * Tq, D] from its first head), also dQ += dS K into them.
 template <typename T>
 void keyBlockGradients(const AttentionProblem &problem, const AttentionGradTensors<T> &tensors,
-                       int64_t task, const AttentionTiles &tiles) {
+                       int64_t b, int64_t kvHead, int64_t key0, const AttentionTiles &tiles,
+                       float *queryGrad) {
   const AttentionSizes &sizes = problem.sizes;
   const int64_t d = sizes.headDim, dv = sizes.valueDim;
-  int64_t blocks = sizes.keyBlocks();
-  int64_t bk = task / blocks, b = bk / sizes.kvHeads, kvHead = bk % sizes.kvHeads;
-  int64_t key0 = task % blocks * sizes.keyBlock;
   int64_t keyCount = std::min(sizes.keyBlock, sizes.keys - key0);
+  int64_t firstHead = kvHead * problem.group();
   loadKeyBlock(problem, tensors, b, kvHead, key0, keyCount, tiles);
   std::fill(tiles.accumulator, tiles.accumulator + keyCount * d, 0.0f);
   std::fill(tiles.valueGrad, tiles.valueGrad + keyCount * dv, 0.0f);
-  for (int64_t h = kvHead * problem.group(); h < (kvHead + 1) * problem.group(); ++h)
+  for (int64_t h = firstHead; h < firstHead + problem.group(); ++h)
     for (int64_t query0 = problem.firstQueryBlockSeeing(key0) * sizes.queryBlock;
          query0 < sizes.queries; query0 += sizes.queryBlock) {
       int64_t queryCount = std::min(sizes.queryBlock, sizes.queries - query0);
@@ -139,9 +143,23 @@ void keyBlockGradients(const AttentionProblem &problem, const AttentionGradTenso
                  tiles.valueGrad, dv, {/*a=*/true, /*b=*/false}, /*accumulate=*/true);
       gemmSerial(keyCount, d, queryCount, tiles.scoresGrad, keyCount, tiles.queries, d,
                  tiles.accumulator, d, {/*a=*/true, /*b=*/false}, /*accumulate=*/true);
+      if (queryGrad) // dQ += dS K
+        gemmSerial(queryCount, d, keyCount, tiles.scoresGrad, keyCount, tiles.keys, d,
+                   queryGrad + ((h - firstHead) * sizes.queries + query0) * d, d, {},
+                   /*accumulate=*/true);
     }
   storeTile(tiles.accumulator, keyCount, d, tensors.keyGrad + problem.keyRow(b, kvHead, key0, d));
   storeTile(tiles.valueGrad, keyCount, dv, tensors.valueGrad + problem.keyRow(b, kvHead, key0, dv));
+}
+
+/// Pass 1, one task: dK and dV of one block of keys of one (batch, kv head).
+template <typename T>
+void keyBlockTask(const AttentionProblem &problem, const AttentionGradTensors<T> &tensors,
+                  int64_t task, const AttentionTiles &tiles) {
+  const AttentionSizes &sizes = problem.sizes;
+  int64_t blocks = sizes.keyBlocks();
+  int64_t bk = task / blocks, b = bk / sizes.kvHeads, kvHead = bk % sizes.kvHeads;
+  keyBlockGradients(problem, tensors, b, kvHead, task % blocks * sizes.keyBlock, tiles, nullptr);
 }
 
 /// Pass 2, one task: dQ of queries [query0, +queryCount) of (b, h).
@@ -170,6 +188,30 @@ void queryBlockGradient(const AttentionProblem &problem, const AttentionGradTens
             tensors.queryGrad + problem.queryRow(b, h, query0, d));
 }
 
+/// The one-pass backward's task: dQ, dK and dV of pair (b, kvHead). Its key blocks in order,
+/// each against every block of queries that sees it of each head of the group, a tile's scores
+/// formed once; dQ sums across the key blocks in place (f32) or in the slot's f32 rows, key
+/// block after key block: the order the two-pass backward's query pass sums in, so both give
+/// the same bits.
+template <typename T>
+void pairGradients(const AttentionProblem &problem, const AttentionGradTensors<T> &tensors,
+                   int64_t pair, const AttentionTiles &tiles) {
+  const AttentionSizes &sizes = problem.sizes;
+  const int64_t d = sizes.headDim;
+  int64_t b = pair / sizes.kvHeads, kvHead = pair % sizes.kvHeads;
+  int64_t firstHead = kvHead * problem.group();
+  // The group's heads are consecutive in [B, H, Tq, D]: one block of rows.
+  T *queryGradRows = tensors.queryGrad + problem.queryRow(b, firstHead, 0, d);
+  float *queryGrad = tiles.queryGrad;
+  if constexpr (std::is_same_v<T, float>)
+    queryGrad = queryGradRows;
+  std::fill(queryGrad, queryGrad + sizes.pairQueryGrad(), 0.0f);
+  for (int64_t key0 = 0; key0 < sizes.keys; key0 += sizes.keyBlock)
+    keyBlockGradients(problem, tensors, b, kvHead, key0, tiles, queryGrad);
+  if constexpr (!std::is_same_v<T, float>)
+    storeTile(queryGrad, problem.group() * sizes.queries, d, queryGradRows);
+}
+
 bool runFlashAttentionGrad(KernelContext &context, const KernelCall &call) {
   AttentionProblem problem(call, 1, 6);
   const AttentionSizes &sizes = problem.sizes;
@@ -185,11 +227,19 @@ bool runFlashAttentionGrad(KernelContext &context, const KernelCall &call) {
       std::fill(tensors.valueGrad, tensors.valueGrad + call.outputs[2].numElements(), T{});
       return;
     }
+    if (sizes.onePassBackward()) {
+      parallelForSlots(0, sizes.pairs(), 1, [&](int64_t slot, int64_t begin, int64_t end) {
+        AttentionTiles tiles = attentionSlot(scratch, sizes, true, slot);
+        for (int64_t pair = begin; pair < end; ++pair)
+          pairGradients(problem, tensors, pair, tiles);
+      });
+      return;
+    }
     parallelForSlots(0, sizes.keyTasks(), sizes.keyTaskGrain(),
                      [&](int64_t slot, int64_t begin, int64_t end) {
                        AttentionTiles tiles = attentionSlot(scratch, sizes, true, slot);
                        for (int64_t task = begin; task < end; ++task)
-                         keyBlockGradients(problem, tensors, task, tiles);
+                         keyBlockTask(problem, tensors, task, tiles);
                      });
     parallelForSlots(0, sizes.queryTasks(), sizes.queryTaskGrain(),
                      [&](int64_t slot, int64_t begin, int64_t end) {

@@ -32,13 +32,19 @@ inline int64_t grainFor(double workPerTask) {
                                          static_cast<double>(int64_t{1} << 40)));
 }
 
+/// The most f32 scratch per slot the one-pass backward may take for a 16-bit query gradient
+/// (a kv head's group of heads, every query); beyond it the backward takes two passes.
+inline constexpr int64_t kOnePassQueryGradBytes = int64_t{4} << 20;
+
 /// The sizes of one call, from the query, key and value at inputs[first, first + 3).
 struct AttentionSizes {
   int64_t batch, heads, kvHeads, queries, keys, headDim, valueDim;
   /// Rows of a tile of queries and of keys.
   int64_t queryBlock, keyBlock;
+  bool f32; // the operands' dtype
 
   AttentionSizes(const KernelCall &call, size_t first) {
+    f32 = call.inputs[first].dtype == DType::F32;
     const auto &q = call.inputs[first].shape, &v = call.inputs[first + 2].shape;
     batch = q[0];
     heads = q[1];
@@ -66,6 +72,18 @@ struct AttentionSizes {
   int64_t queryTasks() const { return batch * heads * queryBlocks(); }
   /// Tasks of tiles of keys: one per (batch, kv head, block of keys).
   int64_t keyTasks() const { return batch * kvHeads * keyBlocks(); }
+  /// (batch, kv head) pairs: the one-pass backward's tasks.
+  int64_t pairs() const { return batch * kvHeads; }
+  /// The query gradient of one pair (its group of heads, every query), in elements.
+  int64_t pairQueryGrad() const { return heads / kvHeads * queries * headDim; }
+  /// Whether the backward takes one pass over the pairs, each tile's scores formed once (five
+  /// products a tile), instead of a pass over key blocks for dK and dV and one over query
+  /// blocks for dQ (seven): where the pairs fill every slot, and a 16-bit dQ's f32 sums fit
+  /// kOnePassQueryGradBytes per slot (an f32 dQ sums in place).
+  bool onePassBackward() const {
+    return pairs() >= kMaxWorkspaceSlots &&
+           (f32 || pairQueryGrad() * int64_t{4} <= kOnePassQueryGradBytes);
+  }
 };
 
 /// One slot's tiles of f32, for tiles of qb queries and kb keys. The forward uses queries,
@@ -83,6 +101,7 @@ struct AttentionTiles {
   float *accumulator = nullptr; // [max(qb, kb), max(D, Dv)]: O, dQ, dK
   float *valueGrad = nullptr;   // [kb, Dv]: dV
   float *rowMax = nullptr, *rowSum = nullptr; // [qb]: running max and sum, or lse and D
+  float *queryGrad = nullptr; // one-pass backward, 16-bit: [group * Tq, D], the pair's dQ
 };
 
 struct AttentionScratch {
@@ -117,6 +136,8 @@ inline int64_t layAttentionTiles(const AttentionSizes &sizes, bool backward, flo
   take(tiles.outputGrad, qb * dv);
   take(tiles.scoresGrad, qb * kb);
   take(tiles.valueGrad, kb * dv);
+  if (sizes.onePassBackward() && !sizes.f32)
+    take(tiles.queryGrad, sizes.pairQueryGrad());
   return offset;
 }
 
@@ -128,7 +149,8 @@ inline AttentionTiles attentionSlot(const AttentionScratch &scratch, const Atten
   return tiles;
 }
 
-/// The forward's slots over its query tasks; the backward's over the larger of its two passes.
+/// The forward's slots over its query tasks; the backward's over its pairs (one pass) or the
+/// larger of its two passes.
 inline AttentionScratch carveAttention(const KernelCall &call, WorkspaceCarver &carver,
                                        bool backward) {
   AttentionScratch scratch;
@@ -136,7 +158,9 @@ inline AttentionScratch carveAttention(const KernelCall &call, WorkspaceCarver &
   if (sizes.empty())
     return scratch;
   scratch.slots = workspaceSlots(0, sizes.queryTasks(), sizes.queryTaskGrain());
-  if (backward)
+  if (backward && sizes.onePassBackward())
+    scratch.slots = workspaceSlots(0, sizes.pairs(), 1);
+  else if (backward)
     scratch.slots =
         std::max(scratch.slots, workspaceSlots(0, sizes.keyTasks(), sizes.keyTaskGrain()));
   AttentionTiles layout;

@@ -4,12 +4,14 @@
 // tensors are large enough for column blocks within an image (conv_grad_input) and across
 // images (conv_grad_weight), several row blocks (layer_norm_grad), tasks spread over threads
 // (depthwise convolutions) and interleaved softmax columns, and are compared with plain f64
-// loops written here. ctest runs them with MEMC_NUM_THREADS=4.
+// loops written here; attention's one-pass backward is compared with its two passes, bit for
+// bit. ctest runs them with MEMC_NUM_THREADS=4.
 //
 //===----------------------------------------------------------------------===//
 #include "Conv2dReference.h"
 #include "KernelTestSupport.h"
 
+#include <algorithm>
 #include <random>
 
 namespace memc::kernels::testing {
@@ -204,6 +206,53 @@ TEST(KernelBackwardLarge, CrossEntropyOverManyRows) {
                                 {{DType::F32, {rows, classes}}}, a)[0]
                           .values(),
                       dlogits, 1e-4, 1e-9));
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// Images [first, first + count) of a [N, ...] tensor, as a tensor of their own.
+OwnedTensor batchSlice(const OwnedTensor &tensor, int64_t first, int64_t count) {
+  Shape shape = tensor.shape;
+  shape[0] = count;
+  OwnedTensor slice(tensor.dtype, shape);
+  size_t bytes = slice.bytes.size();
+  std::copy_n(tensor.bytes.begin() + static_cast<ptrdiff_t>(first * bytes), bytes,
+              slice.bytes.begin());
+  return slice;
+}
+
+TEST(KernelBackwardLarge, AttentionGradOnePassIsTheTwoPassesBitForBit) {
+  // 16 sequences of one head fill the 16 slots, so the backward takes one pass over them; each
+  // sequence alone takes two. Sequences are independent: every slice must be the same bits.
+  const int64_t n = 16, t = 70, d = 8;
+  const Shape heads = {n, 1, t, d}, rows = {n, 1, t};
+  for (DType dtype : {DType::F32, DType::BF16})
+    for (int64_t causal : {0, 1}) {
+      Attributes a = attrs({{"causal", causal}, {"scale", 0.35}});
+      auto random = [&](uint32_t seed) {
+        OwnedTensor values = randomF32(heads, seed);
+        return tensor(dtype, heads, values.values());
+      };
+      OwnedTensor q = random(1), k = random(2), v = random(3), g = random(4);
+      std::vector<OwnedTensor> forward =
+          runKernel("flash_attention", {q, k, v}, {{dtype, heads}, {DType::F32, rows}}, a);
+      std::vector<OwnedTensor> inputs = {g, q, k, v, forward[0], forward[1]};
+      std::vector<OwnedTensor> all = runKernel("flash_attention_grad", inputs,
+                                               {{dtype, heads}, {dtype, heads}, {dtype, heads}}, a);
+      for (int64_t b = 0; b < n; ++b) {
+        std::vector<OwnedTensor> one;
+        for (const OwnedTensor &input : inputs)
+          one.push_back(batchSlice(input, b, 1));
+        Shape single = {1, 1, t, d};
+        std::vector<OwnedTensor> alone = runKernel(
+            "flash_attention_grad", one, {{dtype, single}, {dtype, single}, {dtype, single}}, a);
+        for (size_t output = 0; output < 3; ++output)
+          EXPECT_TRUE(alone[output].bytes == batchSlice(all[output], b, 1).bytes)
+              << "sequence " << b << ", output " << output << ", causal " << causal;
+      }
+    }
 }
 
 } // namespace

@@ -343,6 +343,29 @@ int main(int argc, char **argv) {
   bench(filter, "flash_attention_grad f32 12x1024x64 causal", "flash_attention_grad",
         {{F32, heads}, {F32, heads}, {F32, heads}, {F32, heads}, {F32, heads}, {F32, rows}},
         {{F32, heads}, {F32, heads}, {F32, heads}}, attention, pairs * 10 * 64, false);
+  // The bench models' attention (bench/training: B8 x T128, 8 heads of 32), causal (GPT-2,
+  // Llama) and not (BERT), f32 and bf16.
+  const std::vector<int64_t> benchHeads = {8, 8, 128, 32}, benchRows = {8, 8, 128};
+  for (DType type : {F32, BF16})
+    for (int64_t causal : {1, 0}) {
+      std::string label =
+          std::string(type == F32 ? "f32" : "bf16") + " 8x8x128x32" + (causal ? " causal" : "");
+      Attributes benchAttention = attrs({{"causal", causal}, {"scale", 0.17677669529663687}});
+      double benchPairs = 64.0 * 128 * (causal ? 129 / 2.0 : 128);
+      bench(filter, "flash_attention " + label, "flash_attention",
+            {Buffer::random(type, benchHeads), Buffer::random(type, benchHeads),
+             Buffer::random(type, benchHeads)},
+            {{type, benchHeads}, {F32, benchRows}}, benchAttention, benchPairs * 4 * 32, false);
+      bench(filter, "flash_attention_grad " + label, "flash_attention_grad",
+            {Buffer::random(type, benchHeads),
+             Buffer::random(type, benchHeads),
+             Buffer::random(type, benchHeads),
+             Buffer::random(type, benchHeads),
+             Buffer::random(type, benchHeads),
+             {F32, benchRows}},
+            {{type, benchHeads}, {type, benchHeads}, {type, benchHeads}}, benchAttention,
+            benchPairs * 10 * 32, false);
+    }
   // An LM head of 2048 tokens, d 768, V 8192 (tied [V, D] layout): fused, and as the unfused
   // step computes it (the product, the loss, its gradient, dH and dW); 2 N V D FLOPs per
   // product.
