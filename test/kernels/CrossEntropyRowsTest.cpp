@@ -48,8 +48,9 @@ TEST(CrossEntropyRows, LogitsGradRowFlushesSubnormalProbabilitiesToZero) {
   for (size_t i = 0; i < row.size(); ++i) {
     EXPECT_NE(std::fpclassify(row[i]), FP_SUBNORMAL) << "logit " << logits[i];
     double exact = std::exp(static_cast<double>(logits[i])) * scale;
-    if (exact >= 2 * std::numeric_limits<float>::min())
+    if (exact >= 2 * std::numeric_limits<float>::min()) {
       EXPECT_NEAR(row[i] / exact, 1.0, 1e-5) << "logit " << logits[i];
+    }
     zeros += row[i] == 0.0f;
   }
   EXPECT_GT(zeros, 10); // the far ones are zeros, not subnormals
