@@ -3,6 +3,7 @@
 // The label validation and the row log-sum-exp pieces of cross_entropy (Losses.cpp, where they
 // are defined) that linear_cross_entropy (LinearCrossEntropy.cpp) runs on its tiles of logits,
 // so both kernels accept the same labels and sum the same way; and the fused gradient's row.
+// flash_attention's online softmax takes its row maxima from maxOf too.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_CROSSENTROPYROWS_H
