@@ -2,12 +2,14 @@
 #include "kernels/cpu/CpuKernels.h"
 
 #include "kernels/cpu/CpuTarget.h"
+#include "kernels/cpu/Gemm.h"
 #include "kernels/cpu/KernelGroups.h"
 
 namespace memc::kernels {
 
 const KernelTable &cpuKernels() {
   static const KernelTable table = [] {
+    useSingleThreadedBlas(); // before any step: OpenBLAS's own threads would take the cores
     KernelRuns runs;
     addUnaryKernels(runs);
     addBinaryKernels(runs);

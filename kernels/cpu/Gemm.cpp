@@ -8,19 +8,21 @@
 #include <algorithm>
 #include <cstring>
 
-namespace memc::kernels {
+// OpenBLAS's pthread build's own teardown of its server threads (what it runs before a fork);
+// weak, as other builds (serial, OpenMP) have no such threads and no such symbol.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 
-namespace {
+namespace memc::kernels {
 
 void useSingleThreadedBlas() {
   static const bool configured = [] {
     openblas_set_num_threads(1);
+    if (blas_thread_shutdown_)
+      blas_thread_shutdown_();
     return true;
   }();
   (void)configured;
 }
-
-} // namespace
 
 void gemmSerial(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
                 int64_t ldb, float *c, int64_t ldc, GemmTransposes transposes, bool accumulate) {

@@ -15,6 +15,13 @@
 
 namespace memc::kernels {
 
+/// Sets OpenBLAS to one thread and stops the server threads its pthread build started when it
+/// loaded: each spins about 0.1 s (2^28 cycles) before it sleeps, and on a 2-core machine one of
+/// them took the core the pool's worker needed (the ResNet-style bench model's first ~20 steps
+/// at 2 threads ran on one thread, 4.7-4.9 ms instead of 3.4-3.6, in 8 of 15 runs). Once per
+/// process; the CPU kernel table calls it when it is built, gemmSerial before its first call.
+void useSingleThreadedBlas();
+
 /// Largest M, N, K (and leading dimension) one OpenBLAS call takes: its blasint is 32-bit.
 constexpr int64_t kMaxGemmDimension = kMaxMatrixDimension;
 
