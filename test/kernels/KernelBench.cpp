@@ -2,6 +2,8 @@
 //
 // memc-kernel-bench [filter]: the best of several runs of each kernel on typical sizes, as
 // milliseconds and GFLOP/s or GB/s. MEMC_NUM_THREADS sets the thread count.
+// memc-kernel-bench --conv-grid: both convolution implementations on shapes read from stdin
+// (convGrid below; bench/kernels/conv_choice_table.py).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Float16.h"
