@@ -330,8 +330,10 @@ std::optional<OneDnnConvChunks> oneDnnConvChunks(const KernelCall &call, ConvDir
   return chunks;
 }
 
-int64_t oneDnnChunkCount(const KernelCall &call, ConvDirection direction) {
-  ConvGeometry g = geometryOf(call, direction);
+namespace {
+
+/// oneDnnChunkCount of a call of geometry `g`.
+int64_t chunkCountOf(const ConvGeometry &g) {
   int64_t multiplyAdds = g.batch * g.outChannels * g.outSize * g.columnRows;
   // A power of two, so that the chunks share out evenly over 2, 4, 8 or 16 threads (3 chunks on
   // 2 threads take two chunks' time, as 2 chunks do).
@@ -342,11 +344,17 @@ int64_t oneDnnChunkCount(const KernelCall &call, ConvDirection direction) {
   return count;
 }
 
+} // namespace
+
+int64_t oneDnnChunkCount(const KernelCall &call, ConvDirection direction) {
+  return chunkCountOf(geometryOf(call, direction));
+}
+
 std::optional<OneDnnConvChunks> oneDnnConvolution(const KernelCall &call, ConvDirection direction) {
-  if (!oneDnnCandidate(call, direction, geometryOf(call, direction)))
+  ConvGeometry g = geometryOf(call, direction);
+  if (!oneDnnCandidate(call, direction, g))
     return std::nullopt; // without a descriptor: memc's calls pay nothing for the rule
-  std::optional<OneDnnConvChunks> chunks =
-      oneDnnConvChunks(call, direction, oneDnnChunkCount(call, direction));
+  std::optional<OneDnnConvChunks> chunks = oneDnnConvChunks(call, direction, chunkCountOf(g));
   bool f32 = roleTensors(call, direction).tensors[kImage]->dtype == DType::F32;
   if (chunks && f32 && chunks->totalBytes() > kOneDnnMaxF32WorkspaceBytes &&
       !forcedConvImplementation())
