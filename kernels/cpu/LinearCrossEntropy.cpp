@@ -78,11 +78,17 @@ template <typename T> struct HeadTiles {
   const uint16_t *storedBlock(int64_t block) const {
     return reinterpret_cast<const uint16_t *>(hidden + block * sizes.rowBlock * sizes.depth);
   }
+  /// Where chunk `chunk` starts in a tensor of the weight's layout ([V, D] with
+  /// transpose_weight, else [D, V]: the weight and its gradient), and that layout's leading
+  /// dimension.
+  int64_t chunkOffset(int64_t chunk) const {
+    int64_t first = chunk * sizes.classChunk;
+    return sizes.transposeWeight ? first * sizes.depth : first;
+  }
+  int64_t weightLd() const { return sizes.transposeWeight ? sizes.depth : sizes.classes; }
   /// The chunk as the weight stores it: [classes, D] with transpose_weight, else [D, classes].
   const uint16_t *storedChunk(int64_t chunk) const {
-    int64_t first = chunk * sizes.classChunk;
-    return reinterpret_cast<const uint16_t *>(
-        weight + (sizes.transposeWeight ? first * sizes.depth : first));
+    return reinterpret_cast<const uint16_t *>(weight + chunkOffset(chunk));
   }
   /// The block as f32 (nothing on oneDNN, which reads it as stored).
   FloatMatrix hiddenBlock(int64_t block, float *scratch) const {
@@ -119,7 +125,31 @@ template <typename T> struct HeadTiles {
       for (int64_t c = 0; c < classes; ++c)
         tile[r * classes + c] += Element<T>::load(chunkBias[c]);
   }
+  /// sum[rows, D] (+)= dlogits[rows, classes] @ op(chunk)^T in f32 (sgemm; leading dimension D).
+  void addHiddenGrad(const float *dlogits, int64_t rows, int64_t classes, FloatMatrix chunk,
+                     float *sum, bool accumulate) const {
+    gemmSerial(rows, sizes.depth, classes, dlogits, classes, chunk.data, chunk.ld, sum, sizes.depth,
+               {false, !sizes.transposeWeight}, accumulate);
+  }
+  /// The chunk's weight gradient in the weight's layout (+)= in f32, leading dimension `ld`:
+  /// [classes, D] += dlogits^T @ H with transpose_weight, else [D, classes] += H^T @ dlogits.
+  void addWeightGrad(const float *dlogits, int64_t rows, int64_t classes, FloatMatrix block,
+                     float *sum, int64_t ld, bool accumulate) const {
+    if (sizes.transposeWeight)
+      gemmSerial(classes, sizes.depth, rows, dlogits, classes, block.data, block.ld, sum, ld,
+                 {true, false}, accumulate);
+    else
+      gemmSerial(sizes.depth, classes, rows, block.data, block.ld, dlogits, classes, sum, ld,
+                 {true, false}, accumulate);
+  }
 };
+
+/// sums[c] += the column sums of a rows x classes tile (the bias's gradient), row by row.
+void addColumnSums(const float *tile, int64_t rows, int64_t classes, float *sums) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < classes; ++c)
+      sums[c] += tile[r * classes + c];
+}
 
 /// The tile of logits of rows [first, first + rows) and classes [begin, begin + classes) turned
 /// into their gradient; ignored rows give zeros.
@@ -244,9 +274,7 @@ void onePassGrad(const HeadTiles<float> &head, const LinearCrossEntropyScratch &
                  float *biasGrad) {
   const LinearCrossEntropySizes &sizes = head.sizes;
   int64_t depth = sizes.depth, chunks = sizes.classChunks();
-  // The slots parallelForSlots gives the chunks, and how many of them get any.
-  int64_t slots = workspaceSlots(0, chunks, 1), perSlot = (chunks + slots - 1) / slots;
-  int64_t usedSlots = (chunks + perSlot - 1) / perSlot;
+  int64_t usedSlots = slotsWithWork(0, chunks, 1);
   for (int64_t block = 0; block < sizes.rowBlocks(); ++block) {
     int64_t rows = head.blockRows(block), first = block * sizes.rowBlock;
     FloatMatrix hidden = head.hiddenBlock(block, nullptr);
@@ -258,25 +286,16 @@ void onePassGrad(const HeadTiles<float> &head, const LinearCrossEntropyScratch &
         FloatMatrix weight = head.weightChunk(chunk, nullptr);
         head.logits(block, hidden, rows, weight, chunk, tile, nullptr);
         logitsGradTile(tile, rows, classes, first, firstClass, scratch.targets, logsumexp, scale);
-        // The slot's partial dH (+)= dlogits @ op(W)^T, its first chunk writing it.
-        gemmSerial(rows, depth, classes, tile, classes, weight.data, weight.ld, partial, depth,
-                   {false, !sizes.transposeWeight}, chunk > begin);
-        // The chunk's dW in the weight's layout, the first block writing it: [classes, D] +=
-        // dlogits^T @ H, or [D, classes] += H^T @ dlogits.
-        if (sizes.transposeWeight)
-          gemmSerial(classes, depth, rows, tile, classes, hidden.data, hidden.ld,
-                     weightGrad + firstClass * depth, depth, {true, false}, block > 0);
-        else
-          gemmSerial(depth, classes, rows, hidden.data, hidden.ld, tile, classes,
-                     weightGrad + firstClass, sizes.classes, {true, false}, block > 0);
+        // The slot's partial dH, its first chunk writing it; the chunk's dW in place, the first
+        // block writing it.
+        head.addHiddenGrad(tile, rows, classes, weight, partial, chunk > begin);
+        head.addWeightGrad(tile, rows, classes, hidden, weightGrad + head.chunkOffset(chunk),
+                           head.weightLd(), block > 0);
         if (!biasGrad)
           continue;
-        float *bias = biasGrad + firstClass;
         if (block == 0)
-          std::fill(bias, bias + classes, 0.0f);
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t c = 0; c < classes; ++c)
-            bias[c] += tile[r * classes + c];
+          std::fill(biasGrad + firstClass, biasGrad + firstClass + classes, 0.0f);
+        addColumnSums(tile, rows, classes, biasGrad + firstClass);
       }
     });
     float *blockGrad = hiddenGrad + first * depth;
@@ -347,8 +366,7 @@ bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
               bf16GemmSerial(sizes.hiddenGradProduct(rows, classes), part, head.storedChunk(chunk),
                              sum, mine.scratchpad);
           } else {
-            gemmSerial(rows, depth, classes, tile, classes, weight.data, weight.ld, sum, depth,
-                       {false, !sizes.transposeWeight}, true);
+            head.addHiddenGrad(tile, rows, classes, weight, sum, true);
           }
         }
         if (sizes.widen)
@@ -365,8 +383,8 @@ bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
         FloatMatrix weight = head.weightChunk(chunk, mine.weightRows);
         int64_t sumRows = sizes.transposeWeight ? classes : depth;
         int64_t sumCols = sizes.transposeWeight ? depth : classes;
-        T *out = weightGrad + (sizes.transposeWeight ? firstClass * depth : firstClass);
-        int64_t outLd = sizes.transposeWeight ? depth : sizes.classes;
+        T *out = weightGrad + head.chunkOffset(chunk);
+        int64_t outLd = head.weightLd();
         float *sum = sizes.widen ? mine.gradient : accumulateInPlace(out);
         int64_t sumLd = sizes.widen ? sumCols : outLd;
         for (int64_t r = 0; r < sumRows; ++r)
@@ -380,9 +398,8 @@ bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
           head.logits(block, hidden, rows, weight, chunk, tile, mine.scratchpad);
           logitsGradTile(tile, rows, classes, first, firstClass, scratch.targets, logsumexp,
                          scale);
-          for (int64_t r = 0; biasSum && r < rows; ++r)
-            for (int64_t c = 0; c < classes; ++c)
-              biasSum[c] += tile[r * classes + c];
+          if (biasSum)
+            addColumnSums(tile, rows, classes, biasSum);
           if (sizes.oneDnn) {
             splitToBFloat16(tile, rows * classes, mine.gradTile, mine.gradTile + sizes.tile());
             for (const uint16_t *part : {mine.gradTile, mine.gradTile + sizes.tile()}) {
@@ -393,12 +410,9 @@ bool runLinearCrossEntropyGrad(KernelContext &context, const KernelCall &call) {
                 bf16GemmSerial(sizes.weightGradProduct(rows, classes), head.storedBlock(block),
                                part, sum, mine.scratchpad);
             }
-          } else if (sizes.transposeWeight) // [classes, D] += dlogits^T @ H
-            gemmSerial(classes, depth, rows, tile, classes, hidden.data, hidden.ld, sum, sumLd,
-                       {true, false}, true);
-          else // [D, classes] += H^T @ dlogits
-            gemmSerial(depth, classes, rows, hidden.data, hidden.ld, tile, classes, sum, sumLd,
-                       {true, false}, true);
+          } else {
+            head.addWeightGrad(tile, rows, classes, hidden, sum, sumLd, true);
+          }
         }
         if (sizes.widen)
           storeRows(sum, sumLd, out, outLd, sumRows, sumCols);

@@ -159,7 +159,7 @@ void parallelForSlots(int64_t begin, int64_t end, int64_t grain, const SlotRange
   if (end <= begin)
     return;
   int64_t slots = workspaceSlots(begin, end, grain);
-  int64_t pieceSize = (end - begin + slots - 1) / slots;
+  int64_t pieceSize = slotPieceSize(begin, end, grain);
   parallelFor(0, slots, 1, [&](int64_t first, int64_t last) {
     for (int64_t slot = first; slot < last; ++slot) {
       int64_t pieceBegin = begin + slot * pieceSize;

@@ -25,6 +25,19 @@ inline int64_t workspaceSlots(int64_t begin, int64_t end, int64_t grain) {
   return std::clamp<int64_t>(total / std::max<int64_t>(grain, 1), 1, kMaxWorkspaceSlots);
 }
 
+/// Indices per piece in parallelForSlots(begin, end, grain, ...): slot i gets [begin + i *
+/// size, ...) while that start is below `end`, so with uneven counts the last slots get none.
+inline int64_t slotPieceSize(int64_t begin, int64_t end, int64_t grain) {
+  int64_t slots = workspaceSlots(begin, end, grain);
+  return (std::max<int64_t>(end - begin, 0) + slots - 1) / slots;
+}
+
+/// The slots parallelForSlots(begin, end, grain, ...) gives any indices: 0 .. this - 1.
+inline int64_t slotsWithWork(int64_t begin, int64_t end, int64_t grain) {
+  int64_t size = slotPieceSize(begin, end, grain);
+  return size == 0 ? 0 : (end - begin + size - 1) / size;
+}
+
 } // namespace memc::kernels
 
 #endif // MEMC_KERNELS_CPU_WORKSPACESLOTS_H
