@@ -45,8 +45,9 @@ void addLossScaleKernels(KernelRuns &table);             // LossScale.cpp
 void addCollectiveKernels(KernelRuns &table);            // Collectives.cpp
 
 /// Elements per task below which splitting a cheap elementwise loop over threads costs more
-/// than it saves.
-constexpr int64_t kElementwiseGrain = int64_t{1} << 15;
+/// than it saves (with the pool's workers spinning and each keeping its share of the data: 2^15
+/// before that, when a split cost a wake-up and moved the data between cores).
+constexpr int64_t kElementwiseGrain = int64_t{1} << 13;
 /// The same for loops whose elements cost a transcendental function or more.
 constexpr int64_t kExpensiveGrain = int64_t{1} << 12;
 

@@ -126,11 +126,11 @@ TEST(ThreadPool, ConcurrentCallersEachFinishTheirLoop) {
   EXPECT_EQ(failures.load(), 0);
 }
 
-// Workers spin a while after a loop, then sleep: loops that follow at once find them spinning,
-// loops after a pause must wake them, and a pool may end in either state. Each way, every loop
-// covers its range once.
+// Workers spin a while after a loop (1 ms), then sleep: loops that follow at once find them
+// spinning, loops after a pause must wake them, and workers woken late find their loop closed or
+// join it midway; a pool may end in either state. Each way, every loop covers its range once.
 TEST(ThreadPool, LoopsAfterSpinningAndSleepingWorkersEachFinish) {
-  for (int pauseMicroseconds : {0, 2000}) {
+  for (int pauseMicroseconds : {0, 300, 1100, 3000}) {
     ThreadPool pool(3);
     for (int round = 0; round < 20; ++round) {
       expectEachIndexOnce(pool, 0, 5000, 16);
