@@ -1,7 +1,6 @@
-//===- BatchNormChannels.cpp - batch norm's loops over one channel ---------===//
+//===- BatchNormChannels.cpp - batch norm's loops over planes --------------===//
 //
-// Each loop is one run of `spatial` contiguous elements, cloned per instruction set; a channel
-// is the runs of its N images, visited in image order.
+// Each loop is one run of `spatial` contiguous elements, cloned per instruction set.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/BatchNormChannels.h"
@@ -74,13 +73,9 @@ MEMC_VECTOR_CLONES void runScaleShift(const T *x, T *y, int64_t n, float scale, 
     y[i] = Element<T>::store(std::fma(Element<T>::load(x[i]), scale, shift));
 }
 
-/// Sums over one run: sum(x) exactly as runSum adds it, sum(dy) and sum(dy * x).
-struct RunGradSums {
-  double input, grad, product;
-};
-
+/// A run's PlaneGradSums, sum(x) exactly as runSum adds it.
 template <typename T>
-MEMC_VECTOR_CLONES RunGradSums runGradSums(const T *dy, const T *x, int64_t n) {
+MEMC_VECTOR_CLONES PlaneGradSums runGradSums(const T *dy, const T *x, int64_t n) {
   F64x8 input = {}, grad = {}, product = {};
   int64_t i = 0;
   for (F64x8 value, gradient; i + kWide <= n; i += kWide) {
@@ -117,61 +112,57 @@ ChannelRuns::ChannelRuns(const TensorView &tensor)
     spatial *= tensor.shape[d];
 }
 
-/// The variance from the squared deviations from `mean`, a second pass over the channel.
 template <typename T>
-ChannelMoments aboutMean(const T *x, const ChannelRuns &runs, int64_t c, double mean) {
-  double squares = 0.0;
-  for (int64_t n = 0; n < runs.batch; ++n)
-    squares += runSquaredDeviation(x + runs.start(n, c), runs.spatial, mean);
-  return {mean, squares / runs.perChannel()};
+void planeSums(const T *x, const ChannelRuns &runs, int64_t begin, int64_t end, double *sums) {
+  for (int64_t p = begin; p < end; ++p)
+    sums[p] = runSum(x + p * runs.spatial, runs.spatial);
 }
 
 template <typename T>
-ChannelMoments channelMoments(const T *x, const ChannelRuns &runs, int64_t c) {
-  double sum = 0.0;
-  for (int64_t n = 0; n < runs.batch; ++n)
-    sum += runSum(x + runs.start(n, c), runs.spatial);
-  return aboutMean(x, runs, c, sum / runs.perChannel());
+void planeSquaredDeviations(const T *x, const ChannelRuns &runs, int64_t begin, int64_t end,
+                            const double *means, double *squares) {
+  for (int64_t p = begin; p < end; ++p)
+    squares[p] = runSquaredDeviation(x + p * runs.spatial, runs.spatial, means[p % runs.channels]);
 }
 
 template <typename T>
-void scaleShiftChannel(const T *x, T *y, const ChannelRuns &runs, int64_t c, float scale,
-                       float shift) {
-  for (int64_t n = 0; n < runs.batch; ++n)
-    runScaleShift(x + runs.start(n, c), y + runs.start(n, c), runs.spatial, scale, shift);
-}
-
-template <typename T>
-ChannelGradSums channelGradSums(const T *dy, const T *x, const ChannelRuns &runs, int64_t c) {
-  RunGradSums sums{0.0, 0.0, 0.0};
-  for (int64_t n = 0; n < runs.batch; ++n) {
-    RunGradSums run = runGradSums(dy + runs.start(n, c), x + runs.start(n, c), runs.spatial);
-    sums.input += run.input;
-    sums.grad += run.grad;
-    sums.product += run.product;
+void scaleShiftPlanes(const T *x, T *y, const ChannelRuns &runs, int64_t begin, int64_t end,
+                      const float *scale, const float *shift) {
+  for (int64_t p = begin; p < end; ++p) {
+    int64_t c = p % runs.channels, start = p * runs.spatial;
+    runScaleShift(x + start, y + start, runs.spatial, scale[c], shift[c]);
   }
-  ChannelMoments moments = aboutMean(x, runs, c, sums.input / runs.perChannel());
-  // sum(dy * (x - mean)) = sum(dy * x) - mean * sum(dy): in f64, the cancellation costs nothing
-  // an f32 result keeps, and the pass over dy and x with (x - mean) is saved.
-  return {moments, sums.grad, sums.product - moments.mean * sums.grad};
 }
 
 template <typename T>
-void channelInputGrad(const T *dy, const T *x, T *dx, const ChannelRuns &runs, int64_t c,
-                      double mean, float meanGrad, float projection, float factor) {
-  for (int64_t n = 0; n < runs.batch; ++n) {
-    int64_t start = runs.start(n, c);
-    runInputGrad(dy + start, x + start, dx + start, runs.spatial, mean, meanGrad, projection,
-                 factor);
+void planeGradSums(const T *dy, const T *x, const ChannelRuns &runs, int64_t begin, int64_t end,
+                   PlaneGradSums *sums) {
+  for (int64_t p = begin; p < end; ++p) {
+    sums[p] = runGradSums(dy + p * runs.spatial, x + p * runs.spatial, runs.spatial);
+  }
+}
+
+template <typename T>
+void inputGradPlanes(const T *dy, const T *x, T *dx, const ChannelRuns &runs, int64_t begin,
+                     int64_t end, const ChannelInputGrad *channels) {
+  for (int64_t p = begin; p < end; ++p) {
+    const ChannelInputGrad &c = channels[p % runs.channels];
+    int64_t start = p * runs.spatial;
+    runInputGrad(dy + start, x + start, dx + start, runs.spatial, c.mean, c.meanGrad, c.projection,
+                 c.factor);
   }
 }
 
 #define MEMC_BATCH_NORM_CHANNELS(T)                                                                \
-  template ChannelMoments channelMoments(const T *, const ChannelRuns &, int64_t);                 \
-  template void scaleShiftChannel(const T *, T *, const ChannelRuns &, int64_t, float, float);     \
-  template ChannelGradSums channelGradSums(const T *, const T *, const ChannelRuns &, int64_t);    \
-  template void channelInputGrad(const T *, const T *, T *, const ChannelRuns &, int64_t, double,  \
-                                 float, float, float);
+  template void planeSums(const T *, const ChannelRuns &, int64_t, int64_t, double *);             \
+  template void planeSquaredDeviations(const T *, const ChannelRuns &, int64_t, int64_t,           \
+                                       const double *, double *);                                  \
+  template void scaleShiftPlanes(const T *, T *, const ChannelRuns &, int64_t, int64_t,            \
+                                 const float *, const float *);                                    \
+  template void planeGradSums(const T *, const T *, const ChannelRuns &, int64_t, int64_t,         \
+                              PlaneGradSums *);                                                    \
+  template void inputGradPlanes(const T *, const T *, T *, const ChannelRuns &, int64_t, int64_t,  \
+                                const ChannelInputGrad *);
 MEMC_BATCH_NORM_CHANNELS(float)
 MEMC_BATCH_NORM_CHANNELS(Half)
 MEMC_BATCH_NORM_CHANNELS(BFloat16)

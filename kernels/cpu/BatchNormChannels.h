@@ -1,10 +1,13 @@
-//===- BatchNormChannels.h - batch norm's loops over one channel -*- C++ -*-===//
+//===- BatchNormChannels.h - batch norm's loops over planes -----*- C++ -*-===//
 //
 // A channel of an [N, C, spatial...] tensor is N contiguous runs of `spatial` elements, one per
-// image. batch_norm, its gradient and batch_moments walk a channel run by run with these loops,
-// compiled per instruction set (BatchNormChannels.cpp) so each run vectorizes whatever the
-// element type; sums go in f64 lanes in a fixed order, so the statistics are the same in every
-// kernel that recomputes them and do not depend on the thread count.
+// image: planes p = n * C + c. batch_norm, its gradient and batch_moments loop over planes in
+// that order (the kernels split the range over threads, so each thread keeps its images, as the
+// elementwise kernels around them do), with these loops, compiled per instruction set
+// (BatchNormChannels.cpp) so each run vectorizes whatever the element type. A plane's sums go in
+// f64 lanes in a fixed order, and a channel's statistics add its planes' sums in image order
+// (channelTotal), so they are the same in every kernel that recomputes them and do not depend
+// on the thread count.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_BATCHNORMCHANNELS_H
@@ -12,6 +15,7 @@
 
 #include "kernels/Tensor.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace memc::kernels {
@@ -22,38 +26,58 @@ struct ChannelRuns {
 
   explicit ChannelRuns(const TensorView &tensor);
   int64_t perChannel() const { return batch * spatial; }
+  int64_t planes() const { return batch * channels; }
   /// The first element of image n's run of channel c.
   int64_t start(int64_t n, int64_t c) const { return (n * channels + c) * spatial; }
+  /// Planes per task of a loop over planes.
+  int64_t planeGrain(int64_t elementGrain) const {
+    return std::max<int64_t>(1, elementGrain / std::max<int64_t>(spatial, 1));
+  }
 };
 
-/// A channel's mean and biased variance, from a sum and then the squared deviations from the
-/// mean (a second pass, accurate when the mean is large next to the spread).
-struct ChannelMoments {
-  double mean, variance;
+/// Channel c's total of a per-plane value, its planes added in image order.
+inline double channelTotal(const double *perPlane, const ChannelRuns &runs, int64_t c) {
+  double total = 0.0;
+  for (int64_t n = 0; n < runs.batch; ++n)
+    total += perPlane[n * runs.channels + c];
+  return total;
+}
+
+/// What a plane contributes to its channel's gradient sums: sum(x), sum(dy) and sum(dy * x).
+struct PlaneGradSums {
+  double input, grad, product;
 };
 
-/// What the gradients of a channel need: its moments (channelMoments' values, bit for bit),
-/// sum(dy) and sum(dy * (x - mean)).
-struct ChannelGradSums {
-  ChannelMoments moments;
-  double gradSum, centeredDot;
+/// A channel's dx = (dy - meanGrad - (x - mean) * projection) * factor.
+struct ChannelInputGrad {
+  double mean;
+  float meanGrad, projection, factor;
 };
 
-template <typename T> ChannelMoments channelMoments(const T *x, const ChannelRuns &runs, int64_t c);
-
-/// y = x * scale + shift over channel c (y may be x).
+/// sums[p] = the sum of plane p, for planes [begin, end).
 template <typename T>
-void scaleShiftChannel(const T *x, T *y, const ChannelRuns &runs, int64_t c, float scale,
-                       float shift);
+void planeSums(const T *x, const ChannelRuns &runs, int64_t begin, int64_t end, double *sums);
 
-/// Two passes: the sums of x, dy and dy * x, then the squared deviations of x.
+/// squares[p] = the sum of plane p's squared deviations from its channel's mean (a second pass,
+/// accurate when the mean is large next to the spread).
 template <typename T>
-ChannelGradSums channelGradSums(const T *dy, const T *x, const ChannelRuns &runs, int64_t c);
+void planeSquaredDeviations(const T *x, const ChannelRuns &runs, int64_t begin, int64_t end,
+                            const double *means, double *squares);
 
-/// dx = (dy - meanGrad - (x - mean) * projection) * factor over channel c (dx may be dy or x).
+/// y = x * scale[c] + shift[c] over planes [begin, end) (y may be x).
 template <typename T>
-void channelInputGrad(const T *dy, const T *x, T *dx, const ChannelRuns &runs, int64_t c,
-                      double mean, float meanGrad, float projection, float factor);
+void scaleShiftPlanes(const T *x, T *y, const ChannelRuns &runs, int64_t begin, int64_t end,
+                      const float *scale, const float *shift);
+
+/// sums[p] = plane p's gradient sums, for planes [begin, end).
+template <typename T>
+void planeGradSums(const T *dy, const T *x, const ChannelRuns &runs, int64_t begin, int64_t end,
+                   PlaneGradSums *sums);
+
+/// dx over planes [begin, end) by their channels' coefficients (dx may be dy or x).
+template <typename T>
+void inputGradPlanes(const T *dy, const T *x, T *dx, const ChannelRuns &runs, int64_t begin,
+                     int64_t end, const ChannelInputGrad *channels);
 
 } // namespace memc::kernels
 

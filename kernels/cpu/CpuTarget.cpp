@@ -31,6 +31,7 @@ const std::map<std::string, KernelWorkspace> &workspaceRules() {
       {"add_layer_norm", &carvedWorkspaceBytes<carveAddLayerNorm>},
       {"rms_norm", &carvedWorkspaceBytes<carveRmsNorm>},
       {"batch_norm", &carvedWorkspaceBytes<carveBatchNorm>},
+      {"batch_moments", &carvedWorkspaceBytes<carveBatchMoments>},
       {"reduce_sum", &carvedWorkspaceBytes<carveReduce>},
       {"reduce_mean", &carvedWorkspaceBytes<carveReduce>},
       {"reduce_max", &carvedWorkspaceBytes<carveReduce>},

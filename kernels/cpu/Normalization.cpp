@@ -324,6 +324,25 @@ bool runRowNormalization(KernelContext &context, const KernelCall &call) {
 // batch_norm
 //===----------------------------------------------------------------------===//
 
+/// The batch's per-channel mean and biased variance of `x` into scratch.means and .variances:
+/// each plane's sum, then its squared deviations from its channel's mean, planes split over
+/// threads, channels added in image order (BatchNormChannels.h).
+template <typename T>
+void batchMoments(const T *x, const ChannelRuns &runs, const BatchMomentsScratch &scratch) {
+  int64_t grain = runs.planeGrain(kElementwiseGrain);
+  double count = static_cast<double>(runs.perChannel());
+  parallelFor(0, runs.planes(), grain, [&](int64_t begin, int64_t end) {
+    planeSums(x, runs, begin, end, scratch.planeValues);
+  });
+  for (int64_t c = 0; c < runs.channels; ++c)
+    scratch.means[c] = channelTotal(scratch.planeValues, runs, c) / count;
+  parallelFor(0, runs.planes(), grain, [&](int64_t begin, int64_t end) {
+    planeSquaredDeviations(x, runs, begin, end, scratch.means, scratch.planeValues);
+  });
+  for (int64_t c = 0; c < runs.channels; ++c)
+    scratch.variances[c] = channelTotal(scratch.planeValues, runs, c) / count;
+}
+
 bool runBatchNorm(KernelContext &context, const KernelCall &call) {
   const TensorView &input = call.inputs[0];
   double epsilon = attributesOf(call).floatOr("epsilon", 0.0);
@@ -332,28 +351,32 @@ bool runBatchNorm(KernelContext &context, const KernelCall &call) {
   if (input.numElements() == 0)
     return true;
   WorkspaceCarver carver(call);
-  float *statistics = carveBatchNorm(call, carver);
+  BatchNormScratch scratch = carveBatchNorm(call, carver);
   if (!carver.fits(context))
     return false;
-  const float *scale = loadAsFloat(call.inputs[1], statistics);
-  const float *bias = loadAsFloat(call.inputs[2], statistics + runs.channels);
-  const float *mean = loadAsFloat(call.inputs[3], statistics + 2 * runs.channels);
-  const float *var = loadAsFloat(call.inputs[4], statistics + 3 * runs.channels);
+  int64_t channels = runs.channels;
+  const float *scale = loadAsFloat(call.inputs[1], scratch.statistics);
+  const float *bias = loadAsFloat(call.inputs[2], scratch.statistics + channels);
+  const float *mean = loadAsFloat(call.inputs[3], scratch.statistics + 2 * channels);
+  const float *var = loadAsFloat(call.inputs[4], scratch.statistics + 3 * channels);
+  float *alpha = scratch.coefficients, *beta = scratch.coefficients + channels;
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = input.as<T>();
+    if (training)
+      batchMoments(x, runs, scratch.moments);
+    for (int64_t c = 0; c < channels; ++c) {
+      double m = training ? scratch.moments.means[c] : mean[c];
+      double v = training ? scratch.moments.variances[c] : var[c];
+      // y = x * alpha + beta, as PyTorch folds it.
+      double a = scale[c] / std::sqrt(v + epsilon);
+      alpha[c] = static_cast<float>(a);
+      beta[c] = static_cast<float>(bias[c] - m * a);
+    }
     T *y = call.outputs[0].as<T>();
-    parallelFor(0, runs.channels, std::max<int64_t>(1, kElementwiseGrain / runs.perChannel()),
-                [&](int64_t begin, int64_t end) {
-                  for (int64_t c = begin; c < end; ++c) {
-                    ChannelMoments moments =
-                        training ? channelMoments(x, runs, c) : ChannelMoments{mean[c], var[c]};
-                    // y = x * alpha + beta, as PyTorch folds it.
-                    double alpha = scale[c] / std::sqrt(moments.variance + epsilon);
-                    scaleShiftChannel(x, y, runs, c, static_cast<float>(alpha),
-                                      static_cast<float>(bias[c] - moments.mean * alpha));
-                  }
-                });
+    parallelFor(
+        0, runs.planes(), runs.planeGrain(kElementwiseGrain),
+        [&](int64_t begin, int64_t end) { scaleShiftPlanes(x, y, runs, begin, end, alpha, beta); });
   });
   return true;
 }
@@ -366,26 +389,23 @@ void storeStatistic(const TensorView &statistic, int64_t c, double value) {
 }
 
 /// The batch's per-channel mean and biased variance, as runBatchNorm computes them in training.
-bool runBatchMoments(KernelContext &, const KernelCall &call) {
+bool runBatchMoments(KernelContext &context, const KernelCall &call) {
   const TensorView &input = call.inputs[0];
   ChannelRuns runs(input);
-  visitFloat(input.dtype, [&](auto tag) {
-    const auto *x = input.as<typename decltype(tag)::type>();
-    parallelFor(0, runs.channels,
-                std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(runs.perChannel(), 1)),
-                [&](int64_t begin, int64_t end) {
-                  for (int64_t c = begin; c < end; ++c) {
-                    // An empty batch has no statistics: NaN, as torch.var_mean gives.
-                    ChannelMoments moments =
-                        runs.perChannel() > 0
-                            ? channelMoments(x, runs, c)
-                            : ChannelMoments{std::numeric_limits<double>::quiet_NaN(),
-                                             std::numeric_limits<double>::quiet_NaN()};
-                    storeStatistic(call.outputs[0], c, moments.mean);
-                    storeStatistic(call.outputs[1], c, moments.variance);
-                  }
-                });
-  });
+  WorkspaceCarver carver(call);
+  BatchMomentsScratch scratch = carveBatchMoments(call, carver);
+  if (!carver.fits(context))
+    return false;
+  if (runs.perChannel() > 0)
+    visitFloat(input.dtype, [&](auto tag) {
+      batchMoments(input.as<typename decltype(tag)::type>(), runs, scratch);
+    });
+  for (int64_t c = 0; c < runs.channels; ++c) {
+    // An empty batch has no statistics: NaN, as torch.var_mean gives.
+    double nan = std::numeric_limits<double>::quiet_NaN();
+    storeStatistic(call.outputs[0], c, runs.perChannel() > 0 ? scratch.means[c] : nan);
+    storeStatistic(call.outputs[1], c, runs.perChannel() > 0 ? scratch.variances[c] : nan);
+  }
   return true;
 }
 

@@ -154,27 +154,48 @@ bool runBatchNormGrad(KernelContext &context, const KernelCall &call) {
   double *scaleGrad = scratch.scaleGrad, *biasGrad = scratch.biasGrad;
   std::fill(scaleGrad, scaleGrad + runs.channels, 0.0);
   std::fill(biasGrad, biasGrad + runs.channels, 0.0);
-  visitFloat(input.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T *dy = call.inputs[0].as<T>(), *x = input.as<T>();
-    T *dx = call.outputs[0].as<T>();
-    parallelFor(0, runs.channels,
-                std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(perChannel, 1)),
-                [&](int64_t begin, int64_t end) {
-                  for (int64_t c = begin; c < end && perChannel > 0; ++c) {
-                    ChannelGradSums sums = channelGradSums(dy, x, runs, c);
-                    double rstd = 1.0 / std::sqrt(sums.moments.variance + epsilon);
-                    scaleGrad[c] = sums.centeredDot * rstd;
-                    biasGrad[c] = sums.gradSum;
-                    // dx = (dy - mean(dy) - (x - mean) * dot * rstd^2 / M) * rstd * scale.
-                    channelInputGrad(
-                        dy, x, dx, runs, c, sums.moments.mean,
-                        static_cast<float>(sums.gradSum / perChannel),
-                        static_cast<float>(sums.centeredDot * rstd * rstd / perChannel),
-                        static_cast<float>(rstd * scale[c]));
-                  }
-                });
-  });
+  if (perChannel > 0)
+    visitFloat(input.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T *dy = call.inputs[0].as<T>(), *x = input.as<T>();
+      int64_t grain = runs.planeGrain(kElementwiseGrain);
+      double count = static_cast<double>(perChannel);
+      // Three passes over planes split over threads (BatchNormChannels.h): the sums of x, dy and
+      // dy * x; the squared deviations of x; dx.
+      parallelFor(0, runs.planes(), grain, [&](int64_t begin, int64_t end) {
+        planeGradSums(dy, x, runs, begin, end, scratch.planeSums);
+      });
+      for (int64_t c = 0; c < runs.channels; ++c) {
+        double input = 0.0, grad = 0.0, product = 0.0;
+        for (int64_t n = 0; n < runs.batch; ++n) {
+          const PlaneGradSums &plane = scratch.planeSums[n * runs.channels + c];
+          input += plane.input;
+          grad += plane.grad;
+          product += plane.product;
+        }
+        scratch.means[c] = input / count;
+        biasGrad[c] = grad;
+        // sum(dy * (x - mean)) = sum(dy * x) - mean * sum(dy): in f64, the cancellation costs
+        // nothing an f32 result keeps, and a pass over dy and x with (x - mean) is saved.
+        scaleGrad[c] = product - scratch.means[c] * grad;
+      }
+      parallelFor(0, runs.planes(), grain, [&](int64_t begin, int64_t end) {
+        planeSquaredDeviations(x, runs, begin, end, scratch.means, scratch.planeSquares);
+      });
+      for (int64_t c = 0; c < runs.channels; ++c) {
+        double variance = channelTotal(scratch.planeSquares, runs, c) / count;
+        double rstd = 1.0 / std::sqrt(variance + epsilon), centeredDot = scaleGrad[c];
+        scaleGrad[c] = centeredDot * rstd;
+        // dx = (dy - mean(dy) - (x - mean) * dot * rstd^2 / M) * rstd * scale.
+        scratch.inputGrad[c] = {scratch.means[c], static_cast<float>(biasGrad[c] / count),
+                                static_cast<float>(centeredDot * rstd * rstd / count),
+                                static_cast<float>(rstd * scale[c])};
+      }
+      T *dx = call.outputs[0].as<T>();
+      parallelFor(0, runs.planes(), grain, [&](int64_t begin, int64_t end) {
+        inputGradPlanes(dy, x, dx, runs, begin, end, scratch.inputGrad);
+      });
+    });
   storeFloats(scaleGrad, call.outputs[1]);
   storeFloats(biasGrad, call.outputs[2]);
   return true;

@@ -11,6 +11,7 @@
 #include "kernels/Kernel.h"
 #include "kernels/ShapeRules.h"
 #include "kernels/Workspace.h"
+#include "kernels/cpu/BatchNormChannels.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/WorkspaceSlots.h"
 
@@ -66,18 +67,27 @@ inline RowNormGradScratch carveRowNormGrad(const KernelCall &call, WorkspaceCarv
   return scratch;
 }
 
-/// The scale as f32, then the f64 dscale and dbias, `channels` each.
+/// The scale as f32, then the f64 dscale and dbias, `channels` each; each plane's gradient sums
+/// and squared deviations (BatchNormChannels.h); each channel's mean and dx coefficients.
 struct BatchNormGradScratch {
   float *scale = nullptr;
   double *scaleGrad = nullptr, *biasGrad = nullptr;
+  PlaneGradSums *planeSums = nullptr;
+  double *planeSquares = nullptr, *means = nullptr;
+  ChannelInputGrad *inputGrad = nullptr;
 };
 
 inline BatchNormGradScratch carveBatchNormGrad(const KernelCall &call, WorkspaceCarver &carver) {
+  int64_t planes = call.inputs[1].shape[0] * call.inputs[1].shape[1];
   int64_t channels = call.inputs[1].shape[1];
   BatchNormGradScratch scratch;
   scratch.scale = carver.take<float>(channels);
   scratch.scaleGrad = carver.take<double>(channels);
   scratch.biasGrad = carver.take<double>(channels);
+  scratch.planeSums = carver.take<PlaneGradSums>(planes);
+  scratch.planeSquares = carver.take<double>(planes);
+  scratch.means = carver.take<double>(channels);
+  scratch.inputGrad = carver.take<ChannelInputGrad>(channels);
   return scratch;
 }
 

@@ -106,11 +106,41 @@ inline AffineScratch carveRmsNorm(const KernelCall &call, WorkspaceCarver &carve
   return scratch;
 }
 
-/// Scale, bias, mean and var as f32, one array of `channels` after the other.
-inline float *carveBatchNorm(const KernelCall &call, WorkspaceCarver &carver) {
+/// A batch's per-channel moments of an [N, C, spatial...] tensor: a value per plane (its sum,
+/// then its squared deviations), then each channel's mean and biased variance.
+struct BatchMomentsScratch {
+  double *planeValues = nullptr, *means = nullptr, *variances = nullptr;
+};
+
+inline BatchMomentsScratch carveBatchMomentsOf(const Shape &shape, WorkspaceCarver &carver) {
+  BatchMomentsScratch scratch;
+  scratch.planeValues = carver.take<double>(shape[0] * shape[1]);
+  scratch.means = carver.take<double>(shape[1]);
+  scratch.variances = carver.take<double>(shape[1]);
+  return scratch;
+}
+
+inline BatchMomentsScratch carveBatchMoments(const KernelCall &call, WorkspaceCarver &carver) {
+  return carveBatchMomentsOf(call.inputs[0].shape, carver);
+}
+
+/// batch_norm's scale, bias, mean and var as f32, one array of `channels` after the other, then
+/// each channel's y = x * a + b coefficients a and b, and in training the batch's moments.
+struct BatchNormScratch {
+  float *statistics = nullptr, *coefficients = nullptr;
+  BatchMomentsScratch moments;
+};
+
+inline BatchNormScratch carveBatchNorm(const KernelCall &call, WorkspaceCarver &carver) {
+  BatchNormScratch scratch;
   if (call.inputs[0].numElements() == 0)
-    return nullptr;
-  return carver.take<float>(4 * call.inputs[0].shape[1]);
+    return scratch;
+  int64_t channels = call.inputs[0].shape[1];
+  scratch.statistics = carver.take<float>(4 * channels);
+  scratch.coefficients = carver.take<float>(2 * channels);
+  if (attributesOf(call).intOr("training", 0) == 1)
+    scratch.moments = carveBatchMomentsOf(call.inputs[0].shape, carver);
+  return scratch;
 }
 
 } // namespace memc::kernels
