@@ -341,6 +341,11 @@ int64_t chunkCountOf(const ConvGeometry &g) {
   while (2 * count <=
          std::min<int64_t>(multiplyAdds / kOneDnnMinChunkMultiplyAdds, kMaxWorkspaceSlots))
     count *= 2;
+  // Half a chunk's work still splits in two: at 1 thread the second call costs about what it
+  // saves at 2 (the ResNet-style bench model's 8->16 stride-2 layer, 2.4M multiply-adds a
+  // direction: interleaved runs, 1 thread 4.44 / 4.45 ms a step, 2 threads 2.98 / 2.84).
+  if (multiplyAdds >= kOneDnnMinChunkMultiplyAdds / 2 && g.batch > 1)
+    count = std::max<int64_t>(count, 2);
   return count;
 }
 
