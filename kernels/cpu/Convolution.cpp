@@ -4,14 +4,18 @@
 // col[(c, kernel tap), output position] and the group's weights [M/g, C/g * taps] multiply it
 // into the output. The columns are built a tile of output rows at a time (columnTileRows, about
 // kColumnTilePixels positions), so the scratch is a small constant whatever the image size. A 1x1
-// convolution with unit strides and no padding multiplies the image directly. f16/bf16 tensors
-// compute in f32 (FloatCompute.h).
+// convolution with unit strides and no padding multiplies the image directly. Many small
+// (image, group) tasks run side by side over the threads, each with its slot's column block
+// (ConvolutionTasks.h), as the backward kernels' do. f16/bf16 tensors compute in f32
+// (FloatCompute.h).
 //
-// Workspace: the column block, the bias as f32 and, for f16/bf16, the widened operands.
+// Workspace: a column block per task slot, the bias as f32 and, for f16/bf16, the widened
+// operands.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
 #include "kernels/cpu/ConvolutionColumns.h"
+#include "kernels/cpu/ConvolutionTasks.h"
 #include "kernels/cpu/ConvolutionWorkspace.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/FloatCompute.h"
@@ -26,34 +30,33 @@ namespace memc::kernels {
 
 namespace {
 
-void convFloat(const ConvGeometry &g, const float *x, const float *w, const float *bias,
-               float *columns, float *y) {
+void convFloat(const ConvGeometry &g, const ConvScratch &scratch, const float *x, const float *w,
+               const float *bias, float *y) {
   int64_t lastOut = g.outSpatial.back(), outerRows = g.outputRows();
   int64_t blockRows = columnBlockRows(g);
   bool pointwise = g.isPointwise();
-  for (int64_t n = 0; n < g.batch; ++n) {
-    for (int64_t group = 0; group < g.group; ++group) {
-      const float *image = x + (n * g.channels + group * g.groupChannels) * g.inSize;
-      const float *weights = w + group * g.groupOutChannels * g.columnRows;
-      float *out = y + (n * g.outChannels + group * g.groupOutChannels) * g.outSize;
-      if (pointwise) {
-        gemmParallel(g.groupOutChannels, g.outSize, g.columnRows, weights, g.columnRows, image,
-                     g.inSize, out, g.outSize);
-        continue;
-      }
-      for (int64_t first = 0; first < outerRows; first += blockRows) {
-        int64_t rows = std::min(blockRows, outerRows - first);
-        int64_t width = rows * lastOut;
-        parallelFor(0, g.columnRows, std::max<int64_t>(1, kElementwiseGrain / width),
-                    [&](int64_t begin, int64_t end) {
-                      buildColumns(g, image, first, rows, begin, end,
-                                   columns + begin * width, width);
-                    });
-        gemmParallel(g.groupOutChannels, width, g.columnRows, weights, g.columnRows, columns,
-                     width, out + first * lastOut, g.outSize);
-      }
+  runConvolutionTasks(g, g.batch * g.group, [&](int64_t task, int64_t slot) {
+    int64_t n = task / g.group, group = task % g.group;
+    const float *image = x + (n * g.channels + group * g.groupChannels) * g.inSize;
+    const float *weights = w + group * g.groupOutChannels * g.columnRows;
+    float *out = y + (n * g.outChannels + group * g.groupOutChannels) * g.outSize;
+    if (pointwise) {
+      gemmParallel(g.groupOutChannels, g.outSize, g.columnRows, weights, g.columnRows, image,
+                   g.inSize, out, g.outSize);
+      return;
     }
-  }
+    float *columns = scratch.columns + slot * scratch.slotStride;
+    for (int64_t first = 0; first < outerRows; first += blockRows) {
+      int64_t rows = std::min(blockRows, outerRows - first);
+      int64_t width = rows * lastOut;
+      parallelFor(0, g.columnRows, std::max<int64_t>(1, kElementwiseGrain / width),
+                  [&](int64_t begin, int64_t end) {
+                    buildColumns(g, image, first, rows, begin, end, columns + begin * width, width);
+                  });
+      gemmParallel(g.groupOutChannels, width, g.columnRows, weights, g.columnRows, columns, width,
+                   out + first * lastOut, g.outSize);
+    }
+  });
   if (!bias)
     return;
   parallelFor(0, g.batch * g.outChannels, std::max<int64_t>(1, kElementwiseGrain / g.outSize),
@@ -83,7 +86,7 @@ bool runConv(KernelContext &context, const KernelCall &call) {
                         attributesOf(call));
   const float *bias = scratch.bias ? loadAsFloat(call.inputs[2], scratch.bias) : nullptr;
   runInFloat(call, scratch.operands, [&](const float *x, const float *w, float *y) {
-    convFloat(geometry, x, w, bias, scratch.columns, y);
+    convFloat(geometry, scratch, x, w, bias, y);
   });
   return true;
 }

@@ -23,6 +23,7 @@
 #include "kernels/Workspace.h"
 #include "kernels/cpu/ConvolutionBackwardWorkspace.h"
 #include "kernels/cpu/ConvolutionColumns.h"
+#include "kernels/cpu/ConvolutionTasks.h"
 #include "kernels/cpu/FloatCompute.h"
 #include "kernels/cpu/Gemm.h"
 #include "kernels/cpu/KernelGroups.h"
@@ -35,21 +36,6 @@ namespace memc::kernels {
 
 namespace {
 
-/// Runs task(t, slot) for t in [0, tasks), slot < taskSlots(g, tasks): over threads when the
-/// tasks are many and small, else one after the other on slot 0.
-template <typename Task> void runTasks(const ConvGeometry &g, int64_t tasks, Task task) {
-  bool spread = taskSlots(g, tasks) > 1 && tasks >= ThreadPool::global().numThreads();
-  if (!spread) {
-    for (int64_t t = 0; t < tasks; ++t)
-      task(t, 0);
-    return;
-  }
-  parallelForSlots(0, tasks, 1, [&](int64_t slot, int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t)
-      task(t, slot);
-  });
-}
-
 void convGradInputFloat(const ConvGeometry &g, const GradInputScratch &scratch, const float *dy,
                         const float *w, float *dx) {
   int64_t rows = g.columnRows, mg = g.groupOutChannels;
@@ -58,7 +44,7 @@ void convGradInputFloat(const ConvGeometry &g, const GradInputScratch &scratch, 
   bool pointwise = g.isPointwise();
   int64_t lastOut = g.outSpatial.back(), outerRows = g.outputRows();
   int64_t blockRows = columnBlockRows(g);
-  runTasks(g, g.batch * g.group, [&](int64_t task, int64_t slot) {
+  runConvolutionTasks(g, g.batch * g.group, [&](int64_t task, int64_t slot) {
     int64_t n = task / g.group, group = task % g.group;
     const float *weights = w + group * mg * rows;
     const float *grad = dy + (n * g.outChannels + group * mg) * g.outSize;
@@ -89,7 +75,7 @@ void convGradWeightFloat(const ConvGeometry &g, const GradWeightScratch &scratch
   // Output rows of all images, in order: the products' reduction dimension.
   int64_t totalRows = g.batch * outerRows;
   int64_t blockRows = gradWeightBlockRows(g);
-  runTasks(g, g.group, [&](int64_t group, int64_t slot) {
+  runConvolutionTasks(g, g.group, [&](int64_t group, int64_t slot) {
     float *columns = scratch.columns + slot * scratch.columnStride;
     float *packed = scratch.packed + slot * scratch.packedStride;
     float *sum = scratch.sum + slot * scratch.sumStride;

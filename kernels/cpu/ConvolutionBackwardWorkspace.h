@@ -23,17 +23,6 @@
 
 namespace memc::kernels {
 
-/// Column matrices up to this many elements make a task small enough to run on one thread.
-inline constexpr int64_t kSmallTaskColumns = int64_t{1} << 20;
-
-/// Scratch slots `tasks` tasks use: one per concurrent task when they are small enough to
-/// spread over threads, else one (each task then splits its own loops over threads).
-inline int64_t taskSlots(const ConvGeometry &g, int64_t tasks) {
-  if (g.columnRows * g.outSize > kSmallTaskColumns)
-    return 1;
-  return std::clamp<int64_t>(tasks, 1, kMaxWorkspaceSlots);
-}
-
 /// Output rows (of all images, in order) whose columns and gradients conv_grad_weight packs at
 /// once.
 inline int64_t gradWeightBlockRows(const ConvGeometry &g) {

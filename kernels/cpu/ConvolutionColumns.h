@@ -11,6 +11,7 @@
 #define MEMC_KERNELS_CPU_CONVOLUTIONCOLUMNS_H
 
 #include "kernels/cpu/Gemm.h"
+#include "kernels/cpu/WorkspaceSlots.h"
 #include "kernels/ops/ConvGeometry.h"
 
 #include <algorithm>
@@ -43,6 +44,18 @@ inline int64_t columnTileRows(const ConvGeometry &g, int64_t totalRows) {
 
 /// Output rows of one image whose columns conv and conv_grad_input build at once.
 inline int64_t columnBlockRows(const ConvGeometry &g) { return columnTileRows(g, g.outputRows()); }
+
+/// Column matrices up to this many elements make a task small enough to run on one thread.
+inline constexpr int64_t kSmallTaskColumns = int64_t{1} << 20;
+
+/// Scratch slots `tasks` tasks (ConvolutionTasks.h) use: one per concurrent task when they are
+/// small enough to spread over threads, else one (each task then splits its own loops over
+/// threads).
+inline int64_t taskSlots(const ConvGeometry &g, int64_t tasks) {
+  if (g.columnRows * g.outSize > kSmallTaskColumns)
+    return 1;
+  return std::clamp<int64_t>(tasks, 1, kMaxWorkspaceSlots);
+}
 
 /// Fills rows [rowBegin, rowEnd) of the column matrix of `image` (the group's first channel)
 /// for output rows [first, first + outputRows); row `rowBegin` starts at `col`, rows are `ld`

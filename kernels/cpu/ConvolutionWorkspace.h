@@ -26,7 +26,8 @@ namespace memc::kernels {
 struct ConvScratch {
   FloatOperands operands;
   float *bias = nullptr;
-  float *columns = nullptr;
+  float *columns = nullptr; // one block per task slot (ConvolutionTasks.h), slotStride apart
+  int64_t slotStride = 0;
   std::optional<OneDnnConvScratch> oneDnn; // set when oneDNN runs the call
 };
 
@@ -43,8 +44,10 @@ inline ConvScratch carveConv(const KernelCall &call, WorkspaceCarver &carver) {
   scratch.operands = carveFloatOperands(call, carver);
   if (call.inputs.size() == 3)
     scratch.bias = carver.take<float>(call.inputs[2].numElements());
-  if (!g.isPointwise())
-    scratch.columns = carver.take<float>(g.columnRows * columnBlockRows(g) * g.outSpatial.back());
+  if (!g.isPointwise()) {
+    scratch.slotStride = g.columnRows * columnBlockRows(g) * g.outSpatial.back();
+    scratch.columns = carver.take<float>(taskSlots(g, g.batch * g.group) * scratch.slotStride);
+  }
   return scratch;
 }
 
