@@ -3,7 +3,7 @@ CPU target chooses between them by (kernels/cpu/ConvChoiceTable.inc, read by Con
 
   /usr/bin/python3 bench/kernels/conv_choice_table.py [BUILD_DIR]
 
-The grid: input channels 3..512, square images 7..224, windows 1/3/7 (pads of half the window),
+The grid: input channels 3..512 (3, 8, 16, 64, 256, 512), square images 7..224, windows 1/3/7 (pads of half the window),
 strides 1/2, batches 1/8/64, each forward, input gradient and weight gradient in f32 and bf16;
 out channels follow the input's as networks do (16 at least, doubled at stride 2, 512 at most).
 Shapes above 2^32 multiply-adds or 256 MiB per f32 tensor are left out (they take seconds per
@@ -25,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BUILD = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
 TABLE = os.path.join(ROOT, "kernels", "cpu", "ConvChoiceTable.inc")
 
-CHANNELS = [3, 16, 64, 256, 512]
+CHANNELS = [3, 8, 16, 64, 256, 512]
 SIZES = [7, 14, 28, 56, 112, 224]
 WINDOWS = [1, 3, 7]
 STRIDES = [1, 2]
