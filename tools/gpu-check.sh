@@ -7,7 +7,8 @@
 # on the GPU; every CUDA kernel against the PyTorch references (memc-cuda-kernel-check, one
 # failed case a kernel bug: its log names the case, the output and the first wrong elements);
 # the demo model trained on the GPU in fp32 and bf16 against the CPU's losses of the same steps
-# (a run whose arena use passes the plan fails), and under compute-sanitizer memcheck one
+# (a run whose arena use passes the plan fails), its bf16 steps profiled (--profile: the table
+# and a trace), and under compute-sanitizer memcheck one
 # training step and a few reference cases of each kernel group. A summary table and the logs
 # go to OUTDIR.
 # Usage: tools/gpu-check.sh OUTDIR   (MEMC_BUILD_DIR: the build, default build/;
@@ -81,6 +82,10 @@ print(f"largest relative difference {worst:.2e} (tolerance {tolerance})")
 sys.exit(0 if worst <= tolerance else 1)
 PY
   done
+  # The step profiler on the GPU (its times from CUDA events): the table in the log, the trace
+  # beside it.
+  check profile-bf16 "$gpu/chargpt-bf16.cuda" --data "$gpu/chargpt.data.npz" --steps 5 --seed 1 \
+    --profile "$out/chargpt-bf16.trace.json"
   if command -v compute-sanitizer >/dev/null; then
     check memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
       "$gpu/chargpt-fp32.cuda" --data "$gpu/chargpt.data.npz" --steps 1
