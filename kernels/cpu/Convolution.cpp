@@ -35,7 +35,7 @@ void convFloat(const ConvGeometry &g, const ConvScratch &scratch, const float *x
   int64_t lastOut = g.outSpatial.back(), outerRows = g.outputRows();
   int64_t blockRows = columnBlockRows(g);
   bool pointwise = g.isPointwise();
-  runConvolutionTasks(g, g.batch * g.group, [&](int64_t task, int64_t slot) {
+  runConvolutionTasks(g.batch * g.group, convSlots(g), [&](int64_t task, int64_t slot) {
     int64_t n = task / g.group, group = task % g.group;
     const float *image = x + (n * g.channels + group * g.groupChannels) * g.inSize;
     const float *weights = w + group * g.groupOutChannels * g.columnRows;

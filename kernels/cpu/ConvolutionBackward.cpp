@@ -44,28 +44,37 @@ void convGradInputFloat(const ConvGeometry &g, const GradInputScratch &scratch, 
   bool pointwise = g.isPointwise();
   int64_t lastOut = g.outSpatial.back(), outerRows = g.outputRows();
   int64_t blockRows = columnBlockRows(g);
-  runConvolutionTasks(g, g.batch * g.group, [&](int64_t task, int64_t slot) {
-    int64_t n = task / g.group, group = task % g.group;
-    const float *weights = w + group * mg * rows;
-    const float *grad = dy + (n * g.outChannels + group * mg) * g.outSize;
-    float *image = dx + (n * g.channels + group * g.groupChannels) * g.inSize;
-    if (pointwise) {
-      gemmParallel(g.groupChannels, g.outSize, mg, weights, rows, grad, g.outSize, image, g.inSize,
-                   weightTransposed);
-      return;
-    }
-    std::fill(image, image + g.groupChannels * g.inSize, 0.0f);
-    float *columns = scratch.columns + slot * scratch.slotStride;
-    for (int64_t first = 0; first < outerRows; first += blockRows) {
-      int64_t count = std::min(blockRows, outerRows - first), width = count * lastOut;
-      gemmParallel(rows, width, mg, weights, rows, grad + first * lastOut, g.outSize, columns,
-                   width, weightTransposed);
-      parallelFor(0, g.groupChannels, std::max<int64_t>(1, kElementwiseGrain / (g.taps * width)),
-                  [&](int64_t begin, int64_t end) {
-                    addColumns(g, columns, width, first, count, begin, end, image);
-                  });
-    }
-  });
+  runConvolutionTasks(
+      g.batch * g.group, taskSlots(g, g.batch * g.group), [&](int64_t task, int64_t slot) {
+        int64_t n = task / g.group, group = task % g.group;
+        const float *weights = w + group * mg * rows;
+        const float *grad = dy + (n * g.outChannels + group * mg) * g.outSize;
+        float *image = dx + (n * g.channels + group * g.groupChannels) * g.inSize;
+        if (pointwise) {
+          gemmParallel(g.groupChannels, g.outSize, mg, weights, rows, grad, g.outSize, image,
+                       g.inSize, weightTransposed);
+          return;
+        }
+        std::fill(image, image + g.groupChannels * g.inSize, 0.0f);
+        float *columns = scratch.columns + slot * scratch.slotStride;
+        for (int64_t first = 0; first < outerRows; first += blockRows) {
+          int64_t count = std::min(blockRows, outerRows - first), width = count * lastOut;
+          gemmParallel(rows, width, mg, weights, rows, grad + first * lastOut, g.outSize, columns,
+                       width, weightTransposed);
+          parallelFor(0, g.groupChannels,
+                      std::max<int64_t>(1, kElementwiseGrain / (g.taps * width)),
+                      [&](int64_t begin, int64_t end) {
+                        addColumns(g, columns, width, first, count, begin, end, image);
+                      });
+        }
+      });
+}
+
+/// weights[m, r] = sum[r, m]: dW_g from the f32 sum of dW_g^T.
+void transposeInto(const float *sum, int64_t rows, int64_t mg, float *weights) {
+  for (int64_t m = 0; m < mg; ++m)
+    for (int64_t r = 0; r < rows; ++r)
+      weights[m * rows + r] = sum[r * mg + m];
 }
 
 void convGradWeightFloat(const ConvGeometry &g, const GradWeightScratch &scratch, const float *dy,
@@ -75,13 +84,19 @@ void convGradWeightFloat(const ConvGeometry &g, const GradWeightScratch &scratch
   // Output rows of all images, in order: the products' reduction dimension.
   int64_t totalRows = g.batch * outerRows;
   int64_t blockRows = gradWeightBlockRows(g);
-  runConvolutionTasks(g, g.group, [&](int64_t group, int64_t slot) {
+  // Tasks: (group, piece of the blocks); a piece's blocks are consecutive.
+  int64_t pieces = gradWeightPieces(g);
+  int64_t blocksPerPiece = (gradWeightBlocks(g) + pieces - 1) / pieces;
+  runConvolutionTasks(g.group * pieces, gradWeightSlots(g), [&](int64_t task, int64_t slot) {
+    int64_t group = task / pieces, piece = task % pieces;
     float *columns = scratch.columns + slot * scratch.columnStride;
     float *packed = scratch.packed + slot * scratch.packedStride;
-    float *sum = scratch.sum + slot * scratch.sumStride;
+    float *sum = scratch.sum + (pieces > 1 ? piece : slot) * scratch.sumStride;
     float *product = scratch.product + slot * scratch.sumStride;
     std::fill(sum, sum + rows * mg, 0.0f);
-    for (int64_t block = 0; block < totalRows; block += blockRows) {
+    int64_t firstBlock = piece * blocksPerPiece * blockRows;
+    int64_t endBlock = std::min(totalRows, (piece + 1) * blocksPerPiece * blockRows);
+    for (int64_t block = firstBlock; block < endBlock; block += blockRows) {
       int64_t count = std::min(blockRows, totalRows - block), width = count * lastOut;
       // Each image's part of the block: its columns, and its gradient rows transposed.
       for (int64_t row = block, column = 0; row < block + count;) {
@@ -103,7 +118,7 @@ void convGradWeightFloat(const ConvGeometry &g, const GradWeightScratch &scratch
         row += part;
         column += part * lastOut;
       }
-      if (block == 0) {
+      if (block == firstBlock) {
         gemmParallel(rows, mg, width, columns, width, packed, mg, sum, mg);
         continue;
       }
@@ -111,11 +126,16 @@ void convGradWeightFloat(const ConvGeometry &g, const GradWeightScratch &scratch
       for (int64_t i = 0; i < rows * mg; ++i)
         sum[i] += product[i];
     }
-    float *weights = dw + group * mg * rows;
-    for (int64_t m = 0; m < mg; ++m)
-      for (int64_t r = 0; r < rows; ++r)
-        weights[m * rows + r] = sum[r * mg + m];
+    if (pieces == 1)
+      transposeInto(sum, rows, mg, dw + group * mg * rows);
   });
+  if (pieces == 1)
+    return;
+  // The pieces' sums in piece order (an ungrouped call: one group).
+  for (int64_t piece = 1; piece < pieces; ++piece)
+    for (int64_t i = 0; i < rows * mg; ++i)
+      scratch.sum[i] += scratch.sum[piece * scratch.sumStride + i];
+  transposeInto(scratch.sum, rows, mg, dw);
 }
 
 bool runConvGradInput(KernelContext &context, const KernelCall &call) {

@@ -29,6 +29,29 @@ inline int64_t gradWeightBlockRows(const ConvGeometry &g) {
   return columnTileRows(g, g.batch * g.outputRows());
 }
 
+/// The blocks of conv_grad_weight's reduction (gradWeightBlockRows output rows each).
+inline int64_t gradWeightBlocks(const ConvGeometry &g) {
+  int64_t rows = gradWeightBlockRows(g);
+  return (g.batch * g.outputRows() + rows - 1) / rows;
+}
+
+/// The pieces conv_grad_weight cuts its blocks into, each summed apart and the pieces' sums
+/// added in order: up to kMaxWorkspaceSlots for an ungrouped call whose blocks' scratch is small
+/// (kSmallSlotElements), so that they run side by side over the threads (one sum per piece,
+/// whatever the thread count), else 1.
+inline int64_t gradWeightPieces(const ConvGeometry &g) {
+  int64_t width = gradWeightBlockRows(g) * g.outSpatial.back();
+  int64_t rows = g.columnRows, mg = g.groupOutChannels;
+  if (g.group > 1 || (rows + mg) * width + 2 * rows * mg > kSmallSlotElements)
+    return 1;
+  return std::clamp<int64_t>(gradWeightBlocks(g), 1, kMaxWorkspaceSlots);
+}
+
+/// conv_grad_weight's scratch slots: one per concurrent (group, piece) task.
+inline int64_t gradWeightSlots(const ConvGeometry &g) {
+  return taskSlots(g, g.group * gradWeightPieces(g));
+}
+
 struct GradInputScratch {
   FloatOperands operands;
   float *columns = nullptr; // one block per slot, slotStride elements apart
@@ -73,13 +96,15 @@ inline GradWeightScratch carveGradWeight(const KernelCall &call, WorkspaceCarver
   ConvGeometry g(call.inputs[1].shape, call.outputs[0].shape, call.inputs[0].shape,
                  attributesOf(call));
   scratch.operands = carveFloatOperands(call, carver);
-  int64_t slots = taskSlots(g, g.group), width = gradWeightBlockRows(g) * g.outSpatial.back();
+  int64_t pieces = gradWeightPieces(g), slots = gradWeightSlots(g);
+  int64_t width = gradWeightBlockRows(g) * g.outSpatial.back();
   scratch.columnStride = g.columnRows * width;
   scratch.packedStride = width * g.groupOutChannels;
   scratch.sumStride = g.columnRows * g.groupOutChannels;
   scratch.columns = carver.take<float>(slots * scratch.columnStride);
   scratch.packed = carver.take<float>(slots * scratch.packedStride);
-  scratch.sum = carver.take<float>(slots * scratch.sumStride);
+  // A sum per slot, or per piece where there are several.
+  scratch.sum = carver.take<float>((pieces > 1 ? pieces : slots) * scratch.sumStride);
   scratch.product = carver.take<float>(slots * scratch.sumStride);
   return scratch;
 }

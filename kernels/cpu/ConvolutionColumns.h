@@ -48,6 +48,11 @@ inline int64_t columnBlockRows(const ConvGeometry &g) { return columnTileRows(g,
 /// Column matrices up to this many elements make a task small enough to run on one thread.
 inline constexpr int64_t kSmallTaskColumns = int64_t{1} << 20;
 
+/// Scratch elements per slot up to which conv and conv_grad_weight spread their small tasks over
+/// threads (256 KiB a slot, 4 MiB for all 16): beyond, a task's products are large enough to
+/// split themselves, and slots would multiply the workspace a budget must hold.
+inline constexpr int64_t kSmallSlotElements = int64_t{1} << 16;
+
 /// Scratch slots `tasks` tasks (ConvolutionTasks.h) use: one per concurrent task when they are
 /// small enough to spread over threads, else one (each task then splits its own loops over
 /// threads).

@@ -15,10 +15,11 @@
 
 namespace memc::kernels {
 
-/// Runs task(t, slot) for t in [0, tasks), slot < taskSlots(g, tasks): over threads when the
-/// tasks are many and small, else one after the other on slot 0.
-template <typename Task> void runConvolutionTasks(const ConvGeometry &g, int64_t tasks, Task task) {
-  bool spread = taskSlots(g, tasks) > 1 && tasks >= ThreadPool::global().numThreads();
+/// Runs task(t, slot) for t in [0, tasks), slot < `slots` (the kernel's workspace layout): over
+/// threads when there are several slots and at least a task per thread, else one after the
+/// other on slot 0.
+template <typename Task> void runConvolutionTasks(int64_t tasks, int64_t slots, Task task) {
+  bool spread = slots > 1 && tasks >= ThreadPool::global().numThreads();
   if (!spread) {
     for (int64_t t = 0; t < tasks; ++t)
       task(t, 0);

@@ -31,6 +31,14 @@ struct ConvScratch {
   std::optional<OneDnnConvScratch> oneDnn; // set when oneDNN runs the call
 };
 
+/// conv's scratch slots: one per concurrent (image, group) task where a task's column block is
+/// small (kSmallSlotElements), else 1.
+inline int64_t convSlots(const ConvGeometry &g) {
+  if (g.columnRows * columnBlockRows(g) * g.outSpatial.back() > kSmallSlotElements)
+    return 1;
+  return taskSlots(g, g.batch * g.group);
+}
+
 inline ConvScratch carveConv(const KernelCall &call, WorkspaceCarver &carver) {
   ConvScratch scratch;
   if (call.outputs[0].numElements() == 0)
@@ -46,7 +54,7 @@ inline ConvScratch carveConv(const KernelCall &call, WorkspaceCarver &carver) {
     scratch.bias = carver.take<float>(call.inputs[2].numElements());
   if (!g.isPointwise()) {
     scratch.slotStride = g.columnRows * columnBlockRows(g) * g.outSpatial.back();
-    scratch.columns = carver.take<float>(taskSlots(g, g.batch * g.group) * scratch.slotStride);
+    scratch.columns = carver.take<float>(convSlots(g) * scratch.slotStride);
   }
   return scratch;
 }

@@ -181,7 +181,7 @@ MEMORY_VARIANTS = {
     "gpt2": [("budget", ["--vram-budget", "490KiB"]), ("remat_full", ["--remat", "full"])],
     "llama": [("budget", ["--vram-budget", "450KiB"])],
     "bert": [("remat_full", ["--remat", "full"])],
-    "resnet_bn": [("budget", ["--vram-budget", "152KiB"])],
+    "resnet_bn": [("budget", ["--vram-budget", "160KiB"])],
     # Its 10-class head fused leaves --remat full nothing to recompute (the peak is in the
     # forward); with the head unfused the case still runs full recomputation on a CNN.
     "mobilenet": [("remat_full", ["--remat", "full", "--fuse-loss", "off"])],
