@@ -1,13 +1,12 @@
 //===- BatchNormChannels.h - batch norm's loops over planes -----*- C++ -*-===//
 //
 // A channel of an [N, C, spatial...] tensor is N contiguous runs of `spatial` elements, one per
-// image: planes p = n * C + c. batch_norm, its gradient and batch_moments loop over planes in
-// that order (the kernels split the range over threads, so each thread keeps its images, as the
-// elementwise kernels around them do), with these loops, compiled per instruction set
-// (BatchNormChannels.cpp) so each run vectorizes whatever the element type. A plane's sums go in
-// f64 lanes in a fixed order, and a channel's statistics add its planes' sums in image order
-// (channelTotal), so they are the same in every kernel that recomputes them and do not depend
-// on the thread count.
+// image: planes p = n * C + c. batch_norm, its gradient and batch_moments run passes over the
+// planes (BatchNormPasses.h says in which order and on which threads) with these loops, compiled
+// per instruction set (BatchNormChannels.cpp) so each run vectorizes whatever the element type.
+// A plane's sums go in f64 lanes in a fixed order, and a channel's statistics add its planes'
+// sums in image order (channelTotal), so they are the same in every kernel that recomputes
+// them, whatever the order and the thread count.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_BATCHNORMCHANNELS_H
@@ -29,10 +28,6 @@ struct ChannelRuns {
   int64_t planes() const { return batch * channels; }
   /// The first element of image n's run of channel c.
   int64_t start(int64_t n, int64_t c) const { return (n * channels + c) * spatial; }
-  /// Planes per task of a loop over planes.
-  int64_t planeGrain(int64_t elementGrain) const {
-    return std::max<int64_t>(1, elementGrain / std::max<int64_t>(spatial, 1));
-  }
 };
 
 /// Channel c's total of a per-plane value, its planes added in image order.

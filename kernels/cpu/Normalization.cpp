@@ -19,7 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
-#include "kernels/cpu/BatchNormChannels.h"
+#include "kernels/cpu/BatchNormPasses.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/NormalizationWorkspace.h"
@@ -324,24 +324,26 @@ bool runRowNormalization(KernelContext &context, const KernelCall &call) {
 // batch_norm
 //===----------------------------------------------------------------------===//
 
-/// The batch's per-channel mean and biased variance of `x` into scratch.means and .variances:
-/// each plane's sum, then its squared deviations from its channel's mean, planes split over
-/// threads, channels added in image order (BatchNormChannels.h).
-template <typename T>
-void batchMoments(const T *x, const ChannelRuns &runs, const BatchMomentsScratch &scratch) {
-  int64_t grain = runs.planeGrain(kElementwiseGrain);
-  double count = static_cast<double>(runs.perChannel());
-  parallelFor(0, runs.planes(), grain, [&](int64_t begin, int64_t end) {
-    planeSums(x, runs, begin, end, scratch.planeValues);
-  });
-  for (int64_t c = 0; c < runs.channels; ++c)
-    scratch.means[c] = channelTotal(scratch.planeValues, runs, c) / count;
-  parallelFor(0, runs.planes(), grain, [&](int64_t begin, int64_t end) {
-    planeSquaredDeviations(x, runs, begin, end, scratch.means, scratch.planeValues);
-  });
-  for (int64_t c = 0; c < runs.channels; ++c)
-    scratch.variances[c] = channelTotal(scratch.planeValues, runs, c) / count;
-}
+/// batch_moments' two passes, as batch_norm in training starts: each plane's sum, then its
+/// squared deviations from its channel's mean; after them each channel's mean and biased
+/// variance into scratch.means and .variances.
+template <typename T> struct MomentsPasses {
+  const T *x;
+  const ChannelRuns &runs;
+  const BatchMomentsScratch &scratch;
+
+  void pass(int k, int64_t begin, int64_t end) const {
+    if (k == 0)
+      planeSums(x, runs, begin, end, scratch.planeValues);
+    else
+      planeSquaredDeviations(x, runs, begin, end, scratch.means, scratch.planeValues);
+  }
+  void finish(int k, int64_t c) const {
+    double total = channelTotal(scratch.planeValues, runs, c);
+    (k == 0 ? scratch.means : scratch.variances)[c] =
+        total / static_cast<double>(runs.perChannel());
+  }
+};
 
 bool runBatchNorm(KernelContext &context, const KernelCall &call) {
   const TensorView &input = call.inputs[0];
@@ -360,23 +362,36 @@ bool runBatchNorm(KernelContext &context, const KernelCall &call) {
   const float *mean = loadAsFloat(call.inputs[3], scratch.statistics + 2 * channels);
   const float *var = loadAsFloat(call.inputs[4], scratch.statistics + 3 * channels);
   float *alpha = scratch.coefficients, *beta = scratch.coefficients + channels;
+  // y = x * alpha + beta, as PyTorch folds it.
+  auto coefficients = [&](int64_t c, double m, double v) {
+    double a = scale[c] / std::sqrt(v + epsilon);
+    alpha[c] = static_cast<float>(a);
+    beta[c] = static_cast<float>(bias[c] - m * a);
+  };
+  if (!training)
+    for (int64_t c = 0; c < channels; ++c)
+      coefficients(c, mean[c], var[c]);
   visitFloat(input.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = input.as<T>();
-    if (training)
-      batchMoments(x, runs, scratch.moments);
-    for (int64_t c = 0; c < channels; ++c) {
-      double m = training ? scratch.moments.means[c] : mean[c];
-      double v = training ? scratch.moments.variances[c] : var[c];
-      // y = x * alpha + beta, as PyTorch folds it.
-      double a = scale[c] / std::sqrt(v + epsilon);
-      alpha[c] = static_cast<float>(a);
-      beta[c] = static_cast<float>(bias[c] - m * a);
-    }
     T *y = call.outputs[0].as<T>();
-    parallelFor(
-        0, runs.planes(), runs.planeGrain(kElementwiseGrain),
-        [&](int64_t begin, int64_t end) { scaleShiftPlanes(x, y, runs, begin, end, alpha, beta); });
+    MomentsPasses<T> moments{x, runs, scratch.moments};
+    // In training the moments' two passes, then y; in eval y alone.
+    int first = training ? 0 : 2;
+    runPlanePasses(
+        runs, input.sizeBytes(), 3 - first,
+        [&](int k, int64_t begin, int64_t end) {
+          if (k + first < 2)
+            moments.pass(k + first, begin, end);
+          else
+            scaleShiftPlanes(x, y, runs, begin, end, alpha, beta);
+        },
+        [&](int k, int64_t c) {
+          if (k + first < 2)
+            moments.finish(k + first, c);
+          if (k + first == 1)
+            coefficients(c, scratch.moments.means[c], scratch.moments.variances[c]);
+        });
   });
   return true;
 }
@@ -398,7 +413,12 @@ bool runBatchMoments(KernelContext &context, const KernelCall &call) {
     return false;
   if (runs.perChannel() > 0)
     visitFloat(input.dtype, [&](auto tag) {
-      batchMoments(input.as<typename decltype(tag)::type>(), runs, scratch);
+      MomentsPasses<typename decltype(tag)::type> moments{input.as<typename decltype(tag)::type>(),
+                                                          runs, scratch};
+      runPlanePasses(
+          runs, input.sizeBytes(), 2,
+          [&](int k, int64_t begin, int64_t end) { moments.pass(k, begin, end); },
+          [&](int k, int64_t c) { moments.finish(k, c); });
     });
   for (int64_t c = 0; c < runs.channels; ++c) {
     // An empty batch has no statistics: NaN, as torch.var_mean gives.

@@ -20,7 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Workspace.h"
 #include "kernels/cpu/Accumulate.h"
-#include "kernels/cpu/BatchNormChannels.h"
+#include "kernels/cpu/BatchNormPasses.h"
 #include "kernels/cpu/ElementTypes.h"
 #include "kernels/cpu/KernelGroups.h"
 #include "kernels/cpu/NormalizationBackwardWorkspace.h"
@@ -158,43 +158,43 @@ bool runBatchNormGrad(KernelContext &context, const KernelCall &call) {
     visitFloat(input.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T *dy = call.inputs[0].as<T>(), *x = input.as<T>();
-      int64_t grain = runs.planeGrain(kElementwiseGrain);
-      double count = static_cast<double>(perChannel);
-      // Three passes over planes split over threads (BatchNormChannels.h): the sums of x, dy and
-      // dy * x; the squared deviations of x; dx.
-      parallelFor(0, runs.planes(), grain, [&](int64_t begin, int64_t end) {
-        planeGradSums(dy, x, runs, begin, end, scratch.planeSums);
-      });
-      for (int64_t c = 0; c < runs.channels; ++c) {
-        double input = 0.0, grad = 0.0, product = 0.0;
-        for (int64_t n = 0; n < runs.batch; ++n) {
-          const PlaneGradSums &plane = scratch.planeSums[n * runs.channels + c];
-          input += plane.input;
-          grad += plane.grad;
-          product += plane.product;
-        }
-        scratch.means[c] = input / count;
-        biasGrad[c] = grad;
-        // sum(dy * (x - mean)) = sum(dy * x) - mean * sum(dy): in f64, the cancellation costs
-        // nothing an f32 result keeps, and a pass over dy and x with (x - mean) is saved.
-        scaleGrad[c] = product - scratch.means[c] * grad;
-      }
-      parallelFor(0, runs.planes(), grain, [&](int64_t begin, int64_t end) {
-        planeSquaredDeviations(x, runs, begin, end, scratch.means, scratch.planeSquares);
-      });
-      for (int64_t c = 0; c < runs.channels; ++c) {
-        double variance = channelTotal(scratch.planeSquares, runs, c) / count;
-        double rstd = 1.0 / std::sqrt(variance + epsilon), centeredDot = scaleGrad[c];
-        scaleGrad[c] = centeredDot * rstd;
-        // dx = (dy - mean(dy) - (x - mean) * dot * rstd^2 / M) * rstd * scale.
-        scratch.inputGrad[c] = {scratch.means[c], static_cast<float>(biasGrad[c] / count),
-                                static_cast<float>(centeredDot * rstd * rstd / count),
-                                static_cast<float>(rstd * scale[c])};
-      }
       T *dx = call.outputs[0].as<T>();
-      parallelFor(0, runs.planes(), grain, [&](int64_t begin, int64_t end) {
-        inputGradPlanes(dy, x, dx, runs, begin, end, scratch.inputGrad);
-      });
+      double count = static_cast<double>(perChannel);
+      // Three passes (BatchNormChannels.h): the sums of x, dy and dy * x; the squared
+      // deviations of x; dx.
+      auto pass = [&](int k, int64_t begin, int64_t end) {
+        if (k == 0)
+          planeGradSums(dy, x, runs, begin, end, scratch.planeSums);
+        else if (k == 1)
+          planeSquaredDeviations(x, runs, begin, end, scratch.means, scratch.planeSquares);
+        else
+          inputGradPlanes(dy, x, dx, runs, begin, end, scratch.inputGrad);
+      };
+      auto finish = [&](int k, int64_t c) {
+        if (k == 0) {
+          double sumX = 0.0, sumDy = 0.0, product = 0.0;
+          for (int64_t n = 0; n < runs.batch; ++n) {
+            const PlaneGradSums &plane = scratch.planeSums[n * runs.channels + c];
+            sumX += plane.input;
+            sumDy += plane.grad;
+            product += plane.product;
+          }
+          scratch.means[c] = sumX / count;
+          biasGrad[c] = sumDy;
+          // sum(dy * (x - mean)) = sum(dy * x) - mean * sum(dy): in f64, the cancellation
+          // costs nothing an f32 result keeps, and a pass over dy and x with (x - mean) is saved.
+          scaleGrad[c] = product - scratch.means[c] * sumDy;
+        } else if (k == 1) {
+          double variance = channelTotal(scratch.planeSquares, runs, c) / count;
+          double rstd = 1.0 / std::sqrt(variance + epsilon), centeredDot = scaleGrad[c];
+          scaleGrad[c] = centeredDot * rstd;
+          // dx = (dy - mean(dy) - (x - mean) * dot * rstd^2 / M) * rstd * scale.
+          scratch.inputGrad[c] = {scratch.means[c], static_cast<float>(biasGrad[c] / count),
+                                  static_cast<float>(centeredDot * rstd * rstd / count),
+                                  static_cast<float>(rstd * scale[c])};
+        }
+      };
+      runPlanePasses(runs, 2 * input.sizeBytes(), 3, pass, finish);
     });
   storeFloats(scaleGrad, call.outputs[1]);
   storeFloats(biasGrad, call.outputs[2]);
