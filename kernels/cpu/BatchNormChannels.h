@@ -14,7 +14,6 @@
 
 #include "kernels/Tensor.h"
 
-#include <algorithm>
 #include <cstdint>
 
 namespace memc::kernels {
@@ -26,15 +25,15 @@ struct ChannelRuns {
   explicit ChannelRuns(const TensorView &tensor);
   int64_t perChannel() const { return batch * spatial; }
   int64_t planes() const { return batch * channels; }
-  /// The first element of image n's run of channel c.
-  int64_t start(int64_t n, int64_t c) const { return (n * channels + c) * spatial; }
+  /// The plane of image n's run of channel c; its first element is plane * spatial.
+  int64_t plane(int64_t n, int64_t c) const { return n * channels + c; }
 };
 
 /// Channel c's total of a per-plane value, its planes added in image order.
 inline double channelTotal(const double *perPlane, const ChannelRuns &runs, int64_t c) {
   double total = 0.0;
   for (int64_t n = 0; n < runs.batch; ++n)
-    total += perPlane[n * runs.channels + c];
+    total += perPlane[runs.plane(n, c)];
   return total;
 }
 

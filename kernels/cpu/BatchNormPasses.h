@@ -48,7 +48,7 @@ void runPlanePasses(const ChannelRuns &runs, int64_t bytes, int passes, Pass pas
     for (int64_t c = first; c < last; ++c)
       for (int k = 0; k < passes; ++k) {
         for (int64_t n = 0; n < runs.batch; ++n)
-          pass(k, n * runs.channels + c, n * runs.channels + c + 1);
+          pass(k, runs.plane(n, c), runs.plane(n, c) + 1);
         finish(k, c);
       }
   });

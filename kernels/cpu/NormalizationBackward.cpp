@@ -174,7 +174,7 @@ bool runBatchNormGrad(KernelContext &context, const KernelCall &call) {
         if (k == 0) {
           double sumX = 0.0, sumDy = 0.0, product = 0.0;
           for (int64_t n = 0; n < runs.batch; ++n) {
-            const PlaneGradSums &plane = scratch.planeSums[n * runs.channels + c];
+            const PlaneGradSums &plane = scratch.planeSums[runs.plane(n, c)];
             sumX += plane.input;
             sumDy += plane.grad;
             product += plane.product;
