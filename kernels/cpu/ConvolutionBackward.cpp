@@ -85,8 +85,7 @@ void convGradWeightFloat(const ConvGeometry &g, const GradWeightScratch &scratch
   int64_t totalRows = g.batch * outerRows;
   int64_t blockRows = gradWeightBlockRows(g);
   // Tasks: (group, piece of the blocks); a piece's blocks are consecutive.
-  int64_t pieces = gradWeightPieces(g);
-  int64_t blocksPerPiece = (gradWeightBlocks(g) + pieces - 1) / pieces;
+  int64_t pieces = gradWeightPieces(g), blocksPerPiece = gradWeightBlocksPerPiece(g);
   runConvolutionTasks(g.group * pieces, gradWeightSlots(g), [&](int64_t task, int64_t slot) {
     int64_t group = task / pieces, piece = task % pieces;
     float *columns = scratch.columns + slot * scratch.columnStride;

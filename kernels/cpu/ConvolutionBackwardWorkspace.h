@@ -35,16 +35,22 @@ inline int64_t gradWeightBlocks(const ConvGeometry &g) {
   return (g.batch * g.outputRows() + rows - 1) / rows;
 }
 
-/// The pieces conv_grad_weight cuts its blocks into, each summed apart and the pieces' sums
-/// added in order: up to kMaxWorkspaceSlots for an ungrouped call whose blocks' scratch is small
-/// (kSmallSlotElements), so that they run side by side over the threads (one sum per piece,
-/// whatever the thread count), else 1.
-inline int64_t gradWeightPieces(const ConvGeometry &g) {
+/// Consecutive blocks per piece of conv_grad_weight's reduction, each piece summed apart and the
+/// pieces' sums added in order: at most kMaxWorkspaceSlots pieces for an ungrouped call whose
+/// blocks' scratch is small (kSmallSlotElements), so that they run side by side over the threads
+/// (one sum per piece, whatever the thread count); else one piece of every block.
+inline int64_t gradWeightBlocksPerPiece(const ConvGeometry &g) {
   int64_t width = gradWeightBlockRows(g) * g.outSpatial.back();
-  int64_t rows = g.columnRows, mg = g.groupOutChannels;
+  int64_t rows = g.columnRows, mg = g.groupOutChannels, blocks = gradWeightBlocks(g);
   if (g.group > 1 || (rows + mg) * width + 2 * rows * mg > kSmallSlotElements)
-    return 1;
-  return std::clamp<int64_t>(gradWeightBlocks(g), 1, kMaxWorkspaceSlots);
+    return std::max<int64_t>(blocks, 1);
+  return std::max<int64_t>(1, (blocks + kMaxWorkspaceSlots - 1) / kMaxWorkspaceSlots);
+}
+
+/// The pieces (gradWeightBlocksPerPiece), none of them empty; 1 for a call without blocks.
+inline int64_t gradWeightPieces(const ConvGeometry &g) {
+  int64_t perPiece = gradWeightBlocksPerPiece(g);
+  return std::max<int64_t>(1, (gradWeightBlocks(g) + perPiece - 1) / perPiece);
 }
 
 /// conv_grad_weight's scratch slots: one per concurrent (group, piece) task.
@@ -71,7 +77,7 @@ inline GradInputScratch carveGradInput(const KernelCall &call, WorkspaceCarver &
                  attributesOf(call));
   scratch.operands = carveFloatOperands(call, carver);
   if (!g.isPointwise()) {
-    scratch.slotStride = g.columnRows * columnBlockRows(g) * g.outSpatial.back();
+    scratch.slotStride = columnBlockElements(g);
     scratch.columns = carver.take<float>(taskSlots(g, g.batch * g.group) * scratch.slotStride);
   }
   return scratch;

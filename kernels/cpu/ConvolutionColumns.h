@@ -45,6 +45,11 @@ inline int64_t columnTileRows(const ConvGeometry &g, int64_t totalRows) {
 /// Output rows of one image whose columns conv and conv_grad_input build at once.
 inline int64_t columnBlockRows(const ConvGeometry &g) { return columnTileRows(g, g.outputRows()); }
 
+/// Elements of that block of columns: a conv or conv_grad_input task's scratch.
+inline int64_t columnBlockElements(const ConvGeometry &g) {
+  return g.columnRows * columnBlockRows(g) * g.outSpatial.back();
+}
+
 /// Column matrices up to this many elements make a task small enough to run on one thread.
 inline constexpr int64_t kSmallTaskColumns = int64_t{1} << 20;
 

@@ -1,10 +1,10 @@
 //===- ConvolutionTasks.h - a convolution's (image, group) tasks -*- C++ -*-===//
 //
 // conv, conv_grad_input and conv_grad_weight cut their work into tasks (an image and group, or a
-// group) that each use one slot of scratch (taskSlots, ConvolutionColumns.h). Many small
-// tasks run side by side over the threads, each on one thread (its loops, run inside the pool's
-// loop, run inline); otherwise they run one after the other on slot 0, each splitting its own
-// loops over the threads.
+// group and piece of its blocks) that each use one slot of scratch (taskSlots,
+// ConvolutionColumns.h). Many small tasks run side by side over the threads, each on one thread
+// (its loops, run inside the pool's loop, run inline); otherwise they run one after the other on
+// slot 0, each splitting its own loops over the threads.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_KERNELS_CPU_CONVOLUTIONTASKS_H

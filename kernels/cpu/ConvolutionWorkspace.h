@@ -34,7 +34,7 @@ struct ConvScratch {
 /// conv's scratch slots: one per concurrent (image, group) task where a task's column block is
 /// small (kSmallSlotElements), else 1.
 inline int64_t convSlots(const ConvGeometry &g) {
-  if (g.columnRows * columnBlockRows(g) * g.outSpatial.back() > kSmallSlotElements)
+  if (columnBlockElements(g) > kSmallSlotElements)
     return 1;
   return taskSlots(g, g.batch * g.group);
 }
@@ -53,7 +53,7 @@ inline ConvScratch carveConv(const KernelCall &call, WorkspaceCarver &carver) {
   if (call.inputs.size() == 3)
     scratch.bias = carver.take<float>(call.inputs[2].numElements());
   if (!g.isPointwise()) {
-    scratch.slotStride = g.columnRows * columnBlockRows(g) * g.outSpatial.back();
+    scratch.slotStride = columnBlockElements(g);
     scratch.columns = carver.take<float>(convSlots(g) * scratch.slotStride);
   }
   return scratch;
