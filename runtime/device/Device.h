@@ -16,12 +16,14 @@
 //  - Streams: copies and launches are enqueued on a stream and may complete later; work on one
 //    stream runs in order; synchronize() waits for it and reports failures of enqueued work.
 //    Host memory given to a copy and the KernelCall given to launch must stay valid until the
-//    stream is synchronized. The CPU device's streams run everything immediately.
+//    stream is synchronized (or has passed an event recorded after them: waitUntil). The CPU
+//    device's streams run everything immediately.
 //  - Kernels: each stream owns the KernelContext its launches see (kernels/KernelContext.h):
 //    the device's native stream and library handles, and the error slot where kernels record
 //    data-dependent failures. Events order one stream's work after a point of another's (the
-//    copy stream's upload before the step that reads it) without the host waiting. The executor reads the slot after each launch and after the
-//    stream synchronizes, so a device that learns of a failure only then reports it the same way.
+//    copy stream's upload before the step that reads it) without the host waiting. The executor
+//    reads the slot after each launch and after the stream synchronizes, so a device that learns of
+//    a failure only then reports it the same way.
 //  - Profiling: a stream's marks time its steps (--profile) without waiting for each.
 //
 // A new device is one folder here (runtime/device/<name>/: this interface, its streams and
@@ -67,6 +69,9 @@ public:
   /// Orders the work enqueued here from now on after `event` (of any stream of the device),
   /// without blocking the host.
   virtual bool waitFor(const Event &, std::string &) { return true; }
+  /// Blocks the host until `event` (recorded on this stream) has happened, not waiting for the
+  /// work enqueued after it; failures are reported as synchronize() reports them.
+  virtual bool waitUntil(const Event &, std::string &) { return true; }
 
   /// What kernels launched on this stream are given.
   kernels::KernelContext &kernelContext() { return context; }
@@ -126,6 +131,9 @@ public:
   virtual bool copyToHost(void *host, const void *device, uint64_t bytes, Stream &stream,
                           std::string &error) = 0;
   virtual bool fillZero(void *device, uint64_t bytes, Stream &stream, std::string &error) = 0;
+  /// Copies between two of the device's allocations (a staged input into the arena).
+  virtual bool copyOnDevice(void *to, const void *from, uint64_t bytes, Stream &stream,
+                            std::string &error) = 0;
   /// Enqueues `kernel` (an entry of kernels()) on `call`, whose tensors point to device memory,
   /// with the stream's kernel context. False with a message only when the launch itself fails;
   /// a kernel's data-dependent failure goes to stream.kernelContext().errors.

@@ -36,6 +36,10 @@ public:
   bool copyToHost(void *host, const void *device, uint64_t bytes, Stream &stream,
                   std::string &error) override;
   bool fillZero(void *device, uint64_t bytes, Stream &stream, std::string &error) override;
+  bool copyOnDevice(void *to, const void *from, uint64_t bytes, Stream &stream,
+                    std::string &error) override {
+    return copyToDevice(to, from, bytes, stream, error);
+  }
   bool launch(const kernels::Kernel &kernel, const kernels::KernelCall &call, Stream &stream,
               std::string &error) override;
   void recordWorkerSpans(bool on) override {

@@ -97,18 +97,15 @@ public:
   }
 
   bool synchronize(std::string &error) override {
-    bool finished = succeeded(cudaStreamSynchronize(handle), "a CUDA stream failed", error);
-    // A kernel's data-dependent failure, recorded in device code: the step it names failed.
-    // Read even when the stream failed after it, as the likely cause of what followed.
-    if (errorRecord->code != kernels::kNoDeviceError) {
-      std::string message = kernels::describeDeviceError(*errorRecord);
-      if (!finished)
-        error +=
-            " (after step " + std::to_string(errorRecord->step) + " recorded: " + message + ")";
-      context.errors.record(std::move(message), errorRecord->step);
-      *errorRecord = kernels::DeviceErrorRecord();
-    }
-    return finished;
+    return takeDeviceError(succeeded(cudaStreamSynchronize(handle), "a CUDA stream failed", error),
+                           error);
+  }
+
+  bool waitUntil(const Event &event, std::string &error) override {
+    return takeDeviceError(
+        succeeded(cudaEventSynchronize(static_cast<const CudaEvent &>(event).event),
+                  "a CUDA stream failed", error),
+        error);
   }
 
   std::unique_ptr<Event> record(std::string &error) override {
@@ -147,6 +144,21 @@ public:
 
 private:
   explicit CudaStream(int ordinal) : ordinal(ordinal) {}
+  /// After a wait: a kernel's data-dependent failure, recorded in device code, goes to the
+  /// kernels' error slot (the step it names failed). Read even when the stream failed after it,
+  /// as the likely cause of what followed. Returns `finished`.
+  bool takeDeviceError(bool finished, std::string &error) {
+    if (errorRecord->code != kernels::kNoDeviceError) {
+      std::string message = kernels::describeDeviceError(*errorRecord);
+      if (!finished)
+        error +=
+            " (after step " + std::to_string(errorRecord->step) + " recorded: " + message + ")";
+      context.errors.record(std::move(message), errorRecord->step);
+      *errorRecord = kernels::DeviceErrorRecord();
+    }
+    return finished;
+  }
+
   int ordinal;
   std::unique_ptr<kernels::cuda::CudaLibraries> libraries;
   kernels::DeviceErrorRecord *errorRecord = nullptr;
@@ -237,6 +249,13 @@ public:
     CurrentDevice current(ordinal);
     return bytes == 0 || succeeded(cudaMemsetAsync(device, 0, bytes, handleOf(stream)),
                                    "a fill on the GPU failed", error);
+  }
+  bool copyOnDevice(void *to, const void *from, uint64_t bytes, Stream &stream,
+                    std::string &error) override {
+    CurrentDevice current(ordinal);
+    return bytes == 0 ||
+           succeeded(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, handleOf(stream)),
+                     "a copy on the GPU failed", error);
   }
   bool launch(const kernels::Kernel &kernel, const kernels::KernelCall &call, Stream &stream,
               std::string &) override {
