@@ -8,6 +8,9 @@
 //    An op missing here is refused when the plan is built, naming the op.
 //  - constantAlignment: where the plan places each folded constant (a GPU wants 256 bytes so
 //    that vector loads of constants are aligned like the arena's).
+//  - stagesInputs: copies to the device overlap its compute, so a training plan gives each
+//    input a staging buffer the next micro-batch is uploaded into during the current step
+//    (runtime/plan/InputStaging.h); the CPU's "device memory" is the host's, nothing to overlap.
 // contractsOf() turns a record into the kernel table the compiler checks and sizes steps with;
 // a device's kernel table is the same entries with its run functions added, so the compiler
 // and the loader size workspace by the same rules. The record and its rules are plain C++ built
@@ -36,6 +39,7 @@ using TargetOps = std::map<std::string, TargetOp>;
 struct Target {
   const char *name;
   uint64_t constantAlignment;
+  bool stagesInputs;
   const TargetOps &(*ops)();
 };
 

@@ -11,6 +11,8 @@
 //    runtime/plan/StepWorkspace.h).
 // 5. Offsets: the arena planner packs the allocations, taking in-place reuse for elementwise ops
 //    whose operand dies where their result is born.
+// 6. Staging (PlanOptions::stageInputs): each input gets a persistent buffer the next
+//    micro-batch is uploaded into (runtime/plan/InputStaging.h).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/lowering/PlanBuilder.h"
@@ -25,6 +27,7 @@
 #include "kernels/KernelTargets.h"
 #include "kernels/Tf32.h"
 #include "runtime/plan/ArenaLifetimes.h"
+#include "runtime/plan/InputStaging.h"
 #include "runtime/plan/PlanFormat.h"
 #include "runtime/plan/StepWorkspace.h"
 #include "runtime/support/Bytes.h"
@@ -599,6 +602,8 @@ LogicalResult PlanBuilder::build(PlanSummary &summary) {
   bindInterface();
   if (failed(placeArena(summary)))
     return failure();
+  if (options.stageInputs)
+    plan::addInputStaging(result);
   summary.arenaBytes = result.arena_bytes();
   summary.arenaLowerBoundBytes = result.arena_lower_bound_bytes();
   summary.persistentBytes = result.persistent_bytes();

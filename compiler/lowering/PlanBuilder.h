@@ -46,6 +46,9 @@ struct PlanOptions {
   /// --allow-tf32: the steps built on matrix products may multiply f32 on TF32 tensor cores
   /// (kernels/Tf32.h).
   bool allowTf32 = false;
+  /// Give every input a staging buffer (runtime/plan/InputStaging.h): a training step's plan
+  /// on a target that stages inputs (kernels/Target.h).
+  bool stageInputs = false;
 };
 
 /// The value that owns `value`'s bytes: through reshapes to the first non-reshape producer.

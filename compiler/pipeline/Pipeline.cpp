@@ -6,6 +6,7 @@
 #include "compiler/pipeline/Passes.h"
 #include "compiler/training/TrainStepSignature.h"
 #include "dialects/memc/MemcDialect.h"
+#include "kernels/KernelTargets.h"
 #include "passes/AttentionFusion.h"
 #include "passes/Passes.h"
 #include "runtime/support/Bytes.h"
@@ -178,7 +179,12 @@ LogicalResult planTraining(ModuleOp module, const std::string &modelName,
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   if (options.offloadActivations)
     offloadActivations(step);
-  FailureOr<BudgetedPlan> planned = planWithinBudget(step, modelName, options.budget);
+  // Only the step stages its inputs: --dump-grads and --eval-data run their plans one batch at
+  // a time.
+  BudgetOptions stepBudget = options.budget;
+  const kernels::Target *target = kernels::findTarget(options.budget.plan.target);
+  stepBudget.plan.stageInputs = target && target->stagesInputs;
+  FailureOr<BudgetedPlan> planned = planWithinBudget(step, modelName, stepBudget);
   if (failed(planned))
     return failure();
   compiled.planned = std::move(*planned);

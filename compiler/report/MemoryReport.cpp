@@ -21,8 +21,8 @@ uint64_t totalBytes(const CategoryBytes &bytes) {
 
 namespace {
 
-/// The device's persistent bytes by category (`region` PERSISTENT, with the constants), or the
-/// offloaded ones (HOST: model state and activations).
+/// The device's persistent bytes by category (`region` PERSISTENT, with the constants and the
+/// inputs' staging buffers), or the offloaded ones (HOST: model state and activations).
 CategoryBytes persistentBytes(const plan::Plan &plan, plan::Region region = plan::PERSISTENT) {
   CategoryBytes bytes{};
   for (const plan::Binding &parameter : plan.parameters()) {
@@ -30,8 +30,13 @@ CategoryBytes persistentBytes(const plan::Plan &plan, plan::Region region = plan
     if (buffer.region() == region)
       bytes[buffer.category()] += buffer.size_bytes();
   }
-  if (region == plan::PERSISTENT)
+  if (region == plan::PERSISTENT) {
     bytes[plan::CONSTANTS] += plan.constant_data().size();
+    // The next micro-batch, uploaded during the step (runtime/plan/InputStaging.h).
+    for (const plan::Binding &input : plan.inputs())
+      if (input.has_staging())
+        bytes[plan::INPUTS] += plan.buffers(input.staging()).size_bytes();
+  }
   // Offloaded activations (--offload-activations): each offload's host buffer.
   if (region == plan::HOST)
     for (const plan::Step &step : plan.steps())

@@ -74,7 +74,7 @@ const TargetOps &cpuOps() {
 }
 
 /// Constants at 64 bytes: a cache line, the widest vector load.
-constexpr Target kCpu{kCpuTarget, 64, cpuOps};
+constexpr Target kCpu{kCpuTarget, 64, /*stagesInputs=*/false, cpuOps};
 
 } // namespace
 

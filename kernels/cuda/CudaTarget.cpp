@@ -21,7 +21,7 @@ const TargetOps &cudaOps() {
 }
 
 /// cudaMalloc's granularity: constants start where a 128-bit load of any dtype is aligned.
-constexpr Target kCuda{kCudaTarget, 256, cudaOps};
+constexpr Target kCuda{kCudaTarget, 256, /*stagesInputs=*/true, cudaOps};
 
 } // namespace
 

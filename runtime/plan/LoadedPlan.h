@@ -13,6 +13,7 @@
 #include "runtime/support/DTypes.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,9 @@ struct PlanBinding {
   plan::BindingKind kind = plan::KIND_NONE;
   /// ZeRO stage 3 parameters: the whole tensor's shape (the buffer is this rank's flat shard).
   std::vector<int64_t> shardOf;
+  /// Inputs: the persistent buffer the next micro-batch is uploaded into while the current one
+  /// runs (Binding.staging, runtime/plan/InputStaging.h).
+  std::optional<uint32_t> staging;
 };
 
 /// When an arena buffer holds a value, in step indices: from `first` (the step writing it, or

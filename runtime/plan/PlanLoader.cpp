@@ -18,6 +18,9 @@
 //    the arena or persistent region and not views, parameters persistent or host (not views) with a
 //    kind of PlanVocabulary.h other than KIND_NONE; `source` empty and `kind` KIND_NONE on
 //    inputs and outputs.
+//  - Staging (Binding.staging, inputs only): a persistent buffer that is not a view, of its
+//    input's dtype and shape, bound to nothing else, disjoint from every other persistent buffer
+//    and used by no step.
 //  - Steps: the kernel exists in the device's table; buffer indices are valid; attributes have
 //    unique non-empty names and a value; no output is a constant, a view or a bound input;
 //    outputs are pairwise disjoint; a step's outputs are disjoint from its inputs unless the
@@ -72,8 +75,8 @@ public:
     bool ok = checkHeader() && checkBuffers() && checkPersistentSize() && resolveViews() &&
               checkPersistentAliasing() && checkBindings(proto.inputs(), "input", out.inputs) &&
               checkBindings(proto.parameters(), "parameter", out.parameters) &&
-              checkBindings(proto.outputs(), "output", out.outputs) && checkSteps() &&
-              (analyzeArena(proto, out, error) || fail(error));
+              checkBindings(proto.outputs(), "output", out.outputs) && checkStaging() &&
+              checkSteps() && (analyzeArena(proto, out, error) || fail(error));
     if (!ok)
       message = "plan: " + error;
     return ok;
@@ -315,7 +318,43 @@ private:
         return false;
       resolved.push_back({binding.name(), binding.buffer(),
                           binding.source().empty() ? binding.name() : binding.source(),
-                          binding.kind(), std::move(shardOf)});
+                          binding.kind(), std::move(shardOf), std::nullopt});
+    }
+    return true;
+  }
+
+  /// The inputs' staging buffers, which the copy stream writes while steps run: nothing else may
+  /// have their bytes.
+  bool checkStaging() {
+    for (int i = 0; i < proto.outputs_size(); ++i)
+      if (proto.outputs(i).has_staging())
+        return fail("output " + quoted(proto.outputs(i).name()) + ": only inputs are staged");
+    for (int i = 0; i < proto.parameters_size(); ++i)
+      if (proto.parameters(i).has_staging())
+        return fail("parameter " + quoted(proto.parameters(i).name()) + ": only inputs are staged");
+    for (int i = 0; i < proto.inputs_size(); ++i) {
+      if (!proto.inputs(i).has_staging())
+        continue;
+      PlanBinding &input = out.inputs[i];
+      const uint32_t staging = proto.inputs(i).staging();
+      std::string label =
+          "input " + quoted(input.name) + ": staging buffer " + std::to_string(staging);
+      if (staging >= out.buffers.size())
+        return fail(label + " does not exist (the plan has " + std::to_string(out.buffers.size()) +
+                    ")");
+      label = "input " + quoted(input.name) + ": staging " + bufferLabel(staging);
+      const PlanBuffer &buffer = out.buffers[staging], &bound = out.buffers[input.buffer];
+      if (buffer.region != Region::Persistent || buffer.view)
+        return fail(label + " must be a persistent buffer that is not a view");
+      if (buffer.dtype != bound.dtype || buffer.shape != bound.shape)
+        return fail(label + " is " + dtypeString(buffer.dtype) + " " + shapeString(buffer.shape) +
+                    ", the input " + dtypeString(bound.dtype) + " " + shapeString(bound.shape));
+      if (!inputBuffers.insert(staging).second)
+        return fail(label + " is already bound to an input or parameter");
+      for (uint32_t other = 0; other < out.buffers.size(); ++other)
+        if (other != staging && !disjoint(other, staging))
+          return fail(label + " shares bytes with " + bufferLabel(other));
+      input.staging = staging;
     }
     return true;
   }
@@ -420,6 +459,11 @@ private:
     }
     step.inputs.assign(source.inputs().begin(), source.inputs().end());
     step.outputs.assign(source.outputs().begin(), source.outputs().end());
+    for (const std::vector<uint32_t> *used : {&step.inputs, &step.outputs})
+      for (uint32_t buffer : *used)
+        if (isStaging(buffer))
+          return fail(label + ": uses " + bufferLabel(buffer) +
+                      ", an input's staging buffer, which only the runtime's copies use");
     for (uint32_t output : step.outputs) {
       if (out.buffers[output].region == Region::Constant)
         return fail(label + ": writes the constant " + bufferLabel(output));
@@ -438,6 +482,13 @@ private:
   bool isInput(uint32_t buffer) const {
     for (const PlanBinding &input : out.inputs)
       if (input.buffer == buffer)
+        return true;
+    return false;
+  }
+
+  bool isStaging(uint32_t buffer) const {
+    for (const PlanBinding &input : out.inputs)
+      if (input.staging == buffer)
         return true;
     return false;
   }

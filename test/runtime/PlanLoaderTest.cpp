@@ -1,5 +1,6 @@
 //===- PlanLoaderTest.cpp - every plan validation rule --------------------===//
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/InputStaging.h"
 
 #include "PlanBuilder.h"
 #include "TestKernels.h"
@@ -428,6 +429,48 @@ TEST(PlanLoaderTest, WorkspaceMustBeAnArenaBufferOfItsOwn) {
   PlanBuilder missing = stagedCopyPlan(16);
   missing.plan.mutable_steps(0)->set_workspace(7);
   EXPECT_NE(loadError(missing).find("workspace buffer 7 does not exist"), std::string::npos);
+}
+
+TEST(PlanLoaderTest, StagedInputsHaveAPersistentBufferOfTheirOwn) {
+  PlanBuilder staged = referencePlan();
+  plan::addInputStaging(staged.plan);
+  // x's staging buffer (7) comes after w's 256 bytes.
+  EXPECT_EQ(staged.plan.persistent_bytes(), 512u);
+  EXPECT_EQ(staged.plan.buffers(7).offset(), 256u);
+  EXPECT_EQ(staged.plan.buffers(7).category(), plan::INPUTS);
+  std::string error;
+  std::unique_ptr<LoadedPlan> plan = loadPlan(staged.bytes(), testDevice(), error);
+  ASSERT_TRUE(plan) << error;
+  EXPECT_EQ(plan->inputs[0].staging, 7u);
+  EXPECT_FALSE(plan->parameters[0].staging);
+}
+
+TEST(PlanLoaderTest, RefusesStagingAnythingCouldTouch) {
+  auto staged = [](const std::function<void(PlanBuilder &)> &change) {
+    PlanBuilder b = referencePlan();
+    plan::addInputStaging(b.plan);
+    change(b);
+    return loadError(b);
+  };
+  EXPECT_EQ(staged([](PlanBuilder &b) { b.plan.mutable_outputs(0)->set_staging(7); }),
+            "plan: output 'y': only inputs are staged");
+  EXPECT_EQ(staged([](PlanBuilder &b) { b.plan.mutable_inputs(0)->set_staging(9); }),
+            "plan: input 'x': staging buffer 9 does not exist (the plan has 8)");
+  EXPECT_EQ(staged([](PlanBuilder &b) { b.plan.mutable_inputs(0)->set_staging(2); }),
+            "plan: input 'x': staging buffer 2 ('t') must be a persistent buffer that is not a "
+            "view");
+  EXPECT_EQ(staged([](PlanBuilder &b) { b.plan.mutable_buffers(7)->set_dtype(plan::I32); }),
+            "plan: input 'x': staging buffer 7 ('x (staged)') is i32 [4], the input f32 [4]");
+  EXPECT_EQ(staged([](PlanBuilder &b) { b.plan.mutable_inputs(0)->set_staging(1); }),
+            "plan: input 'x': staging buffer 1 ('w') is already bound to an input or parameter");
+  EXPECT_EQ(staged([](PlanBuilder &b) {
+              b.plan.mutable_buffers(7)->set_offset(0);
+              b.plan.set_persistent_bytes(256);
+            }),
+            "plan: input 'x': staging buffer 7 ('x (staged)') shares bytes with buffer 1 ('w')");
+  EXPECT_EQ(staged([](PlanBuilder &b) { b.plan.mutable_steps(3)->set_inputs(1, 7); }),
+            "plan: step 3 ('add' from 'node3'): uses buffer 7 ('x (staged)'), an input's "
+            "staging buffer, which only the runtime's copies use");
 }
 
 } // namespace

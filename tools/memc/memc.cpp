@@ -191,13 +191,14 @@ int writeTraining(const DriverOptions &driver, memc::CompiledModel &compiled, co
   llvm::errs() << llvm::format(
       "memc: wrote %s: training step of %zu steps (%zu in place), peak %.2f MiB: arena %.2f MiB "
       "(lower bound %.2f MiB, ratio %.3f), persistent %.2f MiB (parameters and optimizer "
-      "state)",
+      "state%s)",
       outputPath.c_str(), summary.steps, summary.inPlaceSteps,
       memc::planPeakBytes(plan) / 1048576.0, summary.arenaBytes / 1048576.0,
       summary.arenaLowerBoundBytes / 1048576.0,
       summary.arenaLowerBoundBytes ? double(summary.arenaBytes) / summary.arenaLowerBoundBytes
                                    : 1.0,
-      summary.persistentBytes / 1048576.0);
+      summary.persistentBytes / 1048576.0,
+      plan.inputs_size() && plan.inputs(0).has_staging() ? ", the next micro-batch" : "");
   if (planned.clones)
     llvm::errs() << llvm::format(
         "; recomputing %lld ops (%.1f%% of the step's FLOPs, %s)", (long long)planned.clones,
