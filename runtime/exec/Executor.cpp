@@ -134,6 +134,8 @@ void Executor::buildCalls() {
 }
 
 bool Executor::upload(const std::vector<Upload> &uploads, std::string &error) {
+  if (uploads.empty())
+    return true;
   for (const Upload &copy : uploads)
     if (!device.copyToDevice(address(loaded->buffers[copy.buffer]), copy.data, copy.size, *stream,
                              error))
@@ -184,6 +186,8 @@ bool Executor::checkParameters(const LoadedPlan &plan, const SafetensorsFile &we
 }
 
 bool Executor::loadParameters(const SafetensorsFile &weights, std::string &error) {
+  if (!idle(error))
+    return false;
   std::vector<Upload> loads;
   if (!matchParameters(*loaded, weights, options.collectives ? options.collectives->rank() : 0,
                        loads, error))
@@ -194,13 +198,13 @@ bool Executor::loadParameters(const SafetensorsFile &weights, std::string &error
   return true;
 }
 
-bool Executor::bindInputs(const NamedArrays &arrays, std::string &error) {
+bool Executor::matchInputs(const NamedArrays &arrays, std::vector<Upload> &uploads,
+                           std::string &error) {
   std::map<std::string, const HostArray *> given;
   std::vector<std::string> problems;
   for (const auto &[name, array] : arrays)
     if (!given.emplace(name, &array).second)
       problems.push_back("array '" + name + "' is given twice");
-  std::vector<Upload> uploads;
   for (const PlanBinding &input : loaded->inputs) {
     const PlanBuffer &buffer = loaded->buffers[input.buffer];
     auto found = given.find(input.name);
@@ -228,6 +232,15 @@ bool Executor::bindInputs(const NamedArrays &arrays, std::string &error) {
     error = listProblems("the inputs do not match the program's graph inputs:", problems);
     return false;
   }
+  return true;
+}
+
+bool Executor::bindInputs(const NamedArrays &arrays, std::string &error) {
+  if (!idle(error))
+    return false;
+  std::vector<Upload> uploads;
+  if (!matchInputs(arrays, uploads, error))
+    return false;
   outputsReady = false;
   inputsBound = false;
   if (!upload(uploads, error))
@@ -236,22 +249,17 @@ bool Executor::bindInputs(const NamedArrays &arrays, std::string &error) {
   return true;
 }
 
-bool Executor::run(std::string &error) {
-  if (!parametersLoaded) {
-    error = "the parameters are not loaded";
-    return false;
-  }
-  if (!inputsBound) {
-    error = "the inputs are not bound (bind them again before every run)";
-    return false;
-  }
-  inputsBound = false;
-  outputsReady = false;
-  runStats.stepSeconds.clear();
+bool Executor::idle(std::string &error) const {
+  if (submitted == collected)
+    return true;
+  error = "submitted runs are still in flight (collect them first)";
+  return false;
+}
+
+bool Executor::launchSteps(std::string &error) {
   arenaUsage.reset();
   arenaUsage.advance(0);
-  auto start = std::chrono::steady_clock::now();
-  runStats.runStartSeconds = std::chrono::duration<double>(start.time_since_epoch()).count();
+  runStats.stepSeconds.clear();
   runStats.workerSpans.clear();
   if (options.profile) {
     device.recordWorkerSpans(true);
@@ -276,24 +284,6 @@ bool Executor::run(std::string &error) {
       stream->mark();
     arenaUsage.advance(t + 1);
   }
-  // An asynchronous device's kernels may report data-dependent failures only now.
-  if (!stream->synchronize(error))
-    return false;
-  kernels::KernelErrorSlot &late = stream->kernelContext().errors;
-  int64_t failedStep = late.step();
-  if (late.take(error)) {
-    bool named = failedStep >= 0 && static_cast<size_t>(failedStep) < calls.size();
-    error = (named ? describeStep(*loaded, failedStep) : std::string("a step")) + " failed: " + error;
-    return false;
-  }
-  runStats.runSeconds = secondsSince(start);
-  if (options.profile && !options.timeSteps)
-    for (size_t t = 0; t < calls.size(); ++t)
-      runStats.stepSeconds.push_back(stream->markSeconds(t + 1) - stream->markSeconds(t));
-  if (options.profile) {
-    device.recordWorkerSpans(false);
-    runStats.workerSpans = device.takeWorkerSpans();
-  }
   runStats.peakLiveArenaBytes = arenaUsage.peakLiveBytes();
   runStats.arenaHighWaterBytes = arenaUsage.highWaterBytes();
   if (runStats.arenaHighWaterBytes > loaded->arenaBytes ||
@@ -303,11 +293,173 @@ bool Executor::run(std::string &error) {
             " bytes) exceeds the planned arena of " + std::to_string(loaded->arenaBytes);
     return false;
   }
+  return true;
+}
+
+bool Executor::takeLateFailure(std::string &error) {
+  kernels::KernelErrorSlot &late = stream->kernelContext().errors;
+  int64_t failedStep = late.step();
+  if (!late.take(error))
+    return true;
+  bool named = failedStep >= 0 && static_cast<size_t>(failedStep) < calls.size();
+  error = (named ? describeStep(*loaded, failedStep) : std::string("a step")) + " failed: " + error;
+  return false;
+}
+
+void Executor::recordTimes(std::chrono::steady_clock::time_point start) {
+  runStats.runSeconds = secondsSince(start);
+  runStats.runStartSeconds = std::chrono::duration<double>(start.time_since_epoch()).count();
+  if (!options.profile)
+    return;
+  if (!options.timeSteps)
+    for (size_t t = 0; t < calls.size(); ++t)
+      runStats.stepSeconds.push_back(stream->markSeconds(t + 1) - stream->markSeconds(t));
+  device.recordWorkerSpans(false);
+  runStats.workerSpans = device.takeWorkerSpans();
+}
+
+bool Executor::run(std::string &error) {
+  if (!idle(error))
+    return false;
+  if (!parametersLoaded) {
+    error = "the parameters are not loaded";
+    return false;
+  }
+  if (!inputsBound) {
+    error = "the inputs are not bound (bind them again before every run)";
+    return false;
+  }
+  inputsBound = false;
+  outputsReady = false;
+  auto start = std::chrono::steady_clock::now();
+  // An asynchronous device's kernels may report data-dependent failures only at the end.
+  if (!launchSteps(error) || !stream->synchronize(error) || !takeLateFailure(error))
+    return false;
+  recordTimes(start);
   outputsReady = true;
   return true;
 }
 
+bool Executor::preparePipeline(std::string &error) {
+  if (!runEvents.empty())
+    return true;
+  // Each slot: the staged inputs, then every output, each at the plan's alignment.
+  auto place = [&](uint64_t bytes) {
+    uint64_t offset = slotBytes;
+    slotBytes += (bytes + loaded->alignment - 1) / loaded->alignment * loaded->alignment;
+    return offset;
+  };
+  bool stages = false;
+  for (const PlanBinding &input : loaded->inputs) {
+    inputSlotOffsets.push_back(input.staging ? place(loaded->buffers[input.buffer].size) : 0);
+    stages = stages || input.staging;
+  }
+  for (const PlanBinding &output : loaded->outputs)
+    outputSlotOffsets.push_back(place(loaded->buffers[output.buffer].size));
+  if (!runSlots.allocateHost(device, slotBytes * pipelineDepth(), "the runs' host slots", error) ||
+      (stages && !(copyStream = device.createStream(error))))
+    return false;
+  runEvents.resize(pipelineDepth());
+  return true;
+}
+
+bool Executor::stageInputs(const std::vector<Upload> &uploads, size_t slot, std::string &error) {
+  char *host = runSlots.data() + slot * slotBytes;
+  std::vector<Upload> direct;
+  bool staged = false;
+  // matchInputs made one upload per input, in the plan's order.
+  for (size_t i = 0; i < uploads.size(); ++i) {
+    const std::optional<uint32_t> &staging = loaded->inputs[i].staging;
+    if (!staging) {
+      direct.push_back(uploads[i]);
+      continue;
+    }
+    // The staging buffers are free once the last run has copied them into the arena. The
+    // slot's host memory is free already: its last run was collected, so its upload is done.
+    if (!staged && stagingRead && !copyStream->waitFor(*stagingRead, error))
+      return false;
+    staged = true;
+    char *from = host + inputSlotOffsets[i];
+    std::memcpy(from, uploads[i].data, uploads[i].size);
+    if (!device.copyToDevice(address(loaded->buffers[*staging]), from, uploads[i].size, *copyStream,
+                             error))
+      return false;
+  }
+  if (!upload(direct, error))
+    return false;
+  if (!staged)
+    return true;
+  std::unique_ptr<Event> uploaded = copyStream->record(error);
+  if (!uploaded || !stream->waitFor(*uploaded, error))
+    return false;
+  for (const PlanBinding &input : loaded->inputs)
+    if (input.staging && !device.copyOnDevice(address(loaded->buffers[input.buffer]),
+                                              address(loaded->buffers[*input.staging]),
+                                              loaded->buffers[input.buffer].size, *stream, error))
+      return false;
+  return (stagingRead = stream->record(error)) != nullptr;
+}
+
+bool Executor::submit(const NamedArrays &arrays, std::string &error) {
+  if (!parametersLoaded) {
+    error = "the parameters are not loaded";
+    return false;
+  }
+  if (runsInFlight() >= pipelineDepth()) {
+    error = "already " + std::to_string(runsInFlight()) + " runs in flight (collect one first)";
+    return false;
+  }
+  std::vector<Upload> uploads;
+  if (!preparePipeline(error) || !matchInputs(arrays, uploads, error))
+    return false;
+  inputsBound = outputsReady = false;
+  const size_t slot = submitted % pipelineDepth();
+  RunEvents &run = runEvents[slot];
+  run.finished.reset();
+  run.start = std::chrono::steady_clock::now();
+  // Counted as submitted from here: whatever this one enqueued before failing is in flight.
+  ++submitted;
+  if (!stageInputs(uploads, slot, error) || !launchSteps(error))
+    return false;
+  char *host = runSlots.data() + slot * slotBytes;
+  for (size_t o = 0; o < loaded->outputs.size(); ++o) {
+    const PlanBuffer &buffer = loaded->buffers[loaded->outputs[o].buffer];
+    if (!device.copyToHost(host + outputSlotOffsets[o], address(buffer), buffer.size, *stream,
+                           error))
+      return false;
+  }
+  return (run.finished = stream->record(error)) != nullptr;
+}
+
+bool Executor::collect(NamedArrays &outputs, std::string &error) {
+  if (submitted == collected) {
+    error = "no run to collect: submit one first";
+    return false;
+  }
+  const size_t slot = collected % pipelineDepth();
+  ++collected;
+  RunEvents &run = runEvents[slot];
+  if (!run.finished) {
+    error = "the run failed when it was submitted";
+    return false;
+  }
+  if (!stream->waitUntil(*run.finished, error) || !takeLateFailure(error))
+    return false;
+  recordTimes(run.start);
+  const char *host = runSlots.data() + slot * slotBytes;
+  outputs.clear();
+  for (size_t o = 0; o < loaded->outputs.size(); ++o) {
+    const PlanBuffer &buffer = loaded->buffers[loaded->outputs[o].buffer];
+    HostArray array{buffer.dtype, buffer.shape, std::vector<uint8_t>(buffer.size)};
+    std::memcpy(array.bytes.data(), host + outputSlotOffsets[o], buffer.size);
+    outputs.emplace_back(loaded->outputs[o].name, std::move(array));
+  }
+  return true;
+}
+
 bool Executor::setParameters(const NamedArrays &values, std::string &error) {
+  if (!idle(error))
+    return false;
   std::vector<Upload> loads;
   std::vector<std::string> problems;
   for (const PlanBinding &parameter : loaded->parameters) {
@@ -334,6 +486,8 @@ bool Executor::setParameters(const NamedArrays &values, std::string &error) {
 }
 
 bool Executor::restoreParameters(const SafetensorsFile &checkpoint, std::string &error) {
+  if (!idle(error))
+    return false;
   std::vector<std::string> problems;
   for (const PlanBinding &parameter : loaded->parameters) {
     const PlanBuffer &buffer = loaded->buffers[parameter.buffer];
@@ -363,6 +517,8 @@ bool Executor::restoreParameters(const SafetensorsFile &checkpoint, std::string 
 
 bool Executor::readBindings(const std::vector<PlanBinding> &bindings, bool whole,
                             NamedArrays &arrays, std::string &error) {
+  if (!idle(error))
+    return false;
   arrays.clear();
   arrays.reserve(bindings.size());
   for (const PlanBinding &binding : bindings) {

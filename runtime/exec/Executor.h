@@ -12,6 +12,19 @@
 // Inputs must be bound again before each run (the arena reuses their bytes), and outputs read
 // before the next bindInputs (which may overwrite their bytes); the executor enforces both.
 //
+// The training loop pipelines its runs instead, so that the host never waits for a run it has
+// nothing to do with:
+//
+//   executor->submit(arrays)            bind and enqueue a run, without waiting for it
+//   executor->collect(arrays)           wait for the oldest submitted run; its outputs
+//
+// With up to pipelineDepth() runs submitted and not collected, the host prepares the next
+// micro-batch while the device computes the current one. A plan whose inputs have staging
+// buffers (runtime/plan/InputStaging.h) has them uploaded from host slots (the device's pinned
+// memory) on a copy stream of their own while the run before computes; the run then copies them
+// into the arena on the device. Outputs are copied into host slots at the end of each run, so
+// collect waits for that run alone.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_RUNTIME_EXEC_EXECUTOR_H
 #define MEMC_RUNTIME_EXEC_EXECUTOR_H
@@ -22,6 +35,7 @@
 #include "runtime/io/HostArray.h"
 #include "runtime/plan/LoadedPlan.h"
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -65,6 +79,19 @@ public:
 
   /// Runs the schedule. Needs bound inputs and, if the plan has parameters, loaded parameters.
   bool run(std::string &error);
+
+  /// Checks `arrays` as bindInputs does and enqueues a run on them (the file comment). Needs
+  /// loaded parameters and fewer than pipelineDepth() runs in flight. The arrays may be freed
+  /// once it returns.
+  bool submit(const NamedArrays &arrays, std::string &error);
+  /// Waits for the oldest submitted run and gives its graph outputs, in the plan's order; its
+  /// failure names the step. stats() are then that run's.
+  bool collect(NamedArrays &outputs, std::string &error);
+  /// Runs submitted and not collected.
+  size_t runsInFlight() const { return submitted - collected; }
+  /// How many runs may be in flight: two, or one where each run's steps are timed (the marks
+  /// and the time of one run must not mix with the next's).
+  size_t pipelineDepth() const { return options.timeSteps || options.profile ? 1 : 2; }
 
   /// The current values of every parameter binding (parameters, buffers, optimizer state),
   /// named after the bindings: what training has made of them, as this process holds them
@@ -113,6 +140,22 @@ private:
                               std::vector<Upload> &loads, std::string &error);
   /// Copies every upload into its buffer and waits until all have arrived.
   bool upload(const std::vector<Upload> &uploads, std::string &error);
+  /// bindInputs' checks: the uploads putting `arrays` into the inputs, or false naming every
+  /// mismatch.
+  bool matchInputs(const NamedArrays &arrays, std::vector<Upload> &uploads, std::string &error);
+  /// False (saying so) while submitted runs are not collected: their work is still queued.
+  bool idle(std::string &error) const;
+  /// Enqueues every step, measuring the arena as the schedule goes.
+  bool launchSteps(std::string &error);
+  /// A failure the device reported only when waited for, naming its step.
+  bool takeLateFailure(std::string &error);
+  /// After a run has finished: its time and, when profiling, its steps' times and the workers'.
+  void recordTimes(std::chrono::steady_clock::time_point start);
+  /// submit's host memory and copy stream, made at the first submit.
+  bool preparePipeline(std::string &error);
+  /// submit's inputs into the run's slot and their staging buffers (on the copy stream), and
+  /// from there into the arena (on the compute stream); inputs without staging directly.
+  bool stageInputs(const std::vector<Upload> &uploads, size_t slot, std::string &error);
 
   std::unique_ptr<LoadedPlan> loaded;
   Device &device;
@@ -121,9 +164,27 @@ private:
   DeviceMemory persistent;
   DeviceMemory host;
   DeviceMemory constants;
-  /// Declared after the regions so that it goes first: its work on them finishes before they
+  /// submit's host slots, one per run in flight: the staged inputs, then the outputs.
+  DeviceMemory runSlots;
+  uint64_t slotBytes = 0;
+  /// Where each input (staged ones) and output lies in a slot.
+  std::vector<uint64_t> inputSlotOffsets, outputSlotOffsets;
+  /// Declared after the regions so that they go first: their work on them finishes before they
   /// are freed (a run that failed midway may leave copies and kernels queued).
   std::unique_ptr<Stream> stream;
+  /// Uploads staged inputs while `stream` computes (made by the first submit of a plan that
+  /// stages).
+  std::unique_ptr<Stream> copyStream;
+  /// Each slot's run: when it was submitted, and the point where it and its outputs' copy are
+  /// done.
+  struct RunEvents {
+    std::unique_ptr<Event> finished;
+    std::chrono::steady_clock::time_point start;
+  };
+  std::vector<RunEvents> runEvents;
+  /// The last run has copied its staged inputs into the arena: the next upload may overwrite them.
+  std::unique_ptr<Event> stagingRead;
+  size_t submitted = 0, collected = 0;
   /// One prepared call per step: tensors point into the regions, which never move.
   std::vector<kernels::KernelCall> calls;
   ArenaUsage arenaUsage;

@@ -3,10 +3,12 @@
 
 #include "runtime/device/cpu/CpuDevice.h"
 #include "runtime/io/Safetensors.h"
+#include "runtime/plan/InputStaging.h"
 #include "runtime/plan/PlanLoader.h"
 
 #include "HostArrays.h"
 #include "PlanBuilder.h"
+#include "QueuedDevice.h"
 #include "TestKernels.h"
 
 #include <cstring>
@@ -15,6 +17,7 @@
 using namespace memc;
 using namespace memc::runtime;
 using memc::testing::PlanBuilder;
+using memc::testing::QueuedDevice;
 using memc::testing::referencePlan;
 using memc::testing::testKernels;
 
@@ -26,6 +29,18 @@ std::vector<float> valuesOf(const HostArray &array) {
   std::vector<float> values(array.bytes.size() / 4);
   std::memcpy(values.data(), array.bytes.data(), array.bytes.size());
   return values;
+}
+
+/// y = x, failing on a negative element of x.
+PlanBuilder positivePlan() {
+  PlanBuilder b;
+  b.plan.set_arena_bytes(512);
+  uint32_t x = b.buffer({4}, plan::ARENA, 0, "x");
+  uint32_t y = b.buffer({4}, plan::ARENA, 256, "y");
+  b.step("positive", {x}, {y});
+  b.input("x", x);
+  b.output("y", y);
+  return b;
 }
 
 class ExecutorTest : public ::testing::Test {
@@ -240,13 +255,7 @@ TEST_F(ExecutorTest, EnforcesTheRunProtocol) {
 }
 
 TEST_F(ExecutorTest, ReportsAKernelsDataDependentFailureWithItsStep) {
-  PlanBuilder b;
-  b.plan.set_arena_bytes(512);
-  uint32_t x = b.buffer({4}, plan::ARENA, 0, "x");
-  uint32_t y = b.buffer({4}, plan::ARENA, 256, "y");
-  b.step("positive", {x}, {y});
-  b.input("x", x);
-  b.output("y", y);
+  PlanBuilder b = positivePlan();
   std::unique_ptr<Executor> executor = create(b);
   ASSERT_TRUE(executor);
   std::string error;
@@ -330,6 +339,116 @@ TEST_F(ExecutorTest, RefusesAPlanLargerThanTheFreeDeviceMemory) {
   EXPECT_EQ(error, "the plan needs 784 B of device memory (arena 512 B, persistent 256 B, "
                    "constants 16 B) but a small device has 700 B free (recompile with a "
                    "--vram-budget below that)");
+}
+
+/// Each x through submit and collect, as many runs in flight as the executor allows: the
+/// outputs y in the order of the xs.
+std::vector<std::vector<float>> pipelined(Executor &executor,
+                                          const std::vector<std::vector<float>> &xs) {
+  std::vector<std::vector<float>> ys;
+  std::string error;
+  auto collectOne = [&] {
+    NamedArrays outputs;
+    EXPECT_TRUE(executor.collect(outputs, error)) << error;
+    ys.push_back(outputs.size() == 1 ? valuesOf(outputs[0].second) : std::vector<float>{});
+  };
+  for (const std::vector<float> &x : xs) {
+    if (executor.runsInFlight() == executor.pipelineDepth())
+      collectOne();
+    EXPECT_TRUE(executor.submit({{"x", floats({4}, x)}}, error)) << error;
+  }
+  while (executor.runsInFlight() > 0)
+    collectOne();
+  return ys;
+}
+
+const std::vector<std::vector<float>> kManyXs = {
+    {1, -2, 3, -4}, {0, 1, 2, 3}, {-1, -1, 5, 0.25}, {7, 6, -5, 4}, {2, 2, 2, 2}};
+
+TEST_F(ExecutorTest, PipelinedRunsGiveEachRunsOutputs) {
+  makeWeights({{"w.source", floats({4}, {0.5, 0.5, 0.5, 0.5})}});
+  std::unique_ptr<Executor> one = create(referencePlan()), pipelinedOne = create(referencePlan());
+  ASSERT_TRUE(one && pipelinedOne);
+  std::string error;
+  ASSERT_TRUE(one->loadParameters(weights, error)) << error;
+  ASSERT_TRUE(pipelinedOne->loadParameters(weights, error)) << error;
+  EXPECT_EQ(pipelinedOne->pipelineDepth(), 2u);
+  std::vector<std::vector<float>> expected;
+  for (const std::vector<float> &x : kManyXs)
+    expected.push_back(runOn(*one, x));
+  EXPECT_EQ(pipelined(*pipelinedOne, kManyXs), expected);
+}
+
+TEST_F(ExecutorTest, StagedInputsArriveInOrderWhicheverStreamRunsLate) {
+  makeWeights({{"w.source", floats({4}, {0.5, 0.5, 0.5, 0.5})}});
+  std::unique_ptr<Executor> one = create(referencePlan());
+  ASSERT_TRUE(one);
+  std::string error;
+  ASSERT_TRUE(one->loadParameters(weights, error)) << error;
+  std::vector<std::vector<float>> expected;
+  for (const std::vector<float> &x : kManyXs)
+    expected.push_back(runOn(*one, x));
+  PlanBuilder staged = referencePlan();
+  plan::addInputStaging(staged.plan);
+  for (QueuedDevice::Late late : {QueuedDevice::Late::Compute, QueuedDevice::Late::Copies}) {
+    QueuedDevice queued(testKernels(), late);
+    std::unique_ptr<LoadedPlan> plan = loadPlan(staged.bytes(), queued, error);
+    ASSERT_TRUE(plan) << error;
+    std::unique_ptr<Executor> executor = Executor::create(std::move(plan), queued, {}, error);
+    ASSERT_TRUE(executor) << error;
+    ASSERT_TRUE(executor->loadParameters(weights, error)) << error;
+    EXPECT_EQ(pipelined(*executor, kManyXs), expected)
+        << (late == QueuedDevice::Late::Compute ? "compute late" : "copies late");
+  }
+}
+
+TEST_F(ExecutorTest, EnforcesThePipelineProtocol) {
+  makeWeights({{"w.source", floats({4}, {0, 0, 0, 0})}});
+  std::unique_ptr<Executor> executor = create(referencePlan());
+  ASSERT_TRUE(executor);
+  std::string error;
+  NamedArrays outputs;
+  EXPECT_FALSE(executor->submit({{"x", floats({4}, {1, 2, 3, 4})}}, error));
+  EXPECT_EQ(error, "the parameters are not loaded");
+  ASSERT_TRUE(executor->loadParameters(weights, error)) << error;
+  EXPECT_FALSE(executor->collect(outputs, error));
+  EXPECT_EQ(error, "no run to collect: submit one first");
+  ASSERT_TRUE(executor->submit({{"x", floats({4}, {1, 2, 3, 4})}}, error)) << error;
+  ASSERT_TRUE(executor->submit({{"x", floats({4}, {1, 2, 3, 4})}}, error)) << error;
+  EXPECT_FALSE(executor->submit({{"x", floats({4}, {1, 2, 3, 4})}}, error));
+  EXPECT_EQ(error, "already 2 runs in flight (collect one first)");
+  // Whatever reads or writes the regions waits until the runs are collected.
+  EXPECT_FALSE(executor->bindInputs({{"x", floats({4}, {1, 2, 3, 4})}}, error));
+  EXPECT_EQ(error, "submitted runs are still in flight (collect them first)");
+  EXPECT_FALSE(executor->readParameters(outputs, error));
+  EXPECT_FALSE(executor->loadParameters(weights, error));
+  ASSERT_TRUE(executor->collect(outputs, error)) << error;
+  EXPECT_FALSE(executor->submit({{"y", floats({4}, {1, 2, 3, 4})}}, error));
+  EXPECT_NE(error.find("input 'x' is missing"), std::string::npos) << error;
+  ASSERT_TRUE(executor->collect(outputs, error)) << error;
+  EXPECT_TRUE(executor->readParameters(outputs, error)) << error;
+  // Timed steps must not mix two runs' marks: one run at a time.
+  ExecutorOptions timed;
+  timed.profile = true;
+  EXPECT_EQ(create(referencePlan(), timed)->pipelineDepth(), 1u);
+}
+
+TEST_F(ExecutorTest, APipelinedRunsLateFailureNamesItsStep) {
+  PlanBuilder b = positivePlan();
+  plan::addInputStaging(b.plan);
+  QueuedDevice queued(testKernels(), QueuedDevice::Late::Compute);
+  std::string error;
+  std::unique_ptr<LoadedPlan> plan = loadPlan(b.bytes(), queued, error);
+  ASSERT_TRUE(plan) << error;
+  std::unique_ptr<Executor> executor = Executor::create(std::move(plan), queued, {}, error);
+  ASSERT_TRUE(executor) << error;
+  NamedArrays outputs;
+  ASSERT_TRUE(executor->submit({{"x", floats({4}, {1, 2, 3, 4})}}, error)) << error;
+  ASSERT_TRUE(executor->submit({{"x", floats({4}, {1, -2, 3, 4})}}, error)) << error;
+  ASSERT_TRUE(executor->collect(outputs, error)) << error;
+  EXPECT_EQ(valuesOf(outputs[0].second), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_FALSE(executor->collect(outputs, error));
+  EXPECT_EQ(error, "step 0 ('positive' from 'node0') failed: element 1 is negative");
 }
 
 } // namespace
