@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <numeric>
 #include <type_traits>
 
@@ -250,6 +251,32 @@ bool ranksResumeAlike(kernels::Collectives *ranks, CheckpointShard shard, const 
   return false;
 }
 
+/// What a step's runs have given so far, until its last is collected.
+struct StepTally {
+  int64_t step = 0;
+  double learningRate = 0;
+  /// Each micro-batch's weight in the step's loss.
+  std::vector<double> weights;
+  int64_t collected = 0;
+  double lossSum = 0;
+  /// --precision fp16: the scale the step used and whether it skipped its update, as the
+  /// micro-batch that applies reports them.
+  float lossScale = 0, skipped = 0;
+  std::optional<float> gradNorm;
+};
+
+/// Whether --eval-data evaluates after `step` (every --eval-every steps and after the last).
+bool evaluatesAfter(const TrainingOptions &options, int64_t step) {
+  return options.evalDataPath &&
+         ((options.evalEvery > 0 && step % options.evalEvery == 0) || step == options.steps);
+}
+
+/// Whether --checkpoint writes after `step` (every --checkpoint-every steps and after the last).
+bool checkpointsAfter(const TrainingOptions &options, int64_t step) {
+  return options.checkpointDir && options.checkpointEvery > 0 &&
+         (step % options.checkpointEvery == 0 || step == options.steps);
+}
+
 } // namespace
 
 LearningRateSchedule runSchedule(const plan::Training &training, const TrainingOptions &options) {
@@ -390,98 +417,37 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
   }
   const Throughput rate = stepThroughput(dataset, plan.training(), micro * ranks);
   double elapsedMs = 0;
-  for (int64_t step = firstStep; step <= options.steps; ++step) {
-    double lr = schedule.at(step);
-    auto start = std::chrono::steady_clock::now();
-    double lossSum = 0;
-    // --precision fp16: the scale the step used and whether it skipped its update, as the
-    // micro-batch that applies reports them.
-    float lossScale = 0, skipped = 0;
-    std::optional<float> gradNorm;
-    std::vector<NamedArrays> batches;
-    std::vector<int64_t> counted;
-    for (int64_t k = 0; k < micro; ++k) {
-      int64_t index = ((step - 1) * ranks + rank) * micro + k;
-      batches.push_back(dataset.microBatch(index));
-      // A stream's labels are checked as they are drawn (an npz's all before the first step).
-      if (dataset.tokens && !checkLabels(plan.training(), batches.back().back().second, error))
-        return false;
-      counted.push_back(countedLabels(plan.training(), batches.back()));
-      error = allIgnored(plan.training(), counted.back(), step, index + 1,
-                         options.checkpointDir.has_value());
-      if (!error.empty())
-        return false;
-    }
-    // Token weighting implies cross_entropy labels: every count is one (none is -1). The
-    // counts are every rank's, so each micro-batch weighs as in one batch of them all.
-    int64_t totalCounted = std::accumulate(counted.begin(), counted.end(), int64_t{0});
-    if (weighsTokens && !sumOverRanks(options.ranks, totalCounted, error))
-      return false;
-    std::vector<double> weights =
-        weighsTokens ? lossWeights(counted, micro * ranks, static_cast<double>(totalCounted))
-                     : std::vector<double>(micro, 1.0);
-    for (int64_t k = 0; k < micro; ++k) {
-      int64_t index = ((step - 1) * ranks + rank) * micro + k;
-      NamedArrays &inputs = batches[k];
-      if (weighsTokens)
-        inputs.emplace_back(inputName(ScalarInput::LossWeight),
-                            scalar(static_cast<float>(weights[k])));
-      if (clips)
-        inputs.emplace_back(inputName(ScalarInput::ClipNorm),
-                            scalar(static_cast<float>(run.clipNorm)));
-      if (needsSalt)
-        inputs.emplace_back(inputName(ScalarInput::Salt), salt(options.seed, index));
-      inputs.emplace_back(inputName(ScalarInput::LearningRate), scalar(static_cast<float>(lr)));
-      if (needsStep)
-        inputs.emplace_back(inputName(ScalarInput::StepNumber), scalar(static_cast<float>(step)));
-      if (micro > 1)
-        inputs.emplace_back(inputName(ScalarInput::Apply), scalar(k == micro - 1 ? 1.0f : 0.0f));
-      if (needsRefresh)
-        inputs.emplace_back(inputName(ScalarInput::Refresh), scalar(k == 0 ? 1.0f : 0.0f));
-      NamedArrays outputs;
-      if (!executor->bindInputs(inputs, error) || !executor->run(error) ||
-          !executor->readOutputs(outputs, error))
-        return false;
-      // The first step warms up (page faults, caches), unless it is the only one.
-      if (options.profile && (step > firstStep || options.steps == firstStep))
-        profile.addRun(executor->stats());
-      for (const auto &[name, array] : outputs) {
-        float value;
-        if (array.bytes.size() != sizeof(float))
-          continue;
-        std::memcpy(&value, array.bytes.data(), sizeof(float));
-        if (name == lossName)
-          lossSum += weights[k] * value;
-        else if (name == plan::kLossScaleOutput)
-          lossScale = value;
-        else if (name == plan::kSkippedOutput)
-          skipped = value;
-        else if (name == plan::kGradNormOutput)
-          gradNorm = value;
-      }
-    }
+  // The runs are pipelined (Executor::submit): the next micro-batch is prepared and submitted
+  // while the device computes the current one, and a step's loss is read when its last run is
+  // collected, one run later. What reads the weights a step leaves (evaluation, a checkpoint,
+  // the end) first collects every run, so that nothing of the next step has run.
+  std::deque<StepTally> open;
+  auto lastFinish = std::chrono::steady_clock::now();
+  auto finishStep = [&](const StepTally &tally) {
+    const int64_t step = tally.step;
     // The mean loss over the ranks' micro-batches, as one process accumulating them all logs.
-    float rankLoss = static_cast<float>(lossSum);
+    float rankLoss = static_cast<float>(tally.lossSum);
     if (!sumOverRanks(options.ranks, rankLoss, error))
       return false;
     StepRecord record;
     record.step = step;
     record.loss = static_cast<float>(double(rankLoss) / double(micro * ranks));
-    record.learningRate = lr;
+    record.learningRate = tally.learningRate;
     record.milliseconds =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - lastFinish)
+            .count();
     const ExecutionStats &stats = executor->stats();
     record.peakBytes = stats.arenaHighWaterBytes + stats.persistentBytes + stats.constantBytes;
     record.scalesLoss = scalesLoss;
-    record.lossScale = lossScale;
-    record.skipped = skipped != 0;
-    record.gradNorm = gradNorm;
+    record.lossScale = tally.lossScale;
+    record.skipped = tally.skipped != 0;
+    record.gradNorm = tally.gradNorm;
     if (!dataset.tokens)
-      record.epoch = static_cast<double>(step) * static_cast<double>(dataset.batch * micro * ranks) /
+      record.epoch = static_cast<double>(step) *
+                     static_cast<double>(dataset.batch * micro * ranks) /
                      static_cast<double>(dataset.samples);
     elapsedMs += record.milliseconds;
-    if (options.evalDataPath &&
-        ((options.evalEvery > 0 && step % options.evalEvery == 0) || step == options.steps)) {
+    if (options.evalDataPath && evaluatesAfter(options, step)) {
       double evalLoss;
       if (!evaluate(*executor, evaluation, plan.training(), options.ranks, evalLoss, error))
         return false;
@@ -497,9 +463,111 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
               (options.checkpointDir ? " (the last checkpoint is the last good state)" : "");
       return false;
     }
-    if (options.checkpointDir && options.checkpointEvery > 0 &&
-        (step % options.checkpointEvery == 0 || step == options.steps) &&
+    if (checkpointsAfter(options, step) &&
         !writeCheckpoint(*executor, plan, *options.checkpointDir, shard, step, run, error))
+      return false;
+    lastFinish = std::chrono::steady_clock::now();
+    return true;
+  };
+  // Waits for the oldest run and adds its outputs to its step, which it may finish.
+  auto collectOne = [&] {
+    NamedArrays outputs;
+    if (!executor->collect(outputs, error))
+      return false;
+    StepTally &tally = open.front();
+    const double weight = tally.weights[tally.collected++];
+    // The first step warms up (page faults, caches), unless it is the only one.
+    if (options.profile && (tally.step > firstStep || options.steps == firstStep))
+      profile.addRun(executor->stats());
+    for (const auto &[name, array] : outputs) {
+      float value;
+      if (array.bytes.size() != sizeof(float))
+        continue;
+      std::memcpy(&value, array.bytes.data(), sizeof(float));
+      if (name == lossName)
+        tally.lossSum += weight * value;
+      else if (name == plan::kLossScaleOutput)
+        tally.lossScale = value;
+      else if (name == plan::kSkippedOutput)
+        tally.skipped = value;
+      else if (name == plan::kGradNormOutput)
+        tally.gradNorm = value;
+    }
+    if (tally.collected < micro)
+      return true;
+    StepTally done = std::move(tally);
+    open.pop_front();
+    return finishStep(done);
+  };
+  auto collectAll = [&] {
+    while (executor->runsInFlight() > 0)
+      if (!collectOne())
+        return false;
+    return true;
+  };
+  // A problem found in the data of a step whose predecessors are still in flight: they are
+  // finished (logged, and stopped by a non-finite loss) first.
+  auto failAfterRunsInFlight = [&] {
+    std::string found = std::move(error);
+    if (collectAll())
+      error = std::move(found);
+    return false;
+  };
+  for (int64_t step = firstStep; step <= options.steps; ++step) {
+    std::vector<NamedArrays> batches;
+    std::vector<int64_t> counted;
+    for (int64_t k = 0; k < micro; ++k) {
+      int64_t index = ((step - 1) * ranks + rank) * micro + k;
+      batches.push_back(dataset.microBatch(index));
+      // A stream's labels are checked as they are drawn (an npz's all before the first step).
+      if (dataset.tokens && !checkLabels(plan.training(), batches.back().back().second, error))
+        return failAfterRunsInFlight();
+      counted.push_back(countedLabels(plan.training(), batches.back()));
+      error = allIgnored(plan.training(), counted.back(), step, index + 1,
+                         options.checkpointDir.has_value());
+      if (!error.empty())
+        return failAfterRunsInFlight();
+    }
+    // Token weighting implies cross_entropy labels: every count is one (none is -1). The
+    // counts are every rank's, so each micro-batch weighs as in one batch of them all.
+    int64_t totalCounted = std::accumulate(counted.begin(), counted.end(), int64_t{0});
+    if (weighsTokens && !sumOverRanks(options.ranks, totalCounted, error))
+      return false;
+    StepTally &tally = open.emplace_back();
+    tally.step = step;
+    tally.learningRate = schedule.at(step);
+    tally.weights = weighsTokens
+                        ? lossWeights(counted, micro * ranks, static_cast<double>(totalCounted))
+                        : std::vector<double>(micro, 1.0);
+    for (int64_t k = 0; k < micro; ++k) {
+      int64_t index = ((step - 1) * ranks + rank) * micro + k;
+      NamedArrays &inputs = batches[k];
+      if (weighsTokens)
+        inputs.emplace_back(inputName(ScalarInput::LossWeight),
+                            scalar(static_cast<float>(tally.weights[k])));
+      if (clips)
+        inputs.emplace_back(inputName(ScalarInput::ClipNorm),
+                            scalar(static_cast<float>(run.clipNorm)));
+      if (needsSalt)
+        inputs.emplace_back(inputName(ScalarInput::Salt), salt(options.seed, index));
+      inputs.emplace_back(inputName(ScalarInput::LearningRate),
+                          scalar(static_cast<float>(tally.learningRate)));
+      if (needsStep)
+        inputs.emplace_back(inputName(ScalarInput::StepNumber), scalar(static_cast<float>(step)));
+      if (micro > 1)
+        inputs.emplace_back(inputName(ScalarInput::Apply), scalar(k == micro - 1 ? 1.0f : 0.0f));
+      if (needsRefresh)
+        inputs.emplace_back(inputName(ScalarInput::Refresh), scalar(k == 0 ? 1.0f : 0.0f));
+      if (executor->runsInFlight() == executor->pipelineDepth() && !collectOne())
+        return false;
+      if (!executor->submit(inputs, error))
+        return false;
+    }
+    // With ranks every step ends here too: finishing it takes a collective (the loss), which
+    // must come before the next step's on every rank, and only rank 0 writes checkpoints.
+    if ((step == options.steps || ranks > 1 || evaluatesAfter(options, step) ||
+         checkpointsAfter(options, step)) &&
+        !collectAll())
       return false;
   }
   if (options.progress)
