@@ -126,6 +126,11 @@ public:
   virtual void deallocateHost(void *memory) = 0;
 
   virtual std::unique_ptr<Stream> createStream(std::string &error) = 0;
+  /// A stream for copies and events only, never a launch (a GPU's then loads no libraries and
+  /// makes no handles for it).
+  virtual std::unique_ptr<Stream> createCopyStream(std::string &error) {
+    return createStream(error);
+  }
   virtual bool copyToDevice(void *device, const void *host, uint64_t bytes, Stream &stream,
                             std::string &error) = 0;
   virtual bool copyToHost(void *host, const void *device, uint64_t bytes, Stream &stream,

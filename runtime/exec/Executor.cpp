@@ -357,7 +357,7 @@ bool Executor::preparePipeline(std::string &error) {
   for (const PlanBinding &output : loaded->outputs)
     outputSlotOffsets.push_back(place(loaded->buffers[output.buffer].size));
   if (!runSlots.allocateHost(device, slotBytes * pipelineDepth(), "the runs' host slots", error) ||
-      (stages && !(copyStream = device.createStream(error))))
+      (stages && !(copyStream = device.createCopyStream(error))))
     return false;
   runEvents.resize(pipelineDepth());
   return true;

@@ -4,7 +4,7 @@
 // This one queues every copy and launch on its stream, as a GPU does, and runs a queue only when
 // it must: when the stream is synchronized, an event on it is waited for (by the host, or by
 // another stream's work reaching the wait), or, for an eager stream, at once. With the compute
-// stream (the first one created) late and the copy stream eager, an upload the executor did not
+// stream late and the copy stream eager, an upload the executor did not
 // order after the last run's read of the staging buffer would overwrite it first; with the
 // copies late, a run the executor did not order after its upload would read the staging buffer
 // before it arrived. Either shows as wrong outputs.
@@ -23,8 +23,8 @@ namespace memc::testing {
 
 class QueuedDevice : public runtime::CpuDevice {
 public:
-  /// Which of the first two streams created (the executor's compute and copy streams) waits to
-  /// be made to run; the other runs work as it comes.
+  /// Which streams wait to be made to run, the kernels' (createStream) or the copies'
+  /// (createCopyStream); the others run work as it comes.
   enum class Late { Compute, Copies };
 
   QueuedDevice(const kernels::KernelTable &kernels, Late late) : CpuDevice(kernels), late(late) {}
@@ -80,8 +80,10 @@ public:
   };
 
   std::unique_ptr<runtime::Stream> createStream(std::string &) override {
-    bool isCompute = streamsCreated++ == 0;
-    return std::make_unique<QueuedStream>(isCompute != (late == Late::Compute));
+    return std::make_unique<QueuedStream>(late != Late::Compute);
+  }
+  std::unique_ptr<runtime::Stream> createCopyStream(std::string &) override {
+    return std::make_unique<QueuedStream>(late != Late::Copies);
   }
   bool copyToDevice(void *to, const void *from, uint64_t bytes, runtime::Stream &stream,
                     std::string &) override {
@@ -122,7 +124,6 @@ private:
   }
 
   Late late;
-  int streamsCreated = 0;
 };
 
 } // namespace memc::testing

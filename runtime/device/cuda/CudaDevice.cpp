@@ -61,12 +61,12 @@ public:
 /// own library handles (cuBLASLt binds a handle's work to one stream at a time).
 class CudaStream : public Stream {
 public:
-  /// On GPU `ordinal`.
-  static std::unique_ptr<CudaStream> create(int ordinal, std::string &error) {
+  /// On GPU `ordinal`; with `launches`, the libraries and handles its kernels need.
+  static std::unique_ptr<CudaStream> create(int ordinal, bool launches, std::string &error) {
     CurrentDevice current(ordinal);
     std::unique_ptr<CudaStream> stream(new CudaStream(ordinal));
-    stream->libraries = kernels::cuda::CudaLibraries::load(error);
-    if (!stream->libraries || !stream->libraries->createHandles(error))
+    if (launches && (!(stream->libraries = kernels::cuda::CudaLibraries::load(error)) ||
+                     !stream->libraries->createHandles(error)))
       return nullptr;
     void *host = nullptr, *device = nullptr;
     if (!succeeded(cudaStreamCreateWithFlags(&stream->handle, cudaStreamNonBlocking),
@@ -229,7 +229,10 @@ public:
   }
 
   std::unique_ptr<Stream> createStream(std::string &error) override {
-    return CudaStream::create(ordinal, error);
+    return CudaStream::create(ordinal, /*launches=*/true, error);
+  }
+  std::unique_ptr<Stream> createCopyStream(std::string &error) override {
+    return CudaStream::create(ordinal, /*launches=*/false, error);
   }
   bool copyToDevice(void *device, const void *host, uint64_t bytes, Stream &stream,
                     std::string &error) override {
