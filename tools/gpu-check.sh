@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, run on a GPU host from binaries built beforehand on the build
 # machine (which has the CUDA toolkit but no GPU: tools/build.sh, then tools/gpu-prepare.sh)
-# and copied with the tree (build/bin/memc-nccl-check, build/runtime/libMemcNcclCollectives.so,
-# build/gpu.tar.xz or build/gpu/): where the CUDA libraries were found and the GPU's name;
+# and copied with the tree (build/bin/memc-nccl-check, build/gpu.tar.xz or build/gpu/): where the
+# CUDA libraries were found and the GPU's name;
 # memc-nccl-check (runtime/comm's NCCL collectives on device buffers); the CUDA device's tests
 # on the GPU; every CUDA kernel against the PyTorch references (memc-cuda-kernel-check, one
 # failed case a kernel bug: its log names the case, the output and the first wrong elements);
@@ -29,7 +29,7 @@ if [ -n "$nvidia" ]; then
   for lib in "$nvidia"/*/lib; do [ -d "$lib" ] && libs+=("$lib"); done
 fi
 libs+=(/usr/local/cuda/lib64 /usr/local/cuda/lib)
-export LD_LIBRARY_PATH="$build/runtime:$(IFS=:; echo "${libs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$(IFS=:; echo "${libs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # What tools/gpu-prepare.sh made, unpacked where only its archive was carried.
 gpu="$build/gpu"
@@ -39,7 +39,6 @@ gpu="$build/gpu"
   echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader \
     2>&1 | head -n1)"
   echo "libraries searched: ${libs[*]}"
-  ldd "$build/bin/memc-nccl-check" | grep -E 'nccl|cudart|MemcNccl'
   [ ! -x "$gpu/chargpt-fp32.cuda" ] || "$gpu/chargpt-fp32.cuda" --version
 } | tee "$out/environment.txt"
 

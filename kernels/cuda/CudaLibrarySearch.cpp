@@ -1,7 +1,10 @@
 //===- CudaLibrarySearch.cpp - where the CUDA libraries are looked for ----===//
 #include "kernels/cuda/CudaLibrarySearch.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -20,6 +23,18 @@ std::vector<std::string> splitPathList(const std::string &list) {
     begin = end + 1;
   }
   return entries;
+}
+
+std::string environment(const char *name) {
+  const char *value = std::getenv(name);
+  return value ? value : "";
+}
+
+std::string joined(const std::vector<std::string> &items) {
+  std::string text;
+  for (const std::string &item : items)
+    text += (text.empty() ? "" : ", ") + item;
+  return text;
 }
 
 /// The subfolders of `folder` whose names start with `prefix`, sorted; none when it cannot be
@@ -74,6 +89,33 @@ std::string findCudaLibrary(const std::vector<std::string> &folders,
         return file.string();
     }
   return "";
+}
+
+void *openCudaLibrary(const std::vector<std::string> &names, const std::string &remedy,
+                      std::string &path, std::string &error) {
+  std::vector<std::string> folders =
+      cudaLibraryFolders(environment("MEMC_CUDA_LIBS"), environment("PATH"));
+  std::vector<std::string> tried;
+  std::string found = findCudaLibrary(folders, names);
+  if (!found.empty())
+    tried.push_back(found);
+  for (const std::string &name : names)
+    tried.push_back(name);
+  std::string outcome = " was not found";
+  for (const std::string &file : tried) {
+    if (void *library = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      path = file;
+      return library;
+    }
+    const char *reason = dlerror();
+    if (file == found)
+      outcome = " could not be loaded from " + found + " (" + (reason ? reason : "") + ")";
+  }
+  error = names.front() + outcome + "; searched MEMC_CUDA_LIBS, the nvidia wheels of the " +
+          "python3 in PATH and the CUDA toolkit: " + joined(folders) +
+          ", then the loader's default search (LD_LIBRARY_PATH). " + remedy +
+          ", or point MEMC_CUDA_LIBS at the folder holding " + names.front();
+  return nullptr;
 }
 
 } // namespace memc::kernels::cuda

@@ -447,7 +447,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
                      static_cast<double>(dataset.batch * micro * ranks) /
                      static_cast<double>(dataset.samples);
     elapsedMs += record.milliseconds;
-    if (options.evalDataPath && evaluatesAfter(options, step)) {
+    if (evaluatesAfter(options, step)) {
       double evalLoss;
       if (!evaluate(*executor, evaluation, plan.training(), options.ranks, evalLoss, error))
         return false;

@@ -91,6 +91,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "memc-nccl-check: %s\n", error.c_str());
     return 1;
   }
+  std::printf("memc-nccl-check: NCCL from %s\n", rank.collectives->libraryPath().c_str());
   if (!cudaOk(cudaStreamCreate(&rank.stream), "cudaStreamCreate") ||
       !cudaOk(cudaMalloc(&rank.whole, shardElements * 4), "cudaMalloc") ||
       !cudaOk(cudaMalloc(&rank.shard, shardElements * 4), "cudaMalloc"))
