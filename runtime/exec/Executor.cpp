@@ -71,7 +71,8 @@ bool Executor::allocateRegions(std::string &error) {
   stream = device.createStream(error);
   if (!stream)
     return false;
-  stream->kernelContext().collectives = options.collectives;
+  stream->kernelContext().collectives =
+      options.deviceCollectives ? options.deviceCollectives : options.collectives;
   const LoadedPlan &plan = *loaded;
   // The plan's device memory against what the device has free, before taking any of it.
   uint64_t needed = plan.arenaBytes + plan.persistentBytes + plan.constantData.size();

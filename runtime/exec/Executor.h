@@ -48,9 +48,13 @@ struct ExecutorOptions {
   bool timeSteps = false;
   /// Time every step from the stream's marks (--profile), without waiting after each.
   bool profile = false;
-  /// The ranks' collectives, which the plan's collective steps call (a data-parallel program);
-  /// null for one process.
+  /// The ranks (a data-parallel program), on host memory: which shard of a ZeRO stage 3
+  /// parameter this process loads, and the gathering of shards for --save; null for one
+  /// process.
   kernels::Collectives *collectives = nullptr;
+  /// What the plan's collective steps call, on the device's memory and stream, where the device
+  /// has collectives of its own (NCCL for CUDA ranks); null: `collectives`.
+  kernels::Collectives *deviceCollectives = nullptr;
 };
 
 class Executor {

@@ -364,6 +364,7 @@ bool runTraining(const plan::Plan &plan, const SafetensorsFile &weights, Device 
     return false;
   ExecutorOptions executorOptions;
   executorOptions.collectives = options.ranks;
+  executorOptions.deviceCollectives = options.deviceCollectives;
   executorOptions.profile = options.profile;
   std::unique_ptr<Executor> executor =
       Executor::create(std::move(loaded), device, executorOptions, error);

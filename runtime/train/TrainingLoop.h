@@ -37,6 +37,9 @@ struct TrainingOptions {
   /// Only rank 0 is given the log, the checkpoints (under ZeRO every rank writes its own),
   /// --dump-grads and the notes; every rank is given --save, which rank 0 writes.
   kernels::Collectives *ranks = nullptr;
+  /// The device's own collectives over the same ranks (NCCL for CUDA ranks), which the plan's
+  /// collective steps call instead of `ranks`; null where the device has none.
+  kernels::Collectives *deviceCollectives = nullptr;
   /// `dataPath` is a flat token file of this width (TokenStream.h), not an npz.
   std::optional<TokenStream::Width> tokens;
   int64_t steps = 1;
