@@ -1,8 +1,8 @@
 //===- CpuTarget.cpp - the CPU target's record ----------------------------===//
 #include "kernels/cpu/CpuTarget.h"
+#include "kernels/CollectiveCalls.h"
 
 #include "kernels/cpu/AttentionWorkspace.h"
-#include "kernels/cpu/CollectivesWorkspace.h"
 #include "kernels/cpu/ConvolutionBackwardWorkspace.h"
 #include "kernels/cpu/ConvolutionWorkspace.h"
 #include "kernels/cpu/IndexingBackwardWorkspace.h"

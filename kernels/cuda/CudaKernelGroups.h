@@ -24,6 +24,7 @@ void addLayoutCudaKernels(CudaKernelRuns &runs);           // Layout.cu
 void addMatMulCudaKernels(CudaKernelRuns &runs);           // MatMul.cu
 void addAttentionCudaKernels(CudaKernelRuns &runs);        // FlashAttention.cu
 void addOptimizerPoolingCudaKernels(CudaKernelRuns &runs); // Optimizers.cu, Pooling.cu
+void addCollectiveCudaKernels(CudaKernelRuns &runs);       // Collectives.cpp
 
 } // namespace memc::kernels
 

@@ -15,6 +15,7 @@ const KernelTable &cudaKernels() {
     addMatMulCudaKernels(runs);
     addAttentionCudaKernels(runs);
     addOptimizerPoolingCudaKernels(runs);
+    addCollectiveCudaKernels(runs);
     return withRuns(contractsOf(cudaTarget()), runs);
   }();
   return table;

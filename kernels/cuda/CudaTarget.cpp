@@ -15,6 +15,7 @@ const TargetOps &cudaOps() {
     addMatMulTargetOps(all);
     addAttentionTargetOps(all);
     addOptimizerPoolingTargetOps(all);
+    addCollectivesTargetOps(all);
     return all;
   }();
   return ops;

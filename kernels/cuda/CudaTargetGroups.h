@@ -17,6 +17,7 @@ void addLayoutTargetOps(TargetOps &ops);           // LayoutTarget.cpp
 void addMatMulTargetOps(TargetOps &ops);           // MatMulTarget.cpp
 void addAttentionTargetOps(TargetOps &ops);        // AttentionTarget.cpp
 void addOptimizerPoolingTargetOps(TargetOps &ops); // OptimizerPoolingTarget.cpp
+void addCollectivesTargetOps(TargetOps &ops);      // CollectivesTarget.cpp
 
 } // namespace memc::kernels
 

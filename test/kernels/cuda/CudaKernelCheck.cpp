@@ -299,15 +299,14 @@ INSTANTIATE_TEST_SUITE_P(Torch, CudaKernel, ::testing::ValuesIn(runnable(referen
 INSTANTIATE_TEST_SUITE_P(Torch, CudaKernelInPlace, ::testing::ValuesIn(runnable(inPlaceCases())),
                          caseName);
 
-TEST(CudaKernelCoverage, LacksOnlyTheCollectives) {
-  // The collectives' CUDA kernels are NCCL's, which CUDA programs do not use yet (one process);
-  // none of their results is a reference case (CollectiveKernelsTest checks the CPU's).
+TEST(CudaKernelCoverage, RunsEveryOp) {
+  // The collectives' communication is NCCL's (memc-nccl-check runs it); none of their results
+  // is a reference case (CollectiveKernelsTest checks the CPU's), and one process has no ranks.
   std::vector<std::string> lacking, uncheckedCases;
   for (const auto &[name, check] : opChecks())
     if (!cudaKernels().count(name))
       lacking.push_back(name);
-  EXPECT_EQ(lacking,
-            (std::vector<std::string>{"all_gather", "all_reduce", "reduce_scatter", "shard"}));
+  EXPECT_TRUE(lacking.empty()) << ::testing::PrintToString(lacking);
   for (const ReferenceCase &c : references())
     if (!cudaKernels().count(c.kernel))
       uncheckedCases.push_back(c.name);

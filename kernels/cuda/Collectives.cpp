@@ -1,0 +1,72 @@
+//===- Collectives.cpp - the ranks' collectives on the GPU ----------------===//
+//
+// The communication is NCCL's, through the context's Collectives (NcclCollectives on CUDA
+// ranks), enqueued on the launching stream; these run functions place the bytes around it with
+// the stream's copies: the input copied to the result where the planner did not place them
+// together, ZeRO's zero-padded shards, the padded copies of kernels/CollectiveCalls.h. What the
+// target refuses (gates, rounding gathers) never reaches them (CollectivesTarget.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/CollectiveCalls.h"
+#include "kernels/cuda/CudaKernelGroups.h"
+
+#include <cuda_runtime.h>
+
+namespace memc::kernels {
+namespace {
+
+cudaStream_t streamOf(const KernelContext &context) {
+  return static_cast<cudaStream_t>(context.stream);
+}
+
+/// Enqueues a copy on the context's stream; false having failed the context.
+bool copyOnStream(KernelContext &context, void *to, const void *from, uint64_t bytes) {
+  cudaError_t status =
+      bytes == 0 ? cudaSuccess
+                 : cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, streamOf(context));
+  return status == cudaSuccess ||
+         context.fail(std::string("a copy on the GPU failed: ") + cudaGetErrorString(status));
+}
+
+bool zeroOnStream(KernelContext &context, void *to, uint64_t bytes) {
+  cudaError_t status = bytes == 0 ? cudaSuccess : cudaMemsetAsync(to, 0, bytes, streamOf(context));
+  return status == cudaSuccess ||
+         context.fail(std::string("a fill on the GPU failed: ") + cudaGetErrorString(status));
+}
+
+constexpr ByteMoves kStreamMoves{&copyOnStream, &zeroOnStream};
+
+bool runAllReduce(KernelContext &context, const KernelCall &call) {
+  Collectives *ranks = callRanks(context, call, "all_reduce");
+  return ranks && reduceAll(kStreamMoves, *ranks, context, call);
+}
+
+bool runShard(KernelContext &context, const KernelCall &call) {
+  return placeShard(kStreamMoves, context, call);
+}
+
+bool runReduceScatter(KernelContext &context, const KernelCall &call) {
+  Collectives *ranks = callRanks(context, call, "reduce_scatter");
+  return ranks && scatterReduced(kStreamMoves, *ranks, context, call);
+}
+
+bool runAllGather(KernelContext &context, const KernelCall &call) {
+  Collectives *ranks = callRanks(context, call, "all_gather");
+  if (!ranks)
+    return false;
+  WorkspaceCarver carver(call);
+  GatherScratch scratch = carveAllGather(call, carver);
+  return carver.fits(context) &&
+         gatherAll(kStreamMoves, *ranks, context, call, scratch, call.inputs[0].data);
+}
+
+} // namespace
+
+void addCollectiveCudaKernels(CudaKernelRuns &runs) {
+  runs["all_reduce"] = &runAllReduce;
+  runs["shard"] = &runShard;
+  runs["reduce_scatter"] = &runReduceScatter;
+  runs["all_gather"] = &runAllGather;
+}
+
+} // namespace memc::kernels
