@@ -41,8 +41,7 @@ public:
   /// Waits until every rank has called it.
   bool barrier(std::string &error) override;
 
-  /// Copies `bytes` bytes of host memory from rank `root` to every rank (NCCL's bootstrap).
-  bool broadcast(void *data, int bytes, int root, std::string &error);
+  bool broadcast(void *data, int bytes, int root, std::string &error) override;
 
   /// Ends every rank with exit code `code` (MPI_Abort); for a rank that failed, after it has
   /// printed why.

@@ -23,6 +23,9 @@ config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscr
 # "gpu" where a GPU answers (the build machines have none).
 if os.path.exists(os.path.join(config.memc_tools_dir, "memc-runner-cuda")):
     config.available_features.add("cuda-runner")
+# Its data-parallel counterpart, where the build found NCCL too.
+if os.path.exists(os.path.join(config.memc_tools_dir, "memc-runner-cuda-mpi")):
+    config.available_features.add("cuda-mpi-runner")
 try:
     if subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30).returncode == 0:
         config.available_features.add("gpu")

@@ -12,9 +12,11 @@
 // of memory and time goes to stderr; every error is a message and exit code 1.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/cpu/CpuTarget.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/device/AvailableDevices.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/StepProfile.h"
 #include "runtime/io/DistinctFiles.h"
 #include "runtime/io/Npy.h"
 #include "runtime/io/Npz.h"
@@ -24,7 +26,6 @@
 #include "runtime/support/MessageText.h"
 #include "runtime/support/NumberRange.h"
 #include "runtime/support/OutOfMemory.h"
-#include "runtime/exec/StepProfile.h"
 #include "runtime/train/Checkpoints.h"
 #include "runtime/train/SaveAdapter.h"
 #include "runtime/train/SaveTrained.h"
@@ -390,11 +391,16 @@ PlanHeader readPlanHeader(std::string_view bytes) {
   return {plan.has_training(), plan.target()};
 }
 
-/// --device, or the plan's target ("cpu" for a plan that names none).
-std::string deviceName(const Options &options, const std::string &target) {
+/// --device, or the plan's target ("cpu" for a plan that names none); a rank of a data-parallel
+/// GPU program runs on its host's GPU of its local rank (cuda:K).
+std::string deviceName(const Options &options, const std::string &target, bool ranked = false) {
   if (options.device)
     return *options.device;
-  return target.empty() ? "cpu" : target;
+  if (target.empty())
+    return "cpu";
+  return ranked && target != memc::kernels::kCpuTarget
+             ? target + ":" + std::to_string(launcherLocalRank())
+             : target;
 }
 
 /// Trains with a training program's plan; returns the exit code.
@@ -507,8 +513,12 @@ int runTrainingProgram(const Options &options, std::string_view planBytes,
   }
   DeviceRegistry registry;
   registerAvailableDevices(registry);
-  std::unique_ptr<Device> device = registry.create(deviceName(options, plan.target()), error);
-  if (!device || !runTraining(plan, weights, *device, training, error)) {
+  std::unique_ptr<Device> device =
+      registry.create(deviceName(options, plan.target(), ranks != nullptr), error);
+  std::unique_ptr<memc::kernels::Collectives> deviceRanks;
+  const bool ready = device && (!ranks || joinDeviceRanks(*ranks, *device, deviceRanks, error));
+  training.deviceCollectives = deviceRanks.get();
+  if (!ready || !runTraining(plan, weights, *device, training, error)) {
     if (!ranks)
       return fail(error);
     // The others may be waiting in a collective for this rank: end them all.

@@ -75,19 +75,26 @@ void printSummary(const DriverOptions &driver, const memc::ModelSummary &model, 
       llvm::join(model.inputs, ", ").c_str(), llvm::join(model.outputs, ", ").c_str(), seconds);
 }
 
-/// The prebuilt runner that programs for `target` are made from, beside this executable:
+/// The prebuilt runner that programs of `plan` are made from, beside this executable:
 /// memc-runner for the CPU ($MEMC_RUNNER instead, where set), memc-runner-<target> for the
-/// others. Empty with a message where this build has none (no nvcc on its build machine).
-std::string runnerPath(const char *argv0, const std::string &target, std::string &error) {
+/// others, memc-runner-<target>-mpi for their data-parallel programs. Empty with a message where
+/// this build has none (no nvcc, or no NCCL, on its build machine).
+std::string runnerPath(const char *argv0, const memc::plan::Plan &plan, std::string &error) {
+  const std::string &target = plan.target();
   const bool cpu = target == memc::kernels::kCpuTarget;
   if (const char *fromEnvironment = std::getenv("MEMC_RUNNER"); cpu && fromEnvironment)
     return fromEnvironment;
   std::string self = llvm::sys::fs::getMainExecutable(argv0, (void *)&runnerPath);
   llvm::SmallString<256> path(llvm::sys::path::parent_path(self));
-  llvm::sys::path::append(path, cpu ? "memc-runner" : "memc-runner-" + target);
+  const bool ranked = plan.training().world_size() > 1;
+  llvm::sys::path::append(path, cpu      ? "memc-runner"
+                                : ranked ? "memc-runner-" + target + "-mpi"
+                                         : "memc-runner-" + target);
   if (!cpu && !llvm::sys::fs::exists(path)) {
-    error = "this memc was built without the " + target + " backend (no " + std::string(path) +
-            "): build memc where the CUDA toolkit's nvcc is found, or use --report alone";
+    error = "this memc was built without the " + target + " backend" +
+            (ranked ? "'s data-parallel runner" : "") + " (no " + std::string(path) +
+            "): build memc where the CUDA toolkit's nvcc" + (ranked ? " and NCCL are" : " is") +
+            " found, or use --report alone";
     return "";
   }
   return std::string(path);
@@ -147,7 +154,7 @@ int writeInference(const DriverOptions &driver, memc::CompiledModel &compiled, c
     return 1;
   }
   std::string error;
-  std::string runner = runnerPath(argv0, compiled.planned->plan.target(), error);
+  std::string runner = runnerPath(argv0, compiled.planned->plan, error);
   if (runner.empty() ||
       !memc::writeProgram(compiled.planned->plan, compiled.weights, runner, outputPath, error)) {
     llvm::errs() << "memc: error: " << error << "\n";
@@ -180,7 +187,7 @@ int writeTraining(const DriverOptions &driver, memc::CompiledModel &compiled, co
     return 1;
   }
   std::string error;
-  std::string runner = runnerPath(argv0, plan.target(), error);
+  std::string runner = runnerPath(argv0, plan, error);
   if (runner.empty() ||
       !memc::addDerivedWeights(compiled.module->lookupSymbol<mlir::func::FuncOp>("forward"),
                                driver.pipeline.lora.seed, compiled.weights, error) ||
