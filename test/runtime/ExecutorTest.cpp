@@ -8,8 +8,8 @@
 
 #include "HostArrays.h"
 #include "PlanBuilder.h"
-#include "QueuedDevice.h"
 #include "TestKernels.h"
+#include "test/support/QueuedDevice.h"
 
 #include <cstring>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 //===- PipelinedTrainingTest.cpp - the training loop on an asynchronous device ===//
 //
 // A program's plan given staging buffers (runtime/plan/InputStaging.h), trained on QueuedDevice
-// (test/runtime/QueuedDevice.h: the CPU kernels, each stream's work run as late as it may be, the
+// (test/support/QueuedDevice.h: the CPU kernels, each stream's work run as late as it may be, the
 // compute stream or the copies), must log what the CPU device's run of the plain plan logs, loss
 // for loss, and write the same checkpoints: through gradient accumulation (several runs per step
 // in flight), evaluation and checkpoints (which collect every run in flight first).
@@ -9,13 +9,13 @@
 //===----------------------------------------------------------------------===//
 #include "TrainingTestSupport.h"
 
-#include "../runtime/QueuedDevice.h"
 #include "kernels/cpu/CpuKernels.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/io/Files.h"
 #include "runtime/plan/InputStaging.h"
 #include "runtime/plan/Plan.pb.h"
 #include "runtime/train/TrainingLoop.h"
+#include "test/support/QueuedDevice.h"
 
 #include <gtest/gtest.h>
 #include <regex>

@@ -10,8 +10,8 @@
 // before it arrived. Either shows as wrong outputs.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MEMC_TEST_RUNTIME_QUEUEDDEVICE_H
-#define MEMC_TEST_RUNTIME_QUEUEDDEVICE_H
+#ifndef MEMC_TEST_SUPPORT_QUEUEDDEVICE_H
+#define MEMC_TEST_SUPPORT_QUEUEDDEVICE_H
 
 #include "runtime/device/cpu/CpuDevice.h"
 
@@ -128,4 +128,4 @@ private:
 
 } // namespace memc::testing
 
-#endif // MEMC_TEST_RUNTIME_QUEUEDDEVICE_H
+#endif // MEMC_TEST_SUPPORT_QUEUEDDEVICE_H
