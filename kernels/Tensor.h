@@ -21,6 +21,12 @@ struct TensorView {
   void *data = nullptr;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  /// The same value in host memory, where the host knows it when the kernel is launched: the
+  /// executor sets it for the plan's scalar graph inputs (the learning rate, the micro-batch's
+  /// apply flag, ...), valid while the run function runs (the next run's binding rewrites it);
+  /// null elsewhere. A GPU kernel that must decide on the host (whether a gated collective
+  /// communicates) reads it instead of waiting for the device.
+  const void *hostData = nullptr;
 
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   int64_t numElements() const;

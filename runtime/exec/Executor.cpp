@@ -114,6 +114,17 @@ char *Executor::address(const PlanBuffer &buffer) const {
 }
 
 void Executor::buildCalls() {
+  // The scalar graph inputs' host copies (TensorView::hostData), one slot of 8 bytes each.
+  std::map<uint32_t, const uint8_t *> hostScalarOf;
+  for (const PlanBinding &input : loaded->inputs) {
+    const bool scalar = loaded->buffers[input.buffer].size <= sizeof(uint64_t);
+    hostScalarOffsets.push_back(scalar ? static_cast<int64_t>(hostScalars.size()) : -1);
+    if (scalar)
+      hostScalars.resize(hostScalars.size() + sizeof(uint64_t));
+  }
+  for (size_t i = 0; i < loaded->inputs.size(); ++i)
+    if (hostScalarOffsets[i] >= 0)
+      hostScalarOf[loaded->inputs[i].buffer] = hostScalars.data() + hostScalarOffsets[i];
   calls.resize(loaded->steps.size());
   for (size_t t = 0; t < loaded->steps.size(); ++t) {
     const PlanStep &step = loaded->steps[t];
@@ -121,8 +132,11 @@ void Executor::buildCalls() {
       const PlanBuffer &buffer = loaded->buffers[index];
       return kernels::TensorView{address(buffer), buffer.dtype, buffer.shape};
     };
-    for (uint32_t input : step.inputs)
+    for (uint32_t input : step.inputs) {
       calls[t].inputs.push_back(view(input));
+      if (auto known = hostScalarOf.find(input); known != hostScalarOf.end())
+        calls[t].inputs.back().hostData = known->second;
+    }
     for (uint32_t output : step.outputs)
       calls[t].outputs.push_back(view(output));
     calls[t].attributes = &step.attributes;
@@ -236,12 +250,19 @@ bool Executor::matchInputs(const NamedArrays &arrays, std::vector<Upload> &uploa
   return true;
 }
 
+void Executor::keepHostScalars(const std::vector<Upload> &uploads) {
+  for (size_t i = 0; i < uploads.size(); ++i)
+    if (hostScalarOffsets[i] >= 0)
+      std::memcpy(hostScalars.data() + hostScalarOffsets[i], uploads[i].data, uploads[i].size);
+}
+
 bool Executor::bindInputs(const NamedArrays &arrays, std::string &error) {
   if (!idle(error))
     return false;
   std::vector<Upload> uploads;
   if (!matchInputs(arrays, uploads, error))
     return false;
+  keepHostScalars(uploads);
   outputsReady = false;
   inputsBound = false;
   if (!upload(uploads, error))
@@ -413,6 +434,7 @@ bool Executor::submit(const NamedArrays &arrays, std::string &error) {
   std::vector<Upload> uploads;
   if (!preparePipeline(error) || !matchInputs(arrays, uploads, error))
     return false;
+  keepHostScalars(uploads);
   inputsBound = outputsReady = false;
   const size_t slot = submitted % pipelineDepth();
   RunEvents &run = runEvents[slot];

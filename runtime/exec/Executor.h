@@ -168,6 +168,14 @@ private:
   DeviceMemory persistent;
   DeviceMemory host;
   DeviceMemory constants;
+  /// The scalar graph inputs of the run being launched, in host memory too: what the calls'
+  /// TensorView::hostData points at (rewritten by bindInputs and submit before they launch).
+  std::vector<uint8_t> hostScalars;
+  /// Where each input's copy lies in hostScalars; -1 for inputs larger than a scalar.
+  std::vector<int64_t> hostScalarOffsets;
+  /// Copies the scalar inputs among `uploads` (one per input, in the plan's order) into
+  /// hostScalars.
+  void keepHostScalars(const std::vector<Upload> &uploads);
   /// submit's host slots, one per run in flight: the staged inputs, then the outputs.
   DeviceMemory runSlots;
   uint64_t slotBytes = 0;

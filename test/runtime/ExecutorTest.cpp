@@ -451,4 +451,60 @@ TEST_F(ExecutorTest, APipelinedRunsLateFailureNamesItsStep) {
   EXPECT_EQ(error, "step 0 ('positive' from 'node0') failed: element 1 is negative");
 }
 
+TEST_F(ExecutorTest, ScalarInputsReachKernelsInHostMemoryToo) {
+  // y = gated_copy(x, gate): the kernel reads the gate from its host copy, which every run
+  // binds anew (run and submit alike).
+  PlanBuilder b;
+  b.plan.set_arena_bytes(768);
+  uint32_t x = b.buffer({4}, plan::ARENA, 0, "x");
+  uint32_t gate = b.buffer({}, plan::ARENA, 256, "gate");
+  uint32_t y = b.buffer({4}, plan::ARENA, 512, "y");
+  b.step("gated_copy", {x, gate}, {y});
+  b.input("x", x);
+  b.input("gate", gate);
+  b.output("y", y);
+  std::unique_ptr<Executor> executor = create(b);
+  ASSERT_TRUE(executor);
+  std::string error;
+  NamedArrays outputs;
+  const HostArray values = floats({4}, {1, 2, 3, 4});
+  const std::vector<float> zeros(4, 0.0f);
+  for (float open : {1.0f, 0.0f, 1.0f}) {
+    ASSERT_TRUE(executor->bindInputs({{"x", values}, {"gate", floats({}, {open})}}, error))
+        << error;
+    ASSERT_TRUE(executor->run(error) && executor->readOutputs(outputs, error)) << error;
+    EXPECT_EQ(valuesOf(outputs[0].second), open > 0 ? valuesOf(values) : zeros);
+  }
+  ASSERT_TRUE(executor->submit({{"x", values}, {"gate", floats({}, {0.0f})}}, error)) << error;
+  ASSERT_TRUE(executor->submit({{"x", values}, {"gate", floats({}, {1.0f})}}, error)) << error;
+  ASSERT_TRUE(executor->collect(outputs, error)) << error;
+  EXPECT_EQ(valuesOf(outputs[0].second), zeros);
+  ASSERT_TRUE(executor->collect(outputs, error)) << error;
+  EXPECT_EQ(valuesOf(outputs[0].second), valuesOf(values));
+}
+
+TEST_F(ExecutorTest, OnlyGraphInputsHaveHostCopies) {
+  // The gate is computed by a step: no host copy, and the kernel says so.
+  PlanBuilder b;
+  b.plan.set_arena_bytes(1024);
+  uint32_t x = b.buffer({4}, plan::ARENA, 0, "x");
+  uint32_t g = b.buffer({}, plan::ARENA, 256, "g");
+  uint32_t gate = b.buffer({}, plan::ARENA, 512, "gate");
+  uint32_t y = b.buffer({4}, plan::ARENA, 768, "y");
+  b.step("relu", {g}, {gate});
+  b.step("gated_copy", {x, gate}, {y});
+  b.input("x", x);
+  b.input("g", g);
+  b.output("y", y);
+  std::unique_ptr<Executor> executor = create(b);
+  ASSERT_TRUE(executor);
+  std::string error;
+  ASSERT_TRUE(
+      executor->bindInputs({{"x", floats({4}, {1, 2, 3, 4})}, {"g", floats({}, {1})}}, error))
+      << error;
+  EXPECT_FALSE(executor->run(error));
+  EXPECT_EQ(error, "step 1 ('gated_copy' from 'node1') failed: the gate's value is not known on "
+                   "the host");
+}
+
 } // namespace

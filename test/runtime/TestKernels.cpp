@@ -97,6 +97,27 @@ bool runPositive(kernels::KernelContext &context, const KernelCall &call) {
   return true;
 }
 
+/// gated_copy(x, gate): x where the gate, an f32 scalar, is above 0.5, else zeros; the gate is
+/// read from its host copy (TensorView::hostData), as a GPU's gated collective reads it.
+bool checkGatedCopy(const KernelCall &call, std::string &error) {
+  if (call.inputs.size() != 2 || call.outputs.size() != 1 ||
+      call.inputs[1].dtype != kernels::DType::F32 || !call.inputs[1].shape.empty()) {
+    error = "expects x and an f32 scalar gate";
+    return false;
+  }
+  return true;
+}
+
+bool runGatedCopy(kernels::KernelContext &context, const KernelCall &call) {
+  const void *gate = call.inputs[1].hostData;
+  if (!gate)
+    return context.fail("the gate's value is not known on the host");
+  const bool open = *static_cast<const float *>(gate) > 0.5f;
+  for (int64_t i = 0; i < count(call.outputs[0]); ++i)
+    call.outputs[0].as<float>()[i] = open ? call.inputs[0].as<float>()[i] : 0.0f;
+  return true;
+}
+
 // staged_copy copies through its workspace, one float per element: the workspace must be there.
 uint64_t stagedCopyWorkspace(const KernelCall &call) {
   return static_cast<uint64_t>(count(call.inputs[0])) * sizeof(float);
@@ -123,6 +144,7 @@ const kernels::KernelTable &testKernels() {
       {"scale", {checkScale, runScale}},
       {"positive", {checkUnary, runPositive}},
       {"staged_copy", {checkUnary, runStagedCopy, stagedCopyWorkspace}},
+      {"gated_copy", {checkGatedCopy, runGatedCopy}},
   };
   return table;
 }
