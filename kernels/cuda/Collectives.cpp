@@ -3,14 +3,17 @@
 // The communication is NCCL's, through the context's Collectives (NcclCollectives on CUDA
 // ranks), enqueued on the launching stream; these run functions place the bytes around it with
 // the stream's copies: the input copied to the result where the planner did not place them
-// together, ZeRO's zero-padded shards, the padded copies of kernels/CollectiveCalls.h. What the
-// target refuses (gates, rounding gathers) never reaches them (CollectivesTarget.cpp).
+// together, ZeRO's zero-padded shards, the padded copies of kernels/CollectiveCalls.h. A gated
+// collective (--grad-accum with --world-size) reads its gate from the host's copy of the apply
+// flag. What the target refuses (rounding gathers) never reaches them (CollectivesTarget.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/CollectiveCalls.h"
 #include "kernels/cuda/CudaKernelGroups.h"
 
 #include <cuda_runtime.h>
+
+#include <cstring>
 
 namespace memc::kernels {
 namespace {
@@ -36,7 +39,32 @@ bool zeroOnStream(KernelContext &context, void *to, uint64_t bytes) {
 
 constexpr ByteMoves kStreamMoves{&copyOnStream, &zeroOnStream};
 
+/// Whether the call communicates now: it has no gate, or its gate (the micro-batch's apply
+/// flag) is open, as the host knows it at launch (TensorView::hostData: the gate is a graph
+/// input); the device is never waited for. False having failed the context where the host does
+/// not know the gate.
+bool gateOpen(KernelContext &context, const KernelCall &call, const char *op, bool &open) {
+  open = true;
+  if (call.inputs.size() < 2)
+    return true;
+  if (!call.inputs[1].hostData)
+    return context.fail(std::string(op) + ": its gate is no graph input, so the host cannot "
+                                          "decide whether to communicate without waiting for "
+                                          "the GPU");
+  float gate;
+  std::memcpy(&gate, call.inputs[1].hostData, sizeof(float));
+  open = gate > 0.5f;
+  return true;
+}
+
 bool runAllReduce(KernelContext &context, const KernelCall &call) {
+  const TensorView &input = call.inputs[0], &result = call.outputs[0];
+  bool open;
+  if (!gateOpen(context, call, "all_reduce", open))
+    return false;
+  if (!open)
+    return result.data == input.data ||
+           copyOnStream(context, result.data, input.data, input.sizeBytes());
   Collectives *ranks = callRanks(context, call, "all_reduce");
   return ranks && reduceAll(kStreamMoves, *ranks, context, call);
 }
@@ -51,6 +79,11 @@ bool runReduceScatter(KernelContext &context, const KernelCall &call) {
 }
 
 bool runAllGather(KernelContext &context, const KernelCall &call) {
+  bool open;
+  if (!gateOpen(context, call, "all_gather", open))
+    return false;
+  if (!open)
+    return true;
   Collectives *ranks = callRanks(context, call, "all_gather");
   if (!ranks)
     return false;

@@ -1,11 +1,10 @@
 //===- CollectivesTarget.cpp - the CUDA collective ops --------------------===//
 //
 // The ranks' collectives (Collectives.cpp) run NCCL's, on the dtypes NCCL carries, with the
-// padded copies of kernels/CollectiveCalls.h as workspace. What the CUDA target refuses, naming
-// why: a gated collective (--grad-accum with --world-size, whose gate is the micro-batch's
-// apply flag in device memory: deciding on the host whether to communicate would wait for the
-// device at every collective), and an all_gather rounding an f32 shard into a 16-bit result
-// (ZeRO stage 3 with 16-bit weight copies).
+// padded copies of kernels/CollectiveCalls.h as workspace; a gate (--grad-accum with
+// --world-size) is read from the host's copy of the apply flag. What the CUDA target refuses,
+// naming why: an all_gather rounding an f32 shard into a 16-bit result (ZeRO stage 3 with
+// 16-bit weight copies).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/CollectiveCalls.h"
@@ -22,16 +21,8 @@ bool ncclCarries(DType dtype) {
          dtype == DType::I64 || dtype == DType::I32;
 }
 
-/// The call's tensors are of NCCL's dtypes and, for all_reduce, reduce_scatter and all_gather,
-/// it has no gate.
-bool collectiveFits(const KernelCall &call, const char *op, bool gated, std::string &error) {
-  if (gated && call.inputs.size() == 2) {
-    error = std::string(op) +
-            " gated by the micro-batch's apply flag (--grad-accum with "
-            "--world-size) runs on target 'cpu' only for now: the CUDA target communicates on "
-            "every micro-batch it is given";
-    return false;
-  }
+/// The call's tensors are of NCCL's dtypes.
+bool collectiveFits(const KernelCall &call, const char *op, std::string &error) {
   if (ncclCarries(call.outputs[0].dtype) && ncclCarries(call.inputs[0].dtype))
     return true;
   error =
@@ -43,19 +34,18 @@ bool collectiveFits(const KernelCall &call, const char *op, bool gated, std::str
 
 void addCollectivesTargetOps(TargetOps &ops) {
   ops["all_reduce"] = TargetOp{[](const KernelCall &call, std::string &error) {
-    return collectiveFits(call, "all_reduce", /*gated=*/true, error);
+    return collectiveFits(call, "all_reduce", error);
   }};
   ops["shard"] = TargetOp{[](const KernelCall &call, std::string &error) {
-    return collectiveFits(call, "shard", /*gated=*/false, error);
+    return collectiveFits(call, "shard", error);
   }};
-  ops["reduce_scatter"] =
-      TargetOp{[](const KernelCall &call, std::string &error) {
-                 return collectiveFits(call, "reduce_scatter", /*gated=*/true, error);
-               },
-               &carvedWorkspaceBytes<carveReduceScatter>};
+  ops["reduce_scatter"] = TargetOp{[](const KernelCall &call, std::string &error) {
+                                     return collectiveFits(call, "reduce_scatter", error);
+                                   },
+                                   &carvedWorkspaceBytes<carveReduceScatter>};
   ops["all_gather"] = TargetOp{
       [](const KernelCall &call, std::string &error) {
-        if (!collectiveFits(call, "all_gather", /*gated=*/true, error))
+        if (!collectiveFits(call, "all_gather", error))
           return false;
         if (call.inputs[0].dtype == call.outputs[0].dtype)
           return true;
