@@ -3,13 +3,14 @@
 // The communication is NCCL's, through the context's Collectives (NcclCollectives on CUDA
 // ranks), enqueued on the launching stream; these run functions place the bytes around it with
 // the stream's copies: the input copied to the result where the planner did not place them
-// together, ZeRO's zero-padded shards, the padded copies of kernels/CollectiveCalls.h. A gated
-// collective (--grad-accum with --world-size) reads its gate from the host's copy of the apply
-// flag. What the target refuses (rounding gathers) never reaches them (CollectivesTarget.cpp).
+// together, ZeRO's zero-padded shards, the padded copies of kernels/CollectiveCalls.h, an f32
+// shard rounded by the cast kernel for a 16-bit gather. A gated collective (--grad-accum with
+// --world-size) reads its gate from the host's copy of the apply flag.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/CollectiveCalls.h"
 #include "kernels/cuda/CudaKernelGroups.h"
+#include "kernels/cuda/CudaKernels.h"
 
 #include <cuda_runtime.h>
 
@@ -89,8 +90,19 @@ bool runAllGather(KernelContext &context, const KernelCall &call) {
     return false;
   WorkspaceCarver carver(call);
   GatherScratch scratch = carveAllGather(call, carver);
-  return carver.fits(context) &&
-         gatherAll(kStreamMoves, *ranks, context, call, scratch, call.inputs[0].data);
+  if (!carver.fits(context))
+    return false;
+  const void *mine = call.inputs[0].data;
+  if (scratch.narrowShard) {
+    // An f32 shard of 16-bit weight copies (ZeRO stage 3), rounded by the cast kernel first.
+    KernelCall cast;
+    cast.inputs = {call.inputs[0]};
+    cast.outputs = {TensorView{scratch.narrowShard, call.outputs[0].dtype, call.inputs[0].shape}};
+    if (!cudaKernels().at("cast").run(context, cast))
+      return false;
+    mine = scratch.narrowShard;
+  }
+  return gatherAll(kStreamMoves, *ranks, context, call, scratch, mine);
 }
 
 } // namespace

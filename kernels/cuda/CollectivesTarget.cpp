@@ -1,10 +1,9 @@
 //===- CollectivesTarget.cpp - the CUDA collective ops --------------------===//
 //
 // The ranks' collectives (Collectives.cpp) run NCCL's, on the dtypes NCCL carries, with the
-// padded copies of kernels/CollectiveCalls.h as workspace; a gate (--grad-accum with
-// --world-size) is read from the host's copy of the apply flag. What the CUDA target refuses,
-// naming why: an all_gather rounding an f32 shard into a 16-bit result (ZeRO stage 3 with
-// 16-bit weight copies).
+// padded copies of kernels/CollectiveCalls.h as workspace (and, for ZeRO stage 3's gather into
+// 16-bit weight copies, the rounded shard); a gate (--grad-accum with --world-size) is read from
+// the host's copy of the apply flag.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/CollectiveCalls.h"
@@ -43,18 +42,10 @@ void addCollectivesTargetOps(TargetOps &ops) {
                                      return collectiveFits(call, "reduce_scatter", error);
                                    },
                                    &carvedWorkspaceBytes<carveReduceScatter>};
-  ops["all_gather"] = TargetOp{
-      [](const KernelCall &call, std::string &error) {
-        if (!collectiveFits(call, "all_gather", error))
-          return false;
-        if (call.inputs[0].dtype == call.outputs[0].dtype)
-          return true;
-        error = std::string("all_gather: the CUDA target gathers shards of the result's dtype; ") +
-                "rounding an f32 shard into " + dtypeName(call.outputs[0].dtype) +
-                " (ZeRO stage 3 with 16-bit weight copies) runs on target 'cpu' only for now";
-        return false;
-      },
-      &carvedWorkspaceBytes<carveAllGather>};
+  ops["all_gather"] = TargetOp{[](const KernelCall &call, std::string &error) {
+                                 return collectiveFits(call, "all_gather", error);
+                               },
+                               &carvedWorkspaceBytes<carveAllGather>};
 }
 
 } // namespace memc::kernels
