@@ -4,10 +4,11 @@
 // This one queues every copy and launch on its stream, as a GPU does, and runs a queue only when
 // it must: when the stream is synchronized, an event on it is waited for (by the host, or by
 // another stream's work reaching the wait), or, for an eager stream, at once. With the compute
-// stream late and the copy stream eager, an upload the executor did not
-// order after the last run's read of the staging buffer would overwrite it first; with the
-// copies late, a run the executor did not order after its upload would read the staging buffer
-// before it arrived. Either shows as wrong outputs.
+// stream late and the copy stream eager, an upload the executor did not order after the last
+// run's read of the staging buffer would overwrite it first; with the copies late, a run the
+// executor did not order after its upload would read the staging buffer before it arrived.
+// Either shows as wrong outputs. A kernel runs whole when its stream gets to it: what a GPU
+// kernel's run function does on the host at launch (reading TensorView::hostData) it does late.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMC_TEST_SUPPORT_QUEUEDDEVICE_H
