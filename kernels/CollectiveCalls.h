@@ -1,7 +1,7 @@
 //===- CollectiveCalls.h - what every target's collective kernels share -*- C++ -*-===//
 //
-// What every target's collective kernels share: the ranks a call is compiled for, the byte
-// placement around the communication (given the target's copies: ByteMoves), and the scratch of
+// What every target's collective kernels share: the ranks a call is compiled for, the run
+// functions themselves (given the target's primitives: CollectivePrimitives), and the scratch of
 // reduce_scatter and all_gather: the collectives exchange N equal shards, so a
 // tensor whose elements do not divide by the ranks goes through a zero-padded copy of N shards
 // (the whole tensor is the reduce_scatter's input and the all_gather's result), and a gather
@@ -66,27 +66,40 @@ inline GatherScratch carveAllGather(const KernelCall &call, WorkspaceCarver &car
   return scratch;
 }
 
-/// How a target moves bytes in its memory: memcpy and memset on the CPU, copies enqueued on the
-/// launching stream on a GPU. Each returns false having failed the context.
-struct ByteMoves {
+/// What a target does around the communication. Each returns false having failed the context.
+struct CollectivePrimitives {
+  /// Moving bytes in the device's memory: memcpy and memset on the CPU, copies enqueued on the
+  /// launching stream on a GPU.
   bool (*copy)(KernelContext &context, void *to, const void *from, uint64_t bytes);
   bool (*zero)(KernelContext &context, void *to, uint64_t bytes);
+  /// `shard` (f32) rounded into `dtype` (bf16 or f16) elements at `to`.
+  bool (*round)(KernelContext &context, const TensorView &shard, void *to, DType dtype);
+  /// Whether `op` communicates now: it has no gate (input 1), or its gate is above 0.5.
+  bool (*gateOpen)(KernelContext &context, const KernelCall &call, const char *op, bool &open);
 };
 
-/// all_reduce once its gate is open: the input reduced over `ranks` into the result.
-inline bool reduceAll(const ByteMoves &moves, Collectives &ranks, KernelContext &context,
-                      const KernelCall &call) {
+/// all_reduce: the input reduced over the ranks into the result; where the gate is closed, the
+/// input copied to the result (where the planner did not place them together).
+inline bool runAllReduceWith(const CollectivePrimitives &target, KernelContext &context,
+                             const KernelCall &call) {
   const TensorView &input = call.inputs[0], &result = call.outputs[0];
-  std::string error;
-  if (result.data != input.data && !moves.copy(context, result.data, input.data, input.sizeBytes()))
+  bool open;
+  if (!target.gateOpen(context, call, "all_reduce", open) ||
+      (result.data != input.data &&
+       !target.copy(context, result.data, input.data, input.sizeBytes())))
     return false;
-  return ranks.allReduce(result.data, result.numElements(), result.dtype, ReduceOp::Sum,
-                         context.stream, error) ||
-         context.fail("all_reduce: " + error);
+  if (!open)
+    return true;
+  Collectives *ranks = callRanks(context, call, "all_reduce");
+  std::string error;
+  return ranks && (ranks->allReduce(result.data, result.numElements(), result.dtype, ReduceOp::Sum,
+                                    context.stream, error) ||
+                   context.fail("all_reduce: " + error));
 }
 
 /// shard: this rank's slice of the whole tensor, zero-padded past the tensor's end.
-inline bool placeShard(const ByteMoves &moves, KernelContext &context, const KernelCall &call) {
+inline bool runShardWith(const CollectivePrimitives &target, KernelContext &context,
+                         const KernelCall &call) {
   const TensorView &input = call.inputs[0], &result = call.outputs[0];
   Collectives *ranks = callRanks(context, call, "shard");
   if (!ranks)
@@ -96,44 +109,61 @@ inline bool placeShard(const ByteMoves &moves, KernelContext &context, const Ker
   const int64_t begin = std::min<int64_t>(ranks->rank() * shard, input.numElements());
   const int64_t mine = std::min<int64_t>(shard, input.numElements() - begin);
   auto *out = static_cast<uint8_t *>(result.data);
-  return moves.copy(context, out, static_cast<const uint8_t *>(input.data) + begin * element,
-                    mine * element) &&
-         moves.zero(context, out + mine * element, (shard - mine) * element);
+  return target.copy(context, out, static_cast<const uint8_t *>(input.data) + begin * element,
+                     mine * element) &&
+         target.zero(context, out + mine * element, (shard - mine) * element);
 }
 
-/// reduce_scatter once its gate is open: through the zero-padded copy where the elements do not
-/// divide by the ranks.
-inline bool scatterReduced(const ByteMoves &moves, Collectives &ranks, KernelContext &context,
-                           const KernelCall &call) {
+/// reduce_scatter: through the zero-padded copy where the elements do not divide by the ranks.
+inline bool runReduceScatterWith(const CollectivePrimitives &target, KernelContext &context,
+                                 const KernelCall &call) {
   const TensorView &input = call.inputs[0], &result = call.outputs[0];
+  Collectives *ranks = callRanks(context, call, "reduce_scatter");
+  if (!ranks)
+    return false;
   WorkspaceCarver carver(call);
   uint8_t *padded = carveReduceScatter(call, carver);
   if (!carver.fits(context))
     return false;
   const void *whole = input.data;
   if (padded) {
-    if (!moves.copy(context, padded, input.data, input.sizeBytes()) ||
-        !moves.zero(context, padded + input.sizeBytes(), carver.bytes() - input.sizeBytes()))
+    if (!target.copy(context, padded, input.data, input.sizeBytes()) ||
+        !target.zero(context, padded + input.sizeBytes(), carver.bytes() - input.sizeBytes()))
       return false;
     whole = padded;
   }
   std::string error;
-  return ranks.reduceScatter(whole, result.data, result.numElements(), result.dtype, ReduceOp::Sum,
-                             context.stream, error) ||
+  return ranks->reduceScatter(whole, result.data, result.numElements(), result.dtype, ReduceOp::Sum,
+                              context.stream, error) ||
          context.fail("reduce_scatter: " + error);
 }
 
-/// all_gather of `mine` (the shard, in the result's dtype) into the result, through the padded
-/// whole of `scratch` where the elements do not divide by the ranks.
-inline bool gatherAll(const ByteMoves &moves, Collectives &ranks, KernelContext &context,
-                      const KernelCall &call, const GatherScratch &scratch, const void *mine) {
-  const TensorView &result = call.outputs[0];
+/// all_gather: the shard (rounded first where the result is narrower) from every rank into the
+/// result, through the padded whole where the elements do not divide by the ranks; nothing
+/// where the gate is closed.
+inline bool runAllGatherWith(const CollectivePrimitives &target, KernelContext &context,
+                             const KernelCall &call) {
+  const TensorView &shard = call.inputs[0], &result = call.outputs[0];
+  bool open;
+  if (!target.gateOpen(context, call, "all_gather", open))
+    return false;
+  if (!open)
+    return true;
+  Collectives *ranks = callRanks(context, call, "all_gather");
+  if (!ranks)
+    return false;
+  WorkspaceCarver carver(call);
+  GatherScratch scratch = carveAllGather(call, carver);
+  if (!carver.fits(context) ||
+      (scratch.narrowShard && !target.round(context, shard, scratch.narrowShard, result.dtype)))
+    return false;
   std::string error;
-  if (!ranks.allGather(mine, scratch.paddedWhole ? scratch.paddedWhole : result.data,
-                       call.inputs[0].numElements(), result.dtype, context.stream, error))
+  if (!ranks->allGather(scratch.narrowShard ? scratch.narrowShard : shard.data,
+                        scratch.paddedWhole ? scratch.paddedWhole : result.data,
+                        shard.numElements(), result.dtype, context.stream, error))
     return context.fail("all_gather: " + error);
   return !scratch.paddedWhole ||
-         moves.copy(context, result.data, scratch.paddedWhole, result.sizeBytes());
+         target.copy(context, result.data, scratch.paddedWhole, result.sizeBytes());
 }
 
 } // namespace memc::kernels

@@ -1,8 +1,8 @@
 //===- Collectives.cpp - the ranks' collectives on the CPU ----------------===//
 //
-// The communication runs through the context's Collectives (MPI on CPU ranks); these kernels
-// place the bytes: the input copied to the result where the planner did not place them
-// together, ZeRO's zero-padded shards, and nothing at all where the gate is off.
+// The communication runs through the context's Collectives (MPI on CPU ranks); the run
+// functions are kernels/CollectiveCalls.h's with the host's primitives: memcpy and memset, the
+// rounding of an f32 shard for a 16-bit gather, the gate read where the kernels compute.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/CollectiveCalls.h"
@@ -10,15 +10,10 @@
 #include "kernels/ScalarOperand.h"
 #include "kernels/cpu/KernelGroups.h"
 
-#include <algorithm>
 #include <cstring>
 
 namespace memc::kernels {
 namespace {
-
-bool gateIsOff(const KernelCall &call) {
-  return call.inputs.size() == 2 && ScalarOperand<float>(call.inputs[1]).get() <= 0.5f;
-}
 
 bool hostCopy(KernelContext &, void *to, const void *from, uint64_t bytes) {
   std::memcpy(to, from, bytes);
@@ -30,46 +25,36 @@ bool hostZero(KernelContext &, void *to, uint64_t bytes) {
   return true;
 }
 
-constexpr ByteMoves kHostMoves{&hostCopy, &hostZero};
+bool hostRound(KernelContext &, const TensorView &shard, void *to, DType dtype) {
+  const float *from = static_cast<const float *>(shard.data);
+  auto *narrow = static_cast<uint16_t *>(to);
+  for (int64_t i = 0; i < shard.numElements(); ++i)
+    narrow[i] = dtype == DType::BF16 ? floatToBFloat16(from[i]) : floatToHalf(from[i]);
+  return true;
+}
+
+/// The gate is read where the kernels compute: host memory.
+bool hostGateOpen(KernelContext &, const KernelCall &call, const char *, bool &open) {
+  open = call.inputs.size() < 2 || ScalarOperand<float>(call.inputs[1]).get() > 0.5f;
+  return true;
+}
+
+constexpr CollectivePrimitives kHost{&hostCopy, &hostZero, &hostRound, &hostGateOpen};
 
 bool runAllReduce(KernelContext &context, const KernelCall &call) {
-  const TensorView &input = call.inputs[0], &result = call.outputs[0];
-  if (gateIsOff(call))
-    return result.data == input.data ||
-           hostCopy(context, result.data, input.data, input.sizeBytes());
-  Collectives *ranks = callRanks(context, call, "all_reduce");
-  return ranks && reduceAll(kHostMoves, *ranks, context, call);
+  return runAllReduceWith(kHost, context, call);
 }
 
 bool runShard(KernelContext &context, const KernelCall &call) {
-  return placeShard(kHostMoves, context, call);
+  return runShardWith(kHost, context, call);
 }
 
 bool runReduceScatter(KernelContext &context, const KernelCall &call) {
-  Collectives *ranks = callRanks(context, call, "reduce_scatter");
-  return ranks && scatterReduced(kHostMoves, *ranks, context, call);
+  return runReduceScatterWith(kHost, context, call);
 }
 
 bool runAllGather(KernelContext &context, const KernelCall &call) {
-  const TensorView &shard = call.inputs[0], &result = call.outputs[0];
-  if (gateIsOff(call))
-    return true;
-  Collectives *ranks = callRanks(context, call, "all_gather");
-  if (!ranks)
-    return false;
-  WorkspaceCarver carver(call);
-  GatherScratch scratch = carveAllGather(call, carver);
-  if (!carver.fits(context))
-    return false;
-  const void *mine = shard.data;
-  if (scratch.narrowShard) {
-    const float *from = static_cast<const float *>(shard.data);
-    auto *to = reinterpret_cast<uint16_t *>(scratch.narrowShard);
-    for (int64_t i = 0; i < shard.numElements(); ++i)
-      to[i] = result.dtype == DType::BF16 ? floatToBFloat16(from[i]) : floatToHalf(from[i]);
-    mine = scratch.narrowShard;
-  }
-  return gatherAll(kHostMoves, *ranks, context, call, scratch, mine);
+  return runAllGatherWith(kHost, context, call);
 }
 
 } // namespace

@@ -1,11 +1,10 @@
 //===- Collectives.cpp - the ranks' collectives on the GPU ----------------===//
 //
 // The communication is NCCL's, through the context's Collectives (NcclCollectives on CUDA
-// ranks), enqueued on the launching stream; these run functions place the bytes around it with
-// the stream's copies: the input copied to the result where the planner did not place them
-// together, ZeRO's zero-padded shards, the padded copies of kernels/CollectiveCalls.h, an f32
-// shard rounded by the cast kernel for a 16-bit gather. A gated collective (--grad-accum with
-// --world-size) reads its gate from the host's copy of the apply flag.
+// ranks), enqueued on the launching stream; the run functions are kernels/CollectiveCalls.h's
+// with the GPU's primitives: the stream's copies, the cast kernel to round an f32 shard for a
+// 16-bit gather, and a gate (--grad-accum with --world-size) read from the host's copy of the
+// apply flag.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/CollectiveCalls.h"
@@ -38,13 +37,19 @@ bool zeroOnStream(KernelContext &context, void *to, uint64_t bytes) {
          context.fail(std::string("a fill on the GPU failed: ") + cudaGetErrorString(status));
 }
 
-constexpr ByteMoves kStreamMoves{&copyOnStream, &zeroOnStream};
+/// The f32 shard rounded by the cast kernel, on the stream.
+bool roundOnStream(KernelContext &context, const TensorView &shard, void *to, DType dtype) {
+  KernelCall cast;
+  cast.inputs = {shard};
+  cast.outputs = {TensorView{to, dtype, shard.shape}};
+  return cudaKernels().at("cast").run(context, cast);
+}
 
 /// Whether the call communicates now: it has no gate, or its gate (the micro-batch's apply
 /// flag) is open, as the host knows it at launch (TensorView::hostData: the gate is a graph
 /// input); the device is never waited for. False having failed the context where the host does
 /// not know the gate.
-bool gateOpen(KernelContext &context, const KernelCall &call, const char *op, bool &open) {
+bool gateOpenOnHost(KernelContext &context, const KernelCall &call, const char *op, bool &open) {
   open = true;
   if (call.inputs.size() < 2)
     return true;
@@ -58,51 +63,23 @@ bool gateOpen(KernelContext &context, const KernelCall &call, const char *op, bo
   return true;
 }
 
+constexpr CollectivePrimitives kStream{&copyOnStream, &zeroOnStream, &roundOnStream,
+                                       &gateOpenOnHost};
+
 bool runAllReduce(KernelContext &context, const KernelCall &call) {
-  const TensorView &input = call.inputs[0], &result = call.outputs[0];
-  bool open;
-  if (!gateOpen(context, call, "all_reduce", open))
-    return false;
-  if (!open)
-    return result.data == input.data ||
-           copyOnStream(context, result.data, input.data, input.sizeBytes());
-  Collectives *ranks = callRanks(context, call, "all_reduce");
-  return ranks && reduceAll(kStreamMoves, *ranks, context, call);
+  return runAllReduceWith(kStream, context, call);
 }
 
 bool runShard(KernelContext &context, const KernelCall &call) {
-  return placeShard(kStreamMoves, context, call);
+  return runShardWith(kStream, context, call);
 }
 
 bool runReduceScatter(KernelContext &context, const KernelCall &call) {
-  Collectives *ranks = callRanks(context, call, "reduce_scatter");
-  return ranks && scatterReduced(kStreamMoves, *ranks, context, call);
+  return runReduceScatterWith(kStream, context, call);
 }
 
 bool runAllGather(KernelContext &context, const KernelCall &call) {
-  bool open;
-  if (!gateOpen(context, call, "all_gather", open))
-    return false;
-  if (!open)
-    return true;
-  Collectives *ranks = callRanks(context, call, "all_gather");
-  if (!ranks)
-    return false;
-  WorkspaceCarver carver(call);
-  GatherScratch scratch = carveAllGather(call, carver);
-  if (!carver.fits(context))
-    return false;
-  const void *mine = call.inputs[0].data;
-  if (scratch.narrowShard) {
-    // An f32 shard of 16-bit weight copies (ZeRO stage 3), rounded by the cast kernel first.
-    KernelCall cast;
-    cast.inputs = {call.inputs[0]};
-    cast.outputs = {TensorView{scratch.narrowShard, call.outputs[0].dtype, call.inputs[0].shape}};
-    if (!cudaKernels().at("cast").run(context, cast))
-      return false;
-    mine = scratch.narrowShard;
-  }
-  return gatherAll(kStreamMoves, *ranks, context, call, scratch, mine);
+  return runAllGatherWith(kStream, context, call);
 }
 
 } // namespace
